@@ -1,0 +1,10 @@
+//! Mirrors the chart's templates: clustermesh-apiserver/, clustermesh-config/
+
+use serde_json::Value;
+
+use super::Ctx;
+use crate::error::RenderError;
+
+pub fn render(_ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    Ok(Vec::new())
+}

@@ -1,0 +1,117 @@
+//! One module per Cilium component, mirroring the chart's `templates/` folders. Each returns the
+//! Kubernetes objects its templates would render, built as JSON trees.
+
+use serde_json::Value;
+
+use crate::chart::ChartFiles;
+use crate::error::RenderError;
+use crate::plan::Plan;
+use crate::values::Values;
+
+pub mod agent;
+pub mod ca;
+pub mod clustermesh;
+pub mod common;
+pub mod config;
+pub mod envoy;
+pub mod extras;
+pub mod hubble;
+pub mod hubble_relay;
+pub mod hubble_ui;
+pub mod ingress;
+pub mod nodeinit;
+pub mod operator;
+pub mod preflight;
+pub mod spire;
+
+/// What every component reads: resolved values, the plan, and the chart archive if supplied.
+pub struct Ctx<'a> {
+    pub values: &'a Values,
+    pub plan: &'a Plan,
+    pub chart: Option<&'a ChartFiles>,
+}
+
+impl<'a> Ctx<'a> {
+    /// `.Values.path` (null when absent).
+    pub fn v(&self, path: &str) -> &'a Value {
+        self.values.get(path)
+    }
+
+    /// Go-template truth of `.Values.path`.
+    pub fn on(&self, path: &str) -> bool {
+        self.values.on(path)
+    }
+
+    /// `{{ .Values.path }}` as text ("" for null).
+    pub fn text(&self, path: &str) -> String {
+        self.values.text(path)
+    }
+
+    /// The namespace of Cilium's objects: `namespaceOverride`, else the release namespace.
+    pub fn namespace(&self) -> String {
+        let over = self.text("namespaceOverride");
+        if over.is_empty() {
+            self.plan.release_namespace.clone()
+        } else {
+            over
+        }
+    }
+
+    /// An error about one value, naming where the user set it.
+    pub fn invalid(&self, path: &str, message: impl Into<String>) -> RenderError {
+        RenderError::Value {
+            path: path.to_string(),
+            origin: self.values.describe_origin(path),
+            message: message.into(),
+        }
+    }
+
+    /// A file bundled in the official chart, needed because `path` is on; without an archive the
+    /// error names the value, the archive to supply, and the value that avoids the file.
+    pub fn bundled(
+        &self,
+        path: &str,
+        file: &str,
+        alternative: &str,
+    ) -> Result<String, RenderError> {
+        match self.chart {
+            Some(chart) => Ok(chart.text(file)?),
+            None => Err(RenderError::NeedsChartArchive {
+                path: path.to_string(),
+                origin: self.values.describe_origin(path),
+                file: file.to_string(),
+                version: self.plan.cilium.to_string(),
+                alternative: alternative.to_string(),
+            }),
+        }
+    }
+}
+
+type Component = fn(&Ctx) -> Result<Vec<Value>, RenderError>;
+
+/// Every component, in the chart's folder order (output order is decided later, in `output`).
+const COMPONENTS: &[Component] = &[
+    agent::render,
+    ca::render,
+    config::render,
+    envoy::render,
+    extras::render,
+    ingress::render,
+    nodeinit::render,
+    operator::render,
+    preflight::render,
+    clustermesh::render,
+    hubble::render,
+    hubble_relay::render,
+    hubble_ui::render,
+    spire::render,
+];
+
+/// All objects of a render, unordered.
+pub fn render_all(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    let mut out = Vec::with_capacity(64);
+    for component in COMPONENTS {
+        out.extend(component(ctx)?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,33 @@
+//! Errors a render can end in. Each names the value, where it was written and what would work.
+
+use crate::chart::ChartError;
+use crate::values::ValuesError;
+use crate::versions::UnknownVersion;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// A value this renderer refuses or that the chart would reject.
+    #[error("{path} (set in {origin}): {message}")]
+    Value {
+        path: String,
+        origin: String,
+        message: String,
+    },
+    /// An object must carry a file bundled in the official chart, and no archive was given.
+    #[error("{path} (set in {origin}) makes the chart embed its bundled file {file}, which cilium-cmp reads from the official chart archive: pass --chart-archive cilium-{version}.tgz (or an unpacked chart folder), or set {path} to {alternative}")]
+    NeedsChartArchive {
+        path: String,
+        origin: String,
+        file: String,
+        version: String,
+        alternative: String,
+    },
+    #[error(transparent)]
+    Chart(#[from] ChartError),
+    #[error(transparent)]
+    Values(#[from] ValuesError),
+    #[error(transparent)]
+    Version(#[from] UnknownVersion),
+    #[error("--kube-version {0:?} is not a Kubernetes version such as 1.35.0")]
+    KubeVersion(String),
+}

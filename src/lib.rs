@@ -1,0 +1,21 @@
+//! cilium-cmp: Cilium's Kubernetes manifests rendered natively, identical to the upstream Helm
+//! chart's output for the same values, and deterministic by construction.
+//!
+//! Pipeline: `values` (Helm merge rules) → `plan` (derived facts, version gates) →
+//! `components` (one module per Cilium component) → `output` (canonical YAML, content hash).
+
+pub mod chart;
+pub mod components;
+pub mod error;
+pub mod import;
+pub mod output;
+pub mod plan;
+pub mod render;
+pub mod setexpr;
+pub mod tmpl;
+pub mod values;
+pub mod versions;
+pub mod yaml;
+
+pub use error::RenderError;
+pub use render::{render, Inputs};

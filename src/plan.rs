@@ -1,0 +1,119 @@
+//! What to build, derived once from the values and the target cluster: version gates, the
+//! cluster's Kubernetes version and API versions, and the few defaults this renderer changes so
+//! that nothing random is ever minted.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::error::RenderError;
+use crate::values::Values;
+use crate::versions::CiliumVersion;
+
+/// The target cluster's Kubernetes version, as Helm's `.Capabilities.KubeVersion`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubeVersion {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+}
+
+impl KubeVersion {
+    /// Accepts `1.35`, `1.35.0`, `v1.35.0` and pre-release/build suffixes (`1.35.0-gke.1`).
+    pub fn parse(text: &str) -> Result<KubeVersion, RenderError> {
+        let bad = || RenderError::KubeVersion(text.to_string());
+        let t = text.trim().strip_prefix('v').unwrap_or(text.trim());
+        let core = t.split(['-', '+']).next().unwrap_or("");
+        let nums: Vec<&str> = core.split('.').collect();
+        if !(2..=3).contains(&nums.len()) {
+            return Err(bad());
+        }
+        let n = |s: &str| s.parse::<u32>().map_err(|_| bad());
+        Ok(KubeVersion {
+            major: n(nums[0])?,
+            minor: n(nums[1])?,
+            patch: if nums.len() == 3 { n(nums[2])? } else { 0 },
+        })
+    }
+
+    pub fn at_least(&self, major: u32, minor: u32) -> bool {
+        (self.major, self.minor) >= (major, minor)
+    }
+}
+
+impl std::fmt::Display for KubeVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// Everything derived from several inputs, computed once.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub cilium: CiliumVersion,
+    /// The Helm release namespace (`--namespace`).
+    pub release_namespace: String,
+    pub kube: KubeVersion,
+    pub api_versions: BTreeSet<String>,
+}
+
+impl Plan {
+    /// `.Capabilities.APIVersions.Has`: only what the caller declared (Argo CD passes the
+    /// cluster's list), as `helm template --api-versions` does for custom resources.
+    pub fn has_api(&self, group_version: &str) -> bool {
+        self.api_versions.contains(group_version)
+    }
+}
+
+/// Where the chart's default TLS method would mint random keys (`helm`), this renderer uses
+/// Cilium's certgen CronJob instead; an explicit `helm` is refused with the alternatives.
+pub fn apply_deterministic_defaults(values: &mut Values) -> Result<(), RenderError> {
+    for path in [
+        "hubble.tls.auto.method",
+        "clustermesh.apiserver.tls.auto.method",
+    ] {
+        let method = values.get(path).as_str().unwrap_or_default().to_string();
+        if method != "helm" {
+            continue;
+        }
+        if values.user_set(path) {
+            return Err(RenderError::Value {
+                path: path.to_string(),
+                origin: values.describe_origin(path),
+                message: "\"helm\" makes the chart generate random TLS keys on every render, so Argo CD would never be in sync; use \"cronJob\" (Cilium's certgen CronJob creates the certificates in the cluster; the default here), \"certmanager\" (cert-manager issues them), or set auto.enabled: false and provide the certificates in values".into(),
+            });
+        }
+        set_path(values.root_mut(), path, Value::String("cronJob".into()));
+    }
+    Ok(())
+}
+
+fn set_path(root: &mut Value, path: &str, value: Value) {
+    let mut node = root;
+    let mut keys = path.split('.').peekable();
+    while let Some(k) = keys.next() {
+        let Value::Object(m) = node else { return };
+        if keys.peek().is_none() {
+            m.insert(k.to_string(), value);
+            return;
+        }
+        node = m
+            .entry(k.to_string())
+            .or_insert_with(|| Value::Object(Default::default()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kube_versions_in_argo_cd_forms() {
+        assert_eq!(KubeVersion::parse("1.35").unwrap().to_string(), "1.35.0");
+        assert_eq!(
+            KubeVersion::parse("v1.29.4+k3s1").unwrap().to_string(),
+            "1.29.4"
+        );
+        assert!(KubeVersion::parse("latest").is_err());
+    }
+}

@@ -1,0 +1,79 @@
+//! The library's entry point: inputs in, canonical manifest stream out.
+
+use std::collections::BTreeSet;
+
+use crate::chart::ChartFiles;
+use crate::components::{self, Ctx};
+use crate::error::RenderError;
+use crate::plan::{self, KubeVersion, Plan};
+use crate::values::{Layer, Values};
+use crate::versions;
+
+/// Everything a render depends on; nothing else (no clock, environment or file system) is read.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub cilium_version: String,
+    /// Values files in order, already read: (name for errors, text).
+    pub values_files: Vec<(String, String)>,
+    /// `--set` expressions in order.
+    pub set: Vec<String>,
+    pub namespace: String,
+    pub kube_version: String,
+    pub api_versions: Vec<String>,
+    pub chart: Option<ChartFiles>,
+}
+
+/// The Kubernetes version assumed when none is given (the newest the reference was made for).
+pub const DEFAULT_KUBE_VERSION: &str = "1.35.0";
+/// The release namespace assumed when none is given, as Cilium is usually installed.
+pub const DEFAULT_NAMESPACE: &str = "kube-system";
+
+impl Inputs {
+    pub fn new(cilium_version: &str) -> Inputs {
+        Inputs {
+            cilium_version: cilium_version.to_string(),
+            values_files: Vec::new(),
+            set: Vec::new(),
+            namespace: DEFAULT_NAMESPACE.to_string(),
+            kube_version: DEFAULT_KUBE_VERSION.to_string(),
+            api_versions: Vec::new(),
+            chart: None,
+        }
+    }
+}
+
+/// Renders the manifests for the inputs: the canonical stream with its content hash stamped.
+pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
+    let cilium = versions::parse(&inputs.cilium_version)?;
+    let mut layers = Vec::with_capacity(inputs.values_files.len() + 1);
+    for (name, text) in &inputs.values_files {
+        layers.push(Layer::from_yaml(name, text)?);
+    }
+    if !inputs.set.is_empty() {
+        layers.push(Layer::from_set(&inputs.set)?);
+    }
+    let mut values = Values::resolve(versions::defaults(cilium), &layers);
+    plan::apply_deterministic_defaults(&mut values)?;
+    if let Some(chart) = &inputs.chart {
+        chart.check_version(&cilium.to_string())?;
+    }
+    let plan = Plan {
+        cilium,
+        release_namespace: inputs.namespace.clone(),
+        kube: KubeVersion::parse(&inputs.kube_version)?,
+        api_versions: inputs
+            .api_versions
+            .iter()
+            .flat_map(|a| a.split(','))
+            .map(|a| a.trim().to_string())
+            .filter(|a| !a.is_empty())
+            .collect::<BTreeSet<_>>(),
+    };
+    let ctx = Ctx {
+        values: &values,
+        plan: &plan,
+        chart: inputs.chart.as_ref(),
+    };
+    let objects = components::render_all(&ctx)?;
+    Ok(crate::output::finish(objects))
+}

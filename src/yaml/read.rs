@@ -1,0 +1,403 @@
+//! Reads YAML the way Helm reads a values file.
+//!
+//! Helm parses values with go-yaml v2 (YAML 1.1 scalars: `yes`/`on` are booleans, `0755` is octal)
+//! and then passes them through JSON, so every number ends up a float64 and every key a string.
+//! This reader reproduces that, and records the line of every entry so errors can point at it.
+
+use std::collections::BTreeMap;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+use serde_json::{Map, Number, Value};
+
+/// A parsed document and the line each path was written on (dotted path, `[i]` for list items).
+#[derive(Debug, Clone, Default)]
+pub struct Located {
+    pub value: Value,
+    pub lines: BTreeMap<String, usize>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("line {line}: {message}")]
+    Syntax { line: usize, message: String },
+}
+
+/// Parses a single-document YAML text (an empty text is an empty mapping, as Helm treats it).
+pub fn parse_values(text: &str) -> Result<Located, ReadError> {
+    let mut docs = parse_stream(text)?;
+    match docs.len() {
+        0 => Ok(Located {
+            value: Value::Object(Map::new()),
+            lines: BTreeMap::new(),
+        }),
+        1 => Ok(docs.remove(0)),
+        _ => Err(ReadError::Syntax {
+            line: 1,
+            message: "a values file holds one YAML document; this one holds several".into(),
+        }),
+    }
+}
+
+/// Parses every document of a YAML stream; empty documents are dropped.
+pub fn parse_stream(text: &str) -> Result<Vec<Located>, ReadError> {
+    let mut reader = Reader {
+        parser: Parser::new_from_str(text),
+        anchors: BTreeMap::new(),
+        lines: BTreeMap::new(),
+    };
+    let mut docs = Vec::new();
+    loop {
+        let (event, span) = reader.next()?;
+        match event {
+            Event::StreamEnd => break,
+            Event::DocumentStart(_) => {
+                reader.lines.clear();
+                let (event, span) = reader.next()?;
+                let value = match event {
+                    Event::DocumentEnd => Value::Null,
+                    other => {
+                        let v = reader.node(other, span, "")?;
+                        let (end, span) = reader.next()?;
+                        if !matches!(end, Event::DocumentEnd) {
+                            return Err(syntax(span, "expected the end of the document"));
+                        }
+                        v
+                    }
+                };
+                if !value.is_null() {
+                    docs.push(Located {
+                        value,
+                        lines: std::mem::take(&mut reader.lines),
+                    });
+                }
+            }
+            Event::StreamStart | Event::Nothing | Event::DocumentEnd => {}
+            _ => return Err(syntax(span, "unexpected content outside a document")),
+        }
+    }
+    Ok(docs)
+}
+
+struct Reader<'a> {
+    parser: Parser<'a, saphyr_parser::StrInput<'a>>,
+    anchors: BTreeMap<usize, Value>,
+    lines: BTreeMap<String, usize>,
+}
+
+fn syntax(span: Span, message: &str) -> ReadError {
+    ReadError::Syntax {
+        line: span.start.line(),
+        message: message.to_string(),
+    }
+}
+
+/// Documents nested deeper than this are refused instead of risking the stack.
+const MAX_DEPTH: usize = 200;
+
+impl<'a> Reader<'a> {
+    fn next(&mut self) -> Result<(Event<'a>, Span), ReadError> {
+        match self.parser.next() {
+            Some(Ok(pair)) => Ok(pair),
+            Some(Err(e)) => Err(ReadError::Syntax {
+                line: e.marker().line(),
+                message: e.info().to_string(),
+            }),
+            None => Ok((Event::StreamEnd, Span::default())),
+        }
+    }
+
+    fn node(&mut self, event: Event<'a>, span: Span, path: &str) -> Result<Value, ReadError> {
+        if path.matches('.').count() > MAX_DEPTH {
+            return Err(syntax(span, "the document is nested too deeply"));
+        }
+        if !path.is_empty() {
+            self.lines.insert(path.to_string(), span.start.line());
+        }
+        match event {
+            Event::Scalar(text, style, anchor, tag) => {
+                let tag = tag.map(|t| t.suffix.clone());
+                let v = scalar(&text, style, tag.as_deref()).map_err(|m| syntax(span, &m))?;
+                if anchor > 0 {
+                    self.anchors.insert(anchor, v.clone());
+                }
+                Ok(v)
+            }
+            Event::Alias(id) => self
+                .anchors
+                .get(&id)
+                .cloned()
+                .ok_or_else(|| syntax(span, "alias to an unknown anchor")),
+            Event::SequenceStart(anchor, _) => {
+                let mut items = Vec::new();
+                loop {
+                    let (ev, sp) = self.next()?;
+                    if matches!(ev, Event::SequenceEnd) {
+                        break;
+                    }
+                    let child = format!("{path}[{}]", items.len());
+                    items.push(self.node(ev, sp, &child)?);
+                }
+                let v = Value::Array(items);
+                if anchor > 0 {
+                    self.anchors.insert(anchor, v.clone());
+                }
+                Ok(v)
+            }
+            Event::MappingStart(anchor, _) => {
+                let mut map = Map::new();
+                let mut merged: Vec<Map<String, Value>> = Vec::new();
+                loop {
+                    let (ev, sp) = self.next()?;
+                    if matches!(ev, Event::MappingEnd) {
+                        break;
+                    }
+                    let is_merge =
+                        matches!(&ev, Event::Scalar(t, ScalarStyle::Plain, _, _) if t == "<<");
+                    let key = self.node(ev, sp, "")?;
+                    let key = key_string(&key);
+                    let (vev, vsp) = self.next()?;
+                    let child = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    let value = self.node(vev, vsp, &child)?;
+                    if is_merge {
+                        // YAML 1.1 merge keys, which go-yaml honours: entries written
+                        // in the mapping itself win over merged ones.
+                        match value {
+                            Value::Object(m) => merged.push(m),
+                            Value::Array(list) => {
+                                for item in list {
+                                    match item {
+                                        Value::Object(m) => merged.push(m),
+                                        _ => {
+                                            return Err(syntax(
+                                                vsp,
+                                                "a merge key (<<) takes mappings",
+                                            ))
+                                        }
+                                    }
+                                }
+                            }
+                            _ => return Err(syntax(vsp, "a merge key (<<) takes mappings")),
+                        }
+                        continue;
+                    }
+                    map.insert(key, value);
+                }
+                for m in merged {
+                    for (k, v) in m {
+                        map.entry(k).or_insert(v);
+                    }
+                }
+                let v = Value::Object(map);
+                if anchor > 0 {
+                    self.anchors.insert(anchor, v.clone());
+                }
+                Ok(v)
+            }
+            _ => Err(syntax(span, "unexpected YAML event")),
+        }
+    }
+}
+
+/// Keys become strings, as they do when Helm passes values through JSON.
+fn key_string(key: &Value) -> String {
+    match key {
+        Value::String(s) => s.clone(),
+        Value::Null => "null".into(),
+        other => crate::tmpl::print(other),
+    }
+}
+
+/// Resolves one scalar with go-yaml v2's rules, then applies JSON's view of numbers.
+fn scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Value, String> {
+    match tag {
+        Some("str") => return Ok(Value::String(text.to_string())),
+        Some("null") => return Ok(Value::Null),
+        Some("bool") => {
+            return resolve_plain(text)
+                .filter(Value::is_boolean)
+                .ok_or_else(|| format!("{text:?} is not a boolean"))
+        }
+        Some("int") | Some("float") => {
+            return resolve_plain(text)
+                .filter(Value::is_number)
+                .ok_or_else(|| format!("{text:?} is not a number"))
+        }
+        _ => {}
+    }
+    if style != ScalarStyle::Plain {
+        return Ok(Value::String(text.to_string()));
+    }
+    Ok(resolve_plain(text).unwrap_or_else(|| Value::String(text.to_string())))
+}
+
+/// The non-string meaning go-yaml v2 gives a plain scalar, if any.
+pub fn resolve_plain(text: &str) -> Option<Value> {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            return Some(Value::Bool(true))
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            return Some(Value::Bool(false))
+        }
+        _ => {}
+    }
+    let first = text.chars().next()?;
+    if !(first.is_ascii_digit() || matches!(first, '+' | '-' | '.')) {
+        return None;
+    }
+    if let Some(date) = timestamp(text) {
+        return Some(Value::String(date));
+    }
+    let plain = text.replace('_', "");
+    if let Some(i) = parse_go_int(&plain) {
+        return Some(number(i as f64));
+    }
+    if is_yaml_float(&plain) {
+        if let Ok(f) = plain.parse::<f64>() {
+            return Some(number(f));
+        }
+    }
+    match plain.as_str() {
+        // Infinity and NaN cannot pass through JSON, which Helm requires; keep the text.
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF"
+        | ".nan" | ".NaN" | ".NAN" => Some(Value::String(text.to_string())),
+        _ => None,
+    }
+}
+
+/// Every number is a float64 in Helm's values, as JSON decoding makes it.
+pub fn number(f: f64) -> Value {
+    Number::from_f64(f)
+        .map(Value::Number)
+        .unwrap_or(Value::Null)
+}
+
+/// Go's strconv.ParseInt with base 0: decimal, 0x hex, 0o / leading-0 octal, 0b binary.
+fn parse_go_int(s: &str) -> Option<i128> {
+    let (neg, body) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if body.is_empty() {
+        return None;
+    }
+    let lower = body.to_ascii_lowercase();
+    let (digits, radix) = if let Some(rest) = lower.strip_prefix("0x") {
+        (rest.to_string(), 16)
+    } else if let Some(rest) = lower.strip_prefix("0b") {
+        (rest.to_string(), 2)
+    } else if let Some(rest) = lower.strip_prefix("0o") {
+        (rest.to_string(), 8)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (lower[1..].to_string(), 8)
+    } else {
+        (lower, 10)
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let v = i128::from_str_radix(&digits, radix).ok()?;
+    // go-yaml falls back to uint64, then float; beyond that the text stays a string.
+    if v > u64::MAX as i128 {
+        return None;
+    }
+    Some(if neg { -v } else { v })
+}
+
+/// go-yaml v2's float syntax: `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`.
+fn is_yaml_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let int_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let int_digits = i - int_start;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        let frac_start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if int_digits == 0 && i == frac_start {
+            return false;
+        }
+    } else if int_digits == 0 {
+        return false;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        let exp_start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == exp_start {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// A plain `YYYY-MM-DD` becomes a timestamp in go-yaml and an RFC 3339 string after JSON.
+fn timestamp(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let date_like = b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    date_like.then(|| format!("{s}T00:00:00Z"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn yaml_11_scalars_resolve_like_go_yaml() {
+        let doc = parse_values(
+            "a: yes\nb: on\nc: 0755\nd: 0x1F\ne: 1.5\nf: '0755'\ng: ~\nh: 1e3\ni: N\nj: 7445\nk: 2001-12-14\n",
+        )
+        .unwrap();
+        let v = doc.value;
+        assert_eq!(v["a"], json!(true));
+        assert_eq!(v["b"], json!(true));
+        assert_eq!(v["c"], json!(493.0));
+        assert_eq!(v["d"], json!(31.0));
+        assert_eq!(v["e"], json!(1.5));
+        assert_eq!(v["f"], json!("0755"));
+        assert_eq!(v["g"], Value::Null);
+        assert_eq!(v["h"], json!(1000.0));
+        assert_eq!(v["i"], json!(false));
+        assert_eq!(v["j"], json!(7445.0));
+        assert_eq!(v["k"], json!("2001-12-14T00:00:00Z"));
+    }
+
+    #[test]
+    fn lines_are_recorded_and_merge_keys_apply() {
+        let doc = parse_values("base: &b\n  x: 1\n  z: 2\nother:\n  <<: *b\n  z: 3\n").unwrap();
+        assert_eq!(doc.value["other"], json!({"x": 1.0, "z": 3.0}));
+        assert_eq!(doc.lines["other.z"], 6);
+        assert_eq!(doc.lines["base.x"], 2);
+    }
+
+    #[test]
+    fn syntax_errors_carry_a_line() {
+        let err = parse_values("a: [1, 2\nb: 3\n").unwrap_err();
+        assert!(err.to_string().starts_with("line "), "{err}");
+    }
+}
