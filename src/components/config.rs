@@ -5,6 +5,12 @@ use serde_json::Value;
 use super::Ctx;
 use crate::error::RenderError;
 
-pub fn render(_ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    Ok(Vec::new())
+/// The `cilium-config` ConfigMap, when the chart renders it. Other components hash it for their
+/// `cilium.io/cilium-configmap-checksum` annotation.
+pub fn cilium_config(_ctx: &Ctx) -> Result<Option<Value>, RenderError> {
+    Ok(None)
+}
+
+pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    Ok(cilium_config(ctx)?.into_iter().collect())
 }
