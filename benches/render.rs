@@ -1,1 +1,145 @@
-fn main() {}
+//! Render speed and footprint. Prints, per reference scenario, the median in-process render time,
+//! and for talos-ichor-noaws the whole-process wall time and peak RSS of the release binary.
+//! Targets on a 2-core machine: ≤ 0.5 ms in-process, ≤ 3 ms whole process, ≤ 15 MB RSS.
+//! Run: `cargo bench` (it builds the release binary first if needed).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cilium_cmp::chart::ChartFiles;
+use cilium_cmp::render::Inputs;
+use serde_json::Value;
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn scenario_inputs(
+    reference: &Path,
+    name: &str,
+    version: &str,
+    charts: Option<&Path>,
+) -> Option<Inputs> {
+    let text =
+        std::fs::read_to_string(reference.join("scenarios").join(format!("{name}.yaml"))).ok()?;
+    let scen = cilium_cmp::yaml::parse_values(&text).ok()?.value;
+    let mut inputs = Inputs::new(version);
+    inputs.namespace = scen["namespace"]
+        .as_str()
+        .unwrap_or("kube-system")
+        .to_string();
+    inputs.kube_version = scen["kubeVersion"].as_str().unwrap_or("1.35.0").to_string();
+    if let Value::Array(a) = &scen["apiVersions"] {
+        inputs.api_versions = a
+            .iter()
+            .filter_map(|x| x.as_str().map(String::from))
+            .collect();
+    }
+    inputs.values_files.push((
+        format!("{name}.yaml"),
+        cilium_cmp::yaml::to_string(&scen["values"]),
+    ));
+    if scen["needsChartArchive"] == Value::Bool(true) {
+        let archive = charts?.join(format!("cilium-{version}.tgz"));
+        inputs.chart = Some(ChartFiles::open(&archive).ok()?);
+    }
+    Some(inputs)
+}
+
+/// Peak resident set of the largest child waited for so far, in KiB (Linux getrusage).
+fn children_max_rss_kib() -> i64 {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes into the struct we pass.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    usage.ru_maxrss
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let reference = root.join("../shared/cilium-reference");
+    let version = "1.18.12";
+    let charts = std::env::var_os("CILIUM_CMP_CHART_DIR").map(PathBuf::from);
+    if !reference.is_dir() {
+        eprintln!("../shared/cilium-reference is absent: nothing to measure");
+        return;
+    }
+    let mut names: Vec<String> = std::fs::read_dir(reference.join("scenarios"))
+        .unwrap()
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .to_string_lossy()
+                .strip_suffix(".yaml")
+                .map(String::from)
+        })
+        .collect();
+    names.sort();
+    println!("in-process render, Cilium {version}, median of 200 renders:");
+    let mut all = Vec::new();
+    for name in &names {
+        let Some(inputs) = scenario_inputs(&reference, name, version, charts.as_deref()) else {
+            println!("  {name:<40} skipped (needs CILIUM_CMP_CHART_DIR with cilium-{version}.tgz)");
+            continue;
+        };
+        if cilium_cmp::render(&inputs).is_err() {
+            println!("  {name:<40} skipped (render refused)");
+            continue;
+        }
+        let times: Vec<Duration> = (0..200)
+            .map(|_| {
+                let t = Instant::now();
+                let out = cilium_cmp::render(&inputs);
+                let e = t.elapsed();
+                std::hint::black_box(out.ok());
+                e
+            })
+            .collect();
+        let m = median(times);
+        all.push(m);
+        println!("  {name:<40} {:>8.3} ms", m.as_secs_f64() * 1e3);
+    }
+    if !all.is_empty() {
+        println!(
+            "  worst median: {:.3} ms (target ≤ 0.5 ms)",
+            all.iter().max().unwrap().as_secs_f64() * 1e3
+        );
+    }
+
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "-q"])
+        .current_dir(root)
+        .status();
+    let bin = root.join("target/release/cilium-cmp");
+    if !status.is_ok_and(|s| s.success()) || !bin.exists() {
+        println!("release binary not available: whole-process figures skipped");
+        return;
+    }
+    let values = std::env::temp_dir().join("cilium-cmp-bench-talos-ichor-noaws.yaml");
+    let inputs =
+        scenario_inputs(&reference, "talos-ichor-noaws", version, None).expect("scenario present");
+    std::fs::write(&values, &inputs.values_files[0].1).unwrap();
+    let run = || {
+        let t = Instant::now();
+        let out = Command::new(&bin)
+            .args(["render", "--cilium-version", version, "-f"])
+            .arg(&values)
+            .output()
+            .expect("binary runs");
+        assert!(out.status.success());
+        t.elapsed()
+    };
+    for _ in 0..5 {
+        run();
+    }
+    let m = median((0..50).map(|_| run()).collect());
+    println!(
+        "whole process, talos-ichor-noaws: median wall {:.2} ms over 50 runs (target ≤ 3 ms)",
+        m.as_secs_f64() * 1e3
+    );
+    println!(
+        "whole process, talos-ichor-noaws: peak RSS {:.1} MB (target ≤ 15 MB)",
+        children_max_rss_kib() as f64 / 1024.0
+    );
+}

@@ -28,6 +28,8 @@ pub enum RenderError {
     Values(#[from] ValuesError),
     #[error(transparent)]
     Version(#[from] UnknownVersion),
+    #[error("these values render no objects at all; refusing to print an empty stream (it would make Argo CD prune everything); check `agent` and `preflight.enabled`")]
+    Empty,
     #[error("--kube-version {0:?} is not a Kubernetes version such as 1.35.0")]
     KubeVersion(String),
 }

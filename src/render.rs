@@ -75,5 +75,9 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
         chart: inputs.chart.as_ref(),
     };
     let objects = components::render_all(&ctx)?;
+    // An empty stream would make Argo CD prune the whole CNI: never return one.
+    if objects.is_empty() {
+        return Err(RenderError::Empty);
+    }
     Ok(crate::output::finish(objects))
 }

@@ -1,0 +1,175 @@
+//! The command line as users and Argo CD run it: same bytes everywhere, nothing on stdout on error.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+}
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/talos/values.yaml")
+}
+
+fn render_in(dir: &Path, envs: &[(&str, &str)], clear_env: bool) -> Output {
+    let mut c = bin();
+    if clear_env {
+        c.env_clear();
+    }
+    c.current_dir(dir)
+        .args(["render", "--cilium-version", "1.18.12", "-f"])
+        .arg(example())
+        .envs(envs.iter().copied())
+        .output()
+        .expect("runs")
+}
+
+#[test]
+fn same_bytes_in_any_directory_time_zone_locale_or_environment() {
+    let tmp = std::env::temp_dir();
+    let base = render_in(Path::new(env!("CARGO_MANIFEST_DIR")), &[], false);
+    assert!(
+        base.status.success(),
+        "{}",
+        String::from_utf8_lossy(&base.stderr)
+    );
+    assert!(!base.stdout.is_empty());
+    let variants: Vec<Output> = vec![
+        render_in(
+            &tmp,
+            &[
+                ("TZ", "Pacific/Chatham"),
+                ("LC_ALL", "tr_TR.UTF-8"),
+                ("LANG", "tr_TR.UTF-8"),
+            ],
+            false,
+        ),
+        render_in(
+            Path::new("/"),
+            &[("TZ", "UTC"), ("HOME", "/nonexistent")],
+            true,
+        ),
+        render_in(
+            &tmp,
+            &[
+                ("KUBE_VERSION", "1.20"),
+                ("ARGOCD_APP_NAMESPACE", "elsewhere"),
+                ("HELM_NAMESPACE", "x"),
+            ],
+            false,
+        ),
+    ];
+    for v in variants {
+        assert!(v.status.success());
+        assert_eq!(v.stdout, base.stdout, "output changed with the environment");
+    }
+}
+
+#[test]
+fn the_stamped_content_hash_verifies() {
+    let out = render_in(Path::new(env!("CARGO_MANIFEST_DIR")), &[], false);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("cilium-cmp.io/content-hash: sha256:"));
+    let dir = std::env::temp_dir().join(format!("cilium-cmp-verify-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("out.yaml");
+    std::fs::write(&f, &text).unwrap();
+    let ok = bin().arg("verify").arg(&f).output().unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    // Any change to an object breaks the hash.
+    std::fs::write(&f, text.replacen("kube-system", "kube-systen", 1)).unwrap();
+    let bad = bin().arg("verify").arg(&f).output().unwrap();
+    assert!(!bad.status.success());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn errors_leave_stdout_empty_and_name_the_problem() {
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["render", "--cilium-version", "1.2.3"], "1.18.12"),
+        (
+            vec![
+                "render",
+                "--cilium-version",
+                "1.18.12",
+                "-f",
+                "/nonexistent/values.yaml",
+            ],
+            "/nonexistent/values.yaml",
+        ),
+        (
+            vec![
+                "render",
+                "--cilium-version",
+                "1.18.12",
+                "--set",
+                "hubble.tls.auto.method=helm",
+            ],
+            "cronJob",
+        ),
+        (
+            vec!["render", "--cilium-version", "1.18.12", "--set", "novalue"],
+            "PATH=VALUE",
+        ),
+        (
+            vec![
+                "render",
+                "--cilium-version",
+                "1.18.12",
+                "--kube-version",
+                "banana",
+            ],
+            "banana",
+        ),
+        (
+            vec![
+                "render",
+                "--cilium-version",
+                "1.18.12",
+                "--set",
+                "cni.iptablesRemoveAWSRules=false",
+                "--set",
+                "k8sServiceHost=auto",
+            ],
+            "k8sServiceHost",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = bin().args(&args).output().unwrap();
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_broken_values_file_is_reported_with_its_name_and_line() {
+    let dir = std::env::temp_dir().join(format!("cilium-cmp-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.yaml");
+    std::fs::write(&f, "hubble:\n  relay: [unclosed\n").unwrap();
+    let out = bin()
+        .args(["render", "--cilium-version", "1.18.12", "-f"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.yaml") && err.contains("line"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn versions_lists_every_supported_release() {
+    let out = bin().arg("versions").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.contains(&"1.18.0") && lines.contains(&"1.18.12"));
+    assert_eq!(lines.len(), 13);
+}
