@@ -22,6 +22,9 @@ pub enum RenderError {
         version: String,
         alternative: String,
     },
+    /// Values the chart's schema rejects (Helm refuses them too), one line each.
+    #[error("the values do not fit the Cilium chart's schema:\n{0}")]
+    Schema(String),
     #[error(transparent)]
     Chart(#[from] ChartError),
     #[error(transparent)]

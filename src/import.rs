@@ -1,5 +1,5 @@
 //! Turns an official chart archive into this project's facts for that Cilium release: the
-//! chart's default values as plain JSON (no comments, no template text). Adding a patch release
+//! chart's default values and its values schema as plain JSON (no comments, no template text). Adding a patch release
 //! is: run `cilium-cmp import-chart cilium-X.Y.Z.tgz`, add the version to `versions.rs`, run the
 //! parity tests.
 
@@ -19,5 +19,10 @@ pub fn import(archive: &Path, data_dir: &Path) -> anyhow::Result<String> {
     let mut json = serde_json::to_string_pretty(&doc.value)?;
     json.push('\n');
     std::fs::write(dir.join("values.json"), json)?;
+    // The values schema: types and enumerations Helm checks values against before rendering.
+    let schema: serde_json::Value = serde_json::from_str(&chart.text("values.schema.json")?)?;
+    let mut compact = serde_json::to_string(&schema)?;
+    compact.push('\n');
+    std::fs::write(dir.join("values.schema.json"), compact)?;
     Ok(version)
 }

@@ -11,6 +11,7 @@ pub mod import;
 pub mod output;
 pub mod plan;
 pub mod render;
+pub mod schema;
 pub mod setexpr;
 pub mod tmpl;
 pub mod values;

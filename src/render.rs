@@ -53,6 +53,23 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
         layers.push(Layer::from_set(&inputs.set)?);
     }
     let mut values = Values::resolve(versions::defaults(cilium), &layers);
+    let violations = crate::schema::check(&values, values.user(), versions::schema(cilium));
+    if !violations.is_empty() {
+        return Err(RenderError::Schema(
+            violations
+                .iter()
+                .map(|v| {
+                    format!(
+                        "  {} (set in {}): {}",
+                        v.path,
+                        values.describe_origin(&v.path),
+                        v.message
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ));
+    }
     plan::apply_deterministic_defaults(&mut values)?;
     if let Some(chart) = &inputs.chart {
         chart.check_version(&cilium.to_string())?;

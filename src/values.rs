@@ -88,6 +88,8 @@ impl Layer {
 #[derive(Debug, Clone)]
 pub struct Values {
     root: Value,
+    /// Only what the user wrote, all layers merged (nulls kept): what the schema check reads.
+    user: Value,
     origins: BTreeMap<String, Origin>,
 }
 
@@ -106,13 +108,22 @@ impl Values {
         if !root.is_object() {
             root = Value::Object(Map::new());
         }
-        coalesce(&mut root, user);
-        Values { root, origins }
+        coalesce(&mut root, user.clone());
+        Values {
+            root,
+            user,
+            origins,
+        }
     }
 
     /// The whole tree.
     pub fn root(&self) -> &Value {
         &self.root
+    }
+
+    /// The user's values alone, every layer merged.
+    pub fn user(&self) -> &Value {
+        &self.user
     }
 
     /// Mutable access, for the few defaults this renderer deliberately changes (see `plan`).

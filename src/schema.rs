@@ -1,0 +1,251 @@
+//! The chart's values schema, which Helm checks before rendering: a value of the wrong type or
+//! outside an enumeration makes Helm refuse the values, so it makes this renderer refuse them too,
+//! naming the value, the file and line it came from, and what would be valid.
+//!
+//! The schema uses a small subset of JSON Schema (type, properties, items, anyOf, oneOf, enum),
+//! and that subset is what is implemented. Only what the user wrote is checked: the chart's own
+//! defaults always satisfy its schema.
+
+use serde_json::{Map, Value};
+
+use crate::values::Values;
+
+/// One violation, described for a person.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Violation {
+    pub path: String,
+    pub message: String,
+}
+
+/// Checks every user-written value against the schema.
+pub fn check(values: &Values, user: &Value, schema: &Value) -> Vec<Violation> {
+    let mut out = Vec::new();
+    walk(values.root(), user, schema, "", &mut out);
+    out
+}
+
+fn walk(resolved: &Value, user: &Value, schema: &Value, path: &str, out: &mut Vec<Violation>) {
+    // Descend along what the user wrote while the schema describes an object by its properties;
+    // anywhere else the whole resolved value is checked at once.
+    if let (Value::Object(u), Some(props)) =
+        (user, schema.get("properties").and_then(Value::as_object))
+    {
+        if let Value::Object(r) = resolved {
+            if !type_allows(schema, resolved) {
+                out.push(violation(path, schema, resolved));
+                return;
+            }
+            for (k, uv) in u {
+                let Some(rv) = r.get(k) else { continue };
+                let child = join(path, k);
+                if let Some(s) = props.get(k) {
+                    walk(rv, uv, s, &child, out);
+                }
+            }
+            return;
+        }
+    }
+    if !path.is_empty() && !resolved.is_null() && !valid(resolved, schema) {
+        out.push(violation(path, schema, resolved));
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Full validation of a value against a schema node.
+fn valid(v: &Value, schema: &Value) -> bool {
+    let Value::Object(s) = schema else {
+        return true;
+    };
+    if !type_allows(schema, v) {
+        return false;
+    }
+    if let Some(Value::Array(options)) = s.get("enum") {
+        if !options.iter().any(|o| same(o, v)) {
+            return false;
+        }
+    }
+    if let Some(Value::Array(any)) = s.get("anyOf") {
+        if !any.iter().any(|alt| valid(v, alt)) {
+            return false;
+        }
+    }
+    if let Some(Value::Array(one)) = s.get("oneOf") {
+        if one.iter().filter(|alt| valid(v, alt)).count() != 1 {
+            return false;
+        }
+    }
+    if let (Value::Object(m), Some(Value::Object(props))) = (v, s.get("properties")) {
+        if !props_valid(m, props) {
+            return false;
+        }
+    }
+    if let (Value::Array(items), Some(item_schema)) = (v, s.get("items")) {
+        if !items.iter().all(|i| valid(i, item_schema)) {
+            return false;
+        }
+    }
+    true
+}
+
+fn props_valid(m: &Map<String, Value>, props: &Map<String, Value>) -> bool {
+    m.iter()
+        .all(|(k, v)| props.get(k).is_none_or(|s| valid(v, s)))
+}
+
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn type_allows(schema: &Value, v: &Value) -> bool {
+    let actual = type_name(v);
+    let ok = |t: &str| t == actual || (t == "number" && actual == "integer");
+    match schema.get("type") {
+        None => true,
+        Some(Value::String(t)) => ok(t),
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).any(ok),
+        Some(_) => true,
+    }
+}
+
+fn allowed_types(schema: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    match schema.get("type") {
+        Some(Value::String(t)) => out.push(t.clone()),
+        Some(Value::Array(ts)) => out.extend(ts.iter().filter_map(Value::as_str).map(String::from)),
+        _ => {}
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(alts)) = schema.get(key) {
+            for alt in alts {
+                for t in allowed_types(alt) {
+                    if !out.contains(&t) {
+                        out.push(t);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn violation(path: &str, schema: &Value, v: &Value) -> Violation {
+    let shown = {
+        let s = v.to_string();
+        if s.chars().count() > 80 {
+            format!("{}…", s.chars().take(80).collect::<String>())
+        } else {
+            s
+        }
+    };
+    let message = if let Some(Value::Array(options)) = schema.get("enum") {
+        let list: Vec<String> = options.iter().map(Value::to_string).collect();
+        format!(
+            "{shown} is not one of the accepted values: {}",
+            list.join(", ")
+        )
+    } else if type_allows(schema, v) {
+        format!(
+            "{shown} does not match the shape the chart's schema accepts here ({})",
+            describe(schema)
+        )
+    } else {
+        format!(
+            "{shown} is {} {}, but the chart's schema accepts {}",
+            article(type_name(v)),
+            type_name(v),
+            describe(schema)
+        )
+    };
+    Violation {
+        path: path.to_string(),
+        message,
+    }
+}
+
+fn article(t: &str) -> &'static str {
+    if t.starts_with(['a', 'i', 'o']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+fn describe(schema: &Value) -> String {
+    let types = allowed_types(schema);
+    if types.is_empty() {
+        "another form".into()
+    } else {
+        types.join(" or ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::values::Layer;
+    use serde_json::json;
+
+    fn run(defaults: Value, user_yaml: &str, schema: Value) -> Vec<Violation> {
+        let layer = Layer::from_yaml("u.yaml", user_yaml).unwrap();
+        let user = layer.value.clone();
+        let values = Values::resolve(defaults, &[layer]);
+        check(&values, &user, &schema)
+    }
+
+    #[test]
+    fn wrong_types_and_enums_are_named() {
+        let schema = json!({"properties": {
+            "a": {"type": "object", "properties": {"b": {"type": "boolean"}, "num": {"type": "integer"}}},
+            "mode": {"type": "string", "enum": ["x", "w"]},
+            "l": {"type": "array", "items": {"type": "string"}},
+            "free": {"type": ["null", "object"]}
+        }, "type": "object"});
+        let defaults = json!({"a": {"b": true, "num": 1.0}, "mode": "x", "l": []});
+        assert!(run(
+            defaults.clone(),
+            "a: {b: false, num: 3}\nmode: w\nl: [p]\nfree: {k: v}\n",
+            schema.clone()
+        )
+        .is_empty());
+        let v = run(
+            defaults,
+            "a: {b: maybe, num: 1.5}\nmode: z\nl: [1]\n",
+            schema,
+        );
+        let paths: Vec<&str> = v.iter().map(|x| x.path.as_str()).collect();
+        assert_eq!(paths, ["a.b", "a.num", "l", "mode"]);
+        assert!(v[0].message.contains("boolean"), "{}", v[0].message);
+        assert!(v[3].message.contains("\"x\", \"w\""), "{}", v[3].message);
+    }
+
+    #[test]
+    fn any_of_accepts_either_branch() {
+        let schema =
+            json!({"properties": {"p": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}});
+        assert!(run(json!({}), "p: 5\n", schema.clone()).is_empty());
+        assert!(run(json!({}), "p: x\n", schema.clone()).is_empty());
+        assert_eq!(run(json!({}), "p: true\n", schema).len(), 1);
+    }
+}
