@@ -185,6 +185,88 @@ fn go_quote(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::{KubeVersion, Plan};
+    use crate::values::{Layer, Values};
+
+    /// Renders the agent's objects for one release and values file, without a chart archive.
+    fn agent(version: &str, yaml: &str) -> Result<Vec<Value>, RenderError> {
+        let cilium = crate::versions::parse(version).expect("supported version");
+        let layer = Layer::from_yaml("test.yaml", yaml).expect("valid YAML");
+        let values = Values::resolve(crate::versions::defaults(cilium), &[layer]);
+        let plan = Plan {
+            cilium,
+            release_namespace: "kube-system".into(),
+            kube: KubeVersion::parse("1.35.0").expect("valid"),
+            api_versions: Default::default(),
+        };
+        render(&Ctx {
+            values: &values,
+            plan: &plan,
+            chart: None,
+        })
+    }
+
+    fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> {
+        objects
+            .iter()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+    }
+
+    const NO_AWS: &str = "cni: {iptablesRemoveAWSRules: false}\n";
+
+    #[test]
+    fn aws_cleanup_needs_the_chart_archive() {
+        match agent("1.18.12", "{}") {
+            Err(RenderError::NeedsChartArchive { path, .. }) => {
+                assert_eq!(path, "cni.iptablesRemoveAWSRules")
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        // With AWS's own CNI chained, the clean-up hook is left out, so no archive is needed.
+        let objects = agent("1.18.12", "cni: {chainingMode: aws-cni}").expect("renders");
+        let ds = find(&objects, "DaemonSet", "cilium").expect("DaemonSet");
+        let agent = &ds["spec"]["template"]["spec"]["containers"][0];
+        assert!(agent["lifecycle"]["postStart"].is_null());
+        assert!(!agent["lifecycle"]["preStop"].is_null());
+    }
+
+    #[test]
+    fn secrets_rule_moved_in_1_18_5() {
+        let yaml = format!("{NO_AWS}tls: {{readSecretsOnlyFromSecretsNamespace: false}}\n");
+        let rules = |v: &str| {
+            let objects = agent(v, &yaml).expect("renders");
+            find(&objects, "ClusterRole", "cilium").expect("ClusterRole")["rules"].clone()
+        };
+        let old = rules("1.18.4");
+        assert!(old.as_array().is_some_and(|r| r
+            .iter()
+            .any(|r| r["resources"] == serde_json::json!(["secrets"]))));
+        let new = rules("1.18.5");
+        assert!(new[2]["resources"]
+            .as_array()
+            .is_some_and(|r| r.contains(&s("secrets"))));
+        assert!(new.as_array().is_some_and(|r| r
+            .iter()
+            .all(|r| r["resources"] != serde_json::json!(["secrets"]))));
+    }
+
+    #[test]
+    fn tls_interception_role_follows_the_agent_from_1_18_7() {
+        let yaml = format!("{NO_AWS}agent: false\n");
+        let before = agent("1.18.6", &yaml).expect("renders");
+        assert!(find(&before, "Role", "cilium-tlsinterception-secrets").is_some());
+        let after = agent("1.18.7", &yaml).expect("renders");
+        assert!(after.is_empty());
+    }
+
+    #[test]
+    fn probe_host_needs_a_boolean() {
+        let yaml = format!("{NO_AWS}ipv4: {{enabled: \"yes\"}}\n");
+        assert!(matches!(
+            agent("1.18.0", &yaml),
+            Err(RenderError::Value { path, .. }) if path == "ipv4.enabled"
+        ));
+    }
 
     #[test]
     fn go_paths() {
