@@ -1,0 +1,1160 @@
+//! The `cilium` DaemonSet: the agent container (plus the optional monitor sidecar), the init
+//! containers that prepare each node, and the host volumes they share.
+
+use serde_json::{json, Map, Value};
+
+use super::{
+    agent_on, bare_at, eq_text, go_path_base, go_path_dir, go_quote, labels, list_items, quoted, s,
+    ternary_bool, text_of, with_value,
+};
+use crate::components::common::{
+    envoy_daemonset_enabled, image, k8s_service_host, k8s_service_port, metadata, priority_class,
+    upgrade_compat_at_least,
+};
+use crate::components::Ctx;
+use crate::error::RenderError;
+use crate::tmpl::{bare, print, truthy};
+
+/// Kubernetes reads the chart's octal `0400` file mode as this decimal number.
+const MODE_0400: u64 = 256;
+
+const AWS_SCRIPT: &str = "files/agent/poststart-eni.bash";
+
+pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    if !agent_on(ctx) {
+        return Ok(Vec::new());
+    }
+    let namespace = ctx.namespace();
+    if ctx.on("keepDeprecatedLabels") && ctx.on("gke.enabled") && namespace == "kube-system" {
+        return Err(ctx.invalid(
+            "keepDeprecatedLabels",
+            "GKE removes a DaemonSet labelled kubernetes.io/cluster-service in kube-system; install Cilium in another namespace or set keepDeprecatedLabels: false",
+        ));
+    }
+    let a = Agent::new(ctx)?;
+
+    let mut ds_labels = labels(
+        &[
+            ("k8s-app", "cilium"),
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", "cilium-agent"),
+        ],
+        &[ctx.v("commonLabels")],
+    );
+    let mut selector = json!({"k8s-app": "cilium"});
+    if ctx.on("keepDeprecatedLabels") {
+        ds_labels["kubernetes.io/cluster-service"] = s("true");
+        selector["kubernetes.io/cluster-service"] = s("true");
+    }
+
+    let mut spec = json!({
+        "selector": {"matchLabels": selector},
+        "template": {
+            "metadata": {
+                "annotations": pod_annotations(ctx)?,
+                "labels": pod_labels(ctx),
+            },
+            "spec": pod_spec(ctx, &a)?,
+        },
+    });
+    if let Some(u) = with_value(ctx, "updateStrategy") {
+        spec["updateStrategy"] = u;
+    }
+    let name = text_of(&bare_at(ctx, "name"));
+    Ok(vec![json!({
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": metadata(&name, Some(&namespace), Some(ds_labels), with_value(ctx, "annotations")),
+        "spec": spec,
+    })])
+}
+
+/// What several containers share, computed once.
+struct Agent {
+    image: Value,
+    pull_policy: Value,
+    privileged: bool,
+    envoy_ds: bool,
+    hubble_metrics: bool,
+    api_server_env: Vec<Value>,
+}
+
+impl Agent {
+    fn new(ctx: &Ctx) -> Result<Agent, RenderError> {
+        Ok(Agent {
+            image: s(&image(ctx.v("image"))),
+            pull_policy: bare_at(ctx, "image.pullPolicy"),
+            privileged: ctx.on("securityContext.privileged"),
+            envoy_ds: envoy_daemonset_enabled(ctx),
+            hubble_metrics: ctx.on("hubble.metrics.enabled")
+                || ctx.on("hubble.metrics.dynamic.enabled"),
+            api_server_env: api_server_env(ctx)?,
+        })
+    }
+
+    /// A container's first fields: name, the agent image and its pull policy.
+    fn container(&self, name: &str) -> Map<String, Value> {
+        let mut c = Map::new();
+        c.insert("name".into(), s(name));
+        c.insert("image".into(), self.image.clone());
+        c.insert("imagePullPolicy".into(), self.pull_policy.clone());
+        c
+    }
+
+    /// Privileged mode, or SELinux options and the given capabilities on top of dropping all.
+    fn security_context(&self, ctx: &Ctx, capabilities: &str) -> Value {
+        if self.privileged {
+            return json!({"privileged": true});
+        }
+        let mut caps = Map::new();
+        if let Some(add) = with_value(ctx, &format!("securityContext.capabilities.{capabilities}"))
+        {
+            caps.insert("add".into(), add);
+        }
+        caps.insert("drop".into(), json!(["ALL"]));
+        let mut sc = Map::new();
+        if let Some(se) = with_value(ctx, "securityContext.seLinuxOptions") {
+            sc.insert("seLinuxOptions".into(), se);
+        }
+        sc.insert("capabilities".into(), Value::Object(caps));
+        Value::Object(sc)
+    }
+}
+
+fn field_env(name: &str, field: &str) -> Value {
+    json!({"name": name, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": field}}})
+}
+
+fn config_env(name: &str, key: &str) -> Value {
+    json!({"name": name, "valueFrom": {"configMapKeyRef": {"name": "cilium-config", "key": key, "optional": true}}})
+}
+
+/// Where the API server is, for the containers that talk to it before kube-proxy is up.
+fn api_server_env(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    let mut env = Vec::new();
+    if ctx.on("k8sServiceHostRef.name") && ctx.on("k8sServiceHostRef.key") {
+        env.push(json!({
+            "name": "KUBERNETES_SERVICE_HOST",
+            "valueFrom": {"configMapKeyRef": {
+                "name": bare_at(ctx, "k8sServiceHostRef.name"),
+                "key": bare_at(ctx, "k8sServiceHostRef.key"),
+            }},
+        }));
+        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
+    }
+    if ctx.on("k8sServiceHost") {
+        env.push(json!({"name": "KUBERNETES_SERVICE_HOST", "value": k8s_service_host(ctx)?}));
+        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
+    }
+    Ok(env)
+}
+
+fn pod_annotations(ctx: &Ctx) -> Result<Value, RenderError> {
+    let mut m = Map::new();
+    if ctx.on("prometheus.enabled") && !ctx.on("prometheus.serviceMonitor.enabled") {
+        m.insert(
+            "prometheus.io/port".into(),
+            quoted(ctx.v("prometheus.port")),
+        );
+        m.insert("prometheus.io/scrape".into(), s("true"));
+    }
+    if ctx.on("rollOutCiliumPods") {
+        let config = super::super::config::cilium_config(ctx)?.unwrap_or(Value::Null);
+        m.insert(
+            "cilium.io/cilium-configmap-checksum".into(),
+            s(&crate::output::sha256_hex(&config)),
+        );
+    }
+    // Before Kubernetes 1.30 AppArmor is set through annotations (the pod field came later).
+    if !ctx.on("securityContext.privileged") && !ctx.plan.kube.at_least(1, 30) {
+        let mut containers = vec!["cilium-agent", "clean-cilium-state"];
+        if ctx.on("cgroup.autoMount.enabled") {
+            containers.extend(["mount-cgroup", "apply-sysctl-overwrites"]);
+        }
+        for c in containers {
+            m.insert(
+                format!("container.apparmor.security.beta.kubernetes.io/{c}"),
+                s("unconfined"),
+            );
+        }
+    }
+    if let Value::Object(extra) = ctx.v("podAnnotations") {
+        for (k, v) in extra {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    m.insert(
+        "kubectl.kubernetes.io/default-container".into(),
+        s("cilium-agent"),
+    );
+    Ok(Value::Object(m))
+}
+
+fn pod_labels(ctx: &Ctx) -> Value {
+    let mut l = labels(
+        &[
+            ("k8s-app", "cilium"),
+            ("app.kubernetes.io/name", "cilium-agent"),
+            ("app.kubernetes.io/part-of", "cilium"),
+        ],
+        &[ctx.v("commonLabels")],
+    );
+    if ctx.on("keepDeprecatedLabels") {
+        l["kubernetes.io/cluster-service"] = s("true");
+    }
+    if let Value::Object(extra) = ctx.v("podLabels") {
+        for (k, v) in extra {
+            l[k.as_str()] = v.clone();
+        }
+    }
+    l
+}
+
+fn pod_spec(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
+    let mut spec = Map::new();
+    if let Some(p) = with_value(ctx, "imagePullSecrets") {
+        spec.insert("imagePullSecrets".into(), p);
+    }
+    let mut psc = ctx.v("podSecurityContext").clone();
+    // Kubernetes before 1.30 has no appArmorProfile field.
+    if !ctx.plan.kube.at_least(1, 30) {
+        if let Value::Object(m) = &mut psc {
+            m.remove("appArmorProfile");
+        }
+    }
+    if truthy(&psc) {
+        spec.insert("securityContext".into(), psc);
+    }
+
+    let mut containers = vec![agent_container(ctx, a)?];
+    if ctx.on("monitor.enabled") {
+        containers.push(monitor_container(ctx, a)?);
+    }
+    containers.extend(list_items(ctx, "extraContainers")?);
+    spec.insert("containers".into(), Value::Array(containers));
+    spec.insert(
+        "initContainers".into(),
+        Value::Array(init_containers(ctx, a)?),
+    );
+
+    spec.insert("restartPolicy".into(), s("Always"));
+    if let Some(pc) = priority_class(ctx, ctx.v("priorityClassName"), "system-node-critical") {
+        spec.insert("priorityClassName".into(), bare(&s(&pc)));
+    }
+    spec.insert(
+        "serviceAccountName".into(),
+        quoted(ctx.v("serviceAccounts.cilium.name")),
+    );
+    spec.insert(
+        "automountServiceAccountToken".into(),
+        bare_at(ctx, "serviceAccounts.cilium.automount"),
+    );
+    spec.insert(
+        "terminationGracePeriodSeconds".into(),
+        bare_at(ctx, "terminationGracePeriodSeconds"),
+    );
+    spec.insert("hostNetwork".into(), Value::Bool(true));
+    if ctx.on("dnsPolicy") {
+        spec.insert("dnsPolicy".into(), bare_at(ctx, "dnsPolicy"));
+    }
+    if eq_text(ctx, "scheduling.mode", "anti-affinity")? {
+        if let Some(aff) = with_value(ctx, "affinity") {
+            spec.insert("affinity".into(), aff);
+        }
+    }
+    for key in ["nodeSelector", "tolerations"] {
+        if let Some(v) = with_value(ctx, key) {
+            spec.insert(key.into(), v);
+        }
+    }
+    if ctx.on("clustermesh.config.enabled")
+        && !(ctx.on("clustermesh.useAPIServer")
+            && ctx.on("clustermesh.apiserver.kvstoremesh.enabled"))
+    {
+        let aliases = host_aliases(ctx);
+        if !aliases.is_empty() {
+            spec.insert("hostAliases".into(), Value::Array(aliases));
+        }
+    }
+    spec.insert("volumes".into(), Value::Array(volumes(ctx, a)?));
+    Ok(Value::Object(spec))
+}
+
+/// Remote clusters' etcd names resolved to their addresses, when no KVStoreMesh is in between.
+fn host_aliases(ctx: &Ctx) -> Vec<Value> {
+    let domain = text_of(ctx.v("clustermesh.config.domain"));
+    let mut out = Vec::new();
+    if let Value::Array(clusters) = ctx.v("clustermesh.config.clusters") {
+        for cluster in clusters {
+            let name = text_of(&cluster["name"]);
+            if let Value::Array(ips) = &cluster["ips"] {
+                for ip in ips {
+                    out.push(json!({"ip": bare(ip), "hostnames": [format!("{name}.{domain}")]}));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The agent's health endpoint on loopback, as the probes reach it.
+fn health_get(ctx: &Ctx, require_k8s: bool) -> Result<Value, RenderError> {
+    let host = if ternary_bool(ctx, "ipv4.enabled")? {
+        "127.0.0.1"
+    } else {
+        "::1"
+    };
+    let mut headers = vec![json!({"name": "brief", "value": "true"})];
+    if require_k8s {
+        headers.push(json!({
+            "name": "require-k8s-connectivity",
+            "value": quoted(ctx.v("livenessProbe.requireK8sConnectivity")),
+        }));
+    }
+    Ok(json!({
+        "host": host,
+        "path": "/healthz",
+        "port": bare_at(ctx, "healthPort"),
+        "scheme": "HTTP",
+        "httpHeaders": headers,
+    }))
+}
+
+fn port(name: &str, number: Value) -> Value {
+    json!({"name": name, "containerPort": number.clone(), "hostPort": number, "protocol": "TCP"})
+}
+
+fn mount(name: &str, path: Value) -> Value {
+    json!({"name": name, "mountPath": path})
+}
+
+fn mount_ro(name: &str, path: Value) -> Value {
+    json!({"name": name, "mountPath": path, "readOnly": true})
+}
+
+fn agent_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
+    let mut c = a.container("cilium-agent");
+    if ctx.on("sleepAfterInit") {
+        c.insert("command".into(), json!(["/bin/bash", "-c", "--"]));
+        c.insert(
+            "args".into(),
+            json!(["while true; do\n  sleep 30;\ndone\n"]),
+        );
+        c.insert(
+            "livenessProbe".into(),
+            json!({"exec": {"command": ["true"]}}),
+        );
+        c.insert(
+            "readinessProbe".into(),
+            json!({"exec": {"command": ["true"]}}),
+        );
+    } else {
+        c.insert("command".into(), json!(["cilium-agent"]));
+        let mut args = vec![s("--config-dir=/tmp/cilium/config-map")];
+        args.extend(list_items(ctx, "extraArgs")?);
+        c.insert("args".into(), Value::Array(args));
+        c.insert(
+            "startupProbe".into(),
+            json!({
+                "httpGet": health_get(ctx, false)?,
+                "failureThreshold": bare_at(ctx, "startupProbe.failureThreshold"),
+                "periodSeconds": bare_at(ctx, "startupProbe.periodSeconds"),
+                "successThreshold": 1,
+                "initialDelaySeconds": 5,
+            }),
+        );
+        // Agents first installed before Cilium 1.8 keep probing through the CLI.
+        let cli_probes = ctx.on("keepDeprecatedProbes") || !upgrade_compat_at_least(ctx, 1, 8);
+        let cli = json!({"command": ["cilium", "status", "--brief"]});
+        let mut liveness = Map::new();
+        let mut readiness = Map::new();
+        if cli_probes {
+            liveness.insert("exec".into(), cli.clone());
+            readiness.insert("exec".into(), cli);
+        } else {
+            liveness.insert("httpGet".into(), health_get(ctx, true)?);
+            readiness.insert("httpGet".into(), health_get(ctx, false)?);
+        }
+        for (probe, key) in [
+            (&mut liveness, "livenessProbe"),
+            (&mut readiness, "readinessProbe"),
+        ] {
+            probe.insert(
+                "periodSeconds".into(),
+                bare_at(ctx, &format!("{key}.periodSeconds")),
+            );
+            probe.insert("successThreshold".into(), json!(1));
+            probe.insert(
+                "failureThreshold".into(),
+                bare_at(ctx, &format!("{key}.failureThreshold")),
+            );
+            probe.insert("timeoutSeconds".into(), json!(5));
+        }
+        c.insert("livenessProbe".into(), Value::Object(liveness));
+        c.insert("readinessProbe".into(), Value::Object(readiness));
+    }
+
+    let mut env = vec![
+        field_env("K8S_NODE_NAME", "spec.nodeName"),
+        field_env("CILIUM_K8S_NAMESPACE", "metadata.namespace"),
+        json!({"name": "CILIUM_CLUSTERMESH_CONFIG", "value": "/var/lib/cilium/clustermesh/"}),
+        json!({"name": "GOMEMLIMIT", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1"}}}),
+    ];
+    env.extend(a.api_server_env.iter().cloned());
+    if ctx.on("k8sClientExponentialBackoff.enabled") {
+        env.push(json!({
+            "name": "KUBE_CLIENT_BACKOFF_BASE",
+            "value": quoted(ctx.v("k8sClientExponentialBackoff.backoffBaseSeconds")),
+        }));
+        env.push(json!({
+            "name": "KUBE_CLIENT_BACKOFF_DURATION",
+            "value": quoted(ctx.v("k8sClientExponentialBackoff.backoffMaxDurationSeconds")),
+        }));
+    }
+    env.extend(list_items(ctx, "extraEnv")?);
+    c.insert("env".into(), Value::Array(env));
+
+    if ctx.on("cni.install") {
+        let mut lifecycle = Map::new();
+        if ctx.on("cni.iptablesRemoveAWSRules") && !eq_text(ctx, "cni.chainingMode", "aws-cni")? {
+            lifecycle.insert(
+                "postStart".into(),
+                json!({"exec": {"command": ["bash", "-c", aws_cleanup_script(ctx)?]}}),
+            );
+        }
+        lifecycle.insert(
+            "preStop".into(),
+            json!({"exec": {"command": ["/cni-uninstall.sh"]}}),
+        );
+        c.insert("lifecycle".into(), Value::Object(lifecycle));
+    }
+    if let Some(r) = with_value(ctx, "resources") {
+        c.insert("resources".into(), r);
+    }
+    if ctx.on("prometheus.enabled") || a.hubble_metrics {
+        let mut ports = vec![port(
+            "peer-service",
+            bare_at(ctx, "hubble.peerService.targetPort"),
+        )];
+        if ctx.on("prometheus.enabled") {
+            ports.push(port("prometheus", bare_at(ctx, "prometheus.port")));
+            if ctx.on("envoy.prometheus.enabled") && !a.envoy_ds {
+                ports.push(port("envoy-metrics", bare_at(ctx, "envoy.prometheus.port")));
+            }
+            if ctx.on("envoy.debug.admin.enabled")
+                && ctx.on("envoy.debug.admin.port")
+                && !a.envoy_ds
+            {
+                ports.push(port("envoy-admin", bare_at(ctx, "envoy.debug.admin.port")));
+            }
+        }
+        if a.hubble_metrics {
+            ports.push(port("hubble-metrics", bare_at(ctx, "hubble.metrics.port")));
+        }
+        c.insert("ports".into(), Value::Array(ports));
+    }
+    c.insert(
+        "securityContext".into(),
+        a.security_context(ctx, "ciliumAgent"),
+    );
+    c.insert(
+        "terminationMessagePolicy".into(),
+        s("FallbackToLogsOnError"),
+    );
+    c.insert("volumeMounts".into(), Value::Array(agent_mounts(ctx, a)?));
+    Ok(Value::Object(c))
+}
+
+/// The bundled AWS iptables clean-up script, as the chart embeds it in a YAML block: the text
+/// itself, ending in exactly one newline.
+fn aws_cleanup_script(ctx: &Ctx) -> Result<String, RenderError> {
+    let text = ctx.bundled("cni.iptablesRemoveAWSRules", AWS_SCRIPT, "false")?;
+    // The chart runs the file through `tpl`; the releases supported here ship it without
+    // template actions, so it is used as is. A file that has them is refused, not guessed at.
+    if text.contains("{{") {
+        return Err(ctx.invalid(
+            "cni.iptablesRemoveAWSRules",
+            format!("the chart's {AWS_SCRIPT} contains template actions, which this renderer does not evaluate; set cni.iptablesRemoveAWSRules: false"),
+        ));
+    }
+    let body = text.trim_end_matches(['\n', ' ']);
+    Ok(if body.is_empty() {
+        String::new()
+    } else {
+        format!("{body}\n")
+    })
+}
+
+fn agent_mounts(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
+    let mut m = Vec::new();
+    if ctx.on("authentication.mutual.spire.enabled") {
+        m.push(json!({
+            "name": "spire-agent-socket",
+            "mountPath": spire_socket_dir(ctx),
+            "readOnly": false,
+        }));
+    }
+    if a.envoy_ds {
+        m.push(json!({"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": false}));
+    }
+    if !a.privileged {
+        m.push(mount("host-proc-sys-net", s("/host/proc/sys/net")));
+        m.push(mount("host-proc-sys-kernel", s("/host/proc/sys/kernel")));
+    }
+    m.push(json!({
+        "name": "bpf-maps",
+        "mountPath": "/sys/fs/bpf",
+        "mountPropagation": if a.privileged { "Bidirectional" } else { "HostToContainer" },
+    }));
+    if !ctx.text("cgroup.hostRoot").contains("/run/cilium/cgroupv2") {
+        m.push(mount("cilium-cgroup", bare_at(ctx, "cgroup.hostRoot")));
+    }
+    m.push(mount("cilium-run", s("/var/run/cilium")));
+    m.push(json!({"name": "cilium-netns", "mountPath": "/var/run/cilium/netns", "mountPropagation": "HostToContainer"}));
+    m.push(mount(
+        "etc-cni-netd",
+        bare_at(ctx, "cni.hostConfDirMountPath"),
+    ));
+    if ctx.on("etcd.enabled") {
+        m.push(mount_ro("etcd-config-path", s("/var/lib/etcd-config")));
+        if ctx.on("etcd.ssl") {
+            m.push(mount_ro("etcd-secrets", s("/var/lib/etcd-secrets")));
+        }
+    }
+    m.push(mount_ro(
+        "clustermesh-secrets",
+        s("/var/lib/cilium/clustermesh"),
+    ));
+    if ctx.on("ipMasqAgent.enabled") {
+        m.push(mount_ro("ip-masq-agent", s("/etc/config")));
+    }
+    if ctx.on("cni.configMap") {
+        m.push(mount_ro(
+            "cni-configuration",
+            bare_at(ctx, "cni.confFileMountPath"),
+        ));
+    }
+    m.push(mount_ro("lib-modules", s("/lib/modules")));
+    m.push(mount("xtables-lock", s("/run/xtables.lock")));
+    if ipsec(ctx)? {
+        m.push(mount(
+            "cilium-ipsec-secrets",
+            bare_at(ctx, "encryption.ipsec.mountPath"),
+        ));
+    }
+    if ctx.on("kubeConfigPath") {
+        m.push(mount_ro("kube-config", bare_at(ctx, "kubeConfigPath")));
+    }
+    if hubble_metrics_tls(ctx, a) {
+        m.push(mount_ro(
+            "hubble-metrics-tls",
+            s("/var/lib/cilium/tls/hubble-metrics"),
+        ));
+    }
+    if hubble_tls(ctx) {
+        m.push(mount_ro("hubble-tls", s("/var/lib/cilium/tls/hubble")));
+    }
+    m.push(mount("tmp", s("/tmp")));
+    for hp in host_path_mounts(ctx)? {
+        let mut e = Map::new();
+        e.insert("name".into(), bare(&hp["name"]));
+        e.insert("mountPath".into(), bare(&hp["mountPath"]));
+        e.insert("readOnly".into(), bare(&hp["readOnly"]));
+        if truthy(&hp["mountPropagation"]) {
+            e.insert("mountPropagation".into(), bare(&hp["mountPropagation"]));
+        }
+        m.push(Value::Object(e));
+    }
+    if ctx.on("hubble.metrics.dynamic.enabled") {
+        m.push(mount_ro(
+            "hubble-dynamic-metrics-config",
+            s("/dynamic-metrics-config"),
+        ));
+    }
+    if ctx.on("hubble.export.dynamic.enabled") {
+        m.push(mount_ro("hubble-flowlog-config", s("/flowlog-config")));
+    }
+    m.extend(list_items(ctx, "extraVolumeMounts")?);
+    Ok(m)
+}
+
+fn spire_socket_dir(ctx: &Ctx) -> Value {
+    bare(&s(&go_path_dir(
+        &ctx.text("authentication.mutual.spire.adminSocketPath"),
+    )))
+}
+
+fn ipsec(ctx: &Ctx) -> Result<bool, RenderError> {
+    Ok(ctx.on("encryption.enabled") && eq_text(ctx, "encryption.type", "ipsec")?)
+}
+
+fn hubble_metrics_tls(ctx: &Ctx, a: &Agent) -> bool {
+    ctx.on("hubble.enabled") && a.hubble_metrics && ctx.on("hubble.metrics.tls.enabled")
+}
+
+/// Hubble's server TLS is mounted only when Hubble listens on the network.
+fn hubble_tls(ctx: &Ctx) -> bool {
+    ctx.on("hubble.enabled")
+        && ctx.on("hubble.tls.enabled")
+        && ctx
+            .v("hubble")
+            .as_object()
+            .is_some_and(|h| h.contains_key("listenAddress"))
+}
+
+/// `extraHostPathMounts` entries (each a map; anything else cannot be read by the chart).
+fn host_path_mounts(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    let items = list_items(ctx, "extraHostPathMounts")?;
+    if items.iter().any(|i| !i.is_object()) {
+        return Err(ctx.invalid(
+            "extraHostPathMounts",
+            "each entry must be a map (name, mountPath, hostPath, ...)",
+        ));
+    }
+    Ok(items)
+}
+
+fn monitor_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
+    let mut c = a.container("cilium-monitor");
+    c.insert("command".into(), json!(["/bin/bash", "-c", "--"]));
+    let mut script = String::from(
+        "for i in {1..5}; do \\\n  [ -S /var/run/cilium/monitor1_2.sock ] && break || sleep 10;\\\n  done; \\\ncilium-dbg monitor",
+    );
+    if let Value::Array(types) = ctx.v("monitor.eventTypes") {
+        for t in types {
+            script.push_str(" --type=");
+            script.push_str(&text_of(t));
+        }
+    }
+    c.insert("args".into(), json!([script]));
+    c.insert(
+        "terminationMessagePolicy".into(),
+        s("FallbackToLogsOnError"),
+    );
+    let mut mounts = vec![mount("cilium-run", s("/var/run/cilium"))];
+    mounts.extend(list_items(ctx, "extraVolumeMounts")?);
+    c.insert("volumeMounts".into(), Value::Array(mounts));
+    if let Some(r) = with_value(ctx, "monitor.resources") {
+        c.insert("resources".into(), r);
+    }
+    Ok(Value::Object(c))
+}
+
+fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
+    let init_resources = with_value(ctx, "initResources");
+    let with_resources = |c: &mut Map<String, Value>, r: &Option<Value>| {
+        if let Some(r) = r {
+            c.insert("resources".into(), r.clone());
+        }
+    };
+    let fallback = s("FallbackToLogsOnError");
+    let mut out = Vec::new();
+
+    // config: assembles the agent's configuration into /tmp for the agent to read.
+    let mut c = a.container("config");
+    with_resources(&mut c, &init_resources);
+    let mut command = vec![s("cilium-dbg"), s("build-config")];
+    for (path, flag) in [
+        ("daemon.configSources", "--source"),
+        ("daemon.allowedConfigOverrides", "--allow-config-keys"),
+        ("daemon.blockedConfigOverrides", "--deny-config-keys"),
+    ] {
+        let v = ctx.v(path);
+        if !v.is_null() {
+            command.push(s(&format!("{flag}={}", print(v))));
+        }
+    }
+    if ctx.on("kubeConfigPath") {
+        command.push(s(&format!(
+            "--k8s-kubeconfig-path={}",
+            ctx.text("kubeConfigPath")
+        )));
+    }
+    if ctx.plan.cilium.at_least(1, 18, 2) {
+        if let Some(urls) = ctx
+            .v("k8s")
+            .as_object()
+            .and_then(|k| k.get("apiServerURLs"))
+        {
+            command.push(s(&format!("--k8s-api-server-urls={}", text_of(urls))));
+        }
+    }
+    c.insert("command".into(), Value::Array(command));
+    let mut env = vec![
+        field_env("K8S_NODE_NAME", "spec.nodeName"),
+        field_env("CILIUM_K8S_NAMESPACE", "metadata.namespace"),
+    ];
+    env.extend(a.api_server_env.iter().cloned());
+    env.extend(list_items(ctx, "extraEnv")?);
+    c.insert("env".into(), Value::Array(env));
+    let mut mounts = vec![mount("tmp", s("/tmp"))];
+    if ctx.on("kubeConfigPath") {
+        mounts.push(mount_ro("kube-config", bare_at(ctx, "kubeConfigPath")));
+    }
+    mounts.extend(list_items(ctx, "extraVolumeMounts")?);
+    c.insert("volumeMounts".into(), Value::Array(mounts));
+    c.insert("terminationMessagePolicy".into(), fallback.clone());
+    out.push(Value::Object(c));
+
+    let host_tool_mounts = json!([
+        {"name": "hostproc", "mountPath": "/hostproc"},
+        {"name": "cni-path", "mountPath": "/hostbin"},
+    ]);
+
+    if ctx.on("cgroup.autoMount.enabled") {
+        let mut c = a.container("mount-cgroup");
+        c.insert(
+            "env".into(),
+            json!([
+                {"name": "CGROUP_ROOT", "value": bare_at(ctx, "cgroup.hostRoot")},
+                {"name": "BIN_PATH", "value": bare_at(ctx, "cni.binPath")},
+            ]),
+        );
+        with_resources(&mut c, &with_value(ctx, "cgroup.autoMount.resources"));
+        c.insert(
+            "command".into(),
+            json!(["sh", "-ec", "cp /usr/bin/cilium-mount /hostbin/cilium-mount;\nnsenter --cgroup=/hostproc/1/ns/cgroup --mount=/hostproc/1/ns/mnt \"${BIN_PATH}/cilium-mount\" $CGROUP_ROOT;\nrm /hostbin/cilium-mount\n"]),
+        );
+        c.insert("volumeMounts".into(), host_tool_mounts.clone());
+        c.insert("terminationMessagePolicy".into(), fallback.clone());
+        c.insert(
+            "securityContext".into(),
+            a.security_context(ctx, "mountCgroup"),
+        );
+        out.push(Value::Object(c));
+    }
+
+    if ctx.on("sysctlfix.enabled") {
+        let mut c = a.container("apply-sysctl-overwrites");
+        with_resources(&mut c, &init_resources);
+        c.insert(
+            "env".into(),
+            json!([{"name": "BIN_PATH", "value": bare_at(ctx, "cni.binPath")}]),
+        );
+        c.insert(
+            "command".into(),
+            json!(["sh", "-ec", "cp /usr/bin/cilium-sysctlfix /hostbin/cilium-sysctlfix;\nnsenter --mount=/hostproc/1/ns/mnt \"${BIN_PATH}/cilium-sysctlfix\";\nrm /hostbin/cilium-sysctlfix\n"]),
+        );
+        c.insert("volumeMounts".into(), host_tool_mounts);
+        c.insert("terminationMessagePolicy".into(), fallback.clone());
+        c.insert(
+            "securityContext".into(),
+            a.security_context(ctx, "applySysctlOverwrites"),
+        );
+        out.push(Value::Object(c));
+    }
+
+    // Only a privileged container can mount bpffs with bidirectional propagation.
+    if ctx.on("bpf.autoMount.enabled") && !a.privileged {
+        let mut c = a.container("mount-bpf-fs");
+        with_resources(&mut c, &init_resources);
+        c.insert(
+            "args".into(),
+            json!(["mount | grep \"/sys/fs/bpf type bpf\" || mount -t bpf bpf /sys/fs/bpf"]),
+        );
+        c.insert("command".into(), json!(["/bin/bash", "-c", "--"]));
+        c.insert("terminationMessagePolicy".into(), fallback.clone());
+        c.insert("securityContext".into(), json!({"privileged": true}));
+        c.insert(
+            "volumeMounts".into(),
+            json!([{"name": "bpf-maps", "mountPath": "/sys/fs/bpf", "mountPropagation": "Bidirectional"}]),
+        );
+        out.push(Value::Object(c));
+    }
+
+    if node_init_bootstrap(ctx) {
+        let mut c = a.container("wait-for-node-init");
+        with_resources(&mut c, &init_resources);
+        let file = format!(
+            "/tmp/cilium-bootstrap.d/{}",
+            go_path_base(&ctx.text("nodeinit.bootstrapFile"))
+        );
+        c.insert(
+            "command".into(),
+            json!(["sh", "-c", format!("until test -s {}; do\n  echo \"Waiting on node-init to run...\";\n  sleep 1;\ndone\n", go_quote(&file))]),
+        );
+        c.insert("terminationMessagePolicy".into(), fallback.clone());
+        c.insert(
+            "volumeMounts".into(),
+            json!([{"name": "cilium-bootstrap-file-dir", "mountPath": "/tmp/cilium-bootstrap.d"}]),
+        );
+        out.push(Value::Object(c));
+    }
+
+    let mut c = a.container("clean-cilium-state");
+    c.insert("command".into(), json!(["/init-container.sh"]));
+    let mut env = vec![
+        config_env("CILIUM_ALL_STATE", "clean-cilium-state"),
+        config_env("CILIUM_BPF_STATE", "clean-cilium-bpf-state"),
+        config_env("WRITE_CNI_CONF_WHEN_READY", "write-cni-conf-when-ready"),
+    ];
+    env.extend(a.api_server_env.iter().cloned());
+    env.extend(list_items(ctx, "extraEnv")?);
+    c.insert("env".into(), Value::Array(env));
+    c.insert("terminationMessagePolicy".into(), fallback.clone());
+    c.insert(
+        "securityContext".into(),
+        a.security_context(ctx, "cleanCiliumState"),
+    );
+    let mut mounts = vec![
+        mount("bpf-maps", s("/sys/fs/bpf")),
+        json!({"name": "cilium-cgroup", "mountPath": bare_at(ctx, "cgroup.hostRoot"), "mountPropagation": "HostToContainer"}),
+        mount("cilium-run", s("/var/run/cilium")),
+    ];
+    mounts.extend(list_items(ctx, "extraVolumeMounts")?);
+    c.insert("volumeMounts".into(), Value::Array(mounts));
+    with_resources(&mut c, &init_resources);
+    out.push(Value::Object(c));
+
+    if wait_for_kube_proxy(ctx) {
+        let mut c = a.container("wait-for-kube-proxy");
+        with_resources(&mut c, &init_resources);
+        c.insert("securityContext".into(), json!({"privileged": true}));
+        c.insert("command".into(), json!(["bash", "-c", KUBE_PROXY_WAIT]));
+        c.insert("terminationMessagePolicy".into(), fallback.clone());
+        out.push(Value::Object(c));
+    }
+
+    if ctx.on("cni.install") {
+        let mut c = a.container("install-cni-binaries");
+        c.insert("command".into(), json!(["/install-plugin.sh"]));
+        with_resources(&mut c, &with_value(ctx, "cni.resources"));
+        let mut sc = Map::new();
+        if a.privileged {
+            sc.insert("privileged".into(), Value::Bool(true));
+        } else if let Some(se) = with_value(ctx, "securityContext.seLinuxOptions") {
+            sc.insert("seLinuxOptions".into(), se);
+        }
+        sc.insert("capabilities".into(), json!({"drop": ["ALL"]}));
+        c.insert("securityContext".into(), Value::Object(sc));
+        c.insert("terminationMessagePolicy".into(), fallback);
+        c.insert(
+            "volumeMounts".into(),
+            json!([{"name": "cni-path", "mountPath": "/host/opt/cni/bin"}]),
+        );
+        out.push(Value::Object(c));
+    }
+    out.extend(list_items(ctx, "extraInitContainers")?);
+    Ok(out)
+}
+
+fn node_init_bootstrap(ctx: &Ctx) -> bool {
+    ctx.on("nodeinit.enabled") && ctx.on("nodeinit.bootstrapFile")
+}
+
+/// Waiting for kube-proxy makes sense only when Cilium does not replace it.
+fn wait_for_kube_proxy(ctx: &Ctx) -> bool {
+    if !ctx.on("waitForKubeProxy") {
+        return false;
+    }
+    let kpr = ctx.v("kubeProxyReplacement");
+    let kpr = if truthy(kpr) {
+        print(kpr)
+    } else {
+        "false".to_string()
+    };
+    kpr != "strict" && kpr != "true"
+}
+
+/// Polls until kube-proxy's marker chains exist in either iptables backend.
+const KUBE_PROXY_WAIT: &str = r#"while true
+do
+  if iptables-nft-save -t mangle | grep -E '^:(KUBE-IPTABLES-HINT|KUBE-PROXY-CANARY)'; then
+    echo "Found KUBE-IPTABLES-HINT or KUBE-PROXY-CANARY iptables rule in 'iptables-nft-save -t mangle'"
+    exit 0
+  fi
+  if ip6tables-nft-save -t mangle | grep -E '^:(KUBE-IPTABLES-HINT|KUBE-PROXY-CANARY)'; then
+    echo "Found KUBE-IPTABLES-HINT or KUBE-PROXY-CANARY iptables rule in 'ip6tables-nft-save -t mangle'"
+    exit 0
+  fi
+  if iptables-legacy-save | grep -E '^:KUBE-PROXY-CANARY'; then
+    echo "Found KUBE-PROXY-CANARY iptables rule in 'iptables-legacy-save"
+    exit 0
+  fi
+  if ip6tables-legacy-save | grep -E '^:KUBE-PROXY-CANARY'; then
+    echo "KUBE-PROXY-CANARY iptables rule in 'ip6tables-legacy-save'"
+    exit 0
+  fi
+  echo "Waiting for kube-proxy to create iptables rules...";
+  sleep 1;
+done
+"#;
+
+fn host_path(name: &str, path: Value, kind: Option<&str>) -> Value {
+    let mut hp = Map::new();
+    hp.insert("path".into(), path);
+    if let Some(k) = kind {
+        hp.insert("type".into(), s(k));
+    }
+    json!({"name": name, "hostPath": hp})
+}
+
+/// A CA bundle (Secret or ConfigMap, per `tls.caBundle.useSecret`) projected as `path`.
+fn ca_bundle_source(ctx: &Ctx, path: &str) -> Result<Value, RenderError> {
+    let kind = if ternary_bool(ctx, "tls.caBundle.useSecret")? {
+        "secret"
+    } else {
+        "configMap"
+    };
+    let mut src = Map::new();
+    src.insert(
+        kind.into(),
+        json!({
+            "name": bare_at(ctx, "tls.caBundle.name"),
+            "optional": true,
+            "items": [{"key": bare_at(ctx, "tls.caBundle.key"), "path": path}],
+        }),
+    );
+    Ok(Value::Object(src))
+}
+
+/// A client certificate Secret projected with its key pair and, without a CA bundle, its CA.
+fn cert_sources(
+    ctx: &Ctx,
+    secret: &str,
+    prefix: &str,
+    ca_file: &str,
+) -> Result<Vec<Value>, RenderError> {
+    let mut items = vec![
+        json!({"key": "tls.key", "path": format!("{prefix}.key")}),
+        json!({"key": "tls.crt", "path": format!("{prefix}.crt")}),
+    ];
+    let bundle = ctx.on("tls.caBundle.enabled");
+    if !bundle {
+        items.push(json!({"key": "ca.crt", "path": ca_file}));
+    }
+    let mut out = vec![json!({"secret": {"name": secret, "optional": true, "items": items}})];
+    if bundle {
+        out.push(ca_bundle_source(ctx, ca_file)?);
+    }
+    Ok(out)
+}
+
+fn server_cert_items() -> Vec<Value> {
+    vec![
+        json!({"key": "tls.crt", "path": "server.crt"}),
+        json!({"key": "tls.key", "path": "server.key"}),
+    ]
+}
+
+/// `existingSecret | default NAME`, printed bare.
+fn secret_name(ctx: &Ctx, path: &str, default: &str) -> Value {
+    let v = ctx.v(path);
+    if truthy(v) {
+        bare(v)
+    } else {
+        s(default)
+    }
+}
+
+fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
+    let dir_or_create = Some("DirectoryOrCreate");
+    let mut v = vec![
+        json!({"name": "tmp", "emptyDir": {}}),
+        host_path("cilium-run", bare_at(ctx, "daemon.runPath"), dir_or_create),
+        host_path("cilium-netns", s("/var/run/netns"), dir_or_create),
+        host_path("bpf-maps", s("/sys/fs/bpf"), dir_or_create),
+    ];
+    if ctx.on("cgroup.autoMount.enabled") || ctx.on("sysctlfix.enabled") {
+        v.push(host_path("hostproc", s("/proc"), Some("Directory")));
+    }
+    v.push(host_path(
+        "cilium-cgroup",
+        bare_at(ctx, "cgroup.hostRoot"),
+        dir_or_create,
+    ));
+    v.push(host_path(
+        "cni-path",
+        bare_at(ctx, "cni.binPath"),
+        dir_or_create,
+    ));
+    v.push(host_path(
+        "etc-cni-netd",
+        bare_at(ctx, "cni.confPath"),
+        dir_or_create,
+    ));
+    v.push(host_path("lib-modules", s("/lib/modules"), None));
+    v.push(host_path(
+        "xtables-lock",
+        s("/run/xtables.lock"),
+        Some("FileOrCreate"),
+    ));
+    if ctx.on("authentication.mutual.spire.enabled") {
+        v.push(host_path(
+            "spire-agent-socket",
+            spire_socket_dir(ctx),
+            dir_or_create,
+        ));
+    }
+    if a.envoy_ds {
+        v.push(host_path(
+            "envoy-sockets",
+            s(&format!("{}/envoy/sockets", ctx.text("daemon.runPath"))),
+            dir_or_create,
+        ));
+    }
+    if ctx.on("kubeConfigPath") {
+        v.push(host_path(
+            "kube-config",
+            bare_at(ctx, "kubeConfigPath"),
+            Some("FileOrCreate"),
+        ));
+    }
+    if node_init_bootstrap(ctx) {
+        v.push(host_path(
+            "cilium-bootstrap-file-dir",
+            s(&go_path_dir(&ctx.text("nodeinit.bootstrapFile"))),
+            dir_or_create,
+        ));
+    }
+    if ctx.on("etcd.enabled") {
+        v.push(json!({
+            "name": "etcd-config-path",
+            "configMap": {
+                "name": "cilium-config",
+                "defaultMode": MODE_0400,
+                "items": [{"key": "etcd-config", "path": "etcd.config"}],
+            },
+        }));
+        if ctx.on("etcd.ssl") {
+            v.push(json!({
+                "name": "etcd-secrets",
+                "secret": {"secretName": "cilium-etcd-secrets", "defaultMode": MODE_0400, "optional": true},
+            }));
+        }
+    }
+    // Every entry of cilium-clustermesh becomes a file, so peers can change without restarts;
+    // KVStoreMesh's certificate is mounted even when it is off, for the same reason.
+    let mut sources = vec![json!({"secret": {"name": "cilium-clustermesh", "optional": true}})];
+    sources.extend(cert_sources(
+        ctx,
+        "clustermesh-apiserver-remote-cert",
+        "common-etcd-client",
+        "common-etcd-client-ca.crt",
+    )?);
+    sources.extend(cert_sources(
+        ctx,
+        "clustermesh-apiserver-local-cert",
+        "local-etcd-client",
+        "local-etcd-client-ca.crt",
+    )?);
+    v.push(json!({
+        "name": "clustermesh-secrets",
+        "projected": {"defaultMode": MODE_0400, "sources": sources},
+    }));
+    if ctx.on("ipMasqAgent") && ctx.on("ipMasqAgent.enabled") {
+        v.push(json!({
+            "name": "ip-masq-agent",
+            "configMap": {
+                "name": "ip-masq-agent",
+                "optional": true,
+                "items": [{"key": "config", "path": "ip-masq-agent"}],
+            },
+        }));
+    }
+    if ipsec(ctx)? {
+        v.push(json!({
+            "name": "cilium-ipsec-secrets",
+            "secret": {"secretName": bare_at(ctx, "encryption.ipsec.secretName")},
+        }));
+    }
+    if ctx.on("cni.configMap") {
+        v.push(json!({
+            "name": "cni-configuration",
+            "configMap": {"name": bare_at(ctx, "cni.configMap")},
+        }));
+    }
+    if !a.privileged {
+        v.push(host_path(
+            "host-proc-sys-net",
+            s("/proc/sys/net"),
+            Some("Directory"),
+        ));
+        v.push(host_path(
+            "host-proc-sys-kernel",
+            s("/proc/sys/kernel"),
+            Some("Directory"),
+        ));
+    }
+    if hubble_tls(ctx) {
+        let mut items = server_cert_items();
+        let bundle = ctx.on("tls.caBundle.enabled");
+        if !bundle {
+            items.push(json!({"key": "ca.crt", "path": "client-ca.crt"}));
+        }
+        let mut sources = vec![json!({"secret": {
+            "name": secret_name(ctx, "hubble.tls.server.existingSecret", "hubble-server-certs"),
+            "optional": true,
+            "items": items,
+        }})];
+        if bundle {
+            sources.push(ca_bundle_source(ctx, "client-ca.crt")?);
+        }
+        v.push(json!({
+            "name": "hubble-tls",
+            "projected": {"defaultMode": MODE_0400, "sources": sources},
+        }));
+    }
+    if hubble_metrics_tls(ctx, a) {
+        let mut items = server_cert_items();
+        let mut extra = None;
+        if ctx.on("hubble.metrics.tls.server.mtls.enabled") {
+            if ctx.on("hubble.metrics.tls.server.mtls.name") {
+                // The client CA the user named.
+                let kind = if ternary_bool(ctx, "hubble.metrics.tls.server.mtls.useSecret")? {
+                    "secret"
+                } else {
+                    "configMap"
+                };
+                let mut src = Map::new();
+                src.insert(
+                    kind.into(),
+                    json!({
+                        "name": bare_at(ctx, "hubble.metrics.tls.server.mtls.name"),
+                        "optional": false,
+                        "items": [{"key": bare_at(ctx, "hubble.metrics.tls.server.mtls.key"), "path": "client-ca.crt"}],
+                    }),
+                );
+                extra = Some(Value::Object(src));
+            } else if !ctx.on("tls.caBundle.enabled") {
+                // The server's own CA doubles as the client CA.
+                items.push(json!({"key": "ca.crt", "path": "client-ca.crt"}));
+            } else {
+                extra = Some(ca_bundle_source(ctx, "client-ca.crt")?);
+            }
+        }
+        let mut sources = vec![json!({"secret": {
+            "name": secret_name(ctx, "hubble.metrics.tls.server.existingSecret", "hubble-metrics-server-certs"),
+            "optional": true,
+            "items": items,
+        }})];
+        sources.extend(extra);
+        v.push(json!({
+            "name": "hubble-metrics-tls",
+            "projected": {"defaultMode": MODE_0400, "sources": sources},
+        }));
+    }
+    if ctx.on("hubble.metrics.dynamic.enabled") {
+        v.push(json!({
+            "name": "hubble-dynamic-metrics-config",
+            "configMap": {"name": bare_at(ctx, "hubble.metrics.dynamic.config.configMapName"), "optional": true},
+        }));
+    }
+    if ctx.on("hubble.export.dynamic.enabled") {
+        v.push(json!({
+            "name": "hubble-flowlog-config",
+            "configMap": {"name": bare_at(ctx, "hubble.export.dynamic.config.configMapName"), "optional": true},
+        }));
+    }
+    for hp in host_path_mounts(ctx)? {
+        let kind = &hp["hostPathType"];
+        let mut path = Map::new();
+        path.insert("path".into(), bare(&hp["hostPath"]));
+        if truthy(kind) {
+            path.insert("type".into(), bare(kind));
+        }
+        v.push(json!({"name": bare(&hp["name"]), "hostPath": path}));
+    }
+    v.extend(list_items(ctx, "extraVolumes")?);
+    Ok(v)
+}

@@ -1,0 +1,343 @@
+//! The agent's identity and permissions: ServiceAccount, ClusterRole(Binding), and the Roles
+//! (with their bindings) in Cilium's own namespace and in each feature's secrets namespace.
+
+use serde_json::{json, Value};
+
+use super::{agent_on, labels, quoted, text_of, with_value};
+use crate::components::common::{metadata, read_secrets_only_from_secrets_namespace};
+use crate::components::Ctx;
+use crate::error::RenderError;
+
+const PART_OF: (&str, &str) = ("app.kubernetes.io/part-of", "cilium");
+
+pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    let mut out = Vec::new();
+    let on = agent_on(ctx);
+    let sa_create = ctx.on("serviceAccounts.cilium.create");
+    if on && sa_create {
+        out.push(service_account(ctx));
+    }
+    if on && ctx.on("rbac.create") {
+        out.push(cluster_role(ctx));
+        if sa_create {
+            out.push(cluster_role_binding(ctx));
+        }
+    }
+    if on {
+        out.push(config_role(ctx));
+        out.push(config_role_binding(ctx));
+    }
+    out.extend(secret_roles(ctx));
+    Ok(out)
+}
+
+fn common(ctx: &Ctx) -> Value {
+    ctx.v("commonLabels").clone()
+}
+
+fn sa_subject(ctx: &Ctx) -> Value {
+    json!([{
+        "kind": "ServiceAccount",
+        "name": quoted(ctx.v("serviceAccounts.cilium.name")),
+        "namespace": ctx.namespace(),
+    }])
+}
+
+fn service_account(ctx: &Ctx) -> Value {
+    let annotations = super::super::common::merged(&[
+        ctx.v("annotations"),
+        ctx.v("serviceAccounts.cilium.annotations"),
+    ]);
+    json!({
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": metadata(
+            &text_of(ctx.v("serviceAccounts.cilium.name")),
+            Some(&ctx.namespace()),
+            with_value(ctx, "commonLabels"),
+            annotations,
+        ),
+    })
+}
+
+fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
+    json!({"apiGroups": groups, "resources": resources, "verbs": verbs})
+}
+
+fn cluster_role(ctx: &Ctx) -> Value {
+    let read_secrets_anywhere = !read_secrets_only_from_secrets_namespace(ctx);
+    // From 1.18.5 the agent lists and watches Secrets with the other core objects; before, it
+    // could only get them, in a rule of their own further down.
+    let secrets_in_core_rule = ctx.plan.cilium.at_least(1, 18, 5);
+    let mut core = vec!["namespaces", "services", "pods", "endpoints", "nodes"];
+    if read_secrets_anywhere && secrets_in_core_rule {
+        core.push("secrets");
+    }
+    let mut rules = vec![
+        rule(
+            &["networking.k8s.io"],
+            &["networkpolicies"],
+            &["get", "list", "watch"],
+        ),
+        rule(
+            &["discovery.k8s.io"],
+            &["endpointslices"],
+            &["get", "list", "watch"],
+        ),
+        rule(&[""], &core, &["get", "list", "watch"]),
+    ];
+    if ctx.on("hubble.enabled") && ctx.on("hubble.dropEventEmitter.enabled") {
+        rules.push(rule(&[""], &["events"], &["create", "patch"]));
+    }
+    if ctx.on("annotateK8sNode") {
+        rules.push(rule(&[""], &["nodes/status"], &["patch"]));
+    }
+    if ctx.on("l2announcements.enabled") {
+        rules.push(rule(
+            &["coordination.k8s.io"],
+            &["leases"],
+            &["create", "get", "update", "list", "delete"],
+        ));
+    }
+    rules.push(rule(
+        &["apiextensions.k8s.io"],
+        &["customresourcedefinitions"],
+        &["list", "watch", "get"],
+    ));
+    if read_secrets_anywhere && !secrets_in_core_rule {
+        rules.push(rule(&[""], &["secrets"], &["get"]));
+    }
+    rules.push(rule(
+        &["cilium.io"],
+        &[
+            "ciliumloadbalancerippools",
+            "ciliumbgppeeringpolicies",
+            "ciliumbgpnodeconfigs",
+            "ciliumbgpadvertisements",
+            "ciliumbgppeerconfigs",
+            "ciliumclusterwideenvoyconfigs",
+            "ciliumclusterwidenetworkpolicies",
+            "ciliumegressgatewaypolicies",
+            "ciliumendpoints",
+            "ciliumendpointslices",
+            "ciliumenvoyconfigs",
+            "ciliumidentities",
+            "ciliumlocalredirectpolicies",
+            "ciliumnetworkpolicies",
+            "ciliumnodes",
+            "ciliumnodeconfigs",
+            "ciliumcidrgroups",
+            "ciliuml2announcementpolicies",
+            "ciliumpodippools",
+        ],
+        &["list", "watch"],
+    ));
+    rules.push(rule(
+        &["cilium.io"],
+        &["ciliumidentities", "ciliumendpoints", "ciliumnodes"],
+        &["create"],
+    ));
+    rules.push(rule(&["cilium.io"], &["ciliumidentities"], &["update"]));
+    rules.push(rule(
+        &["cilium.io"],
+        &["ciliumendpoints"],
+        &["delete", "get"],
+    ));
+    rules.push(rule(
+        &["cilium.io"],
+        &["ciliumnodes", "ciliumnodes/status"],
+        &["get", "update"],
+    ));
+    rules.push(rule(
+        &["cilium.io"],
+        &[
+            "ciliumendpoints/status",
+            "ciliumendpoints",
+            "ciliuml2announcementpolicies/status",
+            "ciliumbgpnodeconfigs/status",
+        ],
+        &["patch"],
+    ));
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": metadata(
+            "cilium",
+            None,
+            Some(labels(&[PART_OF], &[&common(ctx)])),
+            with_value(ctx, "annotations"),
+        ),
+        "rules": rules,
+    })
+}
+
+fn cluster_role_binding(ctx: &Ctx) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": metadata(
+            "cilium",
+            None,
+            Some(labels(&[PART_OF], &[&common(ctx)])),
+            with_value(ctx, "annotations"),
+        ),
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "cilium",
+        },
+        "subjects": sa_subject(ctx),
+    })
+}
+
+fn config_role(ctx: &Ctx) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": metadata(
+            "cilium-config-agent",
+            Some(&ctx.namespace()),
+            Some(labels(&[PART_OF], &[&common(ctx)])),
+            with_value(ctx, "annotations"),
+        ),
+        "rules": [rule(&[""], &["configmaps"], &["get", "list", "watch"])],
+    })
+}
+
+fn config_role_binding(ctx: &Ctx) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": metadata(
+            "cilium-config-agent",
+            Some(&ctx.namespace()),
+            Some(labels(&[PART_OF], &[&common(ctx)])),
+            with_value(ctx, "annotations"),
+        ),
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Role",
+            "name": "cilium-config-agent",
+        },
+        "subjects": sa_subject(ctx),
+    })
+}
+
+/// One feature's read access to Secrets in its secrets namespace.
+struct SecretAccess {
+    role: &'static str,
+    binding: &'static str,
+    namespace: String,
+    role_annotations: bool,
+    binding_annotations: bool,
+}
+
+fn secret_roles(ctx: &Ctx) -> Vec<Value> {
+    let on = agent_on(ctx) && ctx.on("serviceAccounts.cilium.create");
+    let mut grants: Vec<(bool, bool, SecretAccess)> = Vec::new();
+    let mut feature = |enabled: &str,
+                       ns_path: &str,
+                       role: &'static str,
+                       binding: &'static str,
+                       annotated: bool| {
+        let wanted = on && ctx.on(enabled) && ctx.on(ns_path);
+        grants.push((
+            wanted,
+            wanted,
+            SecretAccess {
+                role,
+                binding,
+                namespace: text_of(ctx.v(ns_path)),
+                role_annotations: annotated,
+                binding_annotations: annotated,
+            },
+        ));
+    };
+    feature(
+        "ingressController.enabled",
+        "ingressController.secretsNamespace.name",
+        "cilium-ingress-secrets",
+        "cilium-secrets",
+        true,
+    );
+    feature(
+        "gatewayAPI.enabled",
+        "gatewayAPI.secretsNamespace.name",
+        "cilium-gateway-secrets",
+        "cilium-gateway-secrets",
+        true,
+    );
+    feature(
+        "envoyConfig.enabled",
+        "envoyConfig.secretsNamespace.name",
+        "cilium-envoy-config-secrets",
+        "cilium-envoy-config-secrets",
+        true,
+    );
+    feature(
+        "bgpControlPlane.enabled",
+        "bgpControlPlane.secretsNamespace.name",
+        "cilium-bgp-control-plane-secrets",
+        "cilium-bgp-control-plane-secrets",
+        false,
+    );
+
+    // TLS interception: before 1.18.7 the Role followed the operator's settings and the binding
+    // only preflight, so both could render without the agent.
+    let tls = read_secrets_only_from_secrets_namespace(ctx) && ctx.on("tls.secretsNamespace.name");
+    let (role_on, binding_on) = if ctx.plan.cilium.at_least(1, 18, 7) {
+        (on && tls, on && tls)
+    } else {
+        (
+            ctx.on("operator.enabled") && ctx.on("serviceAccounts.operator.create") && tls,
+            !ctx.on("preflight.enabled") && tls,
+        )
+    };
+    grants.push((
+        role_on,
+        binding_on,
+        SecretAccess {
+            role: "cilium-tlsinterception-secrets",
+            binding: "cilium-tlsinterception-secrets",
+            namespace: text_of(ctx.v("tls.secretsNamespace.name")),
+            role_annotations: true,
+            binding_annotations: false,
+        },
+    ));
+
+    let mut out = Vec::new();
+    for (role_on, binding_on, g) in grants {
+        if role_on {
+            out.push(json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "Role",
+                "metadata": metadata(
+                    g.role,
+                    Some(&g.namespace),
+                    Some(labels(&[PART_OF], &[])),
+                    g.role_annotations.then(|| ctx.v("annotations").clone()),
+                ),
+                "rules": [rule(&[""], &["secrets"], &["get", "list", "watch"])],
+            }));
+        }
+        if binding_on {
+            out.push(json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": metadata(
+                    g.binding,
+                    Some(&g.namespace),
+                    Some(labels(&[PART_OF], &[&common(ctx)])),
+                    g.binding_annotations.then(|| ctx.v("annotations").clone()),
+                ),
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "Role",
+                    "name": g.role,
+                },
+                "subjects": sa_subject(ctx),
+            }));
+        }
+    }
+    out
+}
