@@ -845,7 +845,12 @@ fn tls_secret(ctx: &Ctx, name: &str, block: &str) -> Result<Value, RenderError> 
         let path = format!("{block}.{field}");
         let v = ctx.v(&path);
         if matches!(v, Value::Null) || v.as_str() == Some("") {
-            return Err(ctx.invalid(&path, format!("missing {path}")));
+            return Err(ctx.invalid(
+                &path,
+                format!(
+                    "missing {path}: with hubble.tls.auto.enabled false the chart builds the {name} Secret from {block}.cert and {block}.key (base64 PEM); set both, name an existing Secret in {block}.existingSecret, or turn hubble.tls.auto.enabled back on"
+                ),
+            ));
         }
         data.insert(key.into(), bare(&Value::String(print(v))));
     }
