@@ -490,19 +490,28 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
     out
 }
 
-/// What differs between the certgen Jobs of Hubble and of other components sharing the shape.
+/// What differs between the certgen Jobs of Hubble and of ClusterMesh, which share their shape
+/// (including the pre-1.18.4 resources indentation).
 pub(crate) struct CertgenJob {
     /// The pod label `k8s-app`.
     pub app: &'static str,
-    /// The service account values under `serviceAccounts`.
+    /// Value path of the extra pod labels.
+    pub pod_labels: &'static str,
+    /// Value path of the service account block (`serviceAccounts.x`).
     pub service_account: &'static str,
+    /// Whether the pod runs with RuntimeDefault seccomp and a capability-less container.
+    pub hardened: bool,
+    pub host_network: bool,
     /// Builds the `CILIUM_CERTGEN_CONFIG` text (the certificates to issue).
     pub config: fn(&Ctx) -> String,
 }
 
 const HUBBLE_CERTGEN: CertgenJob = CertgenJob {
     app: "hubble-generate-certs",
+    pod_labels: "certgen.podLabels",
     service_account: "serviceAccounts.hubblecertgen",
+    hardened: true,
+    host_network: false,
     config: hubble_certgen_config,
 };
 
@@ -526,7 +535,6 @@ pub(crate) fn certgen_job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
         "name": "certgen",
         "image": image(&cg["image"]),
         "imagePullPolicy": bare(&Value::String(crate::tmpl::quote(&cg["image"]["pullPolicy"]))),
-        "securityContext": {"capabilities": {"drop": ["ALL"]}, "allowPrivilegeEscalation": false},
         "command": ["/usr/bin/cilium-certgen"],
         "args": args,
         "env": [{"name": "CILIUM_CERTGEN_CONFIG", "value": (job.config)(ctx)}],
@@ -542,6 +550,13 @@ pub(crate) fn certgen_job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
             }
         }
     }
+    if job.hardened {
+        put(
+            &mut container,
+            "securityContext",
+            Some(json!({"capabilities": {"drop": ["ALL"]}, "allowPrivilegeEscalation": false})),
+        );
+    }
     put(
         &mut container,
         "volumeMounts",
@@ -550,14 +565,20 @@ pub(crate) fn certgen_job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
     let sa = ctx.v(job.service_account);
     let sa_name = crate::tmpl::quote(&sa["name"]);
     let mut pod = json!({
-        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [container],
-        "hostNetwork": false,
+        "hostNetwork": job.host_network,
         "serviceAccount": sa_name,
         "serviceAccountName": sa_name,
         "automountServiceAccountToken": bare(&Value::String(crate::tmpl::quote(&sa["automount"]))),
         "restartPolicy": "OnFailure",
     });
+    if job.hardened {
+        put(
+            &mut pod,
+            "securityContext",
+            Some(json!({"seccompProfile": {"type": "RuntimeDefault"}})),
+        );
+    }
     put(&mut pod, "nodeSelector", with(&cg["nodeSelector"]));
     if truthy(&cg["priorityClassName"]) {
         put(
@@ -574,7 +595,7 @@ pub(crate) fn certgen_job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
     );
     put(&mut pod, "volumes", with(&cg["extraVolumes"]));
     put(&mut pod, "affinity", with(&cg["affinity"]));
-    let pod_labels = merged(&[&json!({"k8s-app": job.app}), &cg["podLabels"]]);
+    let pod_labels = merged(&[&json!({"k8s-app": job.app}), ctx.v(job.pod_labels)]);
     json!({
         "template": {
             "metadata": {"labels": pod_labels},
@@ -662,7 +683,8 @@ fn hubble_certgen_config(ctx: &Ctx) -> String {
         );
     }
     if ctx.on("hubble.metrics.enabled") && ctx.on("hubble.metrics.tls.enabled") {
-        // The chart leaves a stray `| quote }}` after this name, which certgen receives as is.
+        // The chart leaves a stray quote filter and closing braces after this name in the text
+        // certgen receives, kept as is.
         let cn = format!("{cl}.hubble-metrics.cilium.io | quote }}}}");
         certgen_entry(
             &mut s,
