@@ -899,6 +899,19 @@ mod tests {
     }
 
     #[test]
+    fn spread_constraints_default_to_own_pods() {
+        let c =
+            json!([{"maxSkew": 1}, {"maxSkew": 2, "labelSelector": {"matchLabels": {"a": "b"}}}]);
+        let out = topology_spread(&c, "hubble-ui").unwrap_or_default();
+        assert_eq!(
+            out[0]["labelSelector"]["matchLabels"]["k8s-app"],
+            "hubble-ui"
+        );
+        assert_eq!(out[1]["labelSelector"]["matchLabels"]["a"], "b");
+        assert!(topology_spread(&json!([]), "x").is_none());
+    }
+
+    #[test]
     fn quoting_inside_text() {
         assert_eq!(quote_text(&json!("a\"b")), "\"a\\\"b\"");
         assert_eq!(quote_text(&json!(1.0)), "\"1\"");
