@@ -1,10 +1,403 @@
 //! Mirrors the chart's templates: hubble-relay/
 
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 
+use super::common::{common_labels, image, merged, metadata, put};
+use super::hubble::{
+    ca_bundle_source, extend_list, labels, pdb, quote_text, topology_spread, with,
+};
 use super::Ctx;
 use crate::error::RenderError;
+use crate::tmpl::{bare, print, quote, truthy};
 
-pub fn render(_ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    Ok(Vec::new())
+const APP: &str = "hubble-relay";
+const APP_LABELS: [(&str, &str); 3] = [
+    ("k8s-app", APP),
+    ("app.kubernetes.io/name", APP),
+    ("app.kubernetes.io/part-of", "cilium"),
+];
+
+pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    if !(ctx.on("hubble.enabled") && ctx.on("hubble.relay.enabled")) {
+        return Ok(Vec::new());
+    }
+    let config = configmap(ctx);
+    let mut out = vec![deployment(ctx, &config), service(ctx)];
+    out.push(config);
+    let prometheus = ctx.on("hubble.relay.prometheus.enabled");
+    if prometheus {
+        out.push(metrics_service(ctx));
+        if ctx.on("hubble.relay.prometheus.serviceMonitor.enabled") {
+            out.push(service_monitor(ctx));
+        }
+    }
+    if ctx.on("hubble.relay.podDisruptionBudget.enabled") {
+        out.push(pdb(
+            ctx,
+            APP,
+            ctx.v("hubble.relay.podDisruptionBudget"),
+            ctx.v("hubble.relay.annotations"),
+        )?);
+    }
+    if ctx.on("serviceAccounts.relay.create") {
+        out.push(service_account(ctx));
+    }
+    Ok(out)
+}
+
+/// Relay's configuration file, as the lines of `config.yaml`.
+fn config_text(ctx: &Ctx) -> String {
+    let ns = ctx.namespace();
+    let tls = ctx.on("hubble.tls.enabled");
+    let peer_port = if ctx.on("hubble.peerService.servicePort") {
+        ctx.text("hubble.peerService.servicePort")
+    } else if tls {
+        "443".into()
+    } else {
+        "80".into()
+    };
+    let mut l = vec![
+        format!("cluster-name: {}", ctx.text("cluster.name")),
+        format!(
+            "peer-service: \"hubble-peer.{ns}.svc.{}.:{peer_port}\"",
+            ctx.text("hubble.peerService.clusterDomain")
+        ),
+        format!(
+            "listen-address: {}:{}",
+            ctx.text("hubble.relay.listenHost"),
+            ctx.text("hubble.relay.listenPort")
+        ),
+        format!("gops: {}", ctx.text("hubble.relay.gops.enabled")),
+        format!("gops-port: {}", quote_text(ctx.v("hubble.relay.gops.port"))),
+    ];
+    if ctx.on("hubble.relay.pprof.enabled") {
+        for (key, path) in [
+            ("pprof", "enabled"),
+            ("pprof-address", "address"),
+            ("pprof-port", "port"),
+        ] {
+            let v = ctx.v(&format!("hubble.relay.pprof.{path}"));
+            l.push(format!("{key}: {}", quote_text(v)));
+        }
+    }
+    if ctx.on("hubble.relay.prometheus.enabled") {
+        l.push(format!(
+            "metrics-listen-address: \":{}\"",
+            ctx.text("hubble.relay.prometheus.port")
+        ));
+    }
+    for (key, path) in [
+        ("retry-timeout", "retryTimeout"),
+        ("sort-buffer-len-max", "sortBufferLenMax"),
+        ("sort-buffer-drain-timeout", "sortBufferDrainTimeout"),
+    ] {
+        l.push(format!(
+            "{key}: {}",
+            ctx.text(&format!("hubble.relay.{path}"))
+        ));
+    }
+    if tls {
+        l.push("tls-hubble-client-cert-file: /var/lib/hubble-relay/tls/client.crt".into());
+        l.push("tls-hubble-client-key-file: /var/lib/hubble-relay/tls/client.key".into());
+        l.push("tls-hubble-server-ca-files: /var/lib/hubble-relay/tls/hubble-server-ca.crt".into());
+    } else {
+        l.push("disable-client-tls: true".into());
+    }
+    // The chart's server-TLS block starts with an empty line.
+    l.push(String::new());
+    if tls && ctx.on("hubble.relay.tls.server.enabled") {
+        l.push("tls-relay-server-cert-file: /var/lib/hubble-relay/tls/server.crt".into());
+        l.push("tls-relay-server-key-file: /var/lib/hubble-relay/tls/server.key".into());
+        if ctx.on("hubble.relay.tls.server.mtls") {
+            l.push(
+                "tls-relay-client-ca-files: /var/lib/hubble-relay/tls/hubble-server-ca.crt".into(),
+            );
+        }
+    } else {
+        l.push("disable-server-tls: true".into());
+    }
+    if ctx.plan.cilium.at_least(1, 18, 7) {
+        for (key, path) in [("log-format", "format"), ("log-level", "level")] {
+            let p = format!("hubble.relay.logOptions.{path}");
+            if ctx.on(&p) {
+                l.push(format!("{key}: {}", ctx.text(&p)));
+            }
+        }
+    }
+    let mut s = l.join("\n");
+    s.push('\n');
+    s
+}
+
+fn configmap(ctx: &Ctx) -> Value {
+    let ns = ctx.namespace();
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata("hubble-relay-config", Some(&ns), common_labels(ctx), with(ctx.v("hubble.relay.annotations"))),
+        "data": {"config.yaml": config_text(ctx)},
+    })
+}
+
+/// The Prometheus scrape annotations, used when no ServiceMonitor scrapes Relay.
+fn scrape_annotations(ctx: &Ctx) -> Value {
+    if ctx.on("hubble.relay.prometheus.enabled")
+        && !ctx.on("hubble.relay.prometheus.serviceMonitor.enabled")
+    {
+        json!({
+            "prometheus.io/port": quote(ctx.v("hubble.relay.prometheus.port")),
+            "prometheus.io/scrape": "true",
+        })
+    } else {
+        Value::Null
+    }
+}
+
+fn deployment(ctx: &Ctx, config: &Value) -> Value {
+    let r = ctx.v("hubble.relay");
+    let ns = ctx.namespace();
+    let tls = ctx.on("hubble.tls.enabled");
+    let checksum = if truthy(&r["rollOutPods"]) {
+        json!({"cilium.io/hubble-relay-configmap-checksum": crate::output::sha256_hex(config)})
+    } else {
+        Value::Null
+    };
+    let mut args = vec![json!("serve")];
+    if ctx.on("debug.enabled") {
+        args.push(json!("--debug"));
+    }
+    let mut ports = vec![json!({"name": "grpc", "containerPort": bare(&r["listenPort"])})];
+    if truthy(&r["prometheus"]["enabled"]) {
+        ports.push(json!({"name": "prometheus", "containerPort": bare(&r["prometheus"]["port"]), "protocol": "TCP"}));
+    }
+    let mut mounts =
+        vec![json!({"name": "config", "mountPath": "/etc/hubble-relay", "readOnly": true})];
+    if tls {
+        mounts.push(
+            json!({"name": "tls", "mountPath": "/var/lib/hubble-relay/tls", "readOnly": true}),
+        );
+    }
+    extend_list(&mut mounts, &r["extraVolumeMounts"]);
+    let mut container = json!({
+        "name": "hubble-relay",
+        "image": image(&r["image"]),
+        "imagePullPolicy": bare(&Value::String(quote(&r["image"]["pullPolicy"]))),
+        "command": ["hubble-relay"],
+        "args": args,
+        "ports": ports,
+        "readinessProbe": {"grpc": {"port": 4222}, "timeoutSeconds": 3},
+        "livenessProbe": {"grpc": {"port": 4222}, "timeoutSeconds": 10, "initialDelaySeconds": 10, "periodSeconds": 10, "failureThreshold": 12},
+        "startupProbe": {"grpc": {"port": 4222}, "initialDelaySeconds": 10, "failureThreshold": 20, "periodSeconds": 3},
+        "volumeMounts": mounts,
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+    });
+    put(
+        &mut container,
+        "securityContext",
+        with(&r["securityContext"]),
+    );
+    put(&mut container, "env", with(&r["extraEnv"]));
+    put(&mut container, "resources", with(&r["resources"]));
+
+    let mut volumes = vec![json!({
+        "name": "config",
+        "configMap": {"name": "hubble-relay-config", "items": [{"key": "config.yaml", "path": "config.yaml"}]},
+    })];
+    if tls {
+        let client = if truthy(&r["tls"]["client"]["existingSecret"]) {
+            print(&r["tls"]["client"]["existingSecret"])
+        } else {
+            "hubble-relay-client-certs".into()
+        };
+        let mut items = vec![
+            json!({"key": "tls.crt", "path": "client.crt"}),
+            json!({"key": "tls.key", "path": "client.key"}),
+        ];
+        let bundle = ctx.on("tls.caBundle.enabled");
+        if !bundle {
+            items.push(json!({"key": "ca.crt", "path": "hubble-server-ca.crt"}));
+        }
+        let mut sources = vec![json!({"secret": {"name": client, "items": items}})];
+        if bundle {
+            sources.push(ca_bundle_source(ctx, "hubble-server-ca.crt"));
+        }
+        if truthy(&r["tls"]["server"]["enabled"]) {
+            let server = if truthy(&r["tls"]["server"]["existingSecret"]) {
+                print(&r["tls"]["server"]["existingSecret"])
+            } else {
+                "hubble-relay-server-certs".into()
+            };
+            sources.push(json!({"secret": {"name": server, "items": [
+                {"key": "tls.crt", "path": "server.crt"},
+                {"key": "tls.key", "path": "server.key"},
+            ]}}));
+        }
+        // defaultMode 0400 (octal) as YAML 1.1 reads it.
+        volumes.push(json!({"name": "tls", "projected": {"defaultMode": 256, "sources": sources}}));
+    }
+    extend_list(&mut volumes, &r["extraVolumes"]);
+
+    let mut pod = json!({
+        "containers": [container],
+        "restartPolicy": "Always",
+        "priorityClassName": bare(&Value::String(quote(&r["priorityClassName"]))),
+        "serviceAccountName": quote(ctx.v("serviceAccounts.relay.name")),
+        "automountServiceAccountToken": bare(&Value::String(quote(ctx.v("serviceAccounts.relay.automount")))),
+        "terminationGracePeriodSeconds": bare(&r["terminationGracePeriodSeconds"]),
+        "volumes": volumes,
+    });
+    put(&mut pod, "securityContext", with(&r["podSecurityContext"]));
+    put(
+        &mut pod,
+        "imagePullSecrets",
+        with(ctx.v("imagePullSecrets")),
+    );
+    put(&mut pod, "affinity", with(&r["affinity"]));
+    put(
+        &mut pod,
+        "topologySpreadConstraints",
+        topology_spread(&r["topologySpreadConstraints"], APP),
+    );
+    put(&mut pod, "nodeSelector", with(&r["nodeSelector"]));
+    put(&mut pod, "tolerations", with(&r["tolerations"]));
+
+    let mut spec = json!({
+        "replicas": bare(&r["replicas"]),
+        "selector": {"matchLabels": {"k8s-app": APP}},
+        "template": {
+            "metadata": {
+                "annotations": merged(&[&checksum, &r["podAnnotations"], &scrape_annotations(ctx)]),
+                "labels": labels(ctx, &APP_LABELS, &[&r["podLabels"]]),
+            },
+            "spec": pod,
+        },
+    });
+    put(&mut spec, "strategy", with(&r["updateStrategy"]));
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(APP, Some(&ns), labels(ctx, &APP_LABELS, &[]), with(&r["annotations"])),
+        "spec": spec,
+    })
+}
+
+fn service(ctx: &Ctx) -> Value {
+    let r = ctx.v("hubble.relay");
+    let ns = ctx.namespace();
+    let mut port = Map::new();
+    port.insert("protocol".into(), json!("TCP"));
+    let p = if truthy(&r["servicePort"]) {
+        bare(&r["servicePort"])
+    } else if truthy(&r["tls"]["server"]["enabled"]) {
+        json!(443)
+    } else {
+        json!(80)
+    };
+    port.insert("port".into(), p);
+    port.insert("targetPort".into(), json!("grpc"));
+    let svc = &r["service"];
+    if svc["type"].as_str() == Some("NodePort") && truthy(&svc["nodePort"]) {
+        port.insert("nodePort".into(), bare(&svc["nodePort"]));
+    }
+    json!({
+        "kind": "Service",
+        "apiVersion": "v1",
+        "metadata": metadata(
+            APP,
+            Some(&ns),
+            labels(ctx, &APP_LABELS, &[]),
+            merged(&[&r["annotations"], &scrape_annotations(ctx)]),
+        ),
+        "spec": {
+            "type": quote(&svc["type"]),
+            "selector": {"k8s-app": APP},
+            "ports": [port],
+        },
+    })
+}
+
+fn metrics_service(ctx: &Ctx) -> Value {
+    let ns = ctx.namespace();
+    json!({
+        "kind": "Service",
+        "apiVersion": "v1",
+        "metadata": metadata(
+            "hubble-relay-metrics",
+            Some(&ns),
+            labels(ctx, &[("k8s-app", APP)], &[]),
+            with(ctx.v("hubble.relay.annotations")),
+        ),
+        "spec": {
+            "clusterIP": "None",
+            "type": "ClusterIP",
+            "selector": {"k8s-app": APP},
+            "ports": [{
+                "name": "metrics",
+                "port": bare(ctx.v("hubble.relay.prometheus.port")),
+                "protocol": "TCP",
+                "targetPort": "prometheus",
+            }],
+        },
+    })
+}
+
+fn service_monitor(ctx: &Ctx) -> Value {
+    let sm = ctx.v("hubble.relay.prometheus.serviceMonitor");
+    let own_ns = ctx.namespace();
+    let ns = if truthy(&sm["namespace"]) {
+        print(&sm["namespace"])
+    } else {
+        own_ns.clone()
+    };
+    let fixed: &[(&str, &str)] = if ctx.plan.cilium.at_least(1, 18, 2) {
+        &[
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", APP),
+        ]
+    } else {
+        &[]
+    };
+    let mut endpoint = Map::new();
+    endpoint.insert("port".into(), json!("metrics"));
+    endpoint.insert("interval".into(), json!(quote(&sm["interval"])));
+    if truthy(&sm["scrapeTimeout"]) {
+        endpoint.insert("scrapeTimeout".into(), json!(quote(&sm["scrapeTimeout"])));
+    }
+    endpoint.insert("path".into(), json!("/metrics"));
+    for key in ["relabelings", "metricRelabelings"] {
+        if let Some(v) = with(&sm[key]) {
+            endpoint.insert(key.into(), v);
+        }
+    }
+    json!({
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": metadata(
+            APP,
+            Some(&ns),
+            labels(ctx, fixed, &[&sm["labels"]]),
+            merged(&[ctx.v("hubble.relay.annotations"), &sm["annotations"]]),
+        ),
+        "spec": {
+            "selector": {"matchLabels": {"k8s-app": APP}},
+            "namespaceSelector": {"matchNames": [own_ns]},
+            "endpoints": [endpoint],
+        },
+    })
+}
+
+fn service_account(ctx: &Ctx) -> Value {
+    let sa = ctx.v("serviceAccounts.relay");
+    let ns = ctx.namespace();
+    json!({
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": metadata(
+            &quote(&sa["name"]),
+            Some(&ns),
+            common_labels(ctx),
+            merged(&[ctx.v("hubble.relay.annotations"), &sa["annotations"]]),
+        ),
+        "automountServiceAccountToken": bare(&Value::String(quote(&sa["automount"]))),
+    })
 }

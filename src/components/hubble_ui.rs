@@ -1,10 +1,423 @@
 //! Mirrors the chart's templates: hubble-ui/
 
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 
+use super::common::{common_labels, image, merged, metadata, put};
+use super::hubble::{ca_bundle_source, extend_list, labels, pdb, topology_spread, with};
 use super::Ctx;
 use crate::error::RenderError;
+use crate::tmpl::{bare, print, quote, truthy};
 
-pub fn render(_ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    Ok(Vec::new())
+const APP: &str = "hubble-ui";
+const APP_LABELS: [(&str, &str); 3] = [
+    ("k8s-app", APP),
+    ("app.kubernetes.io/name", APP),
+    ("app.kubernetes.io/part-of", "cilium"),
+];
+
+pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    let enabled = (ctx.on("hubble.enabled") || ctx.on("hubble.ui.standalone.enabled"))
+        && ctx.on("hubble.ui.enabled");
+    if !enabled {
+        return Ok(Vec::new());
+    }
+    let config = configmap(ctx);
+    let mut out = vec![deployment(ctx, &config), service(ctx)];
+    out.push(config);
+    let sa = ctx.on("serviceAccounts.ui.create");
+    if sa && ctx.on("rbac.create") {
+        out.extend(rbac(ctx));
+    }
+    if sa {
+        out.push(service_account(ctx));
+    }
+    if ctx.on("hubble.ui.ingress.enabled") {
+        out.push(ingress(ctx));
+    }
+    if ctx.on("hubble.ui.podDisruptionBudget.enabled") {
+        out.push(pdb(
+            ctx,
+            APP,
+            ctx.v("hubble.ui.podDisruptionBudget"),
+            ctx.v("hubble.ui.annotations"),
+        )?);
+    }
+    Ok(out)
+}
+
+/// The nginx server configuration of the UI frontend: serves the app under `baseUrl` and proxies
+/// its API calls to the backend container.
+pub(crate) fn nginx_conf(base: &str, ipv6: bool) -> String {
+    let root = base == "/";
+    let trimmed = base.strip_suffix('/').unwrap_or(base);
+    let rewrite = format!("rewrite ^{trimmed}(/.*)$ $1 break;");
+    let mut l: Vec<String> = vec!["server {".into(), "    listen       8081;".into()];
+    if ipv6 {
+        l.push("    listen       [::]:8081;".into());
+    }
+    for s in [
+        "    server_name  localhost;",
+        "    root /app;",
+        "    index index.html;",
+        "    client_max_body_size 1G;",
+        "",
+        "    location / {",
+        "        proxy_set_header Host $host;",
+        "        proxy_set_header X-Real-IP $remote_addr;",
+        "",
+    ] {
+        l.push(s.into());
+    }
+    l.push(format!("        location {base}api {{"));
+    if !root {
+        l.push(format!("            {rewrite}"));
+    }
+    l.push("            proxy_http_version 1.1;".into());
+    l.push("            proxy_pass_request_headers on;".into());
+    l.push(if root {
+        "            proxy_pass http://127.0.0.1:8090;".into()
+    } else {
+        "            proxy_pass http://127.0.0.1:8090/;".into()
+    });
+    l.push("        }".into());
+    if !root {
+        l.push("        sub_filter_once on;".into());
+        l.push(format!(
+            "        sub_filter '<base href=\"/\"/>' '<base href=\"{base}\"/>';"
+        ));
+    }
+    l.push(format!("        location {base} {{"));
+    l.push("            if ($http_user_agent ~* \"kube-probe\") { access_log off; }".into());
+    if !root {
+        l.push(format!("            {rewrite}"));
+    }
+    for s in [
+        "            # double `/index.html` is required here",
+        "            try_files $uri $uri/ /index.html /index.html;",
+        "        }",
+        "",
+        "        # Liveness probe",
+        "        location /healthz {",
+        "            access_log off;",
+        "            add_header Content-Type text/plain;",
+        "            return 200 'ok';",
+        "        }",
+        "    }",
+        "}",
+    ] {
+        l.push(s.into());
+    }
+    l.join("\n")
+}
+
+fn configmap(ctx: &Ctx) -> Value {
+    let ns = ctx.namespace();
+    let conf = nginx_conf(
+        &ctx.text("hubble.ui.baseUrl"),
+        ctx.on("hubble.ui.frontend.server.ipv6.enabled"),
+    );
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata("hubble-ui-nginx", Some(&ns), common_labels(ctx), with(ctx.v("hubble.ui.annotations"))),
+        "data": {"nginx.conf": conf.trim()},
+    })
+}
+
+fn deployment(ctx: &Ctx, config: &Value) -> Value {
+    let u = ctx.v("hubble.ui");
+    let ns = ctx.namespace();
+    let relay_tls = ctx.on("hubble.relay.tls.server.enabled");
+    let fe = &u["frontend"];
+    let be = &u["backend"];
+
+    let mut fe_mounts = vec![
+        json!({"name": "hubble-ui-nginx-conf", "mountPath": "/etc/nginx/conf.d/default.conf", "subPath": "nginx.conf"}),
+        json!({"name": "tmp-dir", "mountPath": "/tmp"}),
+    ];
+    extend_list(&mut fe_mounts, &fe["extraVolumeMounts"]);
+    let mut frontend = json!({
+        "name": "frontend",
+        "image": image(&fe["image"]),
+        "imagePullPolicy": bare(&Value::String(quote(&fe["image"]["pullPolicy"]))),
+        "ports": [{"name": "http", "containerPort": 8081}],
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8081}},
+        "readinessProbe": {"httpGet": {"path": "/", "port": 8081}},
+        "volumeMounts": fe_mounts,
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+    });
+    put(&mut frontend, "env", with(&fe["extraEnv"]));
+    put(&mut frontend, "resources", with(&fe["resources"]));
+    put(
+        &mut frontend,
+        "securityContext",
+        with(&fe["securityContext"]),
+    );
+
+    let mut env = vec![json!({"name": "EVENTS_SERVER_PORT", "value": "8090"})];
+    if relay_tls {
+        env.push(json!({"name": "FLOWS_API_ADDR", "value": "hubble-relay:443"}));
+        env.push(json!({"name": "TLS_TO_RELAY_ENABLED", "value": "true"}));
+        env.push(json!({"name": "TLS_RELAY_SERVER_NAME", "value": bare(&Value::String(ctx.text("hubble.relay.tls.server.relayName")))}));
+        env.push(json!({"name": "TLS_RELAY_CA_CERT_FILES", "value": "/var/lib/hubble-ui/certs/hubble-relay-ca.crt"}));
+        env.push(json!({"name": "TLS_RELAY_CLIENT_CERT_FILE", "value": "/var/lib/hubble-ui/certs/client.crt"}));
+        env.push(json!({"name": "TLS_RELAY_CLIENT_KEY_FILE", "value": "/var/lib/hubble-ui/certs/client.key"}));
+    } else {
+        env.push(json!({"name": "FLOWS_API_ADDR", "value": "hubble-relay:80"}));
+    }
+    extend_list(&mut env, &be["extraEnv"]);
+    let mut be_mounts = Vec::new();
+    if relay_tls {
+        be_mounts.push(json!({"name": "hubble-ui-client-certs", "mountPath": "/var/lib/hubble-ui/certs", "readOnly": true}));
+    }
+    extend_list(&mut be_mounts, &be["extraVolumeMounts"]);
+    let mut backend = json!({
+        "name": "backend",
+        "image": image(&be["image"]),
+        "imagePullPolicy": bare(&Value::String(quote(&be["image"]["pullPolicy"]))),
+        "env": env,
+        "ports": [{"name": "grpc", "containerPort": 8090}],
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+    });
+    if truthy(&be["livenessProbe"]["enabled"]) {
+        put(
+            &mut backend,
+            "livenessProbe",
+            Some(json!({"httpGet": {"path": "/healthz", "port": 8090}})),
+        );
+    }
+    if truthy(&be["readinessProbe"]["enabled"]) {
+        put(
+            &mut backend,
+            "readinessProbe",
+            Some(json!({"httpGet": {"path": "/healthz", "port": 8090}})),
+        );
+    }
+    put(&mut backend, "resources", with(&be["resources"]));
+    if !be_mounts.is_empty() {
+        put(&mut backend, "volumeMounts", Some(Value::Array(be_mounts)));
+    }
+    put(
+        &mut backend,
+        "securityContext",
+        with(&be["securityContext"]),
+    );
+
+    let mut volumes = vec![
+        json!({"configMap": {"defaultMode": 420, "name": "hubble-ui-nginx"}, "name": "hubble-ui-nginx-conf"}),
+        json!({"emptyDir": {}, "name": "tmp-dir"}),
+    ];
+    if relay_tls {
+        let mut vol = Map::new();
+        vol.insert("name".into(), json!("hubble-ui-client-certs"));
+        if truthy(&u["standalone"]["enabled"]) {
+            if let Value::Object(m) = &u["standalone"]["tls"]["certsVolume"] {
+                for (k, v) in m {
+                    vol.insert(k.clone(), v.clone());
+                }
+            }
+        } else {
+            let secret = if truthy(&u["tls"]["client"]["existingSecret"]) {
+                print(&u["tls"]["client"]["existingSecret"])
+            } else {
+                "hubble-ui-client-certs".into()
+            };
+            let mut items = vec![
+                json!({"key": "tls.crt", "path": "client.crt"}),
+                json!({"key": "tls.key", "path": "client.key"}),
+            ];
+            let bundle = ctx.on("tls.caBundle.enabled");
+            if !bundle {
+                items.push(json!({"key": "ca.crt", "path": "hubble-relay-ca.crt"}));
+            }
+            let mut sources = vec![json!({"secret": {"name": secret, "items": items}})];
+            if bundle {
+                sources.push(ca_bundle_source(ctx, "hubble-relay-ca.crt"));
+            }
+            // defaultMode 0400 (octal) as YAML 1.1 reads it.
+            vol.insert(
+                "projected".into(),
+                json!({"defaultMode": 256, "sources": sources}),
+            );
+        }
+        volumes.push(Value::Object(vol));
+    }
+    extend_list(&mut volumes, &fe["extraVolumes"]);
+    extend_list(&mut volumes, &be["extraVolumes"]);
+
+    let mut pod = json!({
+        "priorityClassName": bare(&Value::String(quote(&u["priorityClassName"]))),
+        "serviceAccountName": quote(ctx.v("serviceAccounts.ui.name")),
+        "automountServiceAccountToken": bare(&Value::String(quote(ctx.v("serviceAccounts.ui.automount")))),
+        "containers": [frontend, backend],
+        "volumes": volumes,
+    });
+    if truthy(&u["securityContext"]) {
+        let mut sc = u["securityContext"].clone();
+        if let Value::Object(m) = &mut sc {
+            m.remove("enabled");
+        }
+        put(&mut pod, "securityContext", Some(sc));
+    }
+    put(
+        &mut pod,
+        "imagePullSecrets",
+        with(ctx.v("imagePullSecrets")),
+    );
+    put(&mut pod, "affinity", with(&u["affinity"]));
+    put(
+        &mut pod,
+        "topologySpreadConstraints",
+        topology_spread(&u["topologySpreadConstraints"], APP),
+    );
+    put(&mut pod, "nodeSelector", with(&u["nodeSelector"]));
+    put(&mut pod, "tolerations", with(&u["tolerations"]));
+
+    let checksum = if truthy(&u["rollOutPods"]) {
+        json!({"cilium.io/hubble-ui-nginx-configmap-checksum": crate::output::sha256_hex(config)})
+    } else {
+        Value::Null
+    };
+    let mut spec = json!({
+        "replicas": bare(&u["replicas"]),
+        "selector": {"matchLabels": {"k8s-app": APP}},
+        "template": {
+            "metadata": {
+                "annotations": merged(&[&checksum, &u["podAnnotations"]]),
+                "labels": labels(ctx, &APP_LABELS, &[&u["podLabels"]]),
+            },
+            "spec": pod,
+        },
+    });
+    put(&mut spec, "strategy", with(&u["updateStrategy"]));
+    json!({
+        "kind": "Deployment",
+        "apiVersion": "apps/v1",
+        "metadata": metadata(APP, Some(&ns), labels(ctx, &APP_LABELS, &[&u["labels"]]), with(&u["annotations"])),
+        "spec": spec,
+    })
+}
+
+fn service(ctx: &Ctx) -> Value {
+    let u = ctx.v("hubble.ui");
+    let svc = &u["service"];
+    let ns = ctx.namespace();
+    let mut port = json!({"name": "http", "port": 80, "targetPort": 8081});
+    if svc["type"].as_str() == Some("NodePort") && truthy(&svc["nodePort"]) {
+        put(&mut port, "nodePort", Some(bare(&svc["nodePort"])));
+    }
+    json!({
+        "kind": "Service",
+        "apiVersion": "v1",
+        "metadata": metadata(
+            APP,
+            Some(&ns),
+            labels(ctx, &APP_LABELS, &[&svc["labels"]]),
+            merged(&[&u["annotations"], &svc["annotations"]]),
+        ),
+        "spec": {
+            "type": quote(&svc["type"]),
+            "selector": {"k8s-app": APP},
+            "ports": [port],
+        },
+    })
+}
+
+fn ingress(ctx: &Ctx) -> Value {
+    let u = ctx.v("hubble.ui");
+    let ing = &u["ingress"];
+    let ns = ctx.namespace();
+    let base = quote(&u["baseUrl"]);
+    let rules: Vec<Value> = super::hubble::range_items(&ing["hosts"])
+        .into_iter()
+        .map(|h| {
+            json!({
+                "host": bare(&Value::String(quote(h))),
+                "http": {"paths": [{
+                    "path": base,
+                    "pathType": "Prefix",
+                    "backend": {"service": {"name": APP, "port": {"name": "http"}}},
+                }]},
+            })
+        })
+        .collect();
+    let mut spec = Map::new();
+    if truthy(&ing["className"]) {
+        spec.insert("ingressClassName".into(), bare(&ing["className"]));
+    }
+    if truthy(&ing["tls"]) {
+        spec.insert("tls".into(), ing["tls"].clone());
+    }
+    if !rules.is_empty() {
+        spec.insert("rules".into(), Value::Array(rules));
+    }
+    json!({
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": metadata(
+            APP,
+            Some(&ns),
+            labels(ctx, &APP_LABELS, &[&ing["labels"]]),
+            merged(&[&u["annotations"], &ing["annotations"]]),
+        ),
+        "spec": spec,
+    })
+}
+
+fn rbac(ctx: &Ctx) -> Vec<Value> {
+    let part_of = labels(ctx, &[("app.kubernetes.io/part-of", "cilium")], &[]);
+    let ann = with(ctx.v("hubble.ui.annotations"));
+    let read = ["get", "list", "watch"];
+    vec![
+        json!({
+            "kind": "ClusterRole",
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "metadata": metadata(APP, None, part_of.clone(), ann.clone()),
+            "rules": [
+                {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": read},
+                {"apiGroups": [""], "resources": ["componentstatuses", "endpoints", "namespaces", "nodes", "pods", "services"], "verbs": read},
+                {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": read},
+                {"apiGroups": ["cilium.io"], "resources": ["*"], "verbs": read},
+            ],
+        }),
+        json!({
+            "kind": "ClusterRoleBinding",
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "metadata": metadata(APP, None, part_of, ann),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": APP},
+            "subjects": [{"kind": "ServiceAccount", "name": quote(ctx.v("serviceAccounts.ui.name")), "namespace": ctx.namespace()}],
+        }),
+    ]
+}
+
+fn service_account(ctx: &Ctx) -> Value {
+    let sa = ctx.v("serviceAccounts.ui");
+    let ns = ctx.namespace();
+    json!({
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": metadata(
+            &quote(&sa["name"]),
+            Some(&ns),
+            common_labels(ctx),
+            merged(&[ctx.v("hubble.ui.annotations"), &sa["annotations"]]),
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nginx_conf;
+
+    #[test]
+    fn sub_path_rewrites_and_proxies_with_trailing_slash() {
+        let c = nginx_conf("/hubble/", false);
+        assert!(c.contains("location /hubble/api {"));
+        assert!(c.contains("rewrite ^/hubble(/.*)$ $1 break;"));
+        assert!(c.contains("proxy_pass http://127.0.0.1:8090/;"));
+        assert!(!c.contains("[::]"));
+        let root = nginx_conf("/", true);
+        assert!(!root.contains("rewrite"));
+        assert!(root.contains("listen       [::]:8081;"));
+    }
 }
