@@ -72,14 +72,14 @@ fn config_map(ctx: &Ctx) -> Result<Value, RenderError> {
     }))
 }
 
-/// A value the chart prints inside a double-quoted YAML string of the bootstrap; quotes and
-/// backslashes would change how that YAML reads, so they are refused.
+/// A value the chart prints inside a double-quoted YAML string of the bootstrap; quotes,
+/// backslashes and line breaks would change how that YAML reads, so they are refused.
 fn inline(ctx: &Ctx, path: &str) -> Result<String, RenderError> {
     let s = quote(ctx.v(path));
-    if s.contains(['"', '\\']) {
+    if s.contains(['"', '\\', '\n', '\r']) {
         return Err(ctx.invalid(
             path,
-            "must not contain double quotes or backslashes (the chart embeds it in a quoted YAML string of the Envoy bootstrap)",
+            "must not contain double quotes, backslashes or line breaks (the chart embeds it in a quoted YAML string of the Envoy bootstrap)",
         ));
     }
     Ok(s)
