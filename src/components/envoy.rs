@@ -705,6 +705,64 @@ fn service(ctx: &Ctx) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::{KubeVersion, Plan};
+    use crate::values::{Layer, Values};
+    use crate::versions;
+
+    fn with_ctx<T>(version: &str, values: &str, f: impl FnOnce(&Ctx) -> T) -> T {
+        let cilium = versions::parse(version).unwrap();
+        let layer = Layer::from_yaml("test.yaml", values).unwrap();
+        let values = Values::resolve(versions::defaults(cilium), &[layer]);
+        let plan = Plan {
+            cilium,
+            release_namespace: "kube-system".into(),
+            kube: KubeVersion::parse("1.35.0").unwrap(),
+            api_versions: Default::default(),
+        };
+        f(&Ctx {
+            values: &values,
+            plan: &plan,
+            chart: None,
+        })
+    }
+
+    fn bootstrap_text(version: &str, values: &str) -> String {
+        with_ctx(version, values, |ctx| go_json(&bootstrap(ctx).unwrap()))
+    }
+
+    #[test]
+    fn admin_socket_mode_from_1_18_8() {
+        assert!(!bootstrap_text("1.18.7", "{}").contains("\"mode\""));
+        assert!(bootstrap_text("1.18.8", "{}").contains("\"mode\":432"));
+    }
+
+    #[test]
+    fn dual_stack_adds_ipv6_addresses() {
+        let text = bootstrap_text("1.18.12", "ipv6: {enabled: true}");
+        assert!(text.contains("\"additionalAddresses\""));
+        assert!(text.contains("{\"addressPrefix\":\"::1\",\"prefixLen\":128}"));
+        assert!(!bootstrap_text("1.18.12", "{}").contains("additionalAddresses"));
+    }
+
+    #[test]
+    fn preflight_keeps_the_configmap_only_in_1_18_1_to_5() {
+        let count = |v: &str| {
+            with_ctx(v, "preflight: {enabled: true}", |ctx| {
+                render(ctx).unwrap().len()
+            })
+        };
+        assert_eq!(count("1.18.0"), 0);
+        assert_eq!(count("1.18.3"), 1);
+        assert_eq!(count("1.18.6"), 0);
+    }
+
+    #[test]
+    fn quotes_in_inline_values_are_refused() {
+        let r = with_ctx("1.18.12", "envoy: {log: {format: 'a\"b'}}", |ctx| {
+            bootstrap(ctx).is_err()
+        });
+        assert!(r);
+    }
 
     #[test]
     fn json_like_go() {

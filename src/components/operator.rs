@@ -623,7 +623,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         if tolerations.is_empty() {
             return Err(ctx.invalid(
                 "operator.tolerations",
-                "an empty list makes the chart append the agent-not-ready toleration to no list, which Helm cannot parse; keep at least one toleration",
+                "an empty list makes the chart write the agent-not-ready toleration (agentNotReadyTaintKey) outside any list, which is invalid YAML; keep at least one toleration, or set agentNotReadyTaintKey: null",
             ));
         }
         tolerations.push(json!({"key": bare(taint), "operator": "Exists"}));
