@@ -46,7 +46,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Vec<Value>, RenderError> {
                 out.push(certificate(ctx, "local", local_cn(ctx)));
             }
             out.push(certificate(ctx, "remote", remote_cn(ctx)));
-            out.push(server_certificate(ctx));
+            out.push(server_certificate(ctx)?);
         }
         _ => {}
     }
@@ -321,13 +321,21 @@ fn certificate(ctx: &Ctx, which: &str, common_name: String) -> Value {
 }
 
 /// The server Certificate. The chart looks its labels up inside `clustermesh.annotations`
-/// (a scoping slip), so they only appear if that map has a `Values.commonLabels` entry.
-fn server_certificate(ctx: &Ctx) -> Value {
+/// (a scoping slip): with annotations set, Helm fails unless that map happens to hold a
+/// `Values` map, whose `commonLabels` then become the labels.
+fn server_certificate(ctx: &Ctx) -> Result<Value, RenderError> {
     let ns = ctx.namespace();
     let ann = mesh_annotations(ctx);
-    let labels = ann
-        .as_ref()
-        .and_then(|a| with(&a["Values"]["commonLabels"]));
+    let labels = match &ann {
+        None => None,
+        Some(a) if a["Values"].is_object() => with(&a["Values"]["commonLabels"]),
+        Some(_) => {
+            return Err(ctx.invalid(
+                "clustermesh.annotations",
+                "with tls.auto.method \"certmanager\", the chart's server Certificate template fails when clustermesh.annotations is set (Helm errors too); leave clustermesh.annotations empty, or use clustermesh.apiserver.tls.auto.method cronJob",
+            ))
+        }
+    };
     let quoted = |v: &Value| {
         if v.is_null() {
             Value::Null
@@ -348,7 +356,7 @@ fn server_certificate(ctx: &Ctx) -> Value {
             .map(quoted),
     );
     let name = "clustermesh-apiserver-server-cert";
-    json!({
+    Ok(json!({
         "apiVersion": "cert-manager.io/v1",
         "kind": "Certificate",
         "metadata": metadata(name, Some(&ns), labels, ann),
@@ -360,7 +368,7 @@ fn server_certificate(ctx: &Ctx) -> Value {
             "ipAddresses": ips,
             "duration": duration(ctx),
         },
-    })
+    }))
 }
 
 /// A certificate Secret from values, for when automatic TLS is off.
