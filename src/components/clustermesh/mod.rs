@@ -570,6 +570,75 @@ fn users_config_map(ctx: &Ctx) -> Value {
 mod tests {
     use super::*;
 
+    fn render_with(version: &str, values: &str) -> Result<Vec<Value>, RenderError> {
+        let cilium = crate::versions::parse(version).unwrap();
+        let layer = crate::values::Layer::from_yaml("t.yaml", values).unwrap();
+        let mut vals = crate::values::Values::resolve(crate::versions::defaults(cilium), &[layer]);
+        crate::plan::apply_deterministic_defaults(&mut vals).unwrap();
+        let plan = crate::plan::Plan {
+            cilium,
+            release_namespace: "kube-system".into(),
+            kube: crate::plan::KubeVersion::parse("1.35.0").unwrap(),
+            api_versions: Default::default(),
+        };
+        render(&Ctx {
+            values: &vals,
+            plan: &plan,
+            chart: None,
+        })
+    }
+
+    fn find<'a>(objs: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> {
+        objs.iter()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+    }
+
+    #[test]
+    fn external_kvstore_points_agents_at_kvstoremesh() {
+        let objs = render_with(
+            "1.18.12",
+            "identityAllocationMode: kvstore\nclustermesh:\n  useAPIServer: true\n  config:\n    enabled: true\n    clusters: [{name: b, address: b.example, port: 2379}]\n  apiserver:\n    kvstoremesh: {kvstoreMode: external}\n",
+        )
+        .unwrap();
+        let d = find(&objs, "Deployment", APP).unwrap();
+        assert_eq!(d["spec"]["strategy"], json!({"type": "Recreate"}));
+        // No own etcd: neither its Service nor the install-time certgen Job.
+        assert!(find(&objs, "Service", APP).is_none());
+        assert!(find(&objs, "Job", "clustermesh-apiserver-generate-certs").is_none());
+        let s = find(&objs, "Secret", "cilium-kvstoremesh").unwrap();
+        assert_eq!(
+            s["data"]["b"],
+            "ZW5kcG9pbnRzOgotIGh0dHBzOi8vYi5leGFtcGxlOjIzNzkKdHJ1c3RlZC1jYS1maWxlOiAvdmFyL2xpYi9jaWxpdW0vY2x1c3Rlcm1lc2gvY29tbW9uLWV0Y2QtY2xpZW50LWNhLmNydAprZXktZmlsZTogL3Zhci9saWIvY2lsaXVtL2NsdXN0ZXJtZXNoL2NvbW1vbi1ldGNkLWNsaWVudC5rZXkKY2VydC1maWxlOiAvdmFyL2xpYi9jaWxpdW0vY2x1c3Rlcm1lc2gvY29tbW9uLWV0Y2QtY2xpZW50LmNydA=="
+        );
+    }
+
+    #[test]
+    fn etcd_urls_follow_the_patch_release() {
+        let args = |v: &str| {
+            let objs = render_with(v, "clustermesh: {useAPIServer: true}\n").unwrap();
+            find(&objs, "Deployment", APP).unwrap()["spec"]["template"]["spec"]["containers"][0]
+                ["args"]
+                .clone()
+        };
+        assert!(args("1.18.4").to_string().contains("HOSTNAME_IP"));
+        assert!(!args("1.18.5").to_string().contains("HOSTNAME_IP"));
+    }
+
+    #[test]
+    fn refusals_name_the_value() {
+        let e = render_with(
+            "1.18.0",
+            "clustermesh: {useAPIServer: true, apiserver: {extraEnv: [{name: A, value: b}]}}\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("clustermesh.apiserver.extraEnv"));
+        assert!(render_with(
+            "1.18.1",
+            "clustermesh: {useAPIServer: true, apiserver: {extraEnv: [{name: A, value: b}]}}\n",
+        )
+        .is_ok());
+    }
+
     #[test]
     fn sprig_int_conversion() {
         assert_eq!(to_int64(&json!(1095.0)), 1095);
