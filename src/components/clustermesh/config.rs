@@ -1,0 +1,219 @@
+//! The `cilium-clustermesh` Secret (how agents reach each remote cluster, or the local
+//! KVStoreMesh) and the `cilium-kvstoremesh` Secret (how KVStoreMesh reaches the remote clusters).
+
+use serde_json::{Map, Value};
+
+use super::{mesh_annotations, print_helm};
+use crate::components::common::{common_labels, metadata};
+use crate::components::Ctx;
+use crate::error::RenderError;
+use crate::tmpl::{bare, print, truthy};
+
+pub(super) fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    if !ctx.on("clustermesh.config.enabled") {
+        return Ok(Vec::new());
+    }
+    let ns = ctx.namespace();
+    let kvstoremesh =
+        ctx.on("clustermesh.useAPIServer") && ctx.on("clustermesh.apiserver.kvstoremesh.enabled");
+    // With KVStoreMesh, agents talk to the local apiserver instead of the remote clusters.
+    let local = if kvstoremesh {
+        format!("https://clustermesh-apiserver.{ns}.svc:2379")
+    } else {
+        String::new()
+    };
+    let local_etcd = kvstoremesh
+        && ctx
+            .v("clustermesh.apiserver.kvstoremesh.kvstoreMode")
+            .as_str()
+            == Some("external");
+    let clusters = match ctx.v("clustermesh.config.clusters") {
+        Value::Array(a) => a.as_slice(),
+        _ => &[],
+    };
+    let mut out = Vec::new();
+    out.push(secret(
+        ctx,
+        "cilium-clustermesh",
+        &ns,
+        clusters,
+        &local,
+        local_etcd,
+    )?);
+    if kvstoremesh {
+        out.push(secret(ctx, "cilium-kvstoremesh", &ns, clusters, "", false)?);
+    }
+    Ok(out)
+}
+
+fn secret(
+    ctx: &Ctx,
+    name: &str,
+    ns: &str,
+    clusters: &[Value],
+    local: &str,
+    local_etcd: bool,
+) -> Result<Value, RenderError> {
+    let mut data = Map::new();
+    for (i, c) in clusters.iter().enumerate() {
+        let cname = print_helm(&c["name"]);
+        let cfg = etcd_config(ctx, i, c, local, local_etcd)?;
+        data.insert(cname.clone(), Value::String(base64(cfg.as_bytes())));
+        let tls = &c["tls"];
+        if local.is_empty() && truthy(&tls["cert"]) && truthy(&tls["key"]) {
+            if truthy(&tls["caCert"]) {
+                data.insert(format!("{cname}.etcd-client-ca.crt"), bare(&tls["caCert"]));
+            }
+            data.insert(format!("{cname}.etcd-client.key"), bare(&tls["key"]));
+            data.insert(format!("{cname}.etcd-client.crt"), bare(&tls["cert"]));
+        }
+    }
+    let mut obj = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": metadata(name, Some(ns), common_labels(ctx), mesh_annotations(ctx)),
+    });
+    if !data.is_empty() {
+        if let Value::Object(m) = &mut obj {
+            m.insert("data".into(), Value::Object(data));
+        }
+    }
+    Ok(obj)
+}
+
+/// What a nil prints as inside an included template, before Helm blanks it in the output.
+fn raw(v: &Value) -> String {
+    if v.is_null() {
+        "<no value>".into()
+    } else {
+        print(v)
+    }
+}
+
+/// The etcd client configuration for one remote cluster (the chart's etcd-cfg helper).
+fn etcd_config(
+    ctx: &Ctx,
+    index: usize,
+    c: &Value,
+    local: &str,
+    local_etcd: bool,
+) -> Result<String, RenderError> {
+    let tls = &c["tls"];
+    let own_cert = truthy(&tls["cert"]) && truthy(&tls["key"]);
+    let prefix = if !local.is_empty() {
+        "local-".to_string()
+    } else if own_cert {
+        format!("{}.", sprintf_s(&c["name"]))
+    } else {
+        "common-".to_string()
+    };
+    let mut t = String::from("endpoints:");
+    if local_etcd {
+        t.push('\n');
+        t.push_str(&endpoints_yaml(ctx.v("etcd.endpoints")));
+    } else if !local.is_empty() {
+        t.push_str(&format!("\n- {local}"));
+    } else if truthy(&c["ips"]) {
+        t.push_str(&format!(
+            "\n- https://{}.{}:{}",
+            raw(&c["name"]),
+            raw(ctx.v("clustermesh.config.domain")),
+            raw(&c["port"])
+        ));
+    } else {
+        let address = &c["address"];
+        if address.is_null() || address.as_str() == Some("") {
+            return Err(ctx.invalid(
+                &format!("clustermesh.config.clusters.{index}.address"),
+                "is required for a cluster without ips (the chart fails with \"missing clustermesh.apiserver.config.clusters.address\")",
+            ));
+        }
+        t.push_str(&format!(
+            "\n- https://{}:{}",
+            print(address),
+            raw(&c["port"])
+        ));
+    }
+    if local_etcd {
+        if ctx.on("etcd.ssl") {
+            t.push_str("\ntrusted-ca-file: '/var/lib/etcd-secrets/etcd-client-ca.crt'");
+            t.push_str("\nkey-file: '/var/lib/etcd-secrets/etcd-client.key'");
+            t.push_str("\ncert-file: '/var/lib/etcd-secrets/etcd-client.crt'");
+        }
+    } else {
+        // A custom CA only counts together with a custom cert and key (else prefix is common-).
+        let ca_prefix = if !local.is_empty() || truthy(&tls["caCert"]) {
+            prefix.as_str()
+        } else {
+            "common-"
+        };
+        t.push_str(&format!(
+            "\ntrusted-ca-file: /var/lib/cilium/clustermesh/{ca_prefix}etcd-client-ca.crt"
+        ));
+        t.push_str(&format!(
+            "\nkey-file: /var/lib/cilium/clustermesh/{prefix}etcd-client.key"
+        ));
+        t.push_str(&format!(
+            "\ncert-file: /var/lib/cilium/clustermesh/{prefix}etcd-client.crt"
+        ));
+    }
+    Ok(t)
+}
+
+/// Go's `printf "%s"` of a value: strings as they are, anything else flagged as Go does.
+fn sprintf_s(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "%!s(<nil>)".into(),
+        Value::Bool(b) => format!("%!s(bool={b})"),
+        Value::Number(_) => format!("%!s(float64={})", print(v)),
+        other => print(other),
+    }
+}
+
+/// `toYaml` of the external etcd endpoints (a list of URLs in practice).
+fn endpoints_yaml(v: &Value) -> String {
+    let text = crate::yaml::write::to_string(v);
+    text.trim_end_matches('\n').to_string()
+}
+
+/// Standard base64 with padding (Sprig's `b64enc`).
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        out.push(A[(n >> 18) as usize & 63] as char);
+        out.push(A[(n >> 12) as usize & 63] as char);
+        out.push(if chunk.len() > 1 {
+            A[(n >> 6) as usize & 63] as char
+        } else {
+            '='
+        });
+        out.push(if chunk.len() > 2 {
+            A[n as usize & 63] as char
+        } else {
+            '='
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_padding() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"endpoints:"), "ZW5kcG9pbnRzOg==");
+    }
+}

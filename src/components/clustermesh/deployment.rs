@@ -1,0 +1,628 @@
+//! The clustermesh-apiserver Deployment: etcd (with its init container), the apiserver that
+//! mirrors CRD state into etcd, and KVStoreMesh that caches remote clusters.
+
+use serde_json::{json, Map, Value};
+
+use super::{labels, mesh_annotations, print_helm, spliced, with, State, API, APP};
+use crate::components::common::{common_labels, image, merged, metadata, priority_class, put};
+use crate::components::Ctx;
+use crate::error::RenderError;
+use crate::tmpl::{bare, truthy};
+
+/// The `defaultMode: 0400` of the chart's volumes (YAML reads the leading zero as octal).
+const MODE_0400: u64 = 0o400;
+
+fn p(key: &str) -> String {
+    format!("{API}.{key}")
+}
+
+fn config_map_env(name: &str, key: &str, optional: bool) -> Value {
+    let mut r = json!({"name": "cilium-config", "key": key});
+    if optional {
+        put(&mut r, "optional", Some(Value::Bool(true)));
+    }
+    json!({"name": name, "valueFrom": {"configMapKeyRef": r}})
+}
+
+fn field_env(name: &str, path: &str) -> Value {
+    json!({"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}})
+}
+
+fn mount(name: &str, path: &str, read_only: bool) -> Value {
+    let mut m = json!({"name": name, "mountPath": path});
+    if read_only {
+        put(&mut m, "readOnly", Some(Value::Bool(true)));
+    }
+    m
+}
+
+fn port(name: &str, number: Value) -> Value {
+    json!({"name": name, "containerPort": number, "protocol": "TCP"})
+}
+
+/// The readiness probe on a named port, with the user's probe settings merged in.
+fn readiness(port: &str, user: &Value) -> Value {
+    let base = json!({"httpGet": {"path": "/readyz", "port": port}});
+    merged(&[&base, user]).unwrap_or(base)
+}
+
+fn set(c: &mut Map<String, Value>, key: &str, v: Option<Value>) {
+    if let Some(v) = v {
+        c.insert(key.to_string(), v);
+    }
+}
+
+pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
+    let debug = ctx.on("debug.enabled");
+    let img = Value::String(image(ctx.v(&p("image"))));
+    let pull = bare(ctx.v(&p("image.pullPolicy")));
+    let legacy = ctx.text(&p("tls.authMode")) == "legacy";
+    let max_clusters = ctx.v("clustermesh.maxConnectedClusters");
+    let extra_mounts = spliced(ctx, &p("extraVolumeMounts"))?;
+    // 1.18.5 dropped the pod-IP based etcd URLs in favour of listening everywhere.
+    let pod_ip_urls = !ctx.plan.cilium.at_least(1, 18, 5);
+
+    let mut init_containers = Vec::new();
+    let mut containers = Vec::new();
+
+    if s.internal {
+        let mut args = vec![json!("etcdinit")];
+        if debug {
+            args.push(json!("--debug"));
+        }
+        args.extend([
+            json!("--etcd-cluster-name=clustermesh-apiserver"),
+            json!("--etcd-initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)"),
+            json!("--etcd-data-dir=/var/run/etcd"),
+        ]);
+        args.extend(spliced(ctx, &p("etcd.init.extraArgs"))?);
+        let mut env = vec![
+            config_map_env("CILIUM_CLUSTER_NAME", "cluster-name", false),
+            field_env("INITIAL_CLUSTER_TOKEN", "metadata.uid"),
+        ];
+        env.extend(spliced(ctx, &p("etcd.init.extraEnv"))?);
+        let mut mounts = vec![mount("etcd-data-dir", "/var/run/etcd", false)];
+        mounts.extend(extra_mounts.iter().cloned());
+        let mut c = Map::new();
+        c.insert("name".into(), json!("etcd-init"));
+        c.insert("image".into(), img.clone());
+        c.insert("imagePullPolicy".into(), pull.clone());
+        c.insert("command".into(), json!(["/usr/bin/clustermesh-apiserver"]));
+        c.insert("args".into(), Value::Array(args));
+        c.insert("env".into(), Value::Array(env));
+        set(
+            &mut c,
+            "securityContext",
+            with(ctx.v(&p("etcd.securityContext"))),
+        );
+        c.insert("volumeMounts".into(), Value::Array(mounts));
+        c.insert(
+            "terminationMessagePolicy".into(),
+            json!("FallbackToLogsOnError"),
+        );
+        set(&mut c, "resources", with(ctx.v(&p("etcd.init.resources"))));
+        init_containers.push(Value::Object(c));
+
+        let etcd_metrics = ctx.on(&p("metrics.etcd.enabled"));
+        let mut args = vec![
+            json!("--data-dir=/var/run/etcd"),
+            json!("--name=clustermesh-apiserver"),
+            json!("--client-cert-auth"),
+            json!("--trusted-ca-file=/var/lib/etcd-secrets/ca.crt"),
+            json!("--cert-file=/var/lib/etcd-secrets/tls.crt"),
+            json!("--key-file=/var/lib/etcd-secrets/tls.key"),
+        ];
+        if pod_ip_urls {
+            args.push(json!(
+                "--listen-client-urls=https://127.0.0.1:2379,https://[$(HOSTNAME_IP)]:2379"
+            ));
+            args.push(json!(
+                "--advertise-client-urls=https://[$(HOSTNAME_IP)]:2379"
+            ));
+        } else {
+            args.push(json!("--listen-client-urls=https://0.0.0.0:2379"));
+            args.push(json!("--advertise-client-urls=https://localhost:2379"));
+        }
+        args.push(json!("--initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)"));
+        args.push(json!("--auto-compaction-retention=1"));
+        if etcd_metrics {
+            let host = if pod_ip_urls {
+                "[$(HOSTNAME_IP)]"
+            } else {
+                "0.0.0.0"
+            };
+            args.push(Value::String(format!(
+                "--listen-metrics-urls=http://{host}:{}",
+                print_helm(ctx.v(&p("metrics.etcd.port")))
+            )));
+            args.push(Value::String(format!(
+                "--metrics={}",
+                print_helm(ctx.v(&p("metrics.etcd.mode")))
+            )));
+        }
+        let mut env = vec![json!({"name": "ETCDCTL_API", "value": "3"})];
+        if pod_ip_urls {
+            env.push(field_env("HOSTNAME_IP", "status.podIP"));
+        }
+        env.push(field_env("INITIAL_CLUSTER_TOKEN", "metadata.uid"));
+        let mut ports = vec![json!({"name": "etcd", "containerPort": 2379, "protocol": "TCP"})];
+        if etcd_metrics {
+            ports.push(port("etcd-metrics", bare(ctx.v(&p("metrics.etcd.port")))));
+        }
+        let mut mounts = vec![
+            mount("etcd-server-secrets", "/var/lib/etcd-secrets", true),
+            mount("etcd-data-dir", "/var/run/etcd", false),
+        ];
+        mounts.extend(extra_mounts.iter().cloned());
+        let mut c = Map::new();
+        c.insert("name".into(), json!("etcd"));
+        c.insert("image".into(), img.clone());
+        c.insert("imagePullPolicy".into(), pull.clone());
+        c.insert("command".into(), json!(["/usr/bin/etcd"]));
+        c.insert("args".into(), Value::Array(args));
+        c.insert("env".into(), Value::Array(env));
+        c.insert("ports".into(), Value::Array(ports));
+        c.insert("volumeMounts".into(), Value::Array(mounts));
+        c.insert(
+            "terminationMessagePolicy".into(),
+            json!("FallbackToLogsOnError"),
+        );
+        set(&mut c, "resources", with(ctx.v(&p("etcd.resources"))));
+        set(
+            &mut c,
+            "securityContext",
+            with(ctx.v(&p("etcd.securityContext"))),
+        );
+        set(&mut c, "lifecycle", with(ctx.v(&p("etcd.lifecycle"))));
+        containers.push(Value::Object(c));
+    }
+
+    if s.crd {
+        let metrics = ctx.on(&p("metrics.enabled"));
+        let mut args = vec![json!("clustermesh")];
+        if debug {
+            args.push(json!("--debug"));
+        }
+        args.extend([
+            json!("--cluster-name=$(CLUSTER_NAME)"),
+            json!("--cluster-id=$(CLUSTER_ID)"),
+            json!("--kvstore-opt=etcd.config=/var/lib/cilium/etcd-config.yaml"),
+            json!("--kvstore-opt=etcd.qps=20"),
+            json!("--kvstore-opt=etcd.bootstrapQps=10000"),
+        ]);
+        if !max_clusters.is_null() {
+            args.push(Value::String(format!(
+                "--max-connected-clusters={}",
+                print_helm(max_clusters)
+            )));
+        }
+        args.push(Value::String(format!(
+            "--health-port={}",
+            print_helm(ctx.v(&p("healthPort")))
+        )));
+        if !legacy {
+            args.push(json!("--cluster-users-enabled"));
+            args.push(json!(
+                "--cluster-users-config-path=/var/lib/cilium/etcd-config/users.yaml"
+            ));
+        }
+        if metrics {
+            args.push(Value::String(format!(
+                "--prometheus-serve-addr=:{}",
+                print_helm(ctx.v(&p("metrics.port")))
+            )));
+            args.push(json!("--controller-group-metrics=all"));
+        }
+        if ctx.on("clustermesh.enableMCSAPISupport") {
+            args.push(json!("--clustermesh-enable-mcs-api"));
+        }
+        if ctx.on("ciliumEndpointSlice.enabled") {
+            args.push(json!("--enable-cilium-endpoint-slice"));
+        }
+        args.extend(spliced(ctx, &p("extraArgs"))?);
+        let mut env = vec![
+            config_map_env("CLUSTER_NAME", "cluster-name", false),
+            config_map_env("CLUSTER_ID", "cluster-id", true),
+            config_map_env(
+                "ENABLE_K8S_ENDPOINT_SLICE",
+                "enable-k8s-endpoint-slice",
+                true,
+            ),
+        ];
+        let extra_env = spliced(ctx, &p("extraEnv"))?;
+        // Before 1.18.1 the chart placed these entries after the readiness probe, where they
+        // break the Deployment's YAML, so Helm itself cannot render them.
+        if !extra_env.is_empty() && !ctx.plan.cilium.at_least(1, 18, 1) {
+            return Err(ctx.invalid(
+                &p("extraEnv"),
+                format!(
+                    "Cilium {}'s chart writes these entries where they make the Deployment invalid YAML (Helm fails too); leave it empty or use Cilium 1.18.1 or later",
+                    ctx.plan.cilium
+                ),
+            ));
+        }
+        env.extend(extra_env);
+        let mut ports = vec![port("apiserv-health", bare(ctx.v(&p("healthPort"))))];
+        if metrics {
+            ports.push(port("apiserv-metrics", bare(ctx.v(&p("metrics.port")))));
+        }
+        let mut mounts = vec![mount(
+            "etcd-admin-client",
+            "/var/lib/cilium/etcd-secrets",
+            true,
+        )];
+        if !legacy {
+            mounts.push(mount(
+                "etcd-users-config",
+                "/var/lib/cilium/etcd-config",
+                true,
+            ));
+        }
+        mounts.extend(extra_mounts.iter().cloned());
+        let mut c = Map::new();
+        c.insert("name".into(), json!("apiserver"));
+        c.insert("image".into(), img.clone());
+        c.insert("imagePullPolicy".into(), pull.clone());
+        c.insert("command".into(), json!(["/usr/bin/clustermesh-apiserver"]));
+        c.insert("args".into(), Value::Array(args));
+        c.insert("env".into(), Value::Array(env));
+        c.insert(
+            "readinessProbe".into(),
+            readiness("apiserv-health", ctx.v(&p("readinessProbe"))),
+        );
+        c.insert("ports".into(), Value::Array(ports));
+        set(&mut c, "resources", with(ctx.v(&p("resources"))));
+        c.insert("volumeMounts".into(), Value::Array(mounts));
+        c.insert(
+            "terminationMessagePolicy".into(),
+            json!("FallbackToLogsOnError"),
+        );
+        set(
+            &mut c,
+            "securityContext",
+            with(ctx.v(&p("securityContext"))),
+        );
+        set(&mut c, "lifecycle", with(ctx.v(&p("lifecycle"))));
+        containers.push(Value::Object(c));
+    }
+
+    if s.kvstoremesh {
+        let k = |key: &str| p(&format!("kvstoremesh.{key}"));
+        let metrics = s.kvstoremesh_metrics(ctx);
+        let mut args = vec![json!("kvstoremesh")];
+        if debug {
+            args.push(json!("--debug"));
+        }
+        args.extend([
+            json!("--cluster-name=$(CLUSTER_NAME)"),
+            json!("--cluster-id=$(CLUSTER_ID)"),
+            json!("--kvstore-opt=etcd.config=/var/lib/cilium/etcd-config.yaml"),
+            json!("--kvstore-opt=etcd.qps=100"),
+        ]);
+        if !s.external {
+            args.push(json!("--kvstore-opt=etcd.bootstrapQps=10000"));
+        }
+        args.push(json!("--kvstore-opt=etcd.maxInflight=10"));
+        args.push(json!("--clustermesh-config=/var/lib/cilium/clustermesh"));
+        if !max_clusters.is_null() {
+            args.push(Value::String(format!(
+                "--max-connected-clusters={}",
+                print_helm(max_clusters)
+            )));
+        }
+        args.push(Value::String(format!(
+            "--health-port={}",
+            print_helm(ctx.v(&k("healthPort")))
+        )));
+        if metrics {
+            args.push(Value::String(format!(
+                "--prometheus-serve-addr=:{}",
+                print_helm(ctx.v(&p("metrics.kvstoremesh.port")))
+            )));
+            args.push(json!("--controller-group-metrics=all"));
+        }
+        args.push(Value::String(format!("--enable-heartbeat={}", !s.crd)));
+        args.extend(spliced(ctx, &k("extraArgs"))?);
+        let mut env = vec![
+            config_map_env("CLUSTER_NAME", "cluster-name", false),
+            config_map_env("CLUSTER_ID", "cluster-id", false),
+        ];
+        env.extend(spliced(ctx, &k("extraEnv"))?);
+        let mut ports = vec![port("kvmesh-health", bare(ctx.v(&k("healthPort"))))];
+        if metrics {
+            ports.push(port(
+                "kvmesh-metrics",
+                bare(ctx.v(&p("metrics.kvstoremesh.port"))),
+            ));
+        }
+        let mut mounts = Vec::new();
+        if s.internal {
+            mounts.push(mount(
+                "etcd-admin-client",
+                "/var/lib/cilium/etcd-secrets",
+                true,
+            ));
+        }
+        mounts.push(mount(
+            "kvstoremesh-secrets",
+            "/var/lib/cilium/clustermesh",
+            true,
+        ));
+        if s.external {
+            mounts.push(mount("etcd-config", "/var/lib/cilium", true));
+        }
+        mounts.extend(spliced(ctx, &k("extraVolumeMounts"))?);
+        let mut c = Map::new();
+        c.insert("name".into(), json!("kvstoremesh"));
+        c.insert("image".into(), img.clone());
+        c.insert("imagePullPolicy".into(), pull.clone());
+        c.insert("command".into(), json!(["/usr/bin/clustermesh-apiserver"]));
+        c.insert("args".into(), Value::Array(args));
+        c.insert(
+            "readinessProbe".into(),
+            readiness("kvmesh-health", ctx.v(&k("readinessProbe"))),
+        );
+        c.insert("env".into(), Value::Array(env));
+        c.insert("ports".into(), Value::Array(ports));
+        set(&mut c, "resources", with(ctx.v(&k("resources"))));
+        c.insert("volumeMounts".into(), Value::Array(mounts));
+        c.insert(
+            "terminationMessagePolicy".into(),
+            json!("FallbackToLogsOnError"),
+        );
+        set(
+            &mut c,
+            "securityContext",
+            with(ctx.v(&k("securityContext"))),
+        );
+        set(&mut c, "lifecycle", with(ctx.v(&k("lifecycle"))));
+        containers.push(Value::Object(c));
+    }
+
+    let volumes = volumes(ctx, s, legacy)?;
+
+    let mut pod = Map::new();
+    set(
+        &mut pod,
+        "imagePullSecrets",
+        with(ctx.v("imagePullSecrets")),
+    );
+    set(
+        &mut pod,
+        "securityContext",
+        with(ctx.v(&p("podSecurityContext"))),
+    );
+    if s.internal {
+        pod.insert("initContainers".into(), Value::Array(init_containers));
+    }
+    if !containers.is_empty() {
+        pod.insert("containers".into(), Value::Array(containers));
+    }
+    if !volumes.is_empty() {
+        pod.insert("volumes".into(), Value::Array(volumes));
+    }
+    pod.insert("restartPolicy".into(), json!("Always"));
+    set(
+        &mut pod,
+        "priorityClassName",
+        priority_class(
+            ctx,
+            ctx.v(&p("priorityClassName")),
+            "system-cluster-critical",
+        )
+        .map(|c| bare(&Value::String(c))),
+    );
+    pod.insert(
+        "serviceAccountName".into(),
+        Value::String(ctx.text("serviceAccounts.clustermeshApiserver.name")),
+    );
+    pod.insert(
+        "terminationGracePeriodSeconds".into(),
+        bare(ctx.v(&p("terminationGracePeriodSeconds"))),
+    );
+    pod.insert(
+        "automountServiceAccountToken".into(),
+        bare(ctx.v("serviceAccounts.clustermeshApiserver.automount")),
+    );
+    set(&mut pod, "affinity", with(ctx.v(&p("affinity"))));
+    set(
+        &mut pod,
+        "topologySpreadConstraints",
+        topology_spread(ctx.v(&p("topologySpreadConstraints"))),
+    );
+    set(&mut pod, "nodeSelector", with(ctx.v(&p("nodeSelector"))));
+    set(&mut pod, "tolerations", with(ctx.v(&p("tolerations"))));
+    if ctx.on("clustermesh.config.enabled") && s.kvstoremesh {
+        set(&mut pod, "hostAliases", host_aliases(ctx));
+    }
+
+    let pod_annotations = merged(&[
+        ctx.v(&p("podAnnotations")),
+        &json!({"kubectl.kubernetes.io/default-container": "apiserver"}),
+    ]);
+    let pod_labels = labels(
+        &[
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", APP),
+            ("k8s-app", APP),
+        ],
+        &[ctx.v("commonLabels"), ctx.v(&p("podLabels"))],
+    );
+    let mut template_meta = Map::new();
+    set(&mut template_meta, "annotations", pod_annotations);
+    set(&mut template_meta, "labels", pod_labels);
+
+    let mut spec = Map::new();
+    spec.insert("replicas".into(), bare(ctx.v(&p("replicas"))));
+    spec.insert("selector".into(), json!({"matchLabels": {"k8s-app": APP}}));
+    if s.external {
+        // KVStoreMesh takes no lock on an external etcd, so two Pods must never overlap.
+        spec.insert("strategy".into(), json!({"type": "Recreate"}));
+    } else {
+        set(&mut spec, "strategy", with(ctx.v(&p("updateStrategy"))));
+    }
+    spec.insert(
+        "template".into(),
+        json!({"metadata": template_meta, "spec": pod}),
+    );
+
+    let labels = labels(
+        &[
+            ("k8s-app", APP),
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", APP),
+        ],
+        &[&common_labels(ctx).unwrap_or(Value::Null)],
+    );
+    Ok(json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(APP, Some(&s.namespace), labels, mesh_annotations(ctx)),
+        "spec": spec,
+    }))
+}
+
+/// The CA source of a projected volume: the secret's own `ca.crt`, or the CA bundle.
+fn ca_bundle_source(ctx: &Ctx, path: &str, optional: bool) -> Value {
+    let kind = if ctx.on("tls.caBundle.useSecret") {
+        "secret"
+    } else {
+        "configMap"
+    };
+    let mut src = json!({
+        "name": bare(ctx.v("tls.caBundle.name")),
+        "items": [{"key": bare(ctx.v("tls.caBundle.key")), "path": path}],
+    });
+    if optional {
+        put(&mut src, "optional", Some(Value::Bool(true)));
+    }
+    json!({ kind: src })
+}
+
+/// A projected volume of one cert Secret (tls.crt/tls.key) plus its CA.
+fn cert_volume(ctx: &Ctx, name: &str, secret: &str) -> Value {
+    let bundle = ctx.on("tls.caBundle.enabled");
+    let mut items = vec![
+        json!({"key": "tls.crt", "path": "tls.crt"}),
+        json!({"key": "tls.key", "path": "tls.key"}),
+    ];
+    if !bundle {
+        items.push(json!({"key": "ca.crt", "path": "ca.crt"}));
+    }
+    let mut sources = vec![json!({"secret": {"name": secret, "items": items}})];
+    if bundle {
+        sources.push(ca_bundle_source(ctx, "ca.crt", false));
+    }
+    json!({"name": name, "projected": {"defaultMode": MODE_0400, "sources": sources}})
+}
+
+fn volumes(ctx: &Ctx, s: &State, legacy: bool) -> Result<Vec<Value>, RenderError> {
+    let mut v = Vec::new();
+    if s.internal {
+        v.push(cert_volume(
+            ctx,
+            "etcd-server-secrets",
+            "clustermesh-apiserver-server-cert",
+        ));
+        v.push(cert_volume(
+            ctx,
+            "etcd-admin-client",
+            "clustermesh-apiserver-admin-cert",
+        ));
+        if !legacy {
+            v.push(json!({
+                "name": "etcd-users-config",
+                "configMap": {"name": "clustermesh-remote-users", "defaultMode": MODE_0400},
+            }));
+        }
+        let medium = if ctx.v(&p("etcd.storageMedium")).as_str() == Some("Memory") {
+            "Memory"
+        } else {
+            ""
+        };
+        v.push(json!({"name": "etcd-data-dir", "emptyDir": {"medium": medium}}));
+    }
+    if s.kvstoremesh {
+        // The CA bundle option reached this volume in 1.18.5.
+        let bundle = ctx.on("tls.caBundle.enabled") && ctx.plan.cilium.at_least(1, 18, 5);
+        let mut items = vec![
+            json!({"key": "tls.key", "path": "common-etcd-client.key"}),
+            json!({"key": "tls.crt", "path": "common-etcd-client.crt"}),
+        ];
+        if !bundle {
+            items.push(json!({"key": "ca.crt", "path": "common-etcd-client-ca.crt"}));
+        }
+        let mut sources = vec![
+            json!({"secret": {"name": "cilium-kvstoremesh", "optional": true}}),
+            json!({"secret": {
+                "name": "clustermesh-apiserver-remote-cert",
+                "optional": true,
+                "items": items,
+            }}),
+        ];
+        if bundle {
+            sources.push(ca_bundle_source(ctx, "common-etcd-client-ca.crt", true));
+        }
+        v.push(json!({
+            "name": "kvstoremesh-secrets",
+            "projected": {"defaultMode": MODE_0400, "sources": sources},
+        }));
+        if s.external {
+            v.push(json!({
+                "name": "etcd-config",
+                "configMap": {
+                    "name": "cilium-config",
+                    "defaultMode": MODE_0400,
+                    "items": [{"key": "etcd-config", "path": "etcd-config.yaml"}],
+                },
+            }));
+        }
+    }
+    v.extend(spliced(ctx, &p("extraVolumes"))?);
+    Ok(v)
+}
+
+/// Each constraint as given, selecting the apiserver Pods unless it names its own selector.
+fn topology_spread(v: &Value) -> Option<Value> {
+    let Value::Array(list) = v else {
+        return with(v);
+    };
+    if list.is_empty() {
+        return None;
+    }
+    let out = list
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            if !truthy(&c["labelSelector"]) {
+                if let Value::Object(m) = &mut c {
+                    m.insert(
+                        "labelSelector".into(),
+                        json!({"matchLabels": {"k8s-app": APP}}),
+                    );
+                }
+            }
+            c
+        })
+        .collect();
+    Some(Value::Array(out))
+}
+
+/// Remote clusters given by IP resolve through host aliases under the mesh domain.
+fn host_aliases(ctx: &Ctx) -> Option<Value> {
+    let Value::Array(clusters) = ctx.v("clustermesh.config.clusters") else {
+        return None;
+    };
+    let domain = print_helm(ctx.v("clustermesh.config.domain"));
+    let mut out = Vec::new();
+    for c in clusters {
+        let Value::Array(ips) = &c["ips"] else {
+            continue;
+        };
+        let host = format!("{}.{domain}", print_helm(&c["name"]));
+        for ip in ips {
+            out.push(json!({"ip": bare(ip), "hostnames": [host]}));
+        }
+    }
+    (!out.is_empty()).then_some(Value::Array(out))
+}

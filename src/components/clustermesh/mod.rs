@@ -1,0 +1,658 @@
+//! Mirrors the chart's templates: clustermesh-apiserver/, clustermesh-config/
+//!
+//! The apiserver Deployment lives in `deployment`, its certificates (certgen CronJob/Job,
+//! cert-manager Certificates, provided Secrets) in `tls`, and the `cilium-clustermesh` /
+//! `cilium-kvstoremesh` Secrets in `config`. The remaining small objects are built here.
+
+mod config;
+mod deployment;
+mod tls;
+
+use serde_json::{json, Map, Value};
+
+use super::common::{common_labels, identity_allocation_crd, merged, metadata, put};
+use super::Ctx;
+use crate::error::RenderError;
+use crate::tmpl::{bare, print, quote, truthy};
+
+const API: &str = "clustermesh.apiserver";
+const APP: &str = "clustermesh-apiserver";
+
+pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    validate(ctx)?;
+    let mut out = Vec::new();
+    out.extend(config::render(ctx)?);
+    if !ctx.on("clustermesh.useAPIServer") {
+        return Ok(out);
+    }
+    let s = State::new(ctx);
+    out.push(deployment::render(ctx, &s)?);
+    out.extend(tls::render(ctx, &s)?);
+    if s.internal {
+        out.push(service(ctx)?);
+    }
+    if let Some(m) = metrics_service(ctx, &s) {
+        out.push(m);
+    }
+    if let Some(m) = service_monitor(ctx, &s)? {
+        out.push(m);
+    }
+    if ctx.on("clustermesh.apiserver.podDisruptionBudget.enabled") {
+        out.push(pod_disruption_budget(ctx));
+    }
+    let sa_create = ctx.on("serviceAccounts.clustermeshApiserver.create");
+    if sa_create {
+        out.push(service_account(ctx));
+    }
+    if sa_create && ctx.on("rbac.create") && s.internal && s.crd {
+        out.push(cluster_role(ctx));
+        out.push(cluster_role_binding(ctx));
+    }
+    if s.internal && s.crd && ctx.text("clustermesh.apiserver.tls.authMode") != "legacy" {
+        out.push(users_config_map(ctx));
+    }
+    Ok(out)
+}
+
+/// Facts several templates branch on, read once.
+pub(crate) struct State {
+    /// kvstoreMode "internal": the Pod runs its own etcd.
+    internal: bool,
+    /// kvstoreMode "external": KVStoreMesh writes into the cluster's existing etcd.
+    external: bool,
+    /// Identities live in CRDs, so the apiserver container mirrors them into etcd.
+    crd: bool,
+    kvstoremesh: bool,
+    namespace: String,
+}
+
+impl State {
+    fn new(ctx: &Ctx) -> State {
+        let mode = ctx.v("clustermesh.apiserver.kvstoremesh.kvstoreMode");
+        State {
+            internal: mode.as_str() == Some("internal"),
+            external: mode.as_str() == Some("external"),
+            crd: identity_allocation_crd(ctx),
+            kvstoremesh: ctx.on("clustermesh.apiserver.kvstoremesh.enabled"),
+            namespace: ctx.namespace(),
+        }
+    }
+
+    /// KVStoreMesh runs and exposes metrics.
+    fn kvstoremesh_metrics(&self, ctx: &Ctx) -> bool {
+        self.kvstoremesh && ctx.on("clustermesh.apiserver.metrics.kvstoremesh.enabled")
+    }
+
+    /// Any of the three metrics endpoints is on, so the metrics Service (and monitor) exist.
+    fn any_metrics(&self, ctx: &Ctx) -> bool {
+        ctx.on("clustermesh.apiserver.metrics.enabled")
+            || self.kvstoremesh_metrics(ctx)
+            || ctx.on("clustermesh.apiserver.metrics.etcd.enabled")
+    }
+}
+
+/// The chart's `fail` checks that concern Cluster Mesh (validate.yaml and the Deployment).
+fn validate(ctx: &Ctx) -> Result<(), RenderError> {
+    let mode_path = "clustermesh.apiserver.kvstoremesh.kvstoreMode";
+    let mode = ctx.v(mode_path).as_str().unwrap_or_default();
+    if mode != "internal" && mode != "external" {
+        return Err(ctx.invalid(mode_path, "must be \"internal\" or \"external\""));
+    }
+    let use_api = ctx.on("clustermesh.useAPIServer");
+    let kvstoremesh = ctx.on("clustermesh.apiserver.kvstoremesh.enabled");
+    if use_api {
+        if identity_allocation_crd(ctx) {
+            if ctx.on("disableEndpointCRD") {
+                return Err(ctx.invalid(
+                    "disableEndpointCRD",
+                    "the clustermesh-apiserver (clustermesh.useAPIServer) cannot run with disableEndpointCRD: true",
+                ));
+            }
+        } else if !kvstoremesh {
+            return Err(ctx.invalid(
+                "clustermesh.apiserver.kvstoremesh.enabled",
+                format!(
+                    "KVStoreMesh cannot be disabled with identityAllocationMode {}; to join a Cluster Mesh without it, configure the remote kvstores in clustermesh.config instead",
+                    ctx.text("identityAllocationMode")
+                ),
+            ));
+        }
+    }
+    if mode == "external" {
+        if !use_api {
+            return Err(ctx.invalid(
+                mode_path,
+                "\"external\" needs clustermesh.useAPIServer: true",
+            ));
+        }
+        if !kvstoremesh {
+            return Err(ctx.invalid(
+                mode_path,
+                "\"external\" needs clustermesh.apiserver.kvstoremesh.enabled: true",
+            ));
+        }
+        if print_helm(ctx.v("clustermesh.apiserver.replicas")) != "1" {
+            return Err(ctx.invalid(
+                "clustermesh.apiserver.replicas",
+                "only one clustermesh-apiserver replica can run with kvstoreMode \"external\"",
+            ));
+        }
+        let ia = ctx.text("identityAllocationMode");
+        if !matches!(
+            ia.as_str(),
+            "kvstore" | "doublewrite-readkvstore" | "doublewrite-readcrd"
+        ) {
+            return Err(ctx.invalid(
+                mode_path,
+                format!("\"external\" cannot be combined with identityAllocationMode {ia}; use kvstore, doublewrite-readkvstore or doublewrite-readcrd"),
+            ));
+        }
+    }
+    let max = to_int64(ctx.v("clustermesh.maxConnectedClusters"));
+    if max != 255 && max != 511 {
+        return Err(ctx.invalid("clustermesh.maxConnectedClusters", "must be 255 or 511"));
+    }
+    if use_api
+        && ctx.on("clustermesh.apiserver.tls.auto.enabled")
+        && ctx.text("clustermesh.apiserver.tls.auto.method") == "certmanager"
+        && !ctx.on("clustermesh.apiserver.tls.auto.certManagerIssuerRef")
+    {
+        return Err(ctx.invalid(
+            "clustermesh.apiserver.tls.auto.certManagerIssuerRef",
+            "the \"certmanager\" TLS method needs an issuer reference (group, kind, name)",
+        ));
+    }
+    if use_api {
+        let auth = ctx.v("clustermesh.apiserver.tls.authMode").as_str();
+        if !matches!(auth, Some("legacy" | "migration" | "cluster")) {
+            return Err(ctx.invalid(
+                "clustermesh.apiserver.tls.authMode",
+                "must be one of legacy, migration, cluster",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How a value prints in the final output, where Helm blanks out `<no value>`.
+fn print_helm(v: &Value) -> String {
+    quote(v)
+}
+
+/// A label map: the fixed labels first, then each user map (later keys win, as duplicate YAML
+/// keys resolve).
+fn labels(fixed: &[(&str, &str)], extra: &[&Value]) -> Option<Value> {
+    let base: Map<String, Value> = fixed
+        .iter()
+        .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+        .collect();
+    let base = Value::Object(base);
+    let mut all: Vec<&Value> = vec![&base];
+    all.extend_from_slice(extra);
+    merged(&all)
+}
+
+fn app_labels(ctx: &Ctx) -> Option<Value> {
+    labels(
+        &[
+            ("k8s-app", APP),
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", APP),
+        ],
+        &[&common_labels(ctx).unwrap_or(Value::Null)],
+    )
+}
+
+fn part_of_labels(ctx: &Ctx) -> Option<Value> {
+    labels(
+        &[("app.kubernetes.io/part-of", "cilium")],
+        &[&common_labels(ctx).unwrap_or(Value::Null)],
+    )
+}
+
+/// `clustermesh.annotations`, when set.
+fn mesh_annotations(ctx: &Ctx) -> Option<Value> {
+    let a = ctx.v("clustermesh.annotations");
+    truthy(a).then(|| a.clone())
+}
+
+/// A value the chart inserts with `toYaml` under a key, when `with` finds it set.
+fn with(v: &Value) -> Option<Value> {
+    truthy(v).then(|| v.clone())
+}
+
+/// The items of a list the chart splices into one of its own lists with `toYaml`; anything but
+/// a list would break the YAML, so it is refused.
+fn spliced(ctx: &Ctx, path: &str) -> Result<Vec<Value>, RenderError> {
+    match ctx.v(path) {
+        Value::Array(a) => Ok(a.clone()),
+        v if !truthy(v) => Ok(Vec::new()),
+        _ => Err(ctx.invalid(path, "must be a list")),
+    }
+}
+
+/// Sprig's int64 conversion (`mul`, `int`): numbers truncate, strings parse, else 0.
+fn to_int64(v: &Value) -> i64 {
+    match v {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().map(|f| f as i64))
+            .unwrap_or(0),
+        Value::String(s) => parse_go_int(s.trim()).unwrap_or(0),
+        Value::Bool(b) => i64::from(*b),
+        _ => 0,
+    }
+}
+
+/// strconv.ParseInt(s, 0, 64): optional sign, then decimal, 0x hex, 0o/0 octal or 0b binary.
+fn parse_go_int(s: &str) -> Option<i64> {
+    let (neg, rest) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let rest = rest.replace('_', "");
+    let lower = rest.to_ascii_lowercase();
+    let n = if let Some(h) = lower.strip_prefix("0x") {
+        i64::from_str_radix(h, 16).ok()?
+    } else if let Some(b) = lower.strip_prefix("0b") {
+        i64::from_str_radix(b, 2).ok()?
+    } else if let Some(o) = lower.strip_prefix("0o") {
+        i64::from_str_radix(o, 8).ok()?
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        i64::from_str_radix(&lower[1..], 8).ok()?
+    } else {
+        lower.parse::<i64>().ok()?
+    };
+    Some(if neg { -n } else { n })
+}
+
+/// Sprig's `quote` of one value as text (Go's %q): nil quotes to nothing.
+fn go_quote(v: &Value) -> String {
+    if v.is_null() {
+        return String::new();
+    }
+    let s = print(v);
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn service(ctx: &Ctx) -> Result<Value, RenderError> {
+    let p = |k: &str| format!("{API}.service.{k}");
+    let ty = ctx.v(&p("type"));
+    let ty_s = ty.as_str().unwrap_or_default();
+    let lb = ty_s == "LoadBalancer";
+    let mut port = json!({"port": 2379});
+    if ty_s == "NodePort" && ctx.on(&p("nodePort")) {
+        put(&mut port, "nodePort", Some(bare(ctx.v(&p("nodePort")))));
+    }
+    let mut spec = json!({
+        "type": bare(ty),
+        "selector": {"k8s-app": APP},
+        "ports": [port],
+    });
+    for key in ["loadBalancerClass", "loadBalancerIP"] {
+        if lb && ctx.on(&p(key)) {
+            put(&mut spec, key, Some(bare(ctx.v(&p(key)))));
+        }
+    }
+    if lb && ctx.on(&p("loadBalancerSourceRanges")) {
+        put(
+            &mut spec,
+            "loadBalancerSourceRanges",
+            with(ctx.v(&p("loadBalancerSourceRanges"))),
+        );
+    }
+    for key in ["externalTrafficPolicy", "internalTrafficPolicy"] {
+        if ctx.on(&p(key)) {
+            put(&mut spec, key, Some(bare(ctx.v(&p(key)))));
+        }
+    }
+    let affinity = ctx.v(&p("enableSessionAffinity")).as_str();
+    if affinity == Some("Always")
+        || (affinity == Some("HAOnly") && to_int64(ctx.v(&format!("{API}.replicas"))) > 1)
+    {
+        put(
+            &mut spec,
+            "sessionAffinity",
+            Some(Value::String("ClientIP".into())),
+        );
+    }
+    let labels = labels(
+        &[
+            ("k8s-app", APP),
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", APP),
+        ],
+        &[ctx.v("commonLabels"), ctx.v(&p("labels"))],
+    );
+    let annotations = merged(&[ctx.v("clustermesh.annotations"), ctx.v(&p("annotations"))]);
+    Ok(json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(APP, Some(&ctx.namespace()), labels, annotations),
+        "spec": spec,
+    }))
+}
+
+fn metrics_service(ctx: &Ctx, s: &State) -> Option<Value> {
+    if !s.any_metrics(ctx) {
+        return None;
+    }
+    let m = |k: &str| format!("{API}.metrics.{k}");
+    let port = |name: &str, path: &str| json!({"name": name, "port": bare(ctx.v(path)), "protocol": "TCP", "targetPort": name});
+    let mut ports = Vec::new();
+    if s.internal && s.crd && ctx.on(&m("enabled")) {
+        ports.push(port("apiserv-metrics", &m("port")));
+    }
+    if s.kvstoremesh_metrics(ctx) {
+        ports.push(port("kvmesh-metrics", &m("kvstoremesh.port")));
+    }
+    if s.internal && ctx.on(&m("etcd.enabled")) {
+        ports.push(port("etcd-metrics", &m("etcd.port")));
+    }
+    let labels = labels(
+        &[
+            ("k8s-app", APP),
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", APP),
+            ("app.kubernetes.io/component", "metrics"),
+        ],
+        &[ctx.v("commonLabels")],
+    );
+    let mut spec = json!({
+        "clusterIP": "None",
+        "type": "ClusterIP",
+        "selector": {"k8s-app": APP},
+    });
+    if !ports.is_empty() {
+        put(&mut spec, "ports", Some(Value::Array(ports)));
+    }
+    Some(json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(
+            "clustermesh-apiserver-metrics",
+            Some(&ctx.namespace()),
+            labels,
+            mesh_annotations(ctx),
+        ),
+        "spec": spec,
+    }))
+}
+
+fn service_monitor(ctx: &Ctx, s: &State) -> Result<Option<Value>, RenderError> {
+    let sm = |k: &str| format!("{API}.metrics.serviceMonitor.{k}");
+    if !s.any_metrics(ctx) || !ctx.on(&sm("enabled")) {
+        return Ok(None);
+    }
+    // One scrape endpoint per metrics port; `prefix` picks the per-endpoint settings block.
+    let endpoint = |port: &str, prefix: &str| {
+        let k = |key: &str| format!("{API}.metrics.serviceMonitor.{prefix}{key}");
+        let mut e = json!({
+            "port": port,
+            "interval": quote(ctx.v(&k("interval"))),
+            "honorLabels": true,
+            "path": "/metrics",
+        });
+        if ctx.on(&k("scrapeTimeout")) {
+            put(
+                &mut e,
+                "scrapeTimeout",
+                Some(Value::String(quote(ctx.v(&k("scrapeTimeout"))))),
+            );
+        }
+        put(&mut e, "relabelings", with(ctx.v(&k("relabelings"))));
+        put(
+            &mut e,
+            "metricRelabelings",
+            with(ctx.v(&k("metricRelabelings"))),
+        );
+        e
+    };
+    let mut endpoints = Vec::new();
+    if ctx.on(&format!("{API}.metrics.enabled")) && s.internal && s.crd {
+        endpoints.push(endpoint("apiserv-metrics", ""));
+    }
+    if s.kvstoremesh_metrics(ctx) {
+        endpoints.push(endpoint("kvmesh-metrics", "kvstoremesh."));
+    }
+    if ctx.on(&format!("{API}.metrics.etcd.enabled")) && s.internal {
+        endpoints.push(endpoint("etcd-metrics", "etcd."));
+    }
+    let ns = ctx.v(&sm("namespace"));
+    let ns = if truthy(ns) {
+        print(ns)
+    } else {
+        s.namespace.clone()
+    };
+    let mut fixed = vec![("app.kubernetes.io/part-of", "cilium")];
+    // The name label was added in 1.18.2.
+    if ctx.plan.cilium.at_least(1, 18, 2) {
+        fixed.push(("app.kubernetes.io/name", APP));
+    }
+    let labels = labels(&fixed, &[ctx.v("commonLabels"), ctx.v(&sm("labels"))]);
+    let annotations = merged(&[ctx.v("clustermesh.annotations"), ctx.v(&sm("annotations"))]);
+    let mut spec = json!({
+        "selector": {"matchLabels": {
+            "app.kubernetes.io/name": APP,
+            "app.kubernetes.io/component": "metrics",
+        }},
+        "namespaceSelector": {"matchNames": [s.namespace]},
+    });
+    if !endpoints.is_empty() {
+        put(&mut spec, "endpoints", Some(Value::Array(endpoints)));
+    }
+    Ok(Some(json!({
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": metadata(APP, Some(&ns), labels, annotations),
+        "spec": spec,
+    })))
+}
+
+fn pod_disruption_budget(ctx: &Ctx) -> Value {
+    let pdb = ctx.v(&format!("{API}.podDisruptionBudget"));
+    let mut spec = json!({"selector": {"matchLabels": {"k8s-app": APP}}});
+    for key in ["maxUnavailable", "minAvailable"] {
+        if truthy(&pdb[key]) {
+            put(&mut spec, key, Some(bare(&pdb[key])));
+        }
+    }
+    let policy = &pdb["unhealthyPodEvictionPolicy"];
+    if ctx.plan.kube.at_least(1, 27) && truthy(policy) {
+        put(&mut spec, "unhealthyPodEvictionPolicy", Some(bare(policy)));
+    }
+    json!({
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": metadata(APP, Some(&ctx.namespace()), app_labels(ctx), mesh_annotations(ctx)),
+        "spec": spec,
+    })
+}
+
+fn service_account(ctx: &Ctx) -> Value {
+    let sa = "serviceAccounts.clustermeshApiserver";
+    let annotations = merged(&[
+        ctx.v("clustermesh.annotations"),
+        ctx.v(&format!("{sa}.annotations")),
+    ]);
+    json!({
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": metadata(
+            &ctx.text(&format!("{sa}.name")),
+            Some(&ctx.namespace()),
+            common_labels(ctx),
+            annotations,
+        ),
+    })
+}
+
+fn cluster_role(ctx: &Ctx) -> Value {
+    let read = json!(["get", "list", "watch"]);
+    let mut rules = vec![
+        json!({"apiGroups": ["cilium.io"], "resources": [
+            "ciliumidentities", "ciliumendpoints", "ciliumnodes", "ciliumendpointslices",
+        ], "verbs": read}),
+        json!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": read}),
+        json!({"apiGroups": [""], "resources": ["endpoints", "namespaces", "services"], "verbs": read}),
+        json!({"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": read}),
+    ];
+    if ctx.on("clustermesh.enableMCSAPISupport") {
+        rules.push(json!({"apiGroups": ["multicluster.x-k8s.io"], "resources": ["serviceexports"], "verbs": read}));
+    }
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": metadata(APP, None, part_of_labels(ctx), mesh_annotations(ctx)),
+        "rules": rules,
+    })
+}
+
+fn cluster_role_binding(ctx: &Ctx) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": metadata(APP, None, part_of_labels(ctx), mesh_annotations(ctx)),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": APP},
+        "subjects": [{
+            "kind": "ServiceAccount",
+            "name": ctx.text("serviceAccounts.clustermeshApiserver.name"),
+            "namespace": ctx.namespace(),
+        }],
+    })
+}
+
+/// The etcd users the remote clusters log in as, one per configured cluster.
+fn users_config_map(ctx: &Ctx) -> Value {
+    let mut users = String::from("users:\n");
+    if let Value::Array(clusters) = ctx.v("clustermesh.config.clusters") {
+        for c in clusters {
+            users.push_str(&format!(
+                "- name: remote-{}\n  role: remote\n",
+                print_helm(&c["name"])
+            ));
+        }
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(
+            "clustermesh-remote-users",
+            Some(&ctx.namespace()),
+            part_of_labels(ctx),
+            mesh_annotations(ctx),
+        ),
+        "data": {"users.yaml": users},
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render_with(version: &str, values: &str) -> Result<Vec<Value>, RenderError> {
+        let cilium = crate::versions::parse(version).unwrap();
+        let layer = crate::values::Layer::from_yaml("t.yaml", values).unwrap();
+        let mut vals = crate::values::Values::resolve(crate::versions::defaults(cilium), &[layer]);
+        crate::plan::apply_deterministic_defaults(&mut vals).unwrap();
+        let plan = crate::plan::Plan {
+            cilium,
+            release_namespace: "kube-system".into(),
+            kube: crate::plan::KubeVersion::parse("1.35.0").unwrap(),
+            api_versions: Default::default(),
+        };
+        render(&Ctx {
+            values: &vals,
+            plan: &plan,
+            chart: None,
+        })
+    }
+
+    fn find<'a>(objs: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> {
+        objs.iter()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+    }
+
+    #[test]
+    fn external_kvstore_points_agents_at_kvstoremesh() {
+        let objs = render_with(
+            "1.18.12",
+            "identityAllocationMode: kvstore\nclustermesh:\n  useAPIServer: true\n  config:\n    enabled: true\n    clusters: [{name: b, address: b.example, port: 2379}]\n  apiserver:\n    kvstoremesh: {kvstoreMode: external}\n",
+        )
+        .unwrap();
+        let d = find(&objs, "Deployment", APP).unwrap();
+        assert_eq!(d["spec"]["strategy"], json!({"type": "Recreate"}));
+        // No own etcd: neither its Service nor the install-time certgen Job.
+        assert!(find(&objs, "Service", APP).is_none());
+        assert!(find(&objs, "Job", "clustermesh-apiserver-generate-certs").is_none());
+        let s = find(&objs, "Secret", "cilium-kvstoremesh").unwrap();
+        assert_eq!(
+            s["data"]["b"],
+            "ZW5kcG9pbnRzOgotIGh0dHBzOi8vYi5leGFtcGxlOjIzNzkKdHJ1c3RlZC1jYS1maWxlOiAvdmFyL2xpYi9jaWxpdW0vY2x1c3Rlcm1lc2gvY29tbW9uLWV0Y2QtY2xpZW50LWNhLmNydAprZXktZmlsZTogL3Zhci9saWIvY2lsaXVtL2NsdXN0ZXJtZXNoL2NvbW1vbi1ldGNkLWNsaWVudC5rZXkKY2VydC1maWxlOiAvdmFyL2xpYi9jaWxpdW0vY2x1c3Rlcm1lc2gvY29tbW9uLWV0Y2QtY2xpZW50LmNydA=="
+        );
+    }
+
+    #[test]
+    fn etcd_urls_follow_the_patch_release() {
+        let args = |v: &str| {
+            let objs = render_with(v, "clustermesh: {useAPIServer: true}\n").unwrap();
+            find(&objs, "Deployment", APP).unwrap()["spec"]["template"]["spec"]["containers"][0]
+                ["args"]
+                .clone()
+        };
+        assert!(args("1.18.4").to_string().contains("HOSTNAME_IP"));
+        assert!(!args("1.18.5").to_string().contains("HOSTNAME_IP"));
+    }
+
+    #[test]
+    fn refusals_name_the_value() {
+        let e = render_with(
+            "1.18.0",
+            "clustermesh: {useAPIServer: true, apiserver: {extraEnv: [{name: A, value: b}]}}\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("clustermesh.apiserver.extraEnv"));
+        assert!(render_with(
+            "1.18.1",
+            "clustermesh: {useAPIServer: true, apiserver: {extraEnv: [{name: A, value: b}]}}\n",
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn sprig_int_conversion() {
+        assert_eq!(to_int64(&json!(1095.0)), 1095);
+        assert_eq!(to_int64(&json!(2.9)), 2);
+        assert_eq!(to_int64(&json!("0x10")), 16);
+        assert_eq!(to_int64(&json!("12")), 12);
+        assert_eq!(to_int64(&json!("abc")), 0);
+        assert_eq!(to_int64(&Value::Null), 0);
+    }
+
+    #[test]
+    fn go_quoting() {
+        assert_eq!(go_quote(&json!("a\"b\\c\n")), "\"a\\\"b\\\\c\\n\"");
+        assert_eq!(go_quote(&json!(10.0)), "\"10\"");
+        assert_eq!(go_quote(&Value::Null), "");
+    }
+}

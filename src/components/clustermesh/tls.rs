@@ -1,0 +1,401 @@
+//! The apiserver's certificates: Cilium's certgen CronJob/Job with its RBAC ("cronJob"),
+//! cert-manager Certificates ("certmanager"), or Secrets from values (auto TLS off). The chart's
+//! "helm" method mints random keys and is never used (see `plan`).
+
+use serde_json::{json, Map, Value};
+
+use super::{go_quote, labels, mesh_annotations, print_helm, to_int64, with, State, API};
+use crate::components::common::{common_labels, image, merged, metadata, put};
+use crate::components::Ctx;
+use crate::error::RenderError;
+use crate::tmpl::{bare, truthy};
+
+const CERTGEN: &str = "clustermesh-apiserver-generate-certs";
+
+fn p(key: &str) -> String {
+    format!("{API}.tls.{key}")
+}
+
+pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Vec<Value>, RenderError> {
+    let mut out = Vec::new();
+    if !ctx.on(&p("auto.enabled")) {
+        if s.internal && ctx.on(&p("enableSecrets")) {
+            for cert in ["admin", "remote", "server"] {
+                out.push(provided_secret(ctx, cert)?);
+            }
+        }
+        return Ok(out);
+    }
+    match ctx.v(&p("auto.method")).as_str() {
+        Some("cronJob") => {
+            if ctx.on(&p("auto.schedule")) {
+                out.push(cron_job(ctx, s));
+            }
+            if s.internal {
+                out.push(job(ctx, s));
+            }
+            if ctx.on("serviceAccounts.clustermeshcertgen.create") {
+                out.push(role(ctx));
+                out.push(role_binding(ctx));
+                out.push(certgen_service_account(ctx));
+            }
+        }
+        Some("certmanager") if s.internal => {
+            out.push(certificate(ctx, "admin", admin_cn(ctx)));
+            if s.kvstoremesh {
+                out.push(certificate(ctx, "local", local_cn(ctx)));
+            }
+            out.push(certificate(ctx, "remote", remote_cn(ctx)));
+            out.push(server_certificate(ctx)?);
+        }
+        _ => {}
+    }
+    Ok(out)
+}
+
+fn admin_cn(ctx: &Ctx) -> String {
+    format!("admin-{}", ctx.text("cluster.name"))
+}
+
+fn local_cn(ctx: &Ctx) -> String {
+    format!("local-{}", ctx.text("cluster.name"))
+}
+
+/// With per-cluster users ("cluster" auth) the remote client names its own cluster.
+fn remote_cn(ctx: &Ctx) -> String {
+    if ctx.text(&p("authMode")) == "cluster" {
+        format!("remote-{}", ctx.text("cluster.name"))
+    } else {
+        "remote".into()
+    }
+}
+
+/// Days of validity, as the chart multiplies them into hours.
+fn validity_hours(ctx: &Ctx) -> i64 {
+    to_int64(ctx.v(&p("auto.certValidityDuration"))).wrapping_mul(24)
+}
+
+/// The list of a user value the chart ranges over (anything else ranges over nothing).
+fn items(v: &Value) -> &[Value] {
+    match v {
+        Value::Array(a) => a,
+        _ => &[],
+    }
+}
+
+/// certgen's configuration: which Secrets to issue, for which names, for how long.
+fn certgen_config(ctx: &Ctx, ns: &str) -> String {
+    let validity = format!("{}h", validity_hours(ctx));
+    let mut t = String::from("certs:\n");
+    t.push_str("- name: clustermesh-apiserver-server-cert\n");
+    t.push_str(&format!("  namespace: {ns}\n"));
+    t.push_str("  commonName: \"clustermesh-apiserver.cilium.io\"\n");
+    t.push_str("  hosts:\n");
+    t.push_str("  - \"clustermesh-apiserver.cilium.io\"\n");
+    t.push_str("  - \"*.mesh.cilium.io\"\n");
+    t.push_str(&format!("  - \"clustermesh-apiserver.{ns}.svc\"\n"));
+    for dns in items(ctx.v(&p("server.extraDnsNames"))) {
+        t.push_str(&format!("  - {}\n", go_quote(dns)));
+    }
+    t.push_str("  - \"127.0.0.1\"\n");
+    t.push_str("  - \"::1\"\n");
+    for ip in items(ctx.v(&p("server.extraIpAddresses"))) {
+        t.push_str(&format!("  - {}\n", go_quote(ip)));
+    }
+    t.push_str("  usage:\n  - signing\n  - key encipherment\n  - server auth\n");
+    t.push_str(&format!("  validity: {validity}\n"));
+    let client = |t: &mut String, name: &str, cn: &str| {
+        t.push_str(&format!("- name: {name}\n"));
+        t.push_str(&format!("  namespace: {ns}\n"));
+        t.push_str(&format!("  commonName: {}\n", go_quote(&json!(cn))));
+        t.push_str("  usage:\n  - signing\n  - key encipherment\n  - client auth\n");
+        t.push_str(&format!("  validity: {validity}\n"));
+    };
+    client(&mut t, "clustermesh-apiserver-admin-cert", &admin_cn(ctx));
+    if ctx.on("clustermesh.useAPIServer") {
+        client(&mut t, "clustermesh-apiserver-remote-cert", &remote_cn(ctx));
+        if ctx.on(&format!("{API}.kvstoremesh.enabled")) {
+            client(&mut t, "clustermesh-apiserver-local-cert", &local_cn(ctx));
+        }
+    }
+    t
+}
+
+/// The Job spec shared by the CronJob's template and the install-time Job.
+fn job_spec(ctx: &Ctx, s: &State) -> Value {
+    let mut args = Vec::new();
+    if ctx.on("debug.enabled") {
+        args.push(json!("--debug"));
+    }
+    args.extend([
+        Value::String(format!(
+            "--ca-generate={}",
+            print_helm(ctx.v("certgen.generateCA"))
+        )),
+        json!("--ca-reuse-secret"),
+        Value::String(format!("--ca-secret-namespace={}", s.namespace)),
+        json!("--ca-secret-name=cilium-ca"),
+        json!("--ca-common-name=Cilium CA"),
+    ]);
+    let mut c = Map::new();
+    c.insert("name".into(), json!("certgen"));
+    c.insert("image".into(), Value::String(image(ctx.v("certgen.image"))));
+    c.insert(
+        "imagePullPolicy".into(),
+        bare(ctx.v("certgen.image.pullPolicy")),
+    );
+    if let Some(Value::Object(res)) = with(ctx.v("certgen.resources")) {
+        if ctx.plan.cilium.at_least(1, 18, 4) {
+            c.insert("resources".into(), Value::Object(res));
+        } else {
+            // Before 1.18.4 the chart indented these entries to the container's level, so they
+            // land beside `resources` (left empty) instead of under it.
+            c.extend(res);
+        }
+    }
+    c.insert("command".into(), json!(["/usr/bin/cilium-certgen"]));
+    c.insert("args".into(), Value::Array(args));
+    c.insert(
+        "env".into(),
+        json!([{"name": "CILIUM_CERTGEN_CONFIG", "value": certgen_config(ctx, &s.namespace)}]),
+    );
+    if let Some(m) = with(ctx.v("certgen.extraVolumeMounts")) {
+        c.insert("volumeMounts".into(), m);
+    }
+
+    let mut pod = Map::new();
+    pod.insert("containers".into(), json!([c]));
+    pod.insert("hostNetwork".into(), json!(true));
+    if let Some(n) = with(ctx.v("certgen.nodeSelector")) {
+        pod.insert("nodeSelector".into(), n);
+    }
+    let pc = ctx.v("certgen.priorityClassName");
+    if truthy(pc) {
+        pod.insert("priorityClassName".into(), bare(pc));
+    }
+    if let Some(t) = with(ctx.v("certgen.tolerations")) {
+        pod.insert("tolerations".into(), t);
+    }
+    let sa = Value::String(ctx.text("serviceAccounts.clustermeshcertgen.name"));
+    pod.insert("serviceAccount".into(), sa.clone());
+    pod.insert("serviceAccountName".into(), sa);
+    pod.insert(
+        "automountServiceAccountToken".into(),
+        bare(ctx.v("serviceAccounts.clustermeshcertgen.automount")),
+    );
+    if let Some(s) = with(ctx.v("imagePullSecrets")) {
+        pod.insert("imagePullSecrets".into(), s);
+    }
+    pod.insert("restartPolicy".into(), json!("OnFailure"));
+    if let Some(v) = with(ctx.v("certgen.extraVolumes")) {
+        pod.insert("volumes".into(), v);
+    }
+    if let Some(a) = with(ctx.v("certgen.affinity")) {
+        pod.insert("affinity".into(), a);
+    }
+    let pod_labels = labels(
+        &[("k8s-app", CERTGEN)],
+        &[ctx.v(&format!("{API}.podLabels"))],
+    );
+    json!({
+        "template": {"metadata": {"labels": pod_labels}, "spec": pod},
+        "ttlSecondsAfterFinished": bare(ctx.v("certgen.ttlSecondsAfterFinished")),
+    })
+}
+
+fn cron_job(ctx: &Ctx, s: &State) -> Value {
+    let labels = labels(
+        &[
+            ("k8s-app", CERTGEN),
+            ("app.kubernetes.io/part-of", "cilium"),
+        ],
+        &[ctx.v("commonLabels")],
+    );
+    json!({
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": metadata(CERTGEN, Some(&s.namespace), labels, mesh_annotations(ctx)),
+        "spec": {
+            "schedule": print_helm(ctx.v(&p("auto.schedule"))),
+            "concurrencyPolicy": "Forbid",
+            "jobTemplate": {"spec": job_spec(ctx, s)},
+        },
+    })
+}
+
+fn job(ctx: &Ctx, s: &State) -> Value {
+    // The chart lists commonLabels before part-of, so part-of wins a clash.
+    let labels = merged(&[
+        &json!({"k8s-app": CERTGEN}),
+        ctx.v("commonLabels"),
+        &json!({"app.kubernetes.io/part-of": "cilium"}),
+    ]);
+    let annotations = merged(&[
+        &json!({"helm.sh/hook": "post-install,post-upgrade"}),
+        ctx.v("certgen.annotations.job"),
+        ctx.v("clustermesh.annotations"),
+    ]);
+    json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": metadata(CERTGEN, Some(&s.namespace), labels, annotations),
+        "spec": job_spec(ctx, s),
+    })
+}
+
+fn part_of(ctx: &Ctx) -> Option<Value> {
+    labels(
+        &[("app.kubernetes.io/part-of", "cilium")],
+        &[&common_labels(ctx).unwrap_or(Value::Null)],
+    )
+}
+
+fn role(ctx: &Ctx) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": metadata(CERTGEN, Some(&ctx.namespace()), part_of(ctx), mesh_annotations(ctx)),
+        "rules": [
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
+            {"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["cilium-ca"],
+             "verbs": ["get", "update"]},
+            {"apiGroups": [""], "resources": ["secrets"], "resourceNames": [
+                "clustermesh-apiserver-server-cert",
+                "clustermesh-apiserver-admin-cert",
+                "clustermesh-apiserver-remote-cert",
+                "clustermesh-apiserver-local-cert",
+                "clustermesh-apiserver-client-cert",
+            ], "verbs": ["update"]},
+        ],
+    })
+}
+
+fn role_binding(ctx: &Ctx) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": metadata(CERTGEN, Some(&ctx.namespace()), part_of(ctx), mesh_annotations(ctx)),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": CERTGEN},
+        "subjects": [{
+            "kind": "ServiceAccount",
+            "name": ctx.text("serviceAccounts.clustermeshcertgen.name"),
+            "namespace": ctx.namespace(),
+        }],
+    })
+}
+
+fn certgen_service_account(ctx: &Ctx) -> Value {
+    let annotations = merged(&[
+        ctx.v("serviceAccounts.clustermeshcertgen.annotations"),
+        ctx.v("clustermesh.annotations"),
+    ]);
+    json!({
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": metadata(
+            &ctx.text("serviceAccounts.clustermeshcertgen.name"),
+            Some(&ctx.namespace()),
+            common_labels(ctx),
+            annotations,
+        ),
+    })
+}
+
+fn duration(ctx: &Ctx) -> String {
+    format!("{}h0m0s", validity_hours(ctx))
+}
+
+fn certificate(ctx: &Ctx, which: &str, common_name: String) -> Value {
+    let name = format!("clustermesh-apiserver-{which}-cert");
+    json!({
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": metadata(&name, Some(&ctx.namespace()), common_labels(ctx), mesh_annotations(ctx)),
+        "spec": {
+            "issuerRef": ctx.v(&p("auto.certManagerIssuerRef")).clone(),
+            "secretName": name,
+            "commonName": bare(&Value::String(common_name)),
+            "duration": duration(ctx),
+        },
+    })
+}
+
+/// The server Certificate. The chart looks its labels up inside `clustermesh.annotations`
+/// (a scoping slip): with annotations set, Helm fails unless that map happens to hold a
+/// `Values` map, whose `commonLabels` then become the labels.
+fn server_certificate(ctx: &Ctx) -> Result<Value, RenderError> {
+    let ns = ctx.namespace();
+    let ann = mesh_annotations(ctx);
+    let labels = match &ann {
+        None => None,
+        Some(a) if a["Values"].is_object() => with(&a["Values"]["commonLabels"]),
+        Some(_) => {
+            return Err(ctx.invalid(
+                "clustermesh.annotations",
+                "with tls.auto.method \"certmanager\", the chart's server Certificate template fails when clustermesh.annotations is set (Helm errors too); leave clustermesh.annotations empty, or use clustermesh.apiserver.tls.auto.method cronJob",
+            ))
+        }
+    };
+    let quoted = |v: &Value| {
+        if v.is_null() {
+            Value::Null
+        } else {
+            Value::String(print_helm(v))
+        }
+    };
+    let mut dns = vec![
+        json!("clustermesh-apiserver.cilium.io"),
+        json!("*.mesh.cilium.io"),
+        Value::String(format!("clustermesh-apiserver.{ns}.svc")),
+    ];
+    dns.extend(items(ctx.v(&p("server.extraDnsNames"))).iter().map(quoted));
+    let mut ips = vec![json!("127.0.0.1"), json!("::1")];
+    ips.extend(
+        items(ctx.v(&p("server.extraIpAddresses")))
+            .iter()
+            .map(quoted),
+    );
+    let name = "clustermesh-apiserver-server-cert";
+    Ok(json!({
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": metadata(name, Some(&ns), labels, ann),
+        "spec": {
+            "issuerRef": ctx.v(&p("auto.certManagerIssuerRef")).clone(),
+            "secretName": name,
+            "commonName": "clustermesh-apiserver.cilium.io",
+            "dnsNames": dns,
+            "ipAddresses": ips,
+            "duration": duration(ctx),
+        },
+    }))
+}
+
+/// A certificate Secret from values, for when automatic TLS is off.
+fn provided_secret(ctx: &Ctx, which: &str) -> Result<Value, RenderError> {
+    let required = |key: &str| -> Result<Value, RenderError> {
+        let path = p(&format!("{which}.{key}"));
+        let v = ctx.v(&path);
+        if v.is_null() || v.as_str() == Some("") {
+            return Err(ctx.invalid(
+                &path,
+                "is required when clustermesh.apiserver.tls.auto.enabled is false and tls.enableSecrets is true (or turn auto.enabled back on with method cronJob or certmanager)",
+            ));
+        }
+        Ok(bare(v))
+    };
+    let mut data = json!({"tls.crt": required("cert")?, "tls.key": required("key")?});
+    put(&mut data, "ca.crt", Some(bare(ctx.v("tls.ca.cert"))));
+    Ok(json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": metadata(
+            &format!("clustermesh-apiserver-{which}-cert"),
+            Some(&ctx.namespace()),
+            common_labels(ctx),
+            mesh_annotations(ctx),
+        ),
+        "type": "kubernetes.io/tls",
+        "data": data,
+    }))
+}
