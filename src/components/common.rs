@@ -73,17 +73,22 @@ pub fn priority_class(ctx: &Ctx, own: &Value, critical: &str) -> Option<String> 
     }
 }
 
-/// `envoyDaemonSetEnabled`: the standalone Envoy DaemonSet runs when L7 proxying is on and
-/// `envoy.enabled` is true or unset (Cilium ≥ 1.16 behaviour, `upgradeCompatibility` aside).
-pub fn envoy_daemonset_enabled(ctx: &Ctx) -> bool {
+/// What the chart's `envoyDaemonSetEnabled` helper prints: `false` without L7 proxying, else
+/// `envoy.enabled` as written, else `true` (Cilium >= 1.16 behaviour, `upgradeCompatibility` aside).
+pub fn envoy_daemonset_text(ctx: &Ctx) -> String {
     if !ctx.on("l7Proxy") {
-        return false;
+        return "false".into();
     }
     let e = ctx.v("envoy.enabled");
     if !e.is_null() {
-        return truthy(e);
+        return print(e);
     }
-    upgrade_compat_at_least(ctx, 1, 16)
+    upgrade_compat_at_least(ctx, 1, 16).to_string()
+}
+
+/// The standalone Envoy DaemonSet runs: the chart compares the helper's text with "true".
+pub fn envoy_daemonset_enabled(ctx: &Ctx) -> bool {
+    envoy_daemonset_text(ctx) == "true"
 }
 
 /// `semverCompare ">=X.Y" (default "X.Y" .Values.upgradeCompatibility)`.
@@ -112,8 +117,9 @@ pub fn upgrade_compat_at_least(ctx: &Ctx, major: u64, minor: u64) -> bool {
 /// `readSecretsOnlyFromSecretsNamespace`, defaulting from `tls.secretsBackend`.
 pub fn read_secrets_only_from_secrets_namespace(ctx: &Ctx) -> bool {
     let own = ctx.v("tls.readSecretsOnlyFromSecretsNamespace");
+    // The chart compares the helper's printed text with "true".
     if !own.is_null() {
-        return truthy(own);
+        return print(own) == "true";
     }
     let backend = ctx.v("tls.secretsBackend");
     if !backend.is_null() {
@@ -125,8 +131,9 @@ pub fn read_secrets_only_from_secrets_namespace(ctx: &Ctx) -> bool {
 /// `secretSyncEnabled`, defaulting on from Cilium 1.17 compatibility.
 pub fn secret_sync_enabled(ctx: &Ctx) -> bool {
     let own = ctx.v("tls.secretSync.enabled");
+    // The chart compares the helper's printed text with "true".
     if !own.is_null() {
-        return truthy(own);
+        return print(own) == "true";
     }
     upgrade_compat_at_least(ctx, 1, 17)
 }
