@@ -68,15 +68,27 @@ impl Plan {
 /// Where the chart's default TLS method would mint random keys (`helm`), this renderer uses
 /// Cilium's certgen CronJob instead; an explicit `helm` is refused with the alternatives.
 pub fn apply_deterministic_defaults(values: &mut Values) -> Result<(), RenderError> {
-    for path in [
-        "hubble.tls.auto.method",
-        "clustermesh.apiserver.tls.auto.method",
-    ] {
+    // (method value, the values that must all be on for the chart to mint keys with it)
+    let cases: [(&str, &[&str]); 2] = [
+        (
+            "hubble.tls.auto.method",
+            &["hubble.enabled", "hubble.tls.enabled", "hubble.tls.auto.enabled"],
+        ),
+        (
+            "clustermesh.apiserver.tls.auto.method",
+            &["clustermesh.useAPIServer", "clustermesh.apiserver.tls.auto.enabled"],
+        ),
+    ];
+    for (path, gates) in cases {
         let method = values.get(path).as_str().unwrap_or_default().to_string();
         if method != "helm" {
             continue;
         }
+        let would_mint = gates.iter().all(|g| values.on(g));
         if values.user_set(path) {
+            if !would_mint {
+                continue;
+            }
             return Err(RenderError::Value {
                 path: path.to_string(),
                 origin: values.describe_origin(path),
