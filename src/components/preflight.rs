@@ -253,7 +253,7 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
             "must be a string (a file path, or \"\" for none); the chart cannot compare other types",
         ));
     }
-    if ctx.text("preflight.tofqdnsPreCache") != "" || precache.is_null() {
+    if !ctx.text("preflight.tofqdnsPreCache").is_empty() || precache.is_null() {
         let script = format!(
             "cilium-dbg preflight fqdn-poller --tofqdns-pre-cache {};\ntouch /tmp/ready-tofqdns-precache;\n",
             ctx.text("preflight.tofqdnsPreCache")
