@@ -113,7 +113,13 @@ impl Emitter {
 
     fn string(&mut self, s: &str, indent: usize, key: bool) {
         let a = analyze(s);
-        let typed = resolve_plain(s).is_some() || s == "<<" || is_base60_float(s);
+        // The shared reader keeps timestamps and infinities as text; the emitter needs the finer rule.
+        let typed = match resolve_plain(s) {
+            Some(Value::String(_)) | None => {
+                s == "<<" || is_base60_float(s) || is_timestamp(s) || is_inf_or_nan(s)
+            }
+            Some(_) => true,
+        };
         if s.contains('\n') {
             if a.block_allowed && !key {
                 self.literal(s, indent);
@@ -387,6 +393,98 @@ fn analyze(s: &str) -> Analysis {
     }
 }
 
+fn is_inf_or_nan(s: &str) -> bool {
+    matches!(
+        s,
+        ".inf"
+            | ".Inf"
+            | ".INF"
+            | "+.inf"
+            | "+.Inf"
+            | "+.INF"
+            | "-.inf"
+            | "-.Inf"
+            | "-.INF"
+            | ".nan"
+            | ".NaN"
+            | ".NAN"
+    )
+}
+
+/// go-yaml v2 reads these as timestamps, so it quotes them: `YYYY-M-D`, optionally followed by
+/// `T`/`t` and `h:m:s[.frac]` with a `Z` or `±hh:mm` zone, or by a space and a zone-less time.
+fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let num = |i: &mut usize, min: usize, max: usize| -> Option<u32> {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() && *i - start < max {
+            *i += 1;
+        }
+        if *i - start < min {
+            return None;
+        }
+        s[start..*i].parse().ok()
+    };
+    let expect = |i: &mut usize, c: u8| -> Option<()> { (b.get(*i) == Some(&c)).then(|| *i += 1) };
+    let mut parse = || -> Option<()> {
+        let year = num(&mut i, 4, 4)?;
+        expect(&mut i, b'-')?;
+        let month = num(&mut i, 1, 2)?;
+        expect(&mut i, b'-')?;
+        let day = num(&mut i, 1, 2)?;
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+        let days = match month {
+            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+            4 | 6 | 9 | 11 => 30,
+            2 if leap => 29,
+            2 => 28,
+            _ => return None,
+        };
+        if day == 0 || day > days {
+            return None;
+        }
+        if i == b.len() {
+            return Some(());
+        }
+        let zoned = match b[i] {
+            b'T' | b't' => true,
+            b' ' => false,
+            _ => return None,
+        };
+        i += 1;
+        let hour = num(&mut i, 1, 2)?;
+        expect(&mut i, b':')?;
+        let minute = num(&mut i, 1, 2)?;
+        expect(&mut i, b':')?;
+        let second = num(&mut i, 1, 2)?;
+        if hour > 23 || minute > 59 || second > 59 {
+            return None;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            num(&mut i, 1, 9)?;
+        }
+        if zoned {
+            match b.get(i) {
+                Some(b'Z') => i += 1,
+                Some(b'+' | b'-') => {
+                    i += 1;
+                    let h = num(&mut i, 2, 2)?;
+                    expect(&mut i, b':')?;
+                    let m = num(&mut i, 2, 2)?;
+                    if h > 23 || m > 59 {
+                        return None;
+                    }
+                }
+                _ => return None,
+            }
+        }
+        (i == b.len()).then_some(())
+    };
+    parse().is_some()
+}
+
 /// go-yaml's `[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?`, which it quotes.
 fn is_base60_float(s: &str) -> bool {
     let b = s.as_bytes();
@@ -510,6 +608,15 @@ mod tests {
             "k:\n- \"yes\"\n- \"\"\n- 'a: b'\n- ' x'\n- '#x'\n- it's\n- \"12:30\"\n- \"1.5\"\n- plain text\n- \"tab\\tx\"\n- -x\n- '- x'"
         );
         assert_eq!(to_yaml(&json!({"s": "a\nb\n"})), "s: |\n  a\n  b");
+        assert_eq!(
+            to_yaml(&json!([
+                "2025-01-01T00:00:00Z",
+                "2025-1-2",
+                "2025-13-01",
+                "2025-01-01 10:00:00"
+            ])),
+            "- \"2025-01-01T00:00:00Z\"\n- \"2025-1-2\"\n- 2025-13-01\n- \"2025-01-01 10:00:00\""
+        );
         assert_eq!(to_yaml(&json!({"s": "a\nb"})), "s: |-\n  a\n  b");
     }
 
