@@ -20,7 +20,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     if ctx.on("hubble.metrics.dynamic.enabled")
         && ctx.on("hubble.metrics.dynamic.config.createConfigMap")
     {
-        out.push(dynamic_metrics(ctx));
+        out.push(dynamic_metrics(ctx)?);
     }
     if ctx.on("hubble.export.dynamic.enabled")
         && ctx.on("hubble.export.dynamic.config.createConfigMap")
@@ -133,19 +133,24 @@ fn configmap(ctx: &Ctx, name_path: &str, key: &str, body: String) -> Value {
     })
 }
 
-fn dynamic_metrics(ctx: &Ctx) -> Value {
-    let content = ctx.v("hubble.metrics.dynamic.config.content");
+fn dynamic_metrics(ctx: &Ctx) -> Result<Value, RenderError> {
+    let path = "hubble.metrics.dynamic.config.content";
+    let content = ctx.v(path);
+    // The chart's values schema accepts only a list here.
+    if !matches!(content, Value::Array(_) | Value::Null) {
+        return Err(ctx.invalid(path, "must be a list of metric definitions"));
+    }
     let body = if truthy(content) {
         format!("metrics:\n{}\n", block_lines(&toyaml::to_yaml(content), 2))
     } else {
         String::new()
     };
-    configmap(
+    Ok(configmap(
         ctx,
         "hubble.metrics.dynamic.config.configMapName",
         "dynamic-metrics.yaml",
         body,
-    )
+    ))
 }
 
 /// Flow-log exporters; the file rotation settings from the pre-1.18 location still override
@@ -156,7 +161,8 @@ fn flowlog(ctx: &Ctx) -> Result<Value, RenderError> {
     let mut body = String::from("flowLogs:");
     let items: &[Value] = match ctx.v(path) {
         Value::Array(a) => a,
-        v if !truthy(v) => &[],
+        Value::Null => &[],
+        // The chart's values schema accepts only a list here.
         _ => return Err(ctx.invalid(path, "must be a list of flow log exporters")),
     };
     for item in items {
