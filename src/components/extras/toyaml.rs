@@ -58,6 +58,24 @@ impl Emitter {
             if i > 0 {
                 self.pad(indent);
             }
+            // Keys too long or spanning lines cannot be simple keys: go-yaml writes `? key`
+            // and puts the value on its own `:` line.
+            if k.contains(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}']) || k.len() > 128 {
+                self.out.push_str("? ");
+                self.string(k, indent + 2, false);
+                self.newline_indent(indent);
+                // The value then sits after `: ` the way a sequence item sits after `- `.
+                self.out.push_str(": ");
+                match &m[k.as_str()] {
+                    Value::Object(c) if !c.is_empty() => self.map(c, indent + 2),
+                    Value::Array(a) if !a.is_empty() => self.seq(a, indent + 2),
+                    v => {
+                        self.scalar(v, indent + 2, false);
+                        self.out.push('\n');
+                    }
+                }
+                continue;
+            }
             self.string(k, indent, true);
             self.out.push(':');
             match &m[k.as_str()] {
@@ -116,7 +134,7 @@ impl Emitter {
         // The shared reader keeps timestamps and infinities as text; the emitter needs the finer rule.
         let typed = match resolve_plain(s) {
             Some(Value::String(_)) | None => {
-                s == "<<" || is_base60_float(s) || is_timestamp(s) || is_inf_or_nan(s)
+                is_base60_float(s) || is_timestamp(s) || is_inf_or_nan(s)
             }
             Some(_) => true,
         };
@@ -618,6 +636,16 @@ mod tests {
             "- \"2025-01-01T00:00:00Z\"\n- \"2025-1-2\"\n- 2025-13-01\n- \"2025-01-01 10:00:00\""
         );
         assert_eq!(to_yaml(&json!({"s": "a\nb"})), "s: |-\n  a\n  b");
+    }
+
+    #[test]
+    fn long_and_multiline_keys_are_complex() {
+        assert_eq!(to_yaml(&json!({"a\nb": 1})), "? |-\n  a\n  b\n: 1");
+        let long = "k".repeat(129);
+        assert_eq!(
+            to_yaml(&json!({ long.clone(): [1] })),
+            format!("? {long}\n: - 1")
+        );
     }
 
     #[test]
