@@ -30,7 +30,13 @@ fn ca_bundle(ctx: &Ctx) -> Result<Value, RenderError> {
         }
     };
     let ns = ctx.namespace();
-    let content = block_literal(&print(ctx.v("tls.caBundle.content")));
+    let Value::String(content) = ctx.v("tls.caBundle.content") else {
+        return Err(ctx.invalid(
+            "tls.caBundle.content",
+            "must be text: the PEM certificates to trust",
+        ));
+    };
+    let content = block_literal(content);
     let mut data = Map::new();
     data.insert(ctx.text("tls.caBundle.key"), Value::String(content));
     let name = match bare(ctx.v("tls.caBundle.name")) {
@@ -50,13 +56,17 @@ fn ca_bundle(ctx: &Ctx) -> Result<Value, RenderError> {
     }))
 }
 
-/// Text placed in a `|` block scalar: trailing line breaks collapse into exactly one.
+/// Text placed in a `|` block scalar: trailing empty lines collapse into one line break, while
+/// lines holding only spaces stay content.
 fn block_literal(text: &str) -> String {
-    let body = text.trim_end_matches(['\n', ' ']);
-    if body.is_empty() {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    if lines.is_empty() {
         String::new()
     } else {
-        format!("{body}\n")
+        format!("{}\n", lines.join("\n"))
     }
 }
 
@@ -197,5 +207,6 @@ mod tests {
         assert_eq!(block_literal("abc"), "abc\n");
         assert_eq!(block_literal("a\nb\n\n"), "a\nb\n");
         assert_eq!(block_literal(""), "");
+        assert_eq!(block_literal("a  \n  \n\n"), "a  \n  \n");
     }
 }
