@@ -1,5 +1,4 @@
-//! Mirrors the chart's templates: cilium-ingress-class.yaml, cilium-ingress-service.yaml,
-//! cilium-gateway-api-class.yaml
+//! Mirrors the chart's templates: cilium-ingress-class.yaml, cilium-ingress-service.yaml, cilium-gateway-api-class.yaml
 
 use serde_json::{json, Value};
 

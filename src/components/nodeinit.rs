@@ -1,4 +1,4 @@
-//! Mirrors the chart's templates: cilium-nodeinit/ (daemonset, serviceaccount)
+//! Mirrors the chart's templates: cilium-nodeinit/
 //!
 //! The node-init DaemonSet embeds the chart's bundled startup/pre-stop scripts after evaluating
 //! them as templates; cilium-cmp does not evaluate bundled template text, so the feature is

@@ -1,5 +1,4 @@
-//! Mirrors the chart's templates: cilium-preflight/ (clusterrole, clusterrolebinding, daemonset,
-//! deployment, poddisruptionbudget, serviceaccount)
+//! Mirrors the chart's templates: cilium-preflight/
 
 use serde_json::{json, Map, Value};
 

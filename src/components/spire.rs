@@ -1,4 +1,4 @@
-//! Mirrors the chart's templates: spire/ (namespace, bundle ConfigMap, agent and server)
+//! Mirrors the chart's templates: spire/
 //!
 //! Every SPIRE object is rendered only when the chart installs SPIRE itself; its server and
 //! agent embed bundled init scripts evaluated as templates, which cilium-cmp does not do, so

@@ -1,5 +1,6 @@
-//! Mirrors the chart's templates: cilium-resource-quota.yaml, cilium-secrets-namespace.yaml,
-//! cilium-dynamic-metrics-configmap.yaml, cilium-flowlog-configmap.yaml, validate.yaml
+//! Mirrors the chart's templates: cilium-resource-quota.yaml, cilium-secrets-namespace.yaml, cilium-dynamic-metrics-configmap.yaml, cilium-flowlog-configmap.yaml
+//!
+//! Also validate.yaml: the chart's `fail` checks live in `validate` and run first.
 
 mod toyaml;
 mod validate;
