@@ -1,10 +1,142 @@
 //! Mirrors the chart's templates: cilium-ingress-class.yaml, cilium-ingress-service.yaml, cilium-gateway-api-class.yaml
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
+use super::common::{common_labels, merged, metadata, put};
 use super::Ctx;
 use crate::error::RenderError;
+use crate::tmpl::{bare, print, truthy};
 
-pub fn render(_ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    Ok(Vec::new())
+pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    let mut out = Vec::new();
+    if ctx.on("ingressController.enabled") {
+        out.push(ingress_class(ctx));
+        out.push(service(ctx));
+        out.push(endpoints(ctx));
+    }
+    if ctx.on("gatewayAPI.enabled") {
+        let create = print(ctx.v("gatewayAPI.gatewayClass.create"));
+        // "auto" creates the class only where the cluster already serves the GatewayClass kind.
+        if create == "true"
+            || (create == "auto"
+                && ctx
+                    .plan
+                    .has_api("gateway.networking.k8s.io/v1/GatewayClass"))
+        {
+            out.push(gateway_class(ctx));
+        }
+    }
+    Ok(out)
+}
+
+fn ingress_class(ctx: &Ctx) -> Value {
+    let annotations = ctx
+        .on("ingressController.default")
+        .then(|| json!({"ingressclass.kubernetes.io/is-default-class": "true"}));
+    json!({
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "IngressClass",
+        "metadata": metadata("cilium", None, common_labels(ctx), annotations),
+        "spec": {"controller": "cilium.io/ingress-controller"},
+    })
+}
+
+fn with(ctx: &Ctx, path: &str) -> Option<Value> {
+    let v = ctx.v(path);
+    truthy(v).then(|| v.clone())
+}
+
+fn service(ctx: &Ctx) -> Value {
+    let ns = ctx.namespace();
+    let svc = "ingressController.service";
+    let host_network = ctx.on("ingressController.hostNetwork.enabled");
+    // Before 1.18.2 the node ports were always written, so an empty value became null but a
+    // zero stayed; later releases write them only when set.
+    let always_node_ports = !ctx.plan.cilium.at_least(1, 18, 2);
+    let port = |name: &str, number: u16, node_port: &Value| {
+        let mut p = json!({"name": name, "port": number, "protocol": "TCP"});
+        if always_node_ports || truthy(node_port) {
+            put(&mut p, "nodePort", Some(bare(node_port)));
+        }
+        p
+    };
+    let mut spec = json!({
+        "ports": [
+            port("http", 80, ctx.v("ingressController.service.insecureNodePort")),
+            port("https", 443, ctx.v("ingressController.service.secureNodePort")),
+        ],
+        "type": if host_network { json!("ClusterIP") } else { bare(ctx.v(&format!("{svc}.type"))) },
+    });
+    put(
+        &mut spec,
+        "loadBalancerClass",
+        with(ctx, &format!("{svc}.loadBalancerClass")).map(|v| bare(&v)),
+    );
+    let alloc = ctx.v(&format!("{svc}.allocateLoadBalancerNodePorts"));
+    if !alloc.is_null() {
+        put(
+            &mut spec,
+            "allocateLoadBalancerNodePorts",
+            Some(bare(alloc)),
+        );
+    }
+    put(
+        &mut spec,
+        "loadBalancerIP",
+        with(ctx, &format!("{svc}.loadBalancerIP")).map(|v| bare(&v)),
+    );
+    if !host_network {
+        put(
+            &mut spec,
+            "externalTrafficPolicy",
+            with(ctx, &format!("{svc}.externalTrafficPolicy")).map(|v| bare(&v)),
+        );
+    }
+    let labels = merged(&[
+        &json!({"cilium.io/ingress": "true", "app.kubernetes.io/part-of": "cilium"}),
+        ctx.v(&format!("{svc}.labels")),
+        ctx.v("commonLabels"),
+    ]);
+    json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(
+            &ctx.text(&format!("{svc}.name")),
+            Some(&ns),
+            labels,
+            with(ctx, &format!("{svc}.annotations")),
+        ),
+        "spec": spec,
+    })
+}
+
+/// A placeholder endpoint so the Service is never selector-less and empty; the operator
+/// programs the real backends through Envoy.
+fn endpoints(ctx: &Ctx) -> Value {
+    let ns = ctx.namespace();
+    let svc = "ingressController.service";
+    let labels = merged(&[ctx.v("commonLabels"), ctx.v(&format!("{svc}.labels"))]);
+    json!({
+        "apiVersion": "v1",
+        "kind": "Endpoints",
+        "metadata": metadata(
+            &ctx.text(&format!("{svc}.name")),
+            Some(&ns),
+            labels,
+            with(ctx, &format!("{svc}.annotations")),
+        ),
+        "subsets": [{"addresses": [{"ip": "192.192.192.192"}], "ports": [{"port": 9999}]}],
+    })
+}
+
+fn gateway_class(ctx: &Ctx) -> Value {
+    json!({
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "GatewayClass",
+        "metadata": metadata("cilium", None, common_labels(ctx), None),
+        "spec": {
+            "controllerName": "io.cilium/gateway-controller",
+            "description": "The default Cilium GatewayClass",
+        },
+    })
 }

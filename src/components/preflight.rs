@@ -1,10 +1,521 @@
 //! Mirrors the chart's templates: cilium-preflight/
 
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 
+use super::common::{
+    common_labels, envoy_daemonset_enabled, image, k8s_service_host, k8s_service_port, merged,
+    metadata, priority_class, put, read_secrets_only_from_secrets_namespace,
+};
 use super::Ctx;
 use crate::error::RenderError;
+use crate::tmpl::{bare, print, quote, truthy};
 
-pub fn render(_ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    Ok(Vec::new())
+const CHECK: &str = "cilium-pre-flight-check";
+const ROLE: &str = "cilium-pre-flight";
+
+pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    if !ctx.on("preflight.enabled") {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    if ctx.on("rbac.create") {
+        out.push(cluster_role(ctx));
+        if ctx.on("serviceAccounts.preflight.create") {
+            out.push(cluster_role_binding(ctx));
+        }
+    }
+    if ctx.on("serviceAccounts.preflight.create") {
+        out.push(service_account(ctx));
+    }
+    out.push(daemonset(ctx)?);
+    if ctx.on("preflight.validateCNPs") {
+        out.push(deployment(ctx)?);
+        if ctx.on("preflight.podDisruptionBudget.enabled") {
+            out.push(pod_disruption_budget(ctx));
+        }
+    }
+    Ok(out)
+}
+
+fn part_of_labels(ctx: &Ctx) -> Option<Value> {
+    merged(&[
+        &json!({"app.kubernetes.io/part-of": "cilium"}),
+        ctx.v("commonLabels"),
+    ])
+}
+
+fn annotations(ctx: &Ctx) -> Option<Value> {
+    truthy(ctx.v("preflight.annotations")).then(|| ctx.v("preflight.annotations").clone())
+}
+
+/// A value the chart inserts with `toYaml` where a list is expected; anything but a list would
+/// break the chart's YAML, so it is refused.
+fn list<'a>(ctx: &Ctx<'a>, path: &str) -> Result<&'a [Value], RenderError> {
+    match ctx.v(path) {
+        Value::Array(a) => Ok(a),
+        v if !truthy(v) => Ok(&[]),
+        _ => Err(ctx.invalid(path, "must be a list")),
+    }
+}
+
+/// `with X` followed by `toYaml X`: the value itself when it is Go-template true.
+fn with(ctx: &Ctx, path: &str) -> Option<Value> {
+    let v = ctx.v(path);
+    truthy(v).then(|| v.clone())
+}
+
+/// An empty block under a key renders as null, which the comparison treats as absent.
+fn non_empty(items: Vec<Value>) -> Option<Value> {
+    (!items.is_empty()).then_some(Value::Array(items))
+}
+
+fn cluster_role(ctx: &Ctx) -> Value {
+    let secrets = read_secrets_only_from_secrets_namespace(ctx);
+    // From 1.18.5 the secrets permission joined the core read rule instead of a separate `get`.
+    let merged_secrets = ctx.plan.cilium.at_least(1, 18, 5);
+    let mut core = vec!["namespaces", "services", "pods", "endpoints", "nodes"];
+    if secrets && merged_secrets {
+        core.push("secrets");
+    }
+    let read = ["get", "list", "watch"];
+    let mut rules = vec![
+        json!({"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": read}),
+        json!({"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": read}),
+        json!({"apiGroups": [""], "resources": core, "verbs": read}),
+    ];
+    if ctx.on("hubble.enabled") && ctx.on("hubble.dropEventEmitter.enabled") {
+        rules.push(
+            json!({"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}),
+        );
+    }
+    if ctx.on("annotateK8sNode") {
+        rules.push(json!({"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]}));
+    }
+    if ctx.on("l2announcements.enabled") {
+        rules.push(
+            json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+            "verbs": ["create", "get", "update", "list", "delete"]}),
+        );
+    }
+    rules.push(
+        json!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
+        "verbs": ["list", "watch", "get"]}),
+    );
+    if secrets && !merged_secrets {
+        rules.push(json!({"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}));
+    }
+    rules.push(json!({"apiGroups": ["cilium.io"], "resources": [
+        "ciliumloadbalancerippools", "ciliumbgppeeringpolicies", "ciliumbgpnodeconfigs",
+        "ciliumbgpadvertisements", "ciliumbgppeerconfigs", "ciliumclusterwideenvoyconfigs",
+        "ciliumclusterwidenetworkpolicies", "ciliumegressgatewaypolicies", "ciliumendpoints",
+        "ciliumendpointslices", "ciliumenvoyconfigs", "ciliumidentities",
+        "ciliumlocalredirectpolicies", "ciliumnetworkpolicies", "ciliumnodes",
+        "ciliumnodeconfigs", "ciliumcidrgroups", "ciliuml2announcementpolicies",
+        "ciliumpodippools"], "verbs": ["list", "watch"]}));
+    rules.push(json!({"apiGroups": ["cilium.io"],
+        "resources": ["ciliumidentities", "ciliumendpoints", "ciliumnodes"], "verbs": ["create"]}));
+    rules.push(
+        json!({"apiGroups": ["cilium.io"], "resources": ["ciliumidentities"], "verbs": ["update"]}),
+    );
+    rules.push(json!({"apiGroups": ["cilium.io"], "resources": ["ciliumendpoints"], "verbs": ["delete", "get"]}));
+    rules.push(
+        json!({"apiGroups": ["cilium.io"], "resources": ["ciliumnodes", "ciliumnodes/status"],
+        "verbs": ["get", "update"]}),
+    );
+    rules.push(json!({"apiGroups": ["cilium.io"], "resources": [
+        "ciliumendpoints/status", "ciliumendpoints", "ciliuml2announcementpolicies/status",
+        "ciliumbgpnodeconfigs/status"], "verbs": ["patch"]}));
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": metadata(ROLE, None, part_of_labels(ctx), annotations(ctx)),
+        "rules": rules,
+    })
+}
+
+fn cluster_role_binding(ctx: &Ctx) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": metadata(ROLE, None, part_of_labels(ctx), annotations(ctx)),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE},
+        "subjects": [{
+            "kind": "ServiceAccount",
+            "name": quote(ctx.v("serviceAccounts.preflight.name")),
+            "namespace": ctx.namespace(),
+        }],
+    })
+}
+
+fn service_account(ctx: &Ctx) -> Value {
+    let ns = ctx.namespace();
+    json!({
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": metadata(
+            &quote(ctx.v("serviceAccounts.preflight.name")),
+            Some(&ns),
+            common_labels(ctx),
+            merged(&[ctx.v("preflight.annotations"), ctx.v("serviceAccounts.preflight.annotations")]),
+        ),
+    })
+}
+
+fn probe(file: &str, delay: Value, period: Value) -> Value {
+    json!({"exec": {"command": ["cat", file]}, "initialDelaySeconds": delay, "periodSeconds": period})
+}
+
+/// The etcd mounts every pre-flight container shares when Cilium uses an external kvstore.
+fn etcd_mounts(ctx: &Ctx) -> Vec<Value> {
+    let mut m = Vec::new();
+    if ctx.on("etcd.enabled") {
+        m.push(json!({"name": "etcd-config-path", "mountPath": "/var/lib/etcd-config", "readOnly": true}));
+        if ctx.on("etcd.ssl") {
+            m.push(json!({"name": "etcd-secrets", "mountPath": "/var/lib/etcd-secrets", "readOnly": true}));
+        }
+    }
+    m
+}
+
+/// KUBERNETES_SERVICE_HOST/PORT for containers that talk to the API server before Cilium runs.
+fn api_server_env(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    let mut env = Vec::new();
+    if ctx.on("k8sServiceHostRef.name") && ctx.on("k8sServiceHostRef.key") {
+        env.push(
+            json!({"name": "KUBERNETES_SERVICE_HOST", "valueFrom": {"configMapKeyRef": {
+                "name": bare(ctx.v("k8sServiceHostRef.name")),
+                "key": bare(ctx.v("k8sServiceHostRef.key")),
+            }}}),
+        );
+        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
+    }
+    if ctx.on("k8sServiceHost") {
+        env.push(json!({"name": "KUBERNETES_SERVICE_HOST", "value": k8s_service_host(ctx)?}));
+        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
+    }
+    Ok(env)
+}
+
+fn pod_labels(ctx: &Ctx, app: &str) -> Value {
+    let mut own = Map::new();
+    own.insert("app.kubernetes.io/part-of".into(), json!("cilium"));
+    own.insert("k8s-app".into(), json!(app));
+    own.insert("app.kubernetes.io/name".into(), json!(CHECK));
+    own.insert("kubernetes.io/cluster-service".into(), json!("true"));
+    merged(&[
+        &Value::Object(own),
+        ctx.v("commonLabels"),
+        ctx.v("preflight.podLabels"),
+    ])
+    .unwrap_or_default()
+}
+
+fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
+    let ns = ctx.namespace();
+    let img = image(ctx.v("preflight.image"));
+    let pull = bare(ctx.v("preflight.image.pullPolicy"));
+    let extra_env = list(ctx, "preflight.extraEnv")?;
+    let extra_mounts = list(ctx, "preflight.extraVolumeMounts")?;
+    let extra_volumes = list(ctx, "preflight.extraVolumes")?;
+    let five = json!(5);
+
+    let mut main = json!({
+        "name": CHECK,
+        "image": img,
+        "imagePullPolicy": pull,
+        "command": ["/bin/sh"],
+        "args": ["-c", "touch /tmp/ready; sleep 1h"],
+        "livenessProbe": probe("/tmp/ready", five.clone(), five.clone()),
+        "readinessProbe": probe("/tmp/ready", five.clone(), five.clone()),
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+    });
+    let mut env = vec![json!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {
+        "apiVersion": "v1", "fieldPath": "spec.nodeName"}}})];
+    env.extend(extra_env.iter().cloned());
+    put(&mut main, "env", Some(Value::Array(env)));
+    let mut mounts = vec![json!({"name": "cilium-run", "mountPath": "/var/run/cilium"})];
+    mounts.extend(etcd_mounts(ctx));
+    mounts.extend(extra_mounts.iter().cloned());
+    put(&mut main, "volumeMounts", Some(Value::Array(mounts)));
+    put(&mut main, "resources", with(ctx, "preflight.resources"));
+    put(
+        &mut main,
+        "securityContext",
+        with(ctx, "preflight.securityContext"),
+    );
+    let mut containers = vec![main];
+
+    let precache = ctx.v("preflight.tofqdnsPreCache");
+    if !matches!(precache, Value::Null | Value::String(_)) {
+        return Err(ctx.invalid(
+            "preflight.tofqdnsPreCache",
+            "must be a string (a file path, or \"\" for none); the chart cannot compare other types",
+        ));
+    }
+    if !ctx.text("preflight.tofqdnsPreCache").is_empty() || precache.is_null() {
+        let script = format!(
+            "cilium-dbg preflight fqdn-poller --tofqdns-pre-cache {};\ntouch /tmp/ready-tofqdns-precache;\n",
+            ctx.text("preflight.tofqdnsPreCache")
+        );
+        let mut c = json!({
+            "name": "cilium-pre-flight-fqdn-precache",
+            "image": img,
+            "imagePullPolicy": pull,
+            "command": ["/bin/sh"],
+            "args": ["-ec", script],
+            "livenessProbe": probe("/tmp/read-tofqdns-precachey", five.clone(), five.clone()),
+            "readinessProbe": probe("/tmp/read-tofqdns-precachey", five.clone(), five.clone()),
+            "terminationMessagePolicy": "FallbackToLogsOnError",
+        });
+        put(&mut c, "env", non_empty(api_server_env(ctx)?));
+        let mut mounts = vec![json!({"name": "cilium-run", "mountPath": "/var/run/cilium"})];
+        mounts.extend(etcd_mounts(ctx));
+        mounts.extend(extra_mounts.iter().cloned());
+        // The chart appends extraEnv here, inside the mount list.
+        mounts.extend(extra_env.iter().cloned());
+        put(&mut c, "volumeMounts", Some(Value::Array(mounts)));
+        put(&mut c, "resources", with(ctx, "preflight.resources"));
+        put(
+            &mut c,
+            "securityContext",
+            with(ctx, "preflight.securityContext"),
+        );
+        containers.push(c);
+    }
+
+    let envoy = envoy_daemonset_enabled(ctx);
+    // Until 1.18.6 the envoy check container also mounted the bootstrap ConfigMap.
+    let envoy_config = !ctx.plan.cilium.at_least(1, 18, 6);
+    if envoy {
+        let mut mounts = vec![
+            json!({"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": false}),
+            json!({"name": "envoy-artifacts", "mountPath": "/var/run/cilium/envoy/artifacts", "readOnly": true}),
+        ];
+        if envoy_config {
+            mounts.push(json!({"name": "envoy-config", "mountPath": "/var/run/cilium/envoy/", "readOnly": true}));
+        }
+        let mut c = json!({
+            "name": "cilium-pre-flight-envoy",
+            "image": image(ctx.v("preflight.envoy.image")),
+            "imagePullPolicy": pull,
+            "command": ["/bin/sh"],
+            "args": ["-c", "touch /tmp/ready; sleep 1h"],
+            "livenessProbe": probe("/tmp/ready", five.clone(), five.clone()),
+            "readinessProbe": probe("/tmp/ready", five.clone(), five.clone()),
+            "volumeMounts": mounts,
+            "terminationMessagePolicy": "FallbackToLogsOnError",
+        });
+        put(&mut c, "resources", with(ctx, "preflight.resources"));
+        put(
+            &mut c,
+            "securityContext",
+            with(ctx, "preflight.securityContext"),
+        );
+        containers.push(c);
+    }
+
+    let mut volumes = vec![
+        json!({"name": "cilium-run", "hostPath": {"path": "/var/run/cilium", "type": "DirectoryOrCreate"}}),
+        json!({"name": "bpf-maps", "hostPath": {"path": "/sys/fs/bpf", "type": "DirectoryOrCreate"}}),
+    ];
+    if ctx.on("etcd.enabled") {
+        volumes.push(
+            json!({"name": "etcd-config-path", "configMap": {"name": "cilium-config",
+            "defaultMode": 256, "items": [{"key": "etcd-config", "path": "etcd.config"}]}}),
+        );
+        if ctx.on("etcd.ssl") {
+            volumes.push(
+                json!({"name": "etcd-secrets", "secret": {"secretName": "cilium-etcd-secrets",
+                "defaultMode": 256, "optional": true}}),
+            );
+        }
+    }
+    if envoy {
+        let run = ctx.text("daemon.runPath");
+        volumes.push(json!({"name": "envoy-sockets", "hostPath": {
+            "path": format!("{run}/envoy/sockets"), "type": "DirectoryOrCreate"}}));
+        volumes.push(json!({"name": "envoy-artifacts", "hostPath": {
+            "path": format!("{run}/envoy/artifacts"), "type": "DirectoryOrCreate"}}));
+        if envoy_config {
+            let own = ctx.v("envoy.bootstrapConfigMap");
+            let name = if truthy(own) {
+                print(own)
+            } else {
+                "cilium-envoy-config".to_string()
+            };
+            volumes.push(json!({"name": "envoy-config", "configMap": {"name": name,
+                "defaultMode": 256,
+                "items": [{"key": "bootstrap-config.json", "path": "bootstrap-config.json"}]}}));
+        }
+    }
+    volumes.extend(extra_volumes.iter().cloned());
+
+    let mut spec = json!({
+        "initContainers": [{
+            "name": "clean-cilium-state",
+            "image": img,
+            "imagePullPolicy": pull,
+            "command": ["/bin/echo"],
+            "args": ["hello"],
+            "terminationMessagePolicy": "FallbackToLogsOnError",
+        }],
+        "containers": containers,
+        "hostNetwork": true,
+        "dnsPolicy": "ClusterFirstWithHostNet",
+        "restartPolicy": "Always",
+        "serviceAccountName": quote(ctx.v("serviceAccounts.preflight.name")),
+        "automountServiceAccountToken": bare(ctx.v("serviceAccounts.preflight.automount")),
+        "terminationGracePeriodSeconds": bare(ctx.v("preflight.terminationGracePeriodSeconds")),
+        "volumes": volumes,
+    });
+    put(&mut spec, "affinity", with(ctx, "preflight.affinity"));
+    put(&mut spec, "imagePullSecrets", with(ctx, "imagePullSecrets"));
+    put(
+        &mut spec,
+        "securityContext",
+        with(ctx, "preflight.podSecurityContext"),
+    );
+    put(
+        &mut spec,
+        "priorityClassName",
+        priority_class(
+            ctx,
+            ctx.v("preflight.priorityClassName"),
+            "system-node-critical",
+        )
+        .map(|p| bare(&Value::String(p))),
+    );
+    put(
+        &mut spec,
+        "nodeSelector",
+        with(ctx, "preflight.nodeSelector"),
+    );
+    put(&mut spec, "tolerations", with(ctx, "preflight.tolerations"));
+
+    let pod_annotations = merged(&[
+        &json!({"kubectl.kubernetes.io/default-container": CHECK}),
+        ctx.v("preflight.podAnnotations"),
+    ]);
+    Ok(json!({
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": metadata(CHECK, Some(&ns), common_labels(ctx), annotations(ctx)),
+        "spec": {
+            "selector": {"matchLabels": {"k8s-app": CHECK, "kubernetes.io/cluster-service": "true"}},
+            "template": {
+                "metadata": {"annotations": pod_annotations, "labels": pod_labels(ctx, CHECK)},
+                "spec": spec,
+            },
+        },
+    }))
+}
+
+fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
+    let ns = ctx.namespace();
+    let app = "cilium-pre-flight-check-deployment";
+    let extra_env = list(ctx, "preflight.extraEnv")?;
+    let mut c = json!({
+        "name": "cnp-validator",
+        "image": image(ctx.v("preflight.image")),
+        "imagePullPolicy": bare(ctx.v("preflight.image.pullPolicy")),
+        "command": ["/bin/sh"],
+        "args": ["-ec", "cilium-dbg preflight validate-cnp;\ntouch /tmp/ready-validate-cnp;\nsleep 1h;\n"],
+        "readinessProbe": probe(
+            "/tmp/ready-validate-cnp",
+            bare(ctx.v("preflight.readinessProbe.initialDelaySeconds")),
+            bare(ctx.v("preflight.readinessProbe.periodSeconds")),
+        ),
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+    });
+    put(
+        &mut c,
+        "volumeMounts",
+        with(ctx, "preflight.extraVolumeMounts"),
+    );
+    let mut env = api_server_env(ctx)?;
+    env.extend(extra_env.iter().cloned());
+    put(&mut c, "env", non_empty(env));
+    put(&mut c, "resources", with(ctx, "preflight.resources"));
+
+    let mut spec = json!({
+        "containers": [c],
+        "hostNetwork": true,
+        "restartPolicy": "Always",
+        "serviceAccountName": quote(ctx.v("serviceAccounts.preflight.name")),
+        "automountServiceAccountToken": bare(ctx.v("serviceAccounts.preflight.automount")),
+        "terminationGracePeriodSeconds": bare(ctx.v("preflight.terminationGracePeriodSeconds")),
+    });
+    put(&mut spec, "imagePullSecrets", with(ctx, "imagePullSecrets"));
+    put(&mut spec, "volumes", with(ctx, "preflight.extraVolumes"));
+    put(
+        &mut spec,
+        "priorityClassName",
+        priority_class(
+            ctx,
+            ctx.v("preflight.priorityClassName"),
+            "system-cluster-critical",
+        )
+        .map(|p| bare(&Value::String(p))),
+    );
+    put(&mut spec, "affinity", with(ctx, "preflight.affinity"));
+    put(
+        &mut spec,
+        "nodeSelector",
+        with(ctx, "preflight.nodeSelector"),
+    );
+    put(&mut spec, "tolerations", with(ctx, "preflight.tolerations"));
+
+    let mut tmeta = json!({"labels": pod_labels(ctx, app)});
+    put(
+        &mut tmeta,
+        "annotations",
+        with(ctx, "preflight.podAnnotations"),
+    );
+    let labels = merged(&[
+        &json!({"app.kubernetes.io/part-of": "cilium", "app.kubernetes.io/name": CHECK}),
+        ctx.v("commonLabels"),
+    ]);
+    Ok(json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(CHECK, Some(&ns), labels, annotations(ctx)),
+        "spec": {
+            "selector": {"matchLabels": {"k8s-app": app, "kubernetes.io/cluster-service": "true"}},
+            "template": {"metadata": tmeta, "spec": spec},
+        },
+    }))
+}
+
+fn pod_disruption_budget(ctx: &Ctx) -> Value {
+    let ns = ctx.namespace();
+    let app = "cilium-pre-flight-check-deployment";
+    let pdb = ctx.v("preflight.podDisruptionBudget");
+    let mut spec = json!({
+        "selector": {"matchLabels": {"k8s-app": app, "kubernetes.io/cluster-service": "true"}},
+    });
+    for key in ["maxUnavailable", "minAvailable"] {
+        let v = &pdb[key];
+        if truthy(v) {
+            put(&mut spec, key, Some(bare(v)));
+        }
+    }
+    let policy = &pdb["unhealthyPodEvictionPolicy"];
+    if ctx.plan.kube.at_least(1, 27) && truthy(policy) {
+        put(&mut spec, "unhealthyPodEvictionPolicy", Some(bare(policy)));
+    }
+    let labels = merged(&[
+        &json!({
+            "k8s-app": app,
+            "app.kubernetes.io/part-of": "cilium",
+            "app.kubernetes.io/name": CHECK,
+            "kubernetes.io/cluster-service": "true",
+        }),
+        ctx.v("commonLabels"),
+    ]);
+    json!({
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": metadata(CHECK, Some(&ns), labels, annotations(ctx)),
+        "spec": spec,
+    })
 }
