@@ -310,19 +310,23 @@ pub fn render_folder(
 /// What `cilium-cmp generate` prints: the render, after the lock (if any) agreed.
 pub fn generate(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Rendered, GenerateError> {
     let r = render_folder(env, app_dir)?;
-    if let Some(locked) = &r.generation.lock {
-        if *locked != r.hash {
-            let g = &r.generation;
-            return Err(GenerateError::LockMismatch {
-                folder: g.repo.app_rel.clone(),
-                lock: g.repo.shown(&g.repo.app_dir.join(LOCK_FILE)),
-                locked: locked.clone(),
-                rendered: r.hash.clone(),
-                command: reproduce_command(g),
-            });
-        }
-    }
+    check_lock(&r.generation, &r.hash)?;
     Ok(r)
+}
+
+/// Refuses a render whose content hash differs from the folder's lock, naming both hashes and
+/// the command that reproduces the render and updates the lock.
+pub fn check_lock(g: &Generation, hash: &str) -> Result<(), GenerateError> {
+    match &g.lock {
+        Some(locked) if locked != hash => Err(GenerateError::LockMismatch {
+            folder: g.repo.app_rel.clone(),
+            lock: g.repo.shown(&g.repo.app_dir.join(LOCK_FILE)),
+            locked: locked.clone(),
+            rendered: hash.to_string(),
+            command: reproduce_command(g),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Renders the folder and writes its lock with the render's hash; returns the render and the
