@@ -596,7 +596,7 @@ fn a_lock_mismatch_names_both_hashes_and_the_command() {
     // A values edit is now refused until the lock is updated.
     let values = app.join("values.yaml");
     let mut text = std::fs::read_to_string(&values).unwrap();
-    text.push_str("debug:\n  enabled: true\n");
+    text.push_str("image:\n  pullPolicy: Always\n");
     std::fs::write(&values, text).unwrap();
     let edited = generate(&app, &env);
     assert!(!edited.status.success() && edited.stdout.is_empty());
