@@ -342,8 +342,9 @@ fn the_cilium_version_has_one_precedence() {
 fn every_error_names_the_value_and_prints_nothing() {
     let charts = empty_chart_dir();
     type Setup = fn(&Path);
+    type Case<'a> = (&'a str, Setup, Vec<(&'a str, &'a str)>, &'a str);
     let none: Setup = |_| {};
-    let cases: Vec<(&str, Setup, Vec<(&str, &str)>, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "no namespace",
             none,
