@@ -432,7 +432,7 @@ fn every_error_names_the_value_and_prints_nothing() {
         (
             "wrong source path",
             none,
-            vec![("ARGOCD_APP_SOURCE_PATH", "other/cilium")],
+            vec![("ARGOCD_APP_SOURCE_PATH", "apps/other")],
             "ARGOCD_APP_SOURCE_PATH",
         ),
         (
@@ -518,6 +518,27 @@ fn every_error_names_the_value_and_prints_nothing() {
         assert!(e.starts_with("error: "), "{name}: {e}");
         assert!(e.contains(expect), "{name}: {e:?} lacks {expect:?}");
     }
+}
+
+/// With `reposerver.plugin.use.manifest.generate.paths`, Argo CD extracts only a subtree: the
+/// boundary for values files is then what was extracted, and commands still name the full path.
+#[test]
+fn a_partial_extraction_bounds_values_files_by_what_was_extracted() {
+    let charts = empty_chart_dir();
+    let repo = example_repo();
+    let app = repo.0.join("apps/cilium");
+    let env = argocd_env("clusters/prod/apps/cilium", &charts.0, &[]);
+    let g = argocd::plan(&env, &app).expect("plan");
+    assert_eq!(g.repo.root, repo.0.canonicalize().unwrap());
+    assert_eq!(g.repo.app_rel, "clusters/prod/apps/cilium");
+    assert!(argocd::reproduce_command(&g).contains(" lock clusters/prod/apps/cilium "));
+    let env = argocd_env(
+        "clusters/prod/apps/cilium",
+        &charts.0,
+        &[("ARGOCD_ENV_VALUES_FILES", "../../../x.yaml")],
+    );
+    let err = argocd::plan(&env, &app).unwrap_err().to_string();
+    assert!(err.contains("outside the repository"), "{err}");
 }
 
 #[test]

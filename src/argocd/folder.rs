@@ -24,14 +24,17 @@ pub struct Settings {
     pub values_files: Vec<String>,
 }
 
-/// The repository as the plugin sees it: Argo CD extracts the whole repository and runs the
-/// plugin in the application folder, so the root is the folder minus `ARGOCD_APP_SOURCE_PATH`.
+/// The repository as the plugin sees it: Argo CD extracts the repository and runs the plugin in
+/// the application folder, so the root is the folder minus `ARGOCD_APP_SOURCE_PATH`.
 #[derive(Debug, Clone)]
 pub struct Repo {
     pub root: PathBuf,
     pub app_dir: PathBuf,
-    /// The application folder relative to the root, `/`-separated (`.` for the root itself).
+    /// The application folder relative to the repository root, `/`-separated (`.` for the root
+    /// itself), as the Application names it: what a reproducing command is given.
     pub app_rel: String,
+    /// The folders from `root` down to `app_dir`.
+    below_root: Vec<String>,
     /// Whether the root came from `ARGOCD_APP_SOURCE_PATH` (else it is the folder itself).
     pub root_known: bool,
 }
@@ -61,6 +64,7 @@ impl Repo {
                 root: app_dir.clone(),
                 app_dir,
                 app_rel: ".".into(),
+                below_root: Vec::new(),
                 root_known: false,
             });
         };
@@ -71,19 +75,25 @@ impl Repo {
         };
         let parts = clean_relative(source_path)
             .map_err(|_| bad("the application path leaves the repository"))?;
-        // Walk up one folder per path component, checking that the names agree, so a wrong
-        // variable cannot silently widen what values files may read.
+        // Walk up one folder per path component while the names agree. Argo CD may send only a
+        // subtree of the repository (reposerver.plugin.use.manifest.generate.paths), whose
+        // extraction folder then ends the walk early: the boundary is what was extracted.
         let mut root = app_dir.as_path();
+        let mut below_root = Vec::new();
         for part in parts.iter().rev() {
             if root.file_name().and_then(|n| n.to_str()) != Some(part.as_str()) {
-                return Err(bad(&format!(
-                    "it does not name the folder the plugin runs in ({})",
-                    app_dir.display()
-                )));
+                break;
             }
+            below_root.insert(0, part.clone());
             root = root
                 .parent()
                 .ok_or_else(|| bad("too many path components"))?;
+        }
+        if below_root.is_empty() && !parts.is_empty() {
+            return Err(bad(&format!(
+                "it does not name the folder the plugin runs in ({})",
+                app_dir.display()
+            )));
         }
         Ok(Repo {
             root: root.to_path_buf(),
@@ -93,6 +103,7 @@ impl Repo {
                 parts.join("/")
             },
             app_dir: app_dir.clone(),
+            below_root,
             root_known: true,
         })
     }
@@ -133,12 +144,11 @@ impl Repo {
         };
         // Lexical check first, so the message does not depend on what exists outside.
         let mut depth: Vec<&std::ffi::OsStr> = Vec::new();
-        let app_rel = if self.app_rel == "." {
-            String::new()
-        } else {
-            self.app_rel.clone()
-        };
-        for c in Path::new(&app_rel).components().chain(as_path.components()) {
+        let below_root = self.below_root.join("/");
+        for c in Path::new(&below_root)
+            .components()
+            .chain(as_path.components())
+        {
             match c {
                 Component::Normal(n) => depth.push(n),
                 Component::ParentDir if depth.pop().is_none() => {
