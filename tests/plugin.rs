@@ -560,7 +560,7 @@ fn a_lock_mismatch_names_both_hashes_and_the_command() {
             ("ARGOCD_ENV_SET", "operator.replicas=2"),
             (
                 "ARGOCD_APP_PARAMETERS",
-                r#"[{"name":"values-files","array":["../common/values.yaml"]},{"name":"set","array":["cluster.name=it's"]}]"#,
+                r#"[{"name":"values-files","array":["../common/values.yaml"]},{"name":"set","array":["podAnnotations.note=it's"]}]"#,
             ),
         ],
     );
@@ -569,7 +569,7 @@ fn a_lock_mismatch_names_both_hashes_and_the_command() {
     let rendered = format!("sha256:{}", "1".repeat(64));
     let err = argocd::check_lock(&g, &rendered).unwrap_err().to_string();
     assert!(err.contains(&zero) && err.contains(&rendered), "{err}");
-    let command = "cilium-cmp lock apps/cilium --cilium-version 1.18.12 --namespace kube-system --kube-version 1.35.0 --api-versions apps/v1,apps/v1/Deployment,policy/v1,v1,v1/ConfigMap --values ../common/values.yaml --set operator.replicas=2 --set 'cluster.name=it'\\''s'";
+    let command = "cilium-cmp lock apps/cilium --cilium-version 1.18.12 --namespace kube-system --kube-version 1.35.0 --api-versions apps/v1,apps/v1/Deployment,policy/v1,v1,v1/ConfigMap --values ../common/values.yaml --set operator.replicas=2 --set 'podAnnotations.note=it'\\''s'";
     assert!(err.contains(command), "{err}");
     assert!(argocd::check_lock(&g, &zero).is_ok());
 
