@@ -587,7 +587,7 @@ fn a_lock_mismatch_names_both_hashes_and_the_command() {
         .lines()
         .map(str::trim)
         .find(|l| l.starts_with("cilium-cmp lock "))
-        .expect("the command is printed")
+        .unwrap_or_else(|| panic!("the command is printed: {e}"))
         .to_string();
     let bin_dir = bin().parent().expect("bin dir").to_path_buf();
     let lock_run = Command::new("sh")
