@@ -171,7 +171,8 @@ def kustomization(where, k, folder):
             fail(where, "resource %r is neither a URL nor a path here" % r)
 
 for dirpath, dirnames, filenames in os.walk(root):
-    dirnames[:] = sorted(d for d in dirnames if d not in (".git", "target"))
+    # Test fixtures are not shipped (and may be invalid on purpose).
+    dirnames[:] = sorted(d for d in dirnames if d not in (".git", "target", "tests", "benches"))
     for name in sorted(filenames):
         if not name.endswith((".yaml", ".yml")):
             continue
