@@ -732,6 +732,7 @@ fn contract_through_the_argocd_cmp_server_emulator() {
     if reference.status.success() && !reference.stdout.is_empty() {
         assert_eq!(code, 0, "{report}");
         assert!(report["error"].is_null(), "{report}");
+        assert_eq!(report["warnings"], serde_json::json!([]), "{report}");
         let mut got: Vec<Value> = report["manifests"].as_array().expect("manifests").clone();
         for m in got.iter_mut() {
             if let Some(Value::Object(a)) = m.pointer_mut("/metadata/annotations") {
