@@ -4,6 +4,7 @@
 //! Pipeline: `values` (Helm merge rules) → `plan` (derived facts, version gates) →
 //! `components` (one module per Cilium component) → `output` (canonical YAML, content hash).
 
+pub mod argocd;
 pub mod chart;
 pub mod components;
 pub mod error;
@@ -13,6 +14,7 @@ pub mod plan;
 pub mod render;
 pub mod schema;
 pub mod setexpr;
+pub mod talos;
 pub mod tmpl;
 pub mod values;
 pub mod versions;

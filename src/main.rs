@@ -1,5 +1,6 @@
 //! The `cilium-cmp` command line: a thin front end over the library.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -7,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
+use cilium_cmp::argocd::{self, FolderRequest, Overrides};
 use cilium_cmp::chart::ChartFiles;
 use cilium_cmp::render::{Inputs, DEFAULT_KUBE_VERSION, DEFAULT_NAMESPACE};
 
@@ -47,6 +49,39 @@ struct RenderArgs {
     chart_archive: Option<PathBuf>,
 }
 
+/// An application folder rendered outside Argo CD with the inputs Argo CD would pass.
+#[derive(clap::Args, Debug, Clone)]
+struct FolderArgs {
+    /// The application folder (holding cilium-cmp.yaml), as Argo CD's `spec.source.path`
+    app_dir: PathBuf,
+    /// The repository root; values files may not leave it
+    #[arg(long, default_value = ".")]
+    repo_root: PathBuf,
+    /// Release namespace: the Application's spec.destination.namespace
+    #[arg(long)]
+    namespace: String,
+    /// Kubernetes version of the target cluster (Argo CD's KUBE_VERSION)
+    #[arg(long)]
+    kube_version: String,
+    /// API versions the cluster serves, comma-separated, repeatable (Argo CD's KUBE_API_VERSIONS)
+    #[arg(long)]
+    api_versions: Vec<String>,
+    /// Cilium version, overriding the folder's ciliumVersion (as the cilium-version parameter)
+    #[arg(long)]
+    cilium_version: Option<String>,
+    /// Extra values file relative to the application folder, merged after the folder's own
+    /// (as the values-files parameter); repeatable
+    #[arg(short = 'f', long = "values")]
+    values: Vec<String>,
+    /// PATH=VALUE, applied after all values files (as the set parameter); repeatable
+    #[arg(long)]
+    set: Vec<String>,
+    /// Folder holding the official cilium-VERSION.tgz archives [default: $CILIUM_CMP_CHART_DIR,
+    /// else /opt/cilium-cmp/charts]
+    #[arg(long)]
+    chart_dir: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Render the manifests to stdout
@@ -55,6 +90,25 @@ enum Command {
     Versions,
     /// Check a rendered stream's content hash (reads a file, or stdin when FILE is -)
     Verify { file: PathBuf },
+    /// Argo CD plugin: render the application folder in the current directory from Argo CD's
+    /// environment (ARGOCD_APP_NAMESPACE, KUBE_VERSION, KUBE_API_VERSIONS, ARGOCD_APP_PARAMETERS,
+    /// ARGOCD_ENV_*, CILIUM_CMP_CHART_DIR) and check it against the folder's lock
+    Generate,
+    /// Render an application folder as the plugin would, print the render to stdout for review,
+    /// and write the folder's lock (cilium-cmp.lock) with its content hash
+    Lock(FolderArgs),
+    /// Write an application folder's render as a Talos machine-config patch
+    /// (cluster.inlineManifests), byte-identical to what the plugin generates
+    TalosPatch {
+        #[command(flatten)]
+        folder: FolderArgs,
+        /// Name of the inline manifest
+        #[arg(long, default_value = "cilium")]
+        name: String,
+        /// Write the patch to this file instead of stdout
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Import an official chart archive's defaults into the data folder (maintainers)
     ImportChart {
         archive: PathBuf,
@@ -124,11 +178,88 @@ fn run() -> anyhow::Result<()> {
                 None => anyhow::bail!("no cilium-cmp.io/content-hash annotation in the stream (content is sha256:{computed})"),
             }
         }
+        Command::Generate => {
+            let env = argocd_env()?;
+            let dir = std::env::current_dir().context("cannot read the current directory")?;
+            let r = argocd::generate(&env, &dir)?;
+            write_stdout(&r.text)
+        }
+        Command::Lock(a) => {
+            let req = folder_request(&a);
+            let (r, previous) = argocd::update_lock(&req.env()?, &a.app_dir)?;
+            let lock = r
+                .generation
+                .repo
+                .shown(&r.generation.repo.app_dir.join(argocd::LOCK_FILE));
+            match previous {
+                Some(p) if p == r.hash => tracing::info!("{lock} already holds {}", r.hash),
+                Some(p) => tracing::info!(
+                    "{lock}: {p} -> {}; review the render, then commit the lock",
+                    r.hash
+                ),
+                None => tracing::info!(
+                    "{lock}: wrote {}; review the render, then commit the lock",
+                    r.hash
+                ),
+            }
+            write_stdout(&r.text)
+        }
+        Command::TalosPatch {
+            folder,
+            name,
+            output,
+        } => {
+            let req = folder_request(&folder);
+            let r = argocd::generate(&req.env()?, &folder.app_dir)?;
+            let patch = cilium_cmp::talos::inline_manifest_patch(&name, &r.text, &r.hash);
+            match output {
+                Some(path) => std::fs::write(&path, patch)
+                    .with_context(|| format!("cannot write {}", path.display())),
+                None => write_stdout(&patch),
+            }
+        }
         Command::ImportChart { archive, data_dir } => {
             let v = cilium_cmp::import::import(&archive, &data_dir)?;
             tracing::info!("imported Cilium {v} into {}", data_dir.display());
             Ok(())
         }
+    }
+}
+
+/// The variables Argo CD passes to a plugin command; the rest of the sidecar's environment is
+/// left out so it cannot change a render.
+fn argocd_env() -> anyhow::Result<BTreeMap<String, String>> {
+    let mut env = BTreeMap::new();
+    for (k, v) in std::env::vars_os() {
+        let Some(k) = k.to_str() else { continue };
+        if !argocd::is_relevant_var(k) {
+            continue;
+        }
+        let v = v
+            .into_string()
+            .map_err(|_| anyhow::anyhow!("the environment variable {k} is not valid UTF-8"))?;
+        env.insert(k.to_string(), v);
+    }
+    Ok(env)
+}
+
+fn folder_request(a: &FolderArgs) -> FolderRequest {
+    FolderRequest {
+        app_dir: a.app_dir.clone(),
+        repo_root: a.repo_root.clone(),
+        namespace: a.namespace.clone(),
+        kube_version: a.kube_version.clone(),
+        api_versions: a.api_versions.clone(),
+        overrides: Overrides {
+            cilium_version: a.cilium_version.clone(),
+            values_files: a.values.clone(),
+            set: a.set.clone(),
+        },
+        // The commands are run by people, so the variable is a default for the flag.
+        chart_dir: a
+            .chart_dir
+            .clone()
+            .or_else(|| std::env::var_os(argocd::CHART_DIR_VAR).map(PathBuf::from)),
     }
 }
 

@@ -1,0 +1,366 @@
+//! The application folder a user commits: its settings file, its lock, and the boundary of the
+//! repository that values files must stay inside.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+use super::GenerateError;
+
+/// The settings file that marks an application folder of this plugin (discovery matches it).
+pub const SETTINGS_FILE: &str = "cilium-cmp.yaml";
+/// The lock file: the content hash of the last reviewed render.
+pub const LOCK_FILE: &str = "cilium-cmp.lock";
+/// The values file used when the settings file does not list any.
+pub const DEFAULT_VALUES_FILE: &str = "values.yaml";
+
+const SETTINGS_KEYS: &[&str] = &["ciliumVersion", "valuesFiles"];
+
+/// What the settings file says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub cilium_version: Option<String>,
+    /// Paths relative to the application folder, in merge order.
+    pub values_files: Vec<String>,
+}
+
+/// The repository as the plugin sees it: Argo CD extracts the repository and runs the plugin in
+/// the application folder, so the root is the folder minus `ARGOCD_APP_SOURCE_PATH`.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    pub root: PathBuf,
+    pub app_dir: PathBuf,
+    /// The application folder relative to the repository root, `/`-separated (`.` for the root
+    /// itself), as the Application names it: what a reproducing command is given.
+    pub app_rel: String,
+    /// The folders from `root` down to `app_dir`.
+    below_root: Vec<String>,
+    /// Whether the root came from `ARGOCD_APP_SOURCE_PATH` (else it is the folder itself).
+    pub root_known: bool,
+}
+
+fn clean_relative(path: &str) -> Result<Vec<String>, ()> {
+    let mut parts: Vec<String> = Vec::new();
+    for p in path.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop().ok_or(())?;
+            }
+            other => parts.push(other.to_string()),
+        }
+    }
+    Ok(parts)
+}
+
+impl Repo {
+    pub fn locate(app_dir: &Path, source_path: Option<&str>) -> Result<Repo, GenerateError> {
+        let app_dir = app_dir.canonicalize().map_err(|e| GenerateError::Folder {
+            path: app_dir.display().to_string(),
+            message: format!("cannot open the application folder: {e}"),
+        })?;
+        let Some(source_path) = source_path else {
+            return Ok(Repo {
+                root: app_dir.clone(),
+                app_dir,
+                app_rel: ".".into(),
+                below_root: Vec::new(),
+                root_known: false,
+            });
+        };
+        let bad = |why: &str| GenerateError::Env {
+            var: "ARGOCD_APP_SOURCE_PATH".into(),
+            value: source_path.to_string(),
+            message: why.to_string(),
+        };
+        let parts = clean_relative(source_path)
+            .map_err(|_| bad("the application path leaves the repository"))?;
+        // Walk up one folder per path component while the names agree. Argo CD may send only a
+        // subtree of the repository (reposerver.plugin.use.manifest.generate.paths), whose
+        // extraction folder then ends the walk early: the boundary is what was extracted.
+        let mut root = app_dir.as_path();
+        let mut below_root = Vec::new();
+        for part in parts.iter().rev() {
+            if root.file_name().and_then(|n| n.to_str()) != Some(part.as_str()) {
+                break;
+            }
+            below_root.insert(0, part.clone());
+            root = root
+                .parent()
+                .ok_or_else(|| bad("too many path components"))?;
+        }
+        if below_root.is_empty() && !parts.is_empty() {
+            return Err(bad(&format!(
+                "it does not name the folder the plugin runs in ({})",
+                app_dir.display()
+            )));
+        }
+        Ok(Repo {
+            root: root.to_path_buf(),
+            app_rel: if parts.is_empty() {
+                ".".into()
+            } else {
+                parts.join("/")
+            },
+            app_dir: app_dir.clone(),
+            below_root,
+            root_known: true,
+        })
+    }
+
+    /// The path of a file relative to the repository root, for messages and commands.
+    pub fn shown(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) => rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/"),
+            Err(_) => path.display().to_string(),
+        }
+    }
+
+    /// Resolves a values file named relative to the application folder, refusing anything that
+    /// leaves the repository (Argo CD hands the plugin the repository and nothing else).
+    pub fn values_file(&self, rel: &str, listed_in: &str) -> Result<PathBuf, GenerateError> {
+        let fail = |message: String| GenerateError::ValuesFile {
+            file: rel.to_string(),
+            listed_in: listed_in.to_string(),
+            message,
+        };
+        if rel.trim().is_empty() {
+            return Err(fail("the path is empty".into()));
+        }
+        let as_path = Path::new(rel);
+        if as_path.is_absolute() {
+            return Err(fail(
+                "absolute paths are refused; name it relative to the application folder, e.g. ../common/values.yaml".into(),
+            ));
+        }
+        let boundary = if self.root_known {
+            "the repository (Argo CD gives the plugin the repository only)"
+        } else {
+            "the application folder (ARGOCD_APP_SOURCE_PATH is not set, so the repository root is unknown)"
+        };
+        // Lexical check first, so the message does not depend on what exists outside.
+        let mut depth: Vec<&std::ffi::OsStr> = Vec::new();
+        let below_root = self.below_root.join("/");
+        for c in Path::new(&below_root)
+            .components()
+            .chain(as_path.components())
+        {
+            match c {
+                Component::Normal(n) => depth.push(n),
+                Component::ParentDir if depth.pop().is_none() => {
+                    return Err(fail(format!("it resolves to outside {boundary}")));
+                }
+                _ => {}
+            }
+        }
+        let joined = self.app_dir.join(as_path);
+        let real = joined.canonicalize().map_err(|e| {
+            fail(format!(
+                "cannot read {} ({})",
+                self.shown(&lexical(&self.root, &depth)),
+                io_reason(&e)
+            ))
+        })?;
+        if !real.starts_with(&self.root) {
+            return Err(fail(format!("it is a symbolic link to outside {boundary}")));
+        }
+        if !real.is_file() {
+            return Err(fail(format!("{} is not a file", self.shown(&real))));
+        }
+        Ok(real)
+    }
+}
+
+fn lexical(root: &Path, parts: &[&std::ffi::OsStr]) -> PathBuf {
+    let mut p = root.to_path_buf();
+    for part in parts {
+        p.push(part);
+    }
+    p
+}
+
+pub fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+fn read_text(path: &Path, shown: &str) -> Result<Option<String>, GenerateError> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| GenerateError::Folder {
+                path: shown.to_string(),
+                message: "not UTF-8 text".into(),
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(GenerateError::Folder {
+            path: shown.to_string(),
+            message: io_reason(&e),
+        }),
+    }
+}
+
+/// Reads the settings file; its absence is an error because discovery selected the folder by it.
+pub fn read_settings(repo: &Repo) -> Result<Settings, GenerateError> {
+    let path = repo.app_dir.join(SETTINGS_FILE);
+    let shown = repo.shown(&path);
+    let fail = |message: String| GenerateError::Folder {
+        path: shown.clone(),
+        message,
+    };
+    let text = read_text(&path, &shown)?.ok_or_else(|| {
+        fail(format!(
+            "missing: an application folder of cilium-cmp holds {SETTINGS_FILE} with at least `ciliumVersion: \"1.18.12\"` (or the Application sets the cilium-version parameter and the file is empty)"
+        ))
+    })?;
+    let doc = crate::yaml::parse_values(&text).map_err(|e| fail(e.to_string()))?;
+    let map = match doc.value {
+        Value::Object(m) => m,
+        Value::Null => Default::default(),
+        _ => {
+            return Err(fail(
+                "must be a YAML mapping with the keys ciliumVersion and valuesFiles".into(),
+            ))
+        }
+    };
+    for key in map.keys() {
+        if !SETTINGS_KEYS.contains(&key.as_str()) {
+            return Err(fail(format!(
+                "unknown key {key:?}; valid keys: {}",
+                SETTINGS_KEYS.join(", ")
+            )));
+        }
+    }
+    let cilium_version = match map.get("ciliumVersion") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.trim().is_empty() => None,
+        Some(Value::String(s)) => Some(s.trim().to_string()),
+        Some(other) => {
+            return Err(fail(format!(
+                "ciliumVersion must be a quoted string such as \"1.18.12\"; YAML reads the unquoted {} as a {}",
+                other,
+                type_name(other)
+            )))
+        }
+    };
+    let values_files = match map.get("valuesFiles") {
+        None => vec![DEFAULT_VALUES_FILE.to_string()],
+        Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) => out.push(s.clone()),
+                    other => {
+                        return Err(fail(format!(
+                            "valuesFiles[{i}] must be a path (a string), not the {} {other}",
+                            type_name(other)
+                        )))
+                    }
+                }
+            }
+            out
+        }
+        Some(other) => {
+            return Err(fail(format!(
+                "valuesFiles must be a list of paths relative to the folder, e.g. [values.yaml], not the {} {other}",
+                type_name(other)
+            )))
+        }
+    };
+    Ok(Settings {
+        cilium_version,
+        values_files,
+    })
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "mapping",
+    }
+}
+
+/// The lock's expected content hash (`sha256:` + 64 hex), if the folder holds a lock.
+pub fn read_lock(repo: &Repo) -> Result<Option<String>, GenerateError> {
+    let path = repo.app_dir.join(LOCK_FILE);
+    let shown = repo.shown(&path);
+    let Some(text) = read_text(&path, &shown)? else {
+        return Ok(None);
+    };
+    let fail = || {
+        GenerateError::Folder {
+        path: shown.clone(),
+        message: "a lock holds one line `contentHash: sha256:<64 hex digits>`; write it with `cilium-cmp lock`".into(),
+    }
+    };
+    let doc = crate::yaml::parse_values(&text).map_err(|_| fail())?;
+    let Value::Object(map) = doc.value else {
+        return Err(fail());
+    };
+    if map.len() != 1 {
+        return Err(fail());
+    }
+    match map.get("contentHash") {
+        Some(Value::String(h)) if is_content_hash(h) => Ok(Some(h.clone())),
+        _ => Err(fail()),
+    }
+}
+
+fn is_content_hash(h: &str) -> bool {
+    h.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// The text of a lock file for a content hash.
+pub fn lock_text(hash: &str) -> String {
+    format!(
+        "# The content hash of the reviewed render of this folder (see cilium-config's\n\
+         # cilium-cmp.io/content-hash). A render with another hash fails; update this file only\n\
+         # with `cilium-cmp lock`, after reviewing what changes.\n\
+         contentHash: {hash}\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_paths_are_cleaned_and_may_not_leave_the_repository() {
+        assert_eq!(
+            clean_relative("./apps//cilium/").unwrap(),
+            ["apps", "cilium"]
+        );
+        assert_eq!(
+            clean_relative("apps/x/../cilium").unwrap(),
+            ["apps", "cilium"]
+        );
+        assert!(clean_relative("../cilium").is_err());
+        assert!(clean_relative(".").unwrap().is_empty());
+    }
+
+    #[test]
+    fn content_hashes_are_checked() {
+        let h = format!("sha256:{}", "a".repeat(64));
+        assert!(is_content_hash(&h));
+        assert!(!is_content_hash(&h.to_uppercase()));
+        assert!(!is_content_hash("sha256:abc"));
+        assert!(lock_text(&h).ends_with(&format!("contentHash: {h}\n")));
+    }
+}

@@ -1,0 +1,489 @@
+//! The Argo CD Config Management Plugin front end: the plugin's whole contract is a pure function
+//! of an environment map and the application folder, so it is tested without a cluster and the
+//! commands that reproduce a render outside Argo CD (`lock`, `talos-patch`) run the same code.
+//!
+//! Inputs, lowest precedence first (a later layer's Cilium version wins; values files and `--set`
+//! expressions of every layer are applied in this order, so later ones win as in Helm):
+//! 1. the folder's settings file `cilium-cmp.yaml` (`ciliumVersion`, `valuesFiles`);
+//! 2. the Application's plugin env (`ARGOCD_ENV_CILIUM_VERSION`, `_VALUES_FILES`, `_SET`);
+//! 3. the Application's plugin parameters (`cilium-version`, `values-files`, `set`).
+//!
+//! The cluster facts come from Argo CD only: `ARGOCD_APP_NAMESPACE` (release namespace),
+//! `KUBE_VERSION`, `KUBE_API_VERSIONS`. The chart archive for bundled files is
+//! `$CILIUM_CMP_CHART_DIR/cilium-VERSION.tgz`.
+
+pub mod folder;
+pub mod params;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::chart::ChartFiles;
+use crate::error::RenderError;
+use crate::plan::KubeVersion;
+use crate::render::Inputs;
+
+pub use folder::{Repo, LOCK_FILE, SETTINGS_FILE};
+pub use params::Overrides;
+
+/// Where the sidecar image puts the official chart archives.
+pub const DEFAULT_CHART_DIR: &str = "/opt/cilium-cmp/charts";
+/// The variable naming another folder of chart archives.
+pub const CHART_DIR_VAR: &str = "CILIUM_CMP_CHART_DIR";
+
+/// The environment variables `generate` reads (everything else in the environment is ignored,
+/// so the sidecar's own variables cannot change a render).
+pub fn is_relevant_var(name: &str) -> bool {
+    name.starts_with("ARGOCD_ENV_")
+        || name.starts_with("PARAM_")
+        || matches!(
+            name,
+            "ARGOCD_APP_PARAMETERS"
+                | "ARGOCD_APP_NAMESPACE"
+                | "ARGOCD_APP_SOURCE_PATH"
+                | "KUBE_VERSION"
+                | "KUBE_API_VERSIONS"
+                | CHART_DIR_VAR
+        )
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    #[error("{var}={value:?}: {message}")]
+    Env {
+        var: String,
+        value: String,
+        message: String,
+    },
+    #[error("plugin parameter {name:?}: {message}")]
+    Parameter { name: String, message: String },
+    #[error("{path}: {message}")]
+    Folder { path: String, message: String },
+    #[error("values file {file:?} (listed in {listed_in}): {message}")]
+    ValuesFile {
+        file: String,
+        listed_in: String,
+        message: String,
+    },
+    #[error("{0}")]
+    Version(String),
+    #[error("{message}")]
+    Render { message: String },
+    #[error("the render holds no objects; refusing to print an empty stream (Argo CD would accept it and, with automated prune, delete the CNI)")]
+    Empty,
+    #[error("the render's content hash sha256:{computed} does not match the hash stamped in it ({stamped}); this is a bug in cilium-cmp")]
+    Inconsistent { stamped: String, computed: String },
+    #[error("the render of {folder} does not match its lock {lock}:\n  locked:   {locked}\n  rendered: {rendered}\nNothing was changed in the cluster. If the change is intended (a Cilium upgrade, a values edit, another cilium-cmp, another cluster version or API list), reproduce the render from the repository root, review it (for example with `kubectl diff --server-side -f -`), and update the lock with:\n  {command}\nthen commit {lock}.")]
+    LockMismatch {
+        folder: String,
+        lock: String,
+        locked: String,
+        rendered: String,
+        command: String,
+    },
+    #[error("cannot write {path}: {message}")]
+    Write { path: String, message: String },
+}
+
+/// Everything one generation uses, resolved from the environment and the folder.
+#[derive(Debug, Clone)]
+pub struct Generation {
+    pub inputs: Inputs,
+    pub repo: Repo,
+    /// The content hash the folder's lock expects, if it holds one.
+    pub lock: Option<String>,
+    /// Inputs that do not come from the folder (the resolved Cilium version, and the values
+    /// files and `--set` expressions of plugin env and parameters, in order): what a command
+    /// reproducing this render must pass.
+    pub outside_folder: Overrides,
+}
+
+/// A finished render: the stream and its content hash (`sha256:HEX`).
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub text: String,
+    pub hash: String,
+    pub generation: Generation,
+}
+
+fn var<'a>(env: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str> {
+    env.get(name).map(String::as_str)
+}
+
+fn required<'a>(
+    env: &'a BTreeMap<String, String>,
+    name: &str,
+    why: &str,
+) -> Result<&'a str, GenerateError> {
+    match var(env, name).map(str::trim) {
+        Some(v) if !v.is_empty() => Ok(v),
+        other => Err(GenerateError::Env {
+            var: name.into(),
+            value: other.unwrap_or("").into(),
+            message: why.into(),
+        }),
+    }
+}
+
+/// A Kubernetes namespace name (RFC 1123 label).
+fn valid_namespace(ns: &str) -> bool {
+    let b = ns.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+/// Resolves every input of a generation; reads the folder, its values files and the chart
+/// archive, but renders nothing.
+pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation, GenerateError> {
+    let repo = Repo::locate(app_dir, var(env, "ARGOCD_APP_SOURCE_PATH"))?;
+    let settings = folder::read_settings(&repo)?;
+    let from_env = params::plugin_env(env)?;
+    let from_params = params::parameters(env)?;
+
+    let namespace = required(
+        env,
+        "ARGOCD_APP_NAMESPACE",
+        "the release namespace comes from the Application's spec.destination.namespace; set it to the namespace Cilium runs in (usually kube-system)",
+    )?;
+    if !valid_namespace(namespace) {
+        return Err(GenerateError::Env {
+            var: "ARGOCD_APP_NAMESPACE".into(),
+            value: namespace.into(),
+            message: "not a namespace name (lowercase letters, digits and '-', at most 63)".into(),
+        });
+    }
+    let kube_raw = required(
+        env,
+        "KUBE_VERSION",
+        "Argo CD did not pass the cluster's Kubernetes version (it is empty until Argo CD has connected to the cluster); the chart depends on it, so cilium-cmp does not guess",
+    )?;
+    let kube_version = KubeVersion::parse(kube_raw)
+        .map_err(|_| GenerateError::Env {
+            var: "KUBE_VERSION".into(),
+            value: kube_raw.into(),
+            message: "not a Kubernetes version such as 1.35 or 1.35.0".into(),
+        })?
+        .to_string();
+    let api_versions: Vec<String> = var(env, "KUBE_API_VERSIONS")
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(str::to_string)
+        .collect();
+
+    let settings_shown = repo.shown(&repo.app_dir.join(SETTINGS_FILE));
+    let (version, version_source) = match (
+        &from_params.cilium_version,
+        &from_env.cilium_version,
+        &settings.cilium_version,
+    ) {
+        (Some(v), _, _) => (v.clone(), "the Application's plugin parameter cilium-version".to_string()),
+        (None, Some(v), _) => (v.clone(), "the Application's plugin env CILIUM_VERSION".to_string()),
+        (None, None, Some(v)) => (v.clone(), format!("ciliumVersion in {settings_shown}")),
+        (None, None, None) => {
+            return Err(GenerateError::Version(format!(
+                "no Cilium version: write `ciliumVersion: \"{}\"` in {settings_shown} (or set the Application's plugin parameter cilium-version); supported versions: {}",
+                crate::versions::supported().last().unwrap_or("1.18.12"),
+                crate::versions::supported().collect::<Vec<_>>().join(", ")
+            )))
+        }
+    };
+    let cilium = crate::versions::parse(&version)
+        .map_err(|e| {
+            GenerateError::Version(format!("{e} (the version comes from {version_source})"))
+        })?
+        .to_string();
+
+    let mut inputs = Inputs::new(&cilium);
+    inputs.namespace = namespace.to_string();
+    inputs.kube_version = kube_version;
+    inputs.api_versions = api_versions;
+    let layers: [(&[String], String); 3] = [
+        (&settings.values_files, settings_shown.clone()),
+        (&from_env.values_files, "the plugin env VALUES_FILES".into()),
+        (
+            &from_params.values_files,
+            "the plugin parameter values-files".into(),
+        ),
+    ];
+    for (files, listed_in) in layers {
+        for rel in files {
+            let path = repo.values_file(rel, &listed_in)?;
+            let shown = repo.shown(&path);
+            let text = std::fs::read_to_string(&path).map_err(|e| GenerateError::ValuesFile {
+                file: rel.clone(),
+                listed_in: listed_in.clone(),
+                message: folder::io_reason(&e),
+            })?;
+            inputs.values_files.push((shown, text));
+        }
+    }
+    inputs.set = from_env
+        .set
+        .iter()
+        .chain(&from_params.set)
+        .cloned()
+        .collect();
+
+    let chart_dir = PathBuf::from(var(env, CHART_DIR_VAR).unwrap_or(DEFAULT_CHART_DIR));
+    let archive = chart_dir.join(format!("cilium-{cilium}.tgz"));
+    // A missing archive is not an error here: values that need no bundled file render the same
+    // without it, and those that do fail in the render with a message naming the value.
+    if archive.is_file() {
+        inputs.chart = Some(
+            ChartFiles::open(&archive).map_err(|e| GenerateError::Render {
+                message: e.to_string(),
+            })?,
+        );
+    }
+
+    let lock = folder::read_lock(&repo)?;
+    Ok(Generation {
+        inputs,
+        repo,
+        lock,
+        outside_folder: Overrides {
+            cilium_version: Some(cilium),
+            values_files: from_env
+                .values_files
+                .iter()
+                .chain(&from_params.values_files)
+                .cloned()
+                .collect(),
+            set: from_env
+                .set
+                .iter()
+                .chain(&from_params.set)
+                .cloned()
+                .collect(),
+        },
+    })
+}
+
+/// The render inputs of a generation (the pure part of the contract).
+pub fn generate_inputs(
+    env: &BTreeMap<String, String>,
+    app_dir: &Path,
+) -> Result<Inputs, GenerateError> {
+    Ok(plan(env, app_dir)?.inputs)
+}
+
+/// Renders a folder without consulting its lock; never returns an empty stream.
+pub fn render_folder(
+    env: &BTreeMap<String, String>,
+    app_dir: &Path,
+) -> Result<Rendered, GenerateError> {
+    let generation = plan(env, app_dir)?;
+    let text = crate::render(&generation.inputs).map_err(|e| {
+        let mut message = e.to_string();
+        if matches!(e, RenderError::NeedsChartArchive { .. }) && generation.inputs.chart.is_none()
+        {
+            let dir = var(env, CHART_DIR_VAR).unwrap_or(DEFAULT_CHART_DIR);
+            message.push_str(&format!(
+                " (the plugin looks for the archive as {dir}/cilium-{}.tgz, and it is not there: the sidecar image ships one per supported version; {CHART_DIR_VAR} names another folder)",
+                generation.inputs.cilium_version
+            ));
+        }
+        GenerateError::Render { message }
+    })?;
+    let (stamped, computed) =
+        crate::output::verify(&text).map_err(|message| GenerateError::Render { message })?;
+    match stamped {
+        None => Err(GenerateError::Empty),
+        Some(s) if s != computed => Err(GenerateError::Inconsistent {
+            stamped: s,
+            computed,
+        }),
+        Some(_) => Ok(Rendered {
+            text,
+            hash: format!("sha256:{computed}"),
+            generation,
+        }),
+    }
+}
+
+/// What `cilium-cmp generate` prints: the render, after the lock (if any) agreed.
+pub fn generate(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Rendered, GenerateError> {
+    let r = render_folder(env, app_dir)?;
+    check_lock(&r.generation, &r.hash)?;
+    Ok(r)
+}
+
+/// Refuses a render whose content hash differs from the folder's lock, naming both hashes and
+/// the command that reproduces the render and updates the lock.
+pub fn check_lock(g: &Generation, hash: &str) -> Result<(), GenerateError> {
+    match &g.lock {
+        Some(locked) if locked != hash => Err(GenerateError::LockMismatch {
+            folder: g.repo.app_rel.clone(),
+            lock: g.repo.shown(&g.repo.app_dir.join(LOCK_FILE)),
+            locked: locked.clone(),
+            rendered: hash.to_string(),
+            command: reproduce_command(g),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Renders the folder and writes its lock with the render's hash; returns the render and the
+/// hash the lock held before.
+pub fn update_lock(
+    env: &BTreeMap<String, String>,
+    app_dir: &Path,
+) -> Result<(Rendered, Option<String>), GenerateError> {
+    let r = render_folder(env, app_dir)?;
+    let path = r.generation.repo.app_dir.join(LOCK_FILE);
+    let shown = r.generation.repo.shown(&path);
+    let tmp = r.generation.repo.app_dir.join(format!(".{LOCK_FILE}.tmp"));
+    let write = |e: std::io::Error| GenerateError::Write {
+        path: shown.clone(),
+        message: folder::io_reason(&e),
+    };
+    // Written aside and renamed, so an interrupted run never leaves a half-written lock.
+    std::fs::write(&tmp, folder::lock_text(&r.hash)).map_err(write)?;
+    std::fs::rename(&tmp, &path).map_err(write)?;
+    let previous = r.generation.lock.clone();
+    Ok((r, previous))
+}
+
+/// Quotes an argument for a POSIX shell, leaving plain words as they are.
+pub fn shell_quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./_-".contains(&b));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+/// The one command, run from the repository root, that reproduces this render with every input
+/// spelled out and writes the folder's lock.
+pub fn reproduce_command(g: &Generation) -> String {
+    let mut args: Vec<String> = vec!["cilium-cmp".into(), "lock".into(), g.repo.app_rel.clone()];
+    let mut flag = |name: &str, value: &str| {
+        args.push(name.to_string());
+        args.push(value.to_string());
+    };
+    flag("--cilium-version", &g.inputs.cilium_version);
+    flag("--namespace", &g.inputs.namespace);
+    flag("--kube-version", &g.inputs.kube_version);
+    flag("--api-versions", &g.inputs.api_versions.join(","));
+    for f in &g.outside_folder.values_files {
+        flag("--values", f);
+    }
+    for s in &g.outside_folder.set {
+        flag("--set", s);
+    }
+    args.iter()
+        .map(|a| shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A render request made outside Argo CD (by `lock` and `talos-patch`), turned into the
+/// environment Argo CD would pass, so both run exactly the code path of `generate`.
+#[derive(Debug, Clone)]
+pub struct FolderRequest {
+    pub app_dir: PathBuf,
+    pub repo_root: PathBuf,
+    pub namespace: String,
+    pub kube_version: String,
+    pub api_versions: Vec<String>,
+    /// Command-line overrides, with the precedence of plugin parameters.
+    pub overrides: Overrides,
+    pub chart_dir: Option<PathBuf>,
+}
+
+impl FolderRequest {
+    /// The environment map and the application folder to pass to `generate`.
+    pub fn env(&self) -> Result<BTreeMap<String, String>, GenerateError> {
+        let outside = |what: &str| GenerateError::Folder {
+            path: self.app_dir.display().to_string(),
+            message: what.to_string(),
+        };
+        let app = self.app_dir.canonicalize().map_err(|e| {
+            outside(&format!(
+                "cannot open the application folder ({})",
+                folder::io_reason(&e)
+            ))
+        })?;
+        let root = self
+            .repo_root
+            .canonicalize()
+            .map_err(|e| GenerateError::Folder {
+                path: self.repo_root.display().to_string(),
+                message: format!(
+                    "cannot open the repository root ({})",
+                    folder::io_reason(&e)
+                ),
+            })?;
+        let rel = app.strip_prefix(&root).map_err(|_| {
+            outside(&format!(
+                "the application folder is not inside the repository root {} (run from the repository root, or pass --repo-root)",
+                root.display()
+            ))
+        })?;
+        let rel: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let mut env = BTreeMap::new();
+        env.insert(
+            "ARGOCD_APP_SOURCE_PATH".to_string(),
+            if rel.is_empty() {
+                ".".to_string()
+            } else {
+                rel.join("/")
+            },
+        );
+        env.insert("ARGOCD_APP_NAMESPACE".into(), self.namespace.clone());
+        env.insert("KUBE_VERSION".into(), self.kube_version.clone());
+        env.insert(
+            "KUBE_API_VERSIONS".into(),
+            self.api_versions
+                .iter()
+                .flat_map(|a| a.split(','))
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+        env.insert(
+            "ARGOCD_APP_PARAMETERS".into(),
+            params::to_json(&self.overrides),
+        );
+        if let Some(d) = &self.chart_dir {
+            env.insert(CHART_DIR_VAR.into(), d.display().to_string());
+        }
+        Ok(env)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_quoting() {
+        assert_eq!(shell_quote("apps/cilium"), "apps/cilium");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote("x={a,b}"), "'x={a,b}'");
+    }
+
+    #[test]
+    fn namespaces() {
+        assert!(valid_namespace("kube-system"));
+        assert!(!valid_namespace("Kube"));
+        assert!(!valid_namespace("-a"));
+        assert!(!valid_namespace(&"a".repeat(64)));
+    }
+}

@@ -1,0 +1,503 @@
+//! Every Kubernetes YAML the repository ships is valid, and the sidecar's pieces agree.
+//!
+//! Built-in kinds are validated against the Kubernetes OpenAPI schemas of PyPI's
+//! `kubernetes-validate` (strict: unknown fields are errors); Applications against Argo CD's own
+//! CRD schema (`../shared/schemas/argoproj.io-application-crd.yaml`) with `jsonschema`, made
+//! strict the way the API server prunes (unknown fields are errors). A Deployment patch is
+//! validated merged into a minimal argocd-repo-server Deployment, the argo-cd chart's
+//! `extraContainers` inside a Pod. No container engine runs here, so the image itself is not
+//! built: the test checks what agrees across plugin.yaml, the Dockerfile, the kustomize overlay
+//! and the Helm values, and that each pinned sha256 is that of the official archive.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn yaml(rel: &str) -> Value {
+    cilium_cmp::yaml::parse_values(&read(rel))
+        .unwrap_or_else(|e| panic!("{rel}: {e}"))
+        .value
+}
+
+const VALIDATE: &str = r#"
+import os, sys, copy
+try:
+    import yaml, jsonschema, kubernetes_validate
+except ImportError as e:
+    sys.exit("missing Python package (%s): pip install pyyaml jsonschema kubernetes-validate" % e)
+
+root, crd_path, plugin_name, kube = sys.argv[1:5]
+errors = []
+checked = []
+
+def fail(where, msg):
+    errors.append("%s: %s" % (where, msg))
+
+crd = yaml.safe_load(open(crd_path))
+schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1")["schema"]["openAPIV3Schema"]
+
+def strict(s):
+    # The API server drops unknown fields of a structural schema; here they are errors, so a
+    # typo in a shipped Application cannot go unnoticed.
+    if isinstance(s, dict):
+        if s.get("type") == "object" and "properties" in s and "additionalProperties" not in s \
+                and not s.get("x-kubernetes-preserve-unknown-fields"):
+            s["additionalProperties"] = False
+        for k, v in s.items():
+            if k == "properties":
+                for p in v.values():
+                    strict(p)
+            elif isinstance(v, (dict, list)):
+                strict(v)
+    elif isinstance(s, list):
+        for v in s:
+            strict(v)
+
+schema = copy.deepcopy(schema)
+strict(schema)
+app_validator = jsonschema.Draft7Validator(schema)
+
+def zero_values(v, path):
+    # Argo CD drops zero values (false, "", 0, empty lists and maps) when it stores an
+    # Application, so an App-of-Apps parent would diff them forever.
+    if v is False or v == "" or v == [] or v == {} or v is None or (type(v) in (int, float) and v == 0):
+        yield path
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            yield from zero_values(x, path + "." + k)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from zero_values(x, "%s[%d]" % (path, i))
+
+def check_application(where, app):
+    for e in app_validator.iter_errors(app):
+        fail(where, "Application schema: %s at %s" % (e.message, "/".join(map(str, e.absolute_path))))
+    for p in zero_values(app.get("spec"), "spec"):
+        fail(where, "%s is a zero value Argo CD normalises away" % p)
+    spec = app.get("spec", {})
+    auto = spec.get("syncPolicy", {}).get("automated", {})
+    if auto.get("prune") is not True or auto.get("selfHeal") is not True:
+        fail(where, "syncPolicy.automated needs prune: true and selfHeal: true")
+    opts = spec.get("syncPolicy", {}).get("syncOptions", [])
+    for o in ("ServerSideApply=true", "PruneLast=true"):
+        if o not in opts:
+            fail(where, "syncOptions lacks " + o)
+    if not any(d.get("group") == "cilium.io" and d.get("kind") == "CiliumIdentity" for d in spec.get("ignoreDifferences", [])):
+        fail(where, "ignoreDifferences lacks kind CiliumIdentity of group cilium.io")
+    if spec.get("source", {}).get("plugin", {}).get("name") != plugin_name:
+        fail(where, "source.plugin.name is not %s" % plugin_name)
+    if not spec.get("destination", {}).get("namespace"):
+        fail(where, "destination.namespace is the release namespace and must be set")
+    if app.get("metadata", {}).get("finalizers"):
+        fail(where, "a resources finalizer would delete the CNI with the Application")
+
+def k8s(where, obj):
+    try:
+        kubernetes_validate.validate(obj, kube, strict=True)
+    except Exception as e:
+        fail(where, "%s %s: %s" % (obj.get("kind"), obj.get("metadata", {}).get("name"), str(e).splitlines()[0]))
+
+def merge_by_name(base, patch):
+    out = {x["name"]: x for x in base}
+    order = [x["name"] for x in base]
+    for x in patch:
+        if x["name"] in out:
+            out[x["name"]] = merge(out[x["name"]], x)
+        else:
+            out[x["name"]] = x
+            order.append(x["name"])
+    return [out[n] for n in order]
+
+def merge(base, patch):
+    # Strategic merge as kustomize applies it to the fields used here: maps merge, lists of
+    # named items (containers, volumes, volumeMounts) merge by name, other lists replace.
+    if isinstance(base, dict) and isinstance(patch, dict):
+        out = dict(base)
+        for k, v in patch.items():
+            out[k] = merge(base[k], v) if k in base else v
+        return out
+    if isinstance(base, list) and isinstance(patch, list) and all(isinstance(x, dict) and "name" in x for x in base + patch):
+        return merge_by_name(base, patch)
+    return patch
+
+def stock_repo_server():
+    labels = {"app.kubernetes.io/name": "argocd-repo-server"}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "argocd-repo-server", "namespace": "argocd"},
+            "spec": {"selector": {"matchLabels": labels}, "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "argocd-repo-server", "image": "quay.io/argoproj/argocd:v3.4.4"}],
+                         "volumes": [{"name": "var-files", "emptyDir": {}}, {"name": "plugins", "emptyDir": {}}]}}}}
+
+def mounts_resolve(where, pod_spec):
+    names = {v["name"] for v in pod_spec.get("volumes", [])}
+    for c in pod_spec.get("containers", []):
+        for m in c.get("volumeMounts", []):
+            if m["name"] not in names:
+                fail(where, "container %s mounts the undefined volume %s" % (c["name"], m["name"]))
+
+def helm_values(where, values):
+    rs = values["repoServer"]
+    # The argo-cd chart provides var-files and plugins itself.
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "argocd-repo-server", "namespace": "argocd"},
+           "spec": {"containers": [{"name": "argocd-repo-server", "image": "quay.io/argoproj/argocd:v3.4.4"}] + rs["extraContainers"],
+                    "volumes": [{"name": "var-files", "emptyDir": {}}, {"name": "plugins", "emptyDir": {}}] + rs.get("volumes", [])}}
+    k8s(where, pod)
+    mounts_resolve(where, pod["spec"])
+
+KUSTOMIZATION_KEYS = {"apiVersion", "kind", "namespace", "resources", "patches", "images", "configMapGenerator", "labels", "components"}
+
+def kustomization(where, k, folder):
+    if k.get("apiVersion") != "kustomize.config.k8s.io/v1beta1":
+        fail(where, "apiVersion must be kustomize.config.k8s.io/v1beta1")
+    for key in k:
+        if key not in KUSTOMIZATION_KEYS:
+            fail(where, "unexpected key " + key)
+    for p in k.get("patches", []):
+        if not os.path.isfile(os.path.join(folder, p.get("path", ""))):
+            fail(where, "patch %s does not exist" % p.get("path"))
+    for r in k.get("resources", []):
+        if not isinstance(r, str) or not (r.startswith("https://") or os.path.exists(os.path.join(folder, r))):
+            fail(where, "resource %r is neither a URL nor a path here" % r)
+
+for dirpath, dirnames, filenames in os.walk(root):
+    # Test fixtures are not shipped (and may be invalid on purpose).
+    dirnames[:] = sorted(d for d in dirnames if d not in (".git", "target", "tests", "benches"))
+    for name in sorted(filenames):
+        if not name.endswith((".yaml", ".yml")):
+            continue
+        path = os.path.join(dirpath, name)
+        rel = os.path.relpath(path, root)
+        try:
+            docs = [d for d in yaml.safe_load_all(open(path)) if d is not None]
+        except yaml.YAMLError as e:
+            fail(rel, "not YAML: %s" % e)
+            continue
+        if rel == os.path.join("sidecar", "helm", "values.yaml"):
+            helm_values(rel, docs[0]); checked.append(rel); continue
+        for doc in docs:
+            if not (isinstance(doc, dict) and "kind" in doc and "apiVersion" in doc):
+                continue  # values files and settings: not Kubernetes objects
+            kind = doc["kind"]
+            if kind == "ConfigManagementPlugin":
+                continue  # not a Kubernetes object; tests/plugin.rs checks it
+            if kind == "Application" and doc["apiVersion"] == "argoproj.io/v1alpha1":
+                check_application(rel, doc)
+            elif kind == "Kustomization":
+                kustomization(rel, doc, dirpath)
+            elif name.endswith("-patch.yaml"):
+                merged = merge(stock_repo_server(), doc)
+                k8s(rel, merged)
+                mounts_resolve(rel, merged["spec"]["template"]["spec"])
+            else:
+                k8s(rel, doc)
+            checked.append(rel)
+
+for e in errors:
+    print(e)
+print("checked: " + " ".join(sorted(set(checked))))
+sys.exit(1 if errors else 0)
+"#;
+
+#[test]
+fn shipped_kubernetes_yaml_is_valid() {
+    let crd = root().join("../shared/schemas/argoproj.io-application-crd.yaml");
+    assert!(crd.is_file(), "missing {}", crd.display());
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(VALIDATE)
+        .arg(root())
+        .arg(&crd)
+        .arg(plugin_name())
+        .arg("1.35.0")
+        .output()
+        .expect("python3 runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for f in [
+        "sidecar/argocd/application.yaml",
+        "sidecar/argocd/app-of-apps-child.yaml",
+        "sidecar/kustomize/kustomization.yaml",
+        "sidecar/kustomize/argocd-repo-server-patch.yaml",
+        "sidecar/helm/values.yaml",
+    ] {
+        assert!(out.contains(f), "{f} was not validated: {out}");
+    }
+}
+
+/// The validator itself rejects what it must (so a green run means something).
+#[test]
+fn the_validator_rejects_broken_manifests() {
+    let crd = root().join("../shared/schemas/argoproj.io-application-crd.yaml");
+    let tmp = std::env::temp_dir().join(format!("cilium-cmp-manifests-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(tmp.join("sidecar/argocd")).unwrap();
+    let app = read("sidecar/argocd/application.yaml")
+        .replace("selfHeal: true", "selfHeal: true\n      allowEmpty: false")
+        .replace("      - PruneLast=true\n", "")
+        .replace("plugin:", "plugn:");
+    std::fs::write(tmp.join("sidecar/argocd/app.yaml"), app).unwrap();
+    std::fs::write(
+        tmp.join("svc.yaml"),
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\nspec:\n  portz: []\n",
+    )
+    .unwrap();
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(VALIDATE)
+        .arg(&tmp)
+        .arg(&crd)
+        .arg(plugin_name())
+        .arg("1.35.0")
+        .output()
+        .expect("python3 runs");
+    let _ = std::fs::remove_dir_all(&tmp);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success(), "{out}");
+    for needle in [
+        "allowEmpty is a zero value",
+        "lacks PruneLast=true",
+        "plugn",
+        "source.plugin.name",
+        "svc.yaml: Service x",
+    ] {
+        assert!(out.contains(needle), "{needle:?} not reported: {out}");
+    }
+}
+
+fn plugin_name() -> String {
+    let p = yaml("plugin.yaml");
+    format!(
+        "{}-{}",
+        p["metadata"]["name"].as_str().expect("name"),
+        p["spec"]["version"].as_str().expect("version")
+    )
+}
+
+fn container(v: &Value) -> &Value {
+    v.as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == "cilium-cmp"))
+        .expect("a cilium-cmp container")
+}
+
+/// The Dockerfile's final stage, as (instruction, rest) pairs with continuation lines joined.
+fn final_stage(dockerfile: &str) -> Vec<(String, String)> {
+    let joined = dockerfile.replace("\\\n", " ");
+    let mut stage = Vec::new();
+    for line in joined.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (ins, rest) = line.split_once(' ').unwrap_or((line, ""));
+        if ins.eq_ignore_ascii_case("FROM") {
+            stage.clear();
+        }
+        stage.push((ins.to_uppercase(), rest.trim().to_string()));
+    }
+    stage
+}
+
+#[test]
+fn sidecar_pieces_agree() {
+    let plugin = yaml("plugin.yaml");
+    let command = plugin["spec"]["generate"]["command"][0].as_str().unwrap();
+    let dockerfile = read("sidecar/Dockerfile");
+    let stage = final_stage(&dockerfile);
+    assert_eq!(
+        stage[0],
+        ("FROM".into(), "scratch".into()),
+        "a minimal final image"
+    );
+
+    // plugin.yaml's command is found on the image's PATH, and the binary is where PATH says.
+    let env: Vec<&str> = stage
+        .iter()
+        .filter(|(i, _)| i == "ENV")
+        .flat_map(|(_, r)| r.split_whitespace())
+        .collect();
+    let path_dirs: Vec<&str> = env
+        .iter()
+        .find_map(|e| e.strip_prefix("PATH="))
+        .expect("ENV PATH")
+        .split(':')
+        .collect();
+    let copies: Vec<&str> = stage
+        .iter()
+        .filter(|(i, _)| i == "COPY")
+        .map(|(_, r)| r.as_str())
+        .collect();
+    let bin_dest = copies
+        .iter()
+        .find(|c| c.contains("target/release/cilium-cmp"))
+        .and_then(|c| c.split_whitespace().last())
+        .expect("the binary is copied");
+    let (bin_dir, bin_name) = bin_dest.rsplit_once('/').unwrap();
+    assert_eq!(
+        bin_name, command,
+        "plugin.yaml runs the binary the image holds"
+    );
+    assert!(
+        path_dirs.contains(&bin_dir),
+        "{bin_dir} is on PATH {path_dirs:?}"
+    );
+    assert!(
+        copies.contains(&"plugin.yaml /home/argocd/cmp-server/config/plugin.yaml"),
+        "plugin.yaml is baked in where argocd-cmp-server reads it"
+    );
+    assert!(env.contains(
+        &format!(
+            "CILIUM_CMP_CHART_DIR={}",
+            cilium_cmp::argocd::DEFAULT_CHART_DIR
+        )
+        .as_str()
+    ));
+    assert!(copies
+        .iter()
+        .any(|c| c.ends_with(&format!("{}/", cilium_cmp::argocd::DEFAULT_CHART_DIR))));
+    assert!(stage.contains(&("USER".into(), "999:999".into())));
+    assert!(
+        dockerfile.contains("COPY sidecar/charts.sha256") && dockerfile.contains("sha256sum -c")
+    );
+
+    // The kustomize patch and the Helm values describe the same container and volumes.
+    let patch = yaml("sidecar/kustomize/argocd-repo-server-patch.yaml");
+    let helm = yaml("sidecar/helm/values.yaml");
+    let kc = container(&patch["spec"]["template"]["spec"]["containers"]);
+    let hc = container(&helm["repoServer"]["extraContainers"]);
+    assert_eq!(kc, hc, "kustomize and Helm add the same sidecar");
+    assert_eq!(
+        patch["spec"]["template"]["spec"]["volumes"],
+        helm["repoServer"]["volumes"]
+    );
+    assert_eq!(kc["command"], json!(["/var/run/argocd/argocd-cmp-server"]));
+    assert_eq!(kc["securityContext"]["runAsUser"], json!(999.0));
+    assert_eq!(kc["securityContext"]["runAsNonRoot"], json!(true));
+    let mounts: Vec<(String, String)> = kc["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap().to_string(),
+                m["mountPath"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for (name, path) in [
+        ("var-files", "/var/run/argocd"),
+        ("plugins", "/home/argocd/cmp-server/plugins"),
+    ] {
+        assert!(
+            mounts.contains(&(name.into(), path.into())),
+            "{name} at {path}"
+        );
+    }
+    let tmp = mounts
+        .iter()
+        .find(|(_, p)| p == "/tmp")
+        .map(|(n, _)| n.clone())
+        .expect("a /tmp mount");
+    assert!(
+        patch["spec"]["template"]["spec"]["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["name"] == tmp.as_str() && v["emptyDir"].is_object()),
+        "/tmp is the sidecar's own emptyDir"
+    );
+    assert!(
+        !mounts
+            .iter()
+            .any(|(_, p)| p.starts_with("/home/argocd/cmp-server/config")),
+        "nothing hides the baked plugin.yaml"
+    );
+    let image = kc["image"].as_str().unwrap();
+    assert!(
+        dockerfile.contains(&format!("-t {image} ")),
+        "the Dockerfile's build command tags {image}"
+    );
+
+    // Applications select this plugin by its socket name.
+    for f in [
+        "sidecar/argocd/application.yaml",
+        "sidecar/argocd/app-of-apps-child.yaml",
+    ] {
+        assert_eq!(
+            yaml(f)["spec"]["source"]["plugin"]["name"],
+            plugin_name().as_str(),
+            "{f}"
+        );
+    }
+    let kustomization = yaml("sidecar/kustomize/kustomization.yaml");
+    assert_eq!(
+        kustomization["patches"][0]["path"],
+        "argocd-repo-server-patch.yaml"
+    );
+}
+
+/// The pinned sha256 of every supported release's official chart archive.
+#[test]
+fn pinned_chart_archives() {
+    let text = read("sidecar/charts.sha256");
+    let pinned: Vec<(String, String)> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (sum, file) = l
+                .split_once("  ")
+                .expect("sha256sum format: HASH two spaces FILE");
+            (sum.to_string(), file.to_string())
+        })
+        .collect();
+    let files: Vec<&str> = pinned.iter().map(|(_, f)| f.as_str()).collect();
+    let wanted: Vec<String> = cilium_cmp::versions::supported()
+        .map(|v| format!("cilium-{v}.tgz"))
+        .collect();
+    assert_eq!(files, wanted, "one archive per supported version, in order");
+    for (sum, _) in &pinned {
+        assert!(
+            sum.len() == 64
+                && sum
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
+    }
+    // Where the official archives are on this machine, the pins must be their hashes.
+    let dirs: Vec<PathBuf> = [
+        std::env::var_os("CILIUM_CMP_CHART_DIR").map(PathBuf::from),
+        std::env::var_os("HOME").map(|h| Path::new(&h).join("cilium-charts")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut compared = 0;
+    for (sum, file) in &pinned {
+        if let Some(path) = dirs.iter().map(|d| d.join(file)).find(|p| p.is_file()) {
+            let bytes = std::fs::read(&path).unwrap();
+            let got: String = Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(&got, sum, "{}", path.display());
+            compared += 1;
+        }
+    }
+    eprintln!(
+        "compared {compared} of {} pinned archives with local copies",
+        pinned.len()
+    );
+}
