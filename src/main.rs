@@ -118,8 +118,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Colour only on a terminal: Argo CD shows the plugin's stderr verbatim.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .without_time()
         .init();
