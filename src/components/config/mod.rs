@@ -13,7 +13,7 @@ mod text;
 
 use serde_json::{json, Map, Value};
 
-use super::common::{self, upgrade_compat_at_least};
+use super::common;
 use super::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{print, truthy};
@@ -160,7 +160,8 @@ pub(crate) struct Derived {
 
 impl Derived {
     fn new(ctx: &Ctx) -> Result<Derived, RenderError> {
-        let since = |minor| upgrade_compat_at_least(ctx, 1, minor);
+        let compat = upgrade_compat(ctx)?;
+        let since = |minor: u64| compat.is_none_or(|(major, m)| (major, m) >= (1, minor));
         let since_1_8 = since(8);
         let mut kpr_default = "false";
         if since_1_8 {
@@ -259,7 +260,7 @@ fn envoy_daemonset_text(ctx: &Ctx) -> String {
     if !own.is_null() {
         return print(own);
     }
-    upgrade_compat_at_least(ctx, 1, 16).to_string()
+    since_compat(ctx, 16).to_string()
 }
 
 /// The text of the `readSecretsOnlyFromSecretsNamespace` helper.
@@ -281,5 +282,66 @@ fn secret_sync_text(ctx: &Ctx) -> String {
     if !own.is_null() {
         return print(own);
     }
-    upgrade_compat_at_least(ctx, 1, 17).to_string()
+    since_compat(ctx, 17).to_string()
+}
+
+/// `semverCompare ">=1.MINOR" (default "1.MINOR" .Values.upgradeCompatibility)`.
+fn since_compat(ctx: &Ctx, minor: u64) -> bool {
+    match upgrade_compat(ctx) {
+        Ok(Some(v)) => v >= (1, minor),
+        _ => true,
+    }
+}
+
+/// `upgradeCompatibility` as (major, minor) when set. Helm's semver comparison fails on text
+/// that is not a version, and never lets a pre-release (`1.16.0-rc.1`) satisfy `>=1.X`, which
+/// is modelled as version 0.0.
+fn upgrade_compat(ctx: &Ctx) -> Result<Option<(u64, u64)>, RenderError> {
+    let v = ctx.v("upgradeCompatibility");
+    if !truthy(v) {
+        return Ok(None);
+    }
+    let text = print(v);
+    parse_semver(&text).map(Some).ok_or_else(|| {
+        ctx.invalid(
+            "upgradeCompatibility",
+            format!("{text:?} is not a version; write the Cilium version first installed, such as \"1.16\" or \"1.17.3\""),
+        )
+    })
+}
+
+/// Masterminds semver's loose form: `v?MAJOR(.MINOR(.PATCH)?)?(-PRE)?(+BUILD)?`; returns
+/// (major, minor), or (0, 0) for a pre-release.
+fn parse_semver(text: &str) -> Option<(u64, u64)> {
+    let t = text.strip_prefix('v').unwrap_or(text);
+    let (t, build) = match t.split_once('+') {
+        Some((a, b)) => (a, Some(b)),
+        None => (t, None),
+    };
+    let (core, pre) = match t.split_once('-') {
+        Some((a, b)) => (a, Some(b)),
+        None => (t, None),
+    };
+    let ident_ok = |s: &str| {
+        s.split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+    };
+    if pre.is_some_and(|p| !ident_ok(p)) || build.is_some_and(|b| !ident_ok(b)) {
+        return None;
+    }
+    let parts: Vec<&str> = core.split('.').collect();
+    if parts.is_empty()
+        || parts.len() > 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let major = parts[0].parse().ok()?;
+    let minor = parts.get(1).map_or(Some(0), |p| p.parse().ok())?;
+    if pre.is_some() {
+        return Some((0, 0));
+    }
+    Some((major, minor))
 }
