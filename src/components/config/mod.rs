@@ -345,3 +345,102 @@ fn parse_semver(text: &str) -> Option<(u64, u64)> {
     }
     Some((major, minor))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{KubeVersion, Plan};
+    use crate::values::{Layer, Values};
+
+    fn render_with(version: &str, user: &str) -> Result<Option<Value>, RenderError> {
+        let cilium = crate::versions::parse(version).unwrap();
+        let layer = Layer::from_yaml("test.yaml", user).unwrap();
+        let values = Values::resolve(crate::versions::defaults(cilium), &[layer]);
+        let plan = Plan {
+            cilium,
+            release_namespace: "kube-system".into(),
+            kube: KubeVersion::parse("1.35.0").unwrap(),
+            api_versions: Default::default(),
+        };
+        let ctx = Ctx {
+            values: &values,
+            plan: &plan,
+            chart: None,
+        };
+        cilium_config(&ctx)
+    }
+
+    fn data(version: &str, user: &str) -> Value {
+        render_with(version, user).unwrap().unwrap()["data"].clone()
+    }
+
+    #[test]
+    fn extra_config_overrides_and_keeps_types() {
+        let d = data("1.18.0", "extraConfig: {debug: \"yes\", num: 1}\n");
+        assert_eq!(d["debug"], json!("yes"));
+        assert_eq!(d["num"], json!(1.0));
+        assert_eq!(d["enable-ipv4"], json!("true"));
+    }
+
+    #[test]
+    fn patch_gated_keys() {
+        let user = "bgpControlPlane: {enabled: true}\n";
+        assert!(data("1.18.1", user)
+            .get("enable-bgp-legacy-origin-attribute")
+            .is_none());
+        assert_eq!(
+            data("1.18.2", user)["enable-bgp-legacy-origin-attribute"],
+            json!("false")
+        );
+        assert!(data("1.18.3", "").get("http-stream-idle-timeout").is_none());
+        assert!(data("1.18.4", "").get("http-stream-idle-timeout").is_some());
+    }
+
+    #[test]
+    fn chart_failures_become_value_errors() {
+        for (user, path) in [
+            ("kubeProxyReplacement: strict\n", "kubeProxyReplacement"),
+            ("gke: {enabled: true}\nroutingMode: tunnel\n", "routingMode"),
+            (
+                "operator: {setNodeTaints: true, removeNodeTaints: false}\n",
+                "operator.setNodeTaints",
+            ),
+            ("bpf: {monitorInterval: 5x}\n", "bpf.monitorInterval"),
+            ("upgradeCompatibility: soon\n", "upgradeCompatibility"),
+        ] {
+            match render_with("1.18.12", user) {
+                Err(RenderError::Value { path: p, .. }) => assert_eq!(p, path, "{user}"),
+                other => panic!("{user}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn multi_pool_and_folded_lists() {
+        let d = data(
+            "1.18.12",
+            "ipam: {mode: multi-pool, operator: {autoCreateCiliumPodIPPools: {b: {ipv4: {cidrs: [10.1.0.0/16, 10.2.0.0/16], maskSize: 24}}, a: {ipv6: {cidrs: [\"fd00::/104\"]}}}}}\nprometheus: {enabled: true, metrics: [\"+a\", \"-b\"]}\n",
+        );
+        assert_eq!(
+            d["auto-create-cilium-pod-ip-pools"],
+            json!("a=ipv6-cidrs:fd00::/104;ipv6-mask-size:<nil>,b=ipv4-cidrs:10.1.0.0/16,10.2.0.0/16;ipv4-mask-size:24")
+        );
+        assert_eq!(d["metrics"], json!("+a -b"));
+    }
+
+    #[test]
+    fn semver_forms() {
+        assert_eq!(parse_semver("1.16"), Some((1, 16)));
+        assert_eq!(parse_semver("v1.17.3+build.1"), Some((1, 17)));
+        assert_eq!(parse_semver("1.16.0-rc.1"), Some((0, 0)));
+        assert_eq!(parse_semver("1..2"), None);
+        assert_eq!(parse_semver("latest"), None);
+    }
+
+    #[test]
+    fn preflight_renders_no_config() {
+        assert!(render_with("1.18.0", "preflight: {enabled: true}\n")
+            .unwrap()
+            .is_none());
+    }
+}
