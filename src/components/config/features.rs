@@ -572,10 +572,18 @@ fn spire(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
 }
 
 /// `extraConfig` entries go in last, as written, and override keys set above.
-pub fn extra_config(ctx: &Ctx, data: &mut Data) {
-    if let Value::Object(extra) = ctx.v("extraConfig") {
-        for (k, v) in extra {
-            data.put(k, v.clone());
+pub fn extra_config(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
+    match ctx.v("extraConfig") {
+        Value::Object(extra) => {
+            for (k, v) in extra {
+                data.put(k, v.clone());
+            }
+            Ok(())
         }
+        other if truthy(other) => Err(ctx.invalid(
+            "extraConfig",
+            "must be a map of cilium-config keys to string values; the chart inserts it into the ConfigMap's data, where anything else is invalid YAML",
+        )),
+        _ => Ok(()),
     }
 }

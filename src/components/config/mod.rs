@@ -40,7 +40,7 @@ pub fn cilium_config(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
     features::networking(ctx, &derived, &mut data)?;
     features::operator_and_dns(ctx, &derived, &mut data)?;
     features::auth_envoy_and_mesh(ctx, &derived, &mut data)?;
-    features::extra_config(ctx, &mut data);
+    features::extra_config(ctx, &mut data)?;
 
     let metadata = common::metadata(
         "cilium-config",
