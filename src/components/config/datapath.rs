@@ -1,0 +1,580 @@
+//! Datapath keys: BPF maps and features, routing and tunnelling, cloud IPAM integrations, CNI
+//! chaining, masquerading, encryption, and kube-proxy replacement / load balancing.
+
+use serde_json::Value;
+
+use super::text::{self, duration, join, text as txt, to_float, to_int};
+use super::{has, Data, Derived};
+use crate::components::Ctx;
+use crate::error::RenderError;
+use crate::tmpl::{print, truthy};
+
+/// BPF programs and map sizing, from the clock probe to map pre-allocation.
+pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
+    if has(ctx, "cni.customConf") {
+        data.dq(ctx, "custom-cni-conf", "cni.customConf")?;
+    }
+    if has(ctx, "bpfClockProbe") {
+        data.qv(ctx, "enable-bpf-clock-probe", "bpfClockProbe");
+    } else if d.default_clock_probe {
+        data.s("enable-bpf-clock-probe", "true");
+    }
+    if has(ctx, "bpf.tproxy") {
+        data.qv(ctx, "enable-bpf-tproxy", "bpf.tproxy");
+    }
+    data.bare(ctx, "monitor-aggregation", "bpf.monitorAggregation")?;
+    data.s(
+        "monitor-aggregation-interval",
+        duration(ctx, "bpf.monitorInterval")?,
+    );
+    data.bare(ctx, "monitor-aggregation-flags", "bpf.monitorFlags")?;
+    for (key, path) in [
+        (
+            "bpf-events-default-rate-limit",
+            "bpf.events.default.rateLimit",
+        ),
+        (
+            "bpf-events-default-burst-limit",
+            "bpf.events.default.burstLimit",
+        ),
+    ] {
+        if ctx.on(path) {
+            data.qv(ctx, key, path);
+        }
+    }
+    if to_float(ctx.v("bpf.mapDynamicSizeRatio")) != 0.0 {
+        data.qv(ctx, "bpf-map-dynamic-size-ratio", "bpf.mapDynamicSizeRatio");
+    } else if d.default_map_ratio != 0.0 {
+        data.s(
+            "bpf-map-dynamic-size-ratio",
+            crate::tmpl::go_g_float(d.default_map_ratio),
+        );
+    }
+    if has(ctx, "bpf.hostLegacyRouting") {
+        data.qv(ctx, "enable-host-legacy-routing", "bpf.hostLegacyRouting");
+    } else if !d.chaining_is("none") {
+        // The chained plugin owns connectivity, so BPF host routing cannot be used.
+        data.s("enable-host-legacy-routing", "true");
+    }
+    if ctx.on("bpf.nodeMapMax") {
+        data.qv(ctx, "bpf-node-map-max", "bpf.nodeMapMax");
+    }
+    let int_text = |path: &str| to_int(ctx.v(path)).to_string();
+    if ctx.on("bpf.authMapMax") {
+        data.s("bpf-auth-map-max", int_text("bpf.authMapMax"));
+    }
+    if truthy(&d.ct_tcp_max) {
+        data.s("bpf-ct-global-tcp-max", to_int(&d.ct_tcp_max).to_string());
+    }
+    if truthy(&d.ct_any_max) {
+        data.s("bpf-ct-global-any-max", to_int(&d.ct_any_max).to_string());
+    }
+    for (key, path) in [
+        ("bpf-conntrack-accounting", "bpf.ctAccounting"),
+        ("bpf-nat-global-max", "bpf.natMax"),
+        ("bpf-neigh-global-max", "bpf.neighMax"),
+    ] {
+        if ctx.on(path) {
+            data.s(key, int_text(path));
+        }
+    }
+    if has(ctx, "bpf.policyMapMax") {
+        data.s("bpf-policy-map-max", int_text("bpf.policyMapMax"));
+    }
+    if ctx.plan.cilium.at_least(1, 18, 9) && ctx.on("endpointPolicyUpdateTimeoutDuration") {
+        data.qv(
+            ctx,
+            "endpoint-policy-update-timeout",
+            "endpointPolicyUpdateTimeoutDuration",
+        );
+    }
+    for (key, path) in [
+        ("bpf-policy-stats-map-max", "bpf.policyStatsMapMax"),
+        ("bpf-lb-map-max", "bpf.lbMapMax"),
+    ] {
+        if has(ctx, path) {
+            data.s(key, int_text(path));
+        }
+    }
+    for (key, path) in [
+        ("bpf-lb-external-clusterip", "bpf.lbExternalClusterIP"),
+        ("bpf-lb-source-range-all-types", "bpf.lbSourceRangeAllTypes"),
+        ("bpf-lb-algorithm-annotation", "bpf.lbAlgorithmAnnotation"),
+        ("bpf-lb-mode-annotation", "bpf.lbModeAnnotation"),
+    ] {
+        if has(ctx, path) {
+            data.qv(ctx, key, path);
+        }
+    }
+    data.qv(ctx, "bpf-distributed-lru", "bpf.distributedLRU.enabled");
+    data.qv(ctx, "bpf-events-drop-enabled", "bpf.events.drop.enabled");
+    data.qv(
+        ctx,
+        "bpf-events-policy-verdict-enabled",
+        "bpf.events.policyVerdict.enabled",
+    );
+    data.qv(ctx, "bpf-events-trace-enabled", "bpf.events.trace.enabled");
+    data.dq(ctx, "preallocate-bpf-maps", "bpf.preallocateMaps")?;
+    Ok(())
+}
+
+/// Cluster identity, routing and tunnelling, cloud IPAM integrations and CNI chaining.
+pub fn routing(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
+    data.qv(ctx, "cluster-name", "cluster.name");
+    if has(ctx, "cluster.id") {
+        data.dq(ctx, "cluster-id", "cluster.id")?;
+    }
+    let routing_mode = ctx.v("routingMode");
+    let gke = ctx.on("gke.enabled");
+    if gke {
+        if truthy(routing_mode) && print(routing_mode) != "native" {
+            return Err(ctx.invalid(
+                "routingMode",
+                "with gke.enabled=true the chart requires routingMode \"native\" (or leaving it unset)",
+            ));
+        }
+        data.s("enable-endpoint-routes", "true");
+    } else if ctx.on("aksbyocni.enabled") && truthy(routing_mode) && print(routing_mode) != "tunnel"
+    {
+        return Err(ctx.invalid(
+            "routingMode",
+            "with aksbyocni.enabled=true the chart requires routingMode \"tunnel\" (or leaving it unset)",
+        ));
+    }
+    if truthy(routing_mode) {
+        data.q("routing-mode", routing_mode);
+    } else {
+        data.s("routing-mode", if gke { "native" } else { "tunnel" });
+    }
+    let tunnel = ctx.v("tunnelProtocol");
+    if truthy(tunnel) {
+        data.q("tunnel-protocol", tunnel);
+    } else {
+        data.s("tunnel-protocol", "vxlan");
+    }
+    if routing_mode.as_str() == Some("native") {
+        native_routing_checks(ctx, d)?;
+    }
+    for (key, path) in [
+        ("tunnel-port", "tunnelPort"),
+        ("tunnel-source-port-range", "tunnelSourcePortRange"),
+        ("underlay-protocol", "underlayProtocol"),
+    ] {
+        if ctx.on(path) {
+            data.qv(ctx, key, path);
+        }
+    }
+    if ctx.on("serviceNoBackendResponse") {
+        data.dq(
+            ctx,
+            "service-no-backend-response",
+            "serviceNoBackendResponse",
+        )?;
+    }
+    if ctx.on("MTU") {
+        data.qv(ctx, "mtu", "MTU");
+    }
+    eni(ctx, data);
+    if ctx.on("azure.enabled") {
+        data.s("enable-endpoint-routes", "true");
+        data.s("auto-create-cilium-node-resource", "true");
+        if ctx.on("azure.userAssignedIdentityID") {
+            data.qv(
+                ctx,
+                "azure-user-assigned-identity-id",
+                "azure.userAssignedIdentityID",
+            );
+        }
+        data.q("azure-use-primary-address", &d.azure_use_primary_address);
+    }
+    if ctx.on("alibabacloud.enabled") {
+        data.s("enable-endpoint-routes", "true");
+        data.s("auto-create-cilium-node-resource", "true");
+    }
+    if has(ctx, "l7Proxy") {
+        data.qv(ctx, "enable-l7-proxy", "l7Proxy");
+    }
+    if !d.chaining_is("none") {
+        data.put(
+            "cni-chaining-mode",
+            text::bare(ctx, "cni.chainingMode", &txt(&d.chaining))?,
+        );
+        if has(ctx, "enableIdentityMark") {
+            data.qv(ctx, "enable-identity-mark", "enableIdentityMark");
+        }
+        // Chained plugins route pod traffic themselves (portmap only adds host ports).
+        if !d.chaining_is("portmap") {
+            data.s("enable-local-node-route", "false");
+        }
+    }
+    Ok(())
+}
+
+/// Native routing with masquerading needs the CIDR that is routable without masquerading.
+fn native_routing_checks(ctx: &Ctx, d: &Derived) -> Result<(), RenderError> {
+    let agent_masq = ctx.on("ipMasqAgent.enabled");
+    let cloud_ipam = matches!(d.ipam.as_str(), Some("eni" | "alibabacloud"));
+    if ctx.on("ipv4.enabled")
+        && ctx.on("enableIPv4Masquerade")
+        && !agent_masq
+        && !cloud_ipam
+        && !ctx.on("ipv4NativeRoutingCIDR")
+    {
+        return Err(ctx.invalid(
+            "ipv4NativeRoutingCIDR",
+            "must be set when routingMode is native and IPv4 masquerading is on (or use ipMasqAgent, or set enableIPv4Masquerade: false)",
+        ));
+    }
+    if ctx.on("ipv6.enabled")
+        && ctx.on("enableIPv6Masquerade")
+        && !agent_masq
+        && !ctx.on("ipv6NativeRoutingCIDR")
+    {
+        return Err(ctx.invalid(
+            "ipv6NativeRoutingCIDR",
+            "must be set when routingMode is native and IPv6 masquerading is on (or use ipMasqAgent, or set enableIPv6Masquerade: false)",
+        ));
+    }
+    Ok(())
+}
+
+/// AWS ENI mode; the garbage-collection keys are written even when ENI mode is off.
+fn eni(ctx: &Ctx, data: &mut Data) {
+    if ctx.on("eni.enabled") {
+        if !ctx.on("endpointRoutes.enabled") {
+            data.s("enable-endpoint-routes", "true");
+        }
+        data.s("auto-create-cilium-node-resource", "true");
+        if ctx.on("eni.awsReleaseExcessIPs") {
+            data.s("aws-release-excess-ips", "true");
+        }
+        if ctx.on("eni.awsEnablePrefixDelegation") {
+            data.s("aws-enable-prefix-delegation", "true");
+        }
+        data.qv(ctx, "ec2-api-endpoint", "eni.ec2APIEndpoint");
+        data.s("eni-tags", text::to_json(ctx.v("eni.eniTags"), false));
+        for (key, path, sep) in [
+            ("subnet-ids-filter", "eni.subnetIDsFilter", " "),
+            ("subnet-tags-filter", "eni.subnetTagsFilter", ","),
+            ("instance-tags-filter", "eni.instanceTagsFilter", ","),
+        ] {
+            if ctx.on(path) {
+                data.s(key, join(ctx.v(path), sep));
+            }
+        }
+    }
+    if ctx.on("eni.gcInterval") {
+        data.qv(ctx, "eni-gc-interval", "eni.gcInterval");
+    }
+    if ctx.on("eni.gcTags") {
+        data.s("eni-gc-tags", text::to_json(ctx.v("eni.gcTags"), false));
+    }
+}
+
+/// Masquerading, TCX / datapath mode, encryption, iptables and direct routing.
+pub fn masquerade_and_encryption(
+    ctx: &Ctx,
+    d: &Derived,
+    data: &mut Data,
+) -> Result<(), RenderError> {
+    if has(ctx, "enableIPv4Masquerade") {
+        data.qv(ctx, "enable-ipv4-masquerade", "enableIPv4Masquerade");
+    } else {
+        data.s("enable-ipv4-masquerade", d.default_ipv4_masquerade);
+    }
+    data.qv(ctx, "enable-ipv4-big-tcp", "enableIPv4BIGTCP");
+    data.qv(ctx, "enable-ipv6-big-tcp", "enableIPv6BIGTCP");
+    data.qv(ctx, "enable-ipv6-masquerade", "enableIPv6Masquerade");
+    if has(ctx, "bpf.enableTCX") {
+        data.qv(ctx, "enable-tcx", "bpf.enableTCX");
+    }
+    if has(ctx, "bpf.datapathMode") {
+        data.qv(ctx, "datapath-mode", "bpf.datapathMode");
+    }
+    if has(ctx, "bpf.masquerade") {
+        data.qv(ctx, "enable-bpf-masquerade", "bpf.masquerade");
+    } else if d.default_bpf_masquerade {
+        data.s("enable-bpf-masquerade", "true");
+    }
+    data.qv(
+        ctx,
+        "enable-masquerade-to-route-source",
+        "enableMasqueradeRouteSource",
+    );
+    if has(ctx, "egressMasqueradeInterfaces") {
+        data.bare(
+            ctx,
+            "egress-masquerade-interfaces",
+            "egressMasqueradeInterfaces",
+        )?;
+    }
+    if ctx.on("ipMasqAgent") && ctx.on("ipMasqAgent.enabled") {
+        data.s("enable-ip-masq-agent", "true");
+    }
+    if ctx.on("encryption.enabled") {
+        encryption(ctx, data)?;
+    }
+    if ctx.on("encryption.strictMode.enabled") {
+        data.qv(
+            ctx,
+            "enable-encryption-strict-mode",
+            "encryption.strictMode.enabled",
+        );
+        data.qv(
+            ctx,
+            "encryption-strict-mode-cidr",
+            "encryption.strictMode.cidr",
+        );
+        data.qv(
+            ctx,
+            "encryption-strict-mode-allow-remote-node-identities",
+            "encryption.strictMode.allowRemoteNodeIdentities",
+        );
+    }
+    data.qv(ctx, "enable-xt-socket-fallback", "enableXTSocketFallback");
+    // Managed and chained setups keep conntrack for pod traffic.
+    if ctx.on("azure.enabled")
+        || ctx.on("eni.enabled")
+        || ctx.on("gke.enabled")
+        || !d.chaining_is("none")
+    {
+        data.s("install-no-conntrack-iptables-rules", "false");
+    } else {
+        data.qv(
+            ctx,
+            "install-no-conntrack-iptables-rules",
+            "installNoConntrackIptablesRules",
+        );
+    }
+    for (key, path) in [
+        ("iptables-random-fully", "iptablesRandomFully"),
+        ("iptables-lock-timeout", "iptablesLockTimeout"),
+    ] {
+        if has(ctx, path) {
+            data.qv(ctx, key, path);
+        }
+    }
+    data.qv(ctx, "auto-direct-node-routes", "autoDirectNodeRoutes");
+    data.qv(
+        ctx,
+        "direct-routing-skip-unreachable",
+        "directRoutingSkipUnreachable",
+    );
+    Ok(())
+}
+
+/// IPsec or WireGuard, and node-to-node encryption.
+fn encryption(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
+    match ctx.v("encryption.type").as_str() {
+        Some("ipsec") => {
+            data.qv(ctx, "enable-ipsec", "encryption.enabled");
+            if ctx.on("encryption.ipsec.mountPath") && ctx.on("encryption.ipsec.keyFile") {
+                let file = format!(
+                    "{}/{}",
+                    txt(ctx.v("encryption.ipsec.mountPath")),
+                    txt(ctx.v("encryption.ipsec.keyFile"))
+                );
+                data.put(
+                    "ipsec-key-file",
+                    text::bare(ctx, "encryption.ipsec.keyFile", &file)?,
+                );
+            }
+            if ctx.on("encryption.ipsec.interface") {
+                data.bare(ctx, "encrypt-interface", "encryption.ipsec.interface")?;
+            }
+            if has(ctx, "encryption.ipsec.keyWatcher") {
+                data.qv(
+                    ctx,
+                    "enable-ipsec-key-watcher",
+                    "encryption.ipsec.keyWatcher",
+                );
+            }
+            if ctx.on("encryption.ipsec.keyRotationDuration") {
+                data.s(
+                    "ipsec-key-rotation-duration",
+                    duration(ctx, "encryption.ipsec.keyRotationDuration")?,
+                );
+            }
+            data.qv(
+                ctx,
+                "enable-ipsec-encrypted-overlay",
+                "encryption.ipsec.encryptedOverlay",
+            );
+        }
+        Some("wireguard") => {
+            data.qv(ctx, "enable-wireguard", "encryption.enabled");
+            if ctx.on("encryption.wireguard.persistentKeepalive") {
+                data.qv(
+                    ctx,
+                    "wireguard-persistent-keepalive",
+                    "encryption.wireguard.persistentKeepalive",
+                );
+            }
+        }
+        _ => {}
+    }
+    if ctx.on("encryption.nodeEncryption") {
+        data.qv(ctx, "encrypt-node", "encryption.nodeEncryption");
+    }
+    Ok(())
+}
+
+/// Bandwidth manager, local redirect policies, native-routing CIDRs, kube-proxy replacement,
+/// socket LB, NodePort and the BPF load balancer.
+pub fn services(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
+    if ctx.on("bandwidthManager.enabled") {
+        data.qv(ctx, "enable-bandwidth-manager", "bandwidthManager.enabled");
+        data.qv(ctx, "enable-bbr", "bandwidthManager.bbr");
+        data.qv(
+            ctx,
+            "enable-bbr-hostns-only",
+            "bandwidthManager.bbrHostNamespaceOnly",
+        );
+    }
+    if ctx.on("localRedirectPolicies.enabled") || ctx.on("localRedirectPolicy") {
+        data.s("enable-local-redirect-policy", "true");
+    }
+    if ctx.on("localRedirectPolicies.addressMatcherCIDRs") {
+        data.s(
+            "lrp-address-matcher-cidrs",
+            join(ctx.v("localRedirectPolicies.addressMatcherCIDRs"), ","),
+        );
+    }
+    for (key, path) in [
+        ("ipv4-native-routing-cidr", "ipv4NativeRoutingCIDR"),
+        ("ipv6-native-routing-cidr", "ipv6NativeRoutingCIDR"),
+    ] {
+        if ctx.on(path) {
+            data.bare(ctx, key, path)?;
+        }
+    }
+    if has(ctx, "fragmentTracking") {
+        data.qv(ctx, "enable-ipv4-fragment-tracking", "fragmentTracking");
+    }
+    if ctx.on("nat46x64Gateway.enabled") {
+        data.qv(ctx, "enable-nat46x64-gateway", "nat46x64Gateway.enabled");
+    }
+    if ctx.on("hostFirewall") && ctx.on("hostFirewall.enabled") {
+        data.qv(ctx, "enable-host-firewall", "hostFirewall.enabled");
+    }
+    if has(ctx, "devices") {
+        data.s("devices", join(ctx.v("devices"), " "));
+    }
+    if ctx.on("forceDeviceDetection") {
+        data.s("force-device-detection", "true");
+    }
+    let kpr = d.kube_proxy_replacement.as_str();
+    data.s("kube-proxy-replacement", kpr);
+    if kpr == "true" {
+        // `default ""`: any empty value prints as an empty string.
+        let addr = ctx.v("kubeProxyReplacementHealthzBindAddr");
+        let addr = if truthy(addr) {
+            print(addr)
+        } else {
+            String::new()
+        };
+        data.s("kube-proxy-replacement-healthz-bind-address", addr);
+    }
+    socket_lb(&d.socket_lb, data);
+    if has(ctx, "nodePort") {
+        node_port(ctx, kpr, data);
+    }
+    if has(ctx, "loadBalancer") {
+        load_balancer(ctx, data);
+    }
+    if has(ctx, "maglev.tableSize") {
+        data.qv(ctx, "bpf-lb-maglev-table-size", "maglev.tableSize");
+    }
+    if has(ctx, "maglev.hashSeed") {
+        data.qv(ctx, "bpf-lb-maglev-hash-seed", "maglev.hashSeed");
+    }
+    if ctx.on("sessionAffinity") {
+        data.qv(ctx, "enable-session-affinity", "sessionAffinity");
+    }
+    if ctx.on("svcSourceRangeCheck") {
+        data.qv(ctx, "enable-svc-source-range-check", "svcSourceRangeCheck");
+    }
+    if has(ctx, "l2NeighDiscovery.enabled") {
+        data.qv(ctx, "enable-l2-neigh-discovery", "l2NeighDiscovery.enabled");
+    }
+    Ok(())
+}
+
+/// `socketLB` (or its old name `hostServices`).
+fn socket_lb(socket_lb: &Value, data: &mut Data) {
+    for (key, field) in [
+        ("bpf-lb-sock", "enabled"),
+        ("bpf-lb-sock-hostns-only", "hostNamespaceOnly"),
+        (
+            "bpf-lb-sock-terminate-pod-connections",
+            "terminatePodConnections",
+        ),
+        ("trace-sock", "tracing"),
+    ] {
+        let v = &socket_lb[field];
+        if !v.is_null() {
+            data.q(key, v);
+        }
+    }
+}
+
+fn node_port(ctx: &Ctx, kpr: &str, data: &mut Data) {
+    if kpr == "false" {
+        data.qv(ctx, "enable-node-port", "nodePort.enabled");
+    }
+    if has(ctx, "nodePort.range") {
+        data.qv(ctx, "node-port-range", "nodePort.range");
+    }
+    if has(ctx, "nodePort.addresses") {
+        data.s("nodeport-addresses", join(ctx.v("nodePort.addresses"), ","));
+    }
+    if has(ctx, "nodePort.directRoutingDevice") {
+        data.qv(ctx, "direct-routing-device", "nodePort.directRoutingDevice");
+    }
+    if has(ctx, "nodePort.enableHealthCheck") {
+        data.qv(
+            ctx,
+            "enable-health-check-nodeport",
+            "nodePort.enableHealthCheck",
+        );
+    }
+    if ctx.on("gke.enabled") {
+        data.s("enable-health-check-loadbalancer-ip", "true");
+    } else if has(ctx, "nodePort.enableHealthCheckLoadBalancerIP") {
+        data.qv(
+            ctx,
+            "enable-health-check-loadbalancer-ip",
+            "nodePort.enableHealthCheckLoadBalancerIP",
+        );
+    }
+    data.qv(ctx, "node-port-bind-protection", "nodePort.bindProtection");
+    data.qv(
+        ctx,
+        "enable-auto-protect-node-port-range",
+        "nodePort.autoProtectPortRange",
+    );
+}
+
+fn load_balancer(ctx: &Ctx, data: &mut Data) {
+    if ctx.on("loadBalancer.standalone") {
+        data.qv(ctx, "bpf-lb-only", "loadBalancer.standalone");
+    }
+    for (key, path) in [
+        ("bpf-lb-mode", "loadBalancer.mode"),
+        ("bpf-lb-algorithm", "loadBalancer.algorithm"),
+        ("bpf-lb-acceleration", "loadBalancer.acceleration"),
+        ("bpf-lb-dsr-dispatch", "loadBalancer.dsrDispatch"),
+        ("enable-service-topology", "loadBalancer.serviceTopology"),
+    ] {
+        if has(ctx, path) {
+            data.qv(ctx, key, path);
+        }
+    }
+    if has(ctx, "loadBalancer.protocolDifferentiation") {
+        data.qv(
+            ctx,
+            "bpf-lb-proto-diff",
+            "loadBalancer.protocolDifferentiation.enabled",
+        );
+    }
+}

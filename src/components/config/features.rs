@@ -1,0 +1,589 @@
+//! Feature keys after Hubble: IPAM, egress gateway, VTEP, L2 announcements and BGP, operator
+//! behaviour, the DNS proxy, mutual authentication, Envoy tuning, Cluster Mesh and
+//! `extraConfig`.
+
+use serde_json::Value;
+
+use super::text::{self, duration, join, text as txt};
+use super::{has, Data, Derived};
+use crate::components::Ctx;
+use crate::error::RenderError;
+use crate::tmpl::{print, truthy};
+
+/// Feeder rules, the IPAM mode and its pools, and LB IPAM defaults.
+pub fn ipam(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
+    if has(ctx, "disableIptablesFeederRules") {
+        data.s(
+            "disable-iptables-feeder-rules",
+            join(ctx.v("disableIptablesFeederRules"), " "),
+        );
+    }
+    if ctx.on("aksbyocni.enabled") {
+        data.s("ipam", "cluster-pool");
+    } else {
+        data.q("ipam", &d.ipam);
+    }
+    if ctx.on("ipam.multiPoolPreAllocation") {
+        data.qv(
+            ctx,
+            "ipam-multi-pool-pre-allocation",
+            "ipam.multiPoolPreAllocation",
+        );
+    }
+    if ctx.on("ipam.ciliumNodeUpdateRate") {
+        data.s(
+            "ipam-cilium-node-update-rate",
+            duration(ctx, "ipam.ciliumNodeUpdateRate")?,
+        );
+    }
+    match d.ipam.as_str() {
+        Some("cluster-pool") => cluster_pool(ctx, data)?,
+        Some("multi-pool") => data.s("auto-create-cilium-pod-ip-pools", multi_pools(ctx)),
+        _ => {}
+    }
+    for (key, path) in [
+        (
+            "limit-ipam-api-burst",
+            "ipam.operator.externalAPILimitBurstSize",
+        ),
+        ("limit-ipam-api-qps", "ipam.operator.externalAPILimitQPS"),
+    ] {
+        if ctx.on(path) {
+            data.qv(ctx, key, path);
+        }
+    }
+    if ctx.on("nodeIPAM.enabled") {
+        data.s("enable-node-ipam", "true");
+    }
+    data.dq(ctx, "default-lb-service-ipam", "defaultLBServiceIPAM")?;
+    if ctx.on("apiRateLimit") {
+        data.qv(ctx, "api-rate-limit", "apiRateLimit");
+    }
+    Ok(())
+}
+
+fn cluster_pool(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
+    for (family, enabled) in [("IPv4", "ipv4.enabled"), ("IPv6", "ipv6.enabled")] {
+        if !ctx.on(enabled) {
+            continue;
+        }
+        let removed = format!("ipam.operator.clusterPool{family}PodCIDR");
+        if has(ctx, &removed) {
+            return Err(ctx.invalid(
+                &removed,
+                format!("this value was removed; use ipam.operator.clusterPool{family}PodCIDRList (a list of CIDRs) instead"),
+            ));
+        }
+        let lower = family.to_lowercase();
+        data.s(
+            &format!("cluster-pool-{lower}-cidr"),
+            join(
+                ctx.v(&format!("ipam.operator.clusterPool{family}PodCIDRList")),
+                " ",
+            ),
+        );
+        data.qv(
+            ctx,
+            &format!("cluster-pool-{lower}-mask-size"),
+            &format!("ipam.operator.clusterPool{family}MaskSize"),
+        );
+    }
+    Ok(())
+}
+
+/// `name=ipv4-cidrs:a,b;ipv4-mask-size:N;ipv6-...` per pool, pools sorted by name.
+fn multi_pools(ctx: &Ctx) -> String {
+    let Value::Object(pools) = ctx.v("ipam.operator.autoCreateCiliumPodIPPools") else {
+        return String::new();
+    };
+    pools
+        .iter()
+        .map(|(name, spec)| {
+            let mut attrs = Vec::new();
+            for family in ["ipv4", "ipv6"] {
+                let f = &spec[family];
+                if f.is_null() {
+                    continue;
+                }
+                attrs.push(format!("{family}-cidrs:{}", join(&f["cidrs"], ",")));
+                attrs.push(format!("{family}-mask-size:{}", print(&f["maskSize"])));
+            }
+            format!("{name}={}", attrs.join(";"))
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Egress gateway through the identity-management and SCTP settings.
+pub fn networking(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), RenderError> {
+    if ctx.on("egressGateway.enabled") {
+        data.s("enable-egress-gateway", "true");
+    }
+    if has(ctx, "egressGateway.reconciliationTriggerInterval") {
+        data.qv(
+            ctx,
+            "egress-gateway-reconciliation-trigger-interval",
+            "egressGateway.reconciliationTriggerInterval",
+        );
+    }
+    if ctx.on("egressGateway.maxPolicyEntries") {
+        data.qv(
+            ctx,
+            "egress-gateway-policy-map-max",
+            "egressGateway.maxPolicyEntries",
+        );
+    }
+    if has(ctx, "vtep") {
+        data.qv(ctx, "enable-vtep", "vtep.enabled");
+        for field in ["endpoint", "cidr", "mask", "mac"] {
+            let path = format!("vtep.{field}");
+            if has(ctx, &path) {
+                data.qv(ctx, &format!("vtep-{field}"), &path);
+            }
+        }
+    }
+    if ctx.on("crdWaitTimeout") {
+        data.s("crd-wait-timeout", duration(ctx, "crdWaitTimeout")?);
+    }
+    if ctx.on("enableK8sEndpointSlice") {
+        data.qv(ctx, "enable-k8s-endpoint-slice", "enableK8sEndpointSlice");
+    }
+    if has(ctx, "k8s.serviceProxyName") {
+        data.qv(ctx, "k8s-service-proxy-name", "k8s.serviceProxyName");
+    }
+    if ctx.on("customCalls") && ctx.on("customCalls.enabled") {
+        data.qv(ctx, "enable-custom-calls", "customCalls.enabled");
+    }
+    if ctx.on("l2announcements.enabled") {
+        data.qv(ctx, "enable-l2-announcements", "l2announcements.enabled");
+        for (key, field) in [
+            ("l2-announcements-lease-duration", "leaseDuration"),
+            ("l2-announcements-renew-deadline", "leaseRenewDeadline"),
+            ("l2-announcements-retry-period", "leaseRetryPeriod"),
+        ] {
+            let path = format!("l2announcements.{field}");
+            if ctx.on(&path) {
+                data.qv(ctx, key, &path);
+            }
+        }
+    }
+    if ctx.on("l2podAnnouncements.enabled") {
+        data.qv(
+            ctx,
+            "enable-l2-pod-announcements",
+            "l2podAnnouncements.enabled",
+        );
+        if ctx.on("l2podAnnouncements.interfacePattern") {
+            data.qv(
+                ctx,
+                "l2-pod-announcements-interface-pattern",
+                "l2podAnnouncements.interfacePattern",
+            );
+        } else {
+            data.qv(
+                ctx,
+                "l2-pod-announcements-interface",
+                "l2podAnnouncements.interface",
+            );
+        }
+    }
+    if ctx.on("bgpControlPlane.enabled") {
+        bgp(ctx, data);
+    }
+    if ctx.on("pmtuDiscovery.enabled") {
+        data.s("enable-pmtu-discovery", "true");
+    }
+    if !ctx.on("securityContext.privileged") {
+        data.s("procfs", "/host/proc");
+    }
+    if has(ctx, "bpf.root") {
+        data.qv(ctx, "bpf-root", "bpf.root");
+    }
+    if has(ctx, "cgroup.hostRoot") {
+        data.qv(ctx, "cgroup-root", "cgroup.hostRoot");
+    }
+    if ctx.on("bpf.vlanBypass") {
+        data.s("vlan-bpf-bypass", join(ctx.v("bpf.vlanBypass"), " "));
+    }
+    if ctx.on("bpf.disableExternalIPMitigation") {
+        data.qv(
+            ctx,
+            "disable-external-ip-mitigation",
+            "bpf.disableExternalIPMitigation",
+        );
+    }
+    if ctx.on("ciliumEndpointSlice.enabled") {
+        data.s("enable-cilium-endpoint-slice", "true");
+        if ctx.on("ciliumEndpointSlice.rateLimits") {
+            data.s(
+                "ces-rate-limits",
+                text::to_json(ctx.v("ciliumEndpointSlice.rateLimits"), true),
+            );
+        }
+    }
+    data.qv(ctx, "identity-management-mode", "identityManagementMode");
+    if has(ctx, "sctp.enabled") {
+        data.qv(ctx, "enable-sctp", "sctp.enabled");
+    }
+    if has(ctx, "dnsPolicyUnloadOnShutdown") {
+        data.qv(
+            ctx,
+            "dns-policy-unload-on-shutdown",
+            "dnsPolicyUnloadOnShutdown",
+        );
+    }
+    Ok(())
+}
+
+fn bgp(ctx: &Ctx, data: &mut Data) {
+    data.s("enable-bgp-control-plane", "true");
+    data.qv(
+        ctx,
+        "bgp-secrets-namespace",
+        "bgpControlPlane.secretsNamespace.name",
+    );
+    data.qv(
+        ctx,
+        "enable-bgp-control-plane-status-report",
+        "bgpControlPlane.statusReport.enabled",
+    );
+    data.qv(
+        ctx,
+        "bgp-router-id-allocation-mode",
+        "bgpControlPlane.routerIDAllocation.mode",
+    );
+    data.qv(
+        ctx,
+        "bgp-router-id-allocation-ip-pool",
+        "bgpControlPlane.routerIDAllocation.ipPool",
+    );
+    if ctx.plan.cilium.at_least(1, 18, 2) {
+        data.qv(
+            ctx,
+            "enable-bgp-legacy-origin-attribute",
+            "bgpControlPlane.legacyOriginAttribute.enabled",
+        );
+    }
+}
+
+/// Node annotation, client rate limits, node taints, the unmanaged-pod watcher, the DNS proxy.
+pub fn operator_and_dns(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
+    if ctx.on("annotateK8sNode") {
+        data.s("annotate-k8s-node", "true");
+    }
+    for (key, path) in [
+        ("k8s-client-qps", "k8sClientRateLimit.qps"),
+        ("k8s-client-burst", "k8sClientRateLimit.burst"),
+        ("operator-k8s-client-qps", "k8sClientRateLimit.operator.qps"),
+        (
+            "operator-k8s-client-burst",
+            "k8sClientRateLimit.operator.burst",
+        ),
+    ] {
+        if ctx.on(path) {
+            data.qv(ctx, key, path);
+        }
+    }
+    let set_taints = ctx.v("operator.setNodeTaints");
+    let remove_taints = ctx.on("operator.removeNodeTaints");
+    if truthy(set_taints) && !remove_taints {
+        return Err(ctx.invalid(
+            "operator.setNodeTaints",
+            "the chart refuses operator.setNodeTaints: true while operator.removeNodeTaints is false; enable operator.removeNodeTaints or drop setNodeTaints",
+        ));
+    }
+    if remove_taints {
+        data.s("remove-cilium-node-taints", "true");
+    }
+    if truthy(set_taints) || (set_taints.is_null() && remove_taints) {
+        data.s("set-cilium-node-taints", "true");
+    }
+    if ctx.on("operator.setNodeNetworkStatus") {
+        data.s("set-cilium-is-up-condition", "true");
+    }
+    if ctx.on("operator.unmanagedPodWatcher.restart") {
+        data.qv(
+            ctx,
+            "unmanaged-pod-watcher-interval",
+            "operator.unmanagedPodWatcher.intervalSeconds",
+        );
+    } else {
+        data.s("unmanaged-pod-watcher-interval", "0");
+    }
+    if ctx.on("dnsProxy") {
+        dns_proxy(ctx, d, data);
+    }
+    if has(ctx, "agentNotReadyTaintKey") {
+        data.qv(ctx, "agent-not-ready-taint-key", "agentNotReadyTaintKey");
+    }
+    Ok(())
+}
+
+fn dns_proxy(ctx: &Ctx, d: &Derived, data: &mut Data) {
+    if has(ctx, "dnsProxy.enableTransparentMode") {
+        data.qv(
+            ctx,
+            "dnsproxy-enable-transparent-mode",
+            "dnsProxy.enableTransparentMode",
+        );
+    } else if d.chaining_is("none") {
+        data.s(
+            "dnsproxy-enable-transparent-mode",
+            d.default_dns_transparent,
+        );
+    }
+    if has(ctx, "dnsProxy.socketLingerTimeout") {
+        data.qv(
+            ctx,
+            "dnsproxy-socket-linger-timeout",
+            "dnsProxy.socketLingerTimeout",
+        );
+    }
+    if ctx.on("dnsProxy.dnsRejectResponseCode") {
+        data.qv(
+            ctx,
+            "tofqdns-dns-reject-response-code",
+            "dnsProxy.dnsRejectResponseCode",
+        );
+    }
+    if has(ctx, "dnsProxy.enableDnsCompression") {
+        data.qv(
+            ctx,
+            "tofqdns-enable-dns-compression",
+            "dnsProxy.enableDnsCompression",
+        );
+    }
+    for (key, field) in [
+        (
+            "tofqdns-endpoint-max-ip-per-hostname",
+            "endpointMaxIpPerHostname",
+        ),
+        (
+            "tofqdns-idle-connection-grace-period",
+            "idleConnectionGracePeriod",
+        ),
+        (
+            "tofqdns-max-deferred-connection-deletes",
+            "maxDeferredConnectionDeletes",
+        ),
+        ("tofqdns-min-ttl", "minTtl"),
+        ("tofqdns-pre-cache", "preCache"),
+        ("tofqdns-proxy-port", "proxyPort"),
+        ("tofqdns-proxy-response-max-delay", "proxyResponseMaxDelay"),
+    ] {
+        let path = format!("dnsProxy.{field}");
+        if ctx.on(&path) {
+            data.qv(ctx, key, &path);
+        }
+    }
+    data.qv(
+        ctx,
+        "tofqdns-preallocate-identities",
+        "dnsProxy.preAllocateIdentities",
+    );
+}
+
+/// Mutual authentication, Envoy proxy tuning, Cluster Mesh, NAT stats and the last toggles.
+pub fn auth_envoy_and_mesh(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
+    data.qv(ctx, "mesh-auth-enabled", "authentication.enabled");
+    data.qv(ctx, "mesh-auth-queue-size", "authentication.queueSize");
+    data.qv(
+        ctx,
+        "mesh-auth-rotated-identities-queue-size",
+        "authentication.rotatedIdentitiesQueueSize",
+    );
+    data.s(
+        "mesh-auth-gc-interval",
+        duration(ctx, "authentication.gcInterval")?,
+    );
+    if ctx.on("authentication.mutual.spire.enabled") {
+        spire(ctx, data)?;
+    }
+    let mut envoy_keys = vec![
+        (
+            "proxy-xff-num-trusted-hops-ingress",
+            "xffNumTrustedHopsL7PolicyIngress",
+        ),
+        (
+            "proxy-xff-num-trusted-hops-egress",
+            "xffNumTrustedHopsL7PolicyEgress",
+        ),
+        ("proxy-connect-timeout", "connectTimeoutSeconds"),
+        ("proxy-initial-fetch-timeout", "initialFetchTimeoutSeconds"),
+        (
+            "proxy-max-requests-per-connection",
+            "maxRequestsPerConnection",
+        ),
+        (
+            "proxy-max-connection-duration-seconds",
+            "maxConnectionDurationSeconds",
+        ),
+        ("proxy-idle-timeout-seconds", "idleTimeoutDurationSeconds"),
+        ("proxy-max-concurrent-retries", "maxConcurrentRetries"),
+        ("http-retry-count", "httpRetryCount"),
+    ];
+    if ctx.plan.cilium.at_least(1, 18, 4) {
+        envoy_keys.push((
+            "http-stream-idle-timeout",
+            "streamIdleTimeoutDurationSeconds",
+        ));
+    }
+    for (key, field) in envoy_keys {
+        data.qv(ctx, key, &format!("envoy.{field}"));
+    }
+    data.s("external-envoy-proxy", d.envoy_ds_text.clone());
+    data.qv(ctx, "envoy-base-id", "envoy.baseID");
+    for (key, path) in [
+        (
+            "envoy-http-upstream-linger-timeout",
+            "envoy.httpUpstreamLingerTimeout",
+        ),
+        (
+            "envoy-policy-restore-timeout",
+            "envoy.policyRestoreTimeoutDuration",
+        ),
+        ("envoy-log", "envoy.log.path"),
+        ("envoy-default-log-level", "envoy.log.defaultLevel"),
+        (
+            "envoy-access-log-buffer-size",
+            "envoy.log.accessLogBufferSize",
+        ),
+    ] {
+        if ctx.on(path) {
+            data.qv(ctx, key, path);
+        }
+    }
+    data.qv(
+        ctx,
+        "envoy-keep-cap-netbindservice",
+        "envoy.securityContext.capabilities.keepCapNetBindService",
+    );
+    if has(ctx, "clustermesh.maxConnectedClusters") {
+        data.qv(
+            ctx,
+            "max-connected-clusters",
+            "clustermesh.maxConnectedClusters",
+        );
+    }
+    for (key, path) in [
+        (
+            "clustermesh-enable-endpoint-sync",
+            "clustermesh.enableEndpointSliceSynchronization",
+        ),
+        (
+            "clustermesh-enable-mcs-api",
+            "clustermesh.enableMCSAPISupport",
+        ),
+        (
+            "policy-default-local-cluster",
+            "clustermesh.policyDefaultLocalCluster",
+        ),
+        ("nat-map-stats-entries", "nat.mapStatsEntries"),
+        ("nat-map-stats-interval", "nat.mapStatsInterval"),
+        (
+            "enable-internal-traffic-policy",
+            "enableInternalTrafficPolicy",
+        ),
+        ("enable-lb-ipam", "enableLBIPAM"),
+        (
+            "enable-non-default-deny-policies",
+            "enableNonDefaultDenyPolicies",
+        ),
+    ] {
+        data.qv(ctx, key, path);
+    }
+    if has(ctx, "daemon.enableSourceIPVerification") {
+        data.qv(
+            ctx,
+            "enable-source-ip-verification",
+            "daemon.enableSourceIPVerification",
+        );
+    }
+    if ctx.v("connectivityProbeFrequencyRatio").is_number() {
+        data.qv(
+            ctx,
+            "connectivity-probe-frequency-ratio",
+            "connectivityProbeFrequencyRatio",
+        );
+    }
+    if ctx.plan.cilium.at_least(1, 18, 9) && has(ctx, "configDriftDetection") {
+        data.qv(ctx, "enable-dynamic-config", "configDriftDetection.enabled");
+        data.qv(
+            ctx,
+            "enable-drift-checker",
+            "configDriftDetection.driftChecker",
+        );
+        if ctx.on("configDriftDetection.ignoredKeys") {
+            data.s(
+                "ignore-flags-drift-checker",
+                join(ctx.v("configDriftDetection.ignoredKeys"), ","),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn spire(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
+    let spire = |p: &str| format!("authentication.mutual.spire.{p}");
+    data.s("mesh-auth-mutual-enabled", "true");
+    data.qv(
+        ctx,
+        "mesh-auth-mutual-listener-port",
+        "authentication.mutual.port",
+    );
+    data.qv(
+        ctx,
+        "mesh-auth-spire-agent-socket",
+        &spire("agentSocketPath"),
+    );
+    data.s(
+        "mesh-auth-mutual-connect-timeout",
+        duration(ctx, "authentication.mutual.connectTimeout")?,
+    );
+    if ctx.on(&spire("serverAddress")) {
+        data.qv(
+            ctx,
+            "mesh-auth-spire-server-address",
+            &spire("serverAddress"),
+        );
+    } else {
+        let ns = txt(ctx.v(&spire("install.namespace")));
+        data.put(
+            "mesh-auth-spire-server-address",
+            text::dquoted(
+                ctx,
+                &spire("install.namespace"),
+                &format!("spire-server.{ns}.svc:8081"),
+            )?,
+        );
+    }
+    data.bare(
+        ctx,
+        "mesh-auth-spire-server-connection-timeout",
+        &spire("connectionTimeout"),
+    )?;
+    data.qv(
+        ctx,
+        "mesh-auth-spire-admin-socket",
+        &spire("adminSocketPath"),
+    );
+    data.qv(ctx, "mesh-auth-spiffe-trust-domain", &spire("trustDomain"));
+    Ok(())
+}
+
+/// `extraConfig` entries go in last, as written, and override keys set above.
+pub fn extra_config(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
+    match ctx.v("extraConfig") {
+        Value::Object(extra) => {
+            for (k, v) in extra {
+                data.put(k, v.clone());
+            }
+            Ok(())
+        }
+        other if truthy(other) => Err(ctx.invalid(
+            "extraConfig",
+            "must be a map of cilium-config keys to string values; the chart inserts it into the ConfigMap's data, where anything else is invalid YAML",
+        )),
+        _ => Ok(()),
+    }
+}

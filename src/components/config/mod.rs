@@ -1,0 +1,446 @@
+//! Mirrors the chart's templates: cilium-configmap.yaml
+//!
+//! The `cilium-config` ConfigMap holds the agent's and operator's flags as strings. The keys are
+//! filled in the chart's order, section by section, so a key written twice (the chart does that
+//! for `enable-endpoint-routes`, and `extraConfig` may override anything) keeps its last value,
+//! as a YAML reader does.
+
+mod datapath;
+mod features;
+mod general;
+mod hubble;
+mod text;
+
+use serde_json::{json, Map, Value};
+
+use super::common;
+use super::Ctx;
+use crate::error::RenderError;
+use crate::tmpl::{print, truthy};
+
+/// The `cilium-config` ConfigMap, when the chart renders it. Other components hash it for their
+/// `cilium.io/cilium-configmap-checksum` annotation.
+pub fn cilium_config(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
+    let wanted =
+        ctx.on("agent") || ctx.on("operator.enabled") || ctx.on("clustermesh.useAPIServer");
+    if !wanted || ctx.on("preflight.enabled") {
+        return Ok(None);
+    }
+    let derived = Derived::new(ctx)?;
+    let mut data = Data::default();
+    general::identity_and_agent(ctx, &derived, &mut data)?;
+    general::proxies_and_secrets(ctx, &derived, &mut data)?;
+    datapath::bpf(ctx, &derived, &mut data)?;
+    datapath::routing(ctx, &derived, &mut data)?;
+    datapath::masquerade_and_encryption(ctx, &derived, &mut data)?;
+    datapath::services(ctx, &derived, &mut data)?;
+    general::node_and_cni(ctx, &derived, &mut data)?;
+    hubble::hubble(ctx, &derived, &mut data)?;
+    features::ipam(ctx, &derived, &mut data)?;
+    features::networking(ctx, &derived, &mut data)?;
+    features::operator_and_dns(ctx, &derived, &mut data)?;
+    features::auth_envoy_and_mesh(ctx, &derived, &mut data)?;
+    features::extra_config(ctx, &mut data)?;
+
+    let metadata = common::metadata(
+        "cilium-config",
+        Some(&ctx.namespace()),
+        common::common_labels(ctx),
+        None,
+    );
+    Ok(Some(json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata,
+        "data": data.finish(),
+    })))
+}
+
+pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    let mut out: Vec<Value> = cilium_config(ctx)?.into_iter().collect();
+    out.extend(ip_masq_agent(ctx));
+    Ok(out)
+}
+
+/// The `ip-masq-agent` ConfigMap the same template renders when the agent's masquerading
+/// configuration is given in values.
+fn ip_masq_agent(ctx: &Ctx) -> Option<Value> {
+    if !(ctx.on("ipMasqAgent.enabled") && ctx.on("ipMasqAgent.config")) {
+        return None;
+    }
+    Some(json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": common::metadata("ip-masq-agent", Some(&ctx.namespace()), None, None),
+        "data": { "config": text::to_json(ctx.v("ipMasqAgent.config"), true) },
+    }))
+}
+
+/// The ConfigMap's `data`, filled in the chart's order; a later write of a key wins.
+#[derive(Default)]
+pub(crate) struct Data {
+    map: Map<String, Value>,
+}
+
+impl Data {
+    /// A value as the YAML reader sees it (null means the key ends up absent).
+    fn put(&mut self, key: &str, value: Value) {
+        self.map.insert(key.to_string(), value);
+    }
+
+    /// A fixed string.
+    fn s(&mut self, key: &str, value: impl Into<String>) {
+        self.put(key, Value::String(value.into()));
+    }
+
+    /// `{{ x | quote }}`: the printed value as a string; nil prints nothing, leaving the key null.
+    fn q(&mut self, key: &str, value: &Value) {
+        let v = if value.is_null() {
+            Value::Null
+        } else {
+            Value::String(print(value))
+        };
+        self.put(key, v);
+    }
+
+    /// `{{ .Values.path | quote }}`.
+    fn qv(&mut self, ctx: &Ctx, key: &str, path: &str) {
+        self.q(key, ctx.v(path));
+    }
+
+    /// `{{ .Values.path }}` printed unquoted.
+    fn bare(&mut self, ctx: &Ctx, key: &str, path: &str) -> Result<(), RenderError> {
+        let v = text::bare(ctx, path, &text::text(ctx.v(path)))?;
+        self.put(key, v);
+        Ok(())
+    }
+
+    /// `"{{ .Values.path }}"`: printed inside quotes the chart writes itself.
+    fn dq(&mut self, ctx: &Ctx, key: &str, path: &str) -> Result<(), RenderError> {
+        let v = text::dquoted(ctx, path, &text::text(ctx.v(path)))?;
+        self.put(key, v);
+        Ok(())
+    }
+
+    fn finish(self) -> Value {
+        Value::Object(self.map.into_iter().filter(|(_, v)| !v.is_null()).collect())
+    }
+}
+
+/// `hasKey` on the value's parent map. Helm drops null values (user nulls and null defaults
+/// alike) before rendering, so a null counts as absent.
+fn has(ctx: &Ctx, path: &str) -> bool {
+    !ctx.v(path).is_null()
+}
+
+/// The chart's computed settings: defaults that depend on `upgradeCompatibility` and the
+/// variables it derives once at the top of the template.
+pub(crate) struct Derived {
+    /// The IPAM mode (`ipam.mode`, else cluster-pool).
+    ipam: Value,
+    /// "true" or "false" (anything else is refused).
+    kube_proxy_replacement: String,
+    /// The CNI chaining mode: the configured one, `generic-veth` with a chaining target, else `none`.
+    chaining: Value,
+    /// What the `envoyDaemonSetEnabled` helper prints.
+    envoy_ds_text: String,
+    read_secrets_only: bool,
+    secret_sync: bool,
+    default_map_ratio: f64,
+    default_bpf_masquerade: bool,
+    default_clock_probe: bool,
+    operator_api_addr: &'static str,
+    ct_tcp_max: Value,
+    ct_any_max: Value,
+    azure_use_primary_address: Value,
+    socket_lb: Value,
+    default_dns_transparent: &'static str,
+    default_ipv4_masquerade: &'static str,
+}
+
+impl Derived {
+    fn new(ctx: &Ctx) -> Result<Derived, RenderError> {
+        let compat = upgrade_compat(ctx)?;
+        let since = |minor: u64| compat.is_none_or(|(major, m)| (major, m) >= (1, minor));
+        let since_1_8 = since(8);
+        let mut kpr_default = "false";
+        if since_1_8 {
+            kpr_default = "probe";
+        }
+        if since(12) {
+            kpr_default = "disabled";
+        }
+        if since(14) {
+            kpr_default = "false";
+        }
+        let kpr_value = ctx.v("kubeProxyReplacement");
+        let kpr_text = if kpr_value.is_null() {
+            String::new()
+        } else {
+            print(kpr_value)
+        };
+        let kube_proxy_replacement = if kpr_text.is_empty() {
+            kpr_default.to_string()
+        } else {
+            kpr_text
+        };
+        if kube_proxy_replacement != "true" && kube_proxy_replacement != "false" {
+            return Err(ctx.invalid(
+                "kubeProxyReplacement",
+                format!("{kube_proxy_replacement:?} is not accepted by the chart; set kubeProxyReplacement to true or false (with upgradeCompatibility below 1.14 it has no usable default)"),
+            ));
+        }
+
+        let chaining = if !ctx.v("cni.chainingMode").is_null() {
+            ctx.v("cni.chainingMode").clone()
+        } else if !ctx.v("cni.chainingTarget").is_null() {
+            json!("generic-veth")
+        } else {
+            json!("none")
+        };
+
+        let azure_default = if since(12) && ctx.on("azure.enabled") {
+            "false"
+        } else {
+            "true"
+        };
+        Ok(Derived {
+            ipam: coalesce(&[ctx.v("ipam.mode")]).unwrap_or_else(|| json!("cluster-pool")),
+            kube_proxy_replacement,
+            chaining,
+            envoy_ds_text: envoy_daemonset_text(ctx),
+            read_secrets_only: read_secrets_only_text(ctx) == "true",
+            secret_sync: secret_sync_text(ctx) == "true",
+            default_map_ratio: if since_1_8 { 0.0025 } else { 0.0 },
+            default_bpf_masquerade: since_1_8 && !since(10),
+            default_clock_probe: since_1_8,
+            operator_api_addr: match (since_1_8, ctx.on("ipv4.enabled")) {
+                (false, _) => "localhost:9234",
+                (true, true) => "127.0.0.1:9234",
+                (true, false) => "[::1]:9234",
+            },
+            ct_tcp_max: coalesce(&[ctx.v("bpf.ctTcpMax")])
+                .unwrap_or_else(|| json!(if since_1_8 { 0 } else { 524288 })),
+            ct_any_max: coalesce(&[ctx.v("bpf.ctAnyMax")])
+                .unwrap_or_else(|| json!(if since_1_8 { 0 } else { 262144 })),
+            azure_use_primary_address: coalesce(&[ctx.v("azure.usePrimaryAddress")])
+                .unwrap_or_else(|| json!(azure_default)),
+            socket_lb: coalesce(&[ctx.v("socketLB"), ctx.v("hostServices")]).unwrap_or(Value::Null),
+            default_dns_transparent: if since(12) { "true" } else { "false" },
+            default_ipv4_masquerade: if since(18) && ctx.on("eni.enabled") {
+                "false"
+            } else {
+                "true"
+            },
+        })
+    }
+
+    /// The chaining mode as the chart compares it.
+    fn chaining_is(&self, mode: &str) -> bool {
+        self.chaining.as_str() == Some(mode)
+    }
+
+    fn envoy_ds(&self) -> bool {
+        self.envoy_ds_text == "true"
+    }
+}
+
+/// Sprig's `coalesce`: the first value that is not empty.
+fn coalesce(values: &[&Value]) -> Option<Value> {
+    values.iter().find(|v| truthy(v)).map(|v| (*v).clone())
+}
+
+/// The text of the `envoyDaemonSetEnabled` helper (the ConfigMap prints it, so a non-boolean
+/// `envoy.enabled` shows as written).
+fn envoy_daemonset_text(ctx: &Ctx) -> String {
+    if !ctx.on("l7Proxy") {
+        return "false".into();
+    }
+    let own = ctx.v("envoy.enabled");
+    if !own.is_null() {
+        return print(own);
+    }
+    since_compat(ctx, 16).to_string()
+}
+
+/// The text of the `readSecretsOnlyFromSecretsNamespace` helper.
+fn read_secrets_only_text(ctx: &Ctx) -> String {
+    let own = ctx.v("tls.readSecretsOnlyFromSecretsNamespace");
+    if !own.is_null() {
+        return print(own);
+    }
+    let backend = ctx.v("tls.secretsBackend");
+    if !backend.is_null() {
+        return (backend.as_str() == Some("local")).to_string();
+    }
+    "true".into()
+}
+
+/// The text of the `secretSyncEnabled` helper.
+fn secret_sync_text(ctx: &Ctx) -> String {
+    let own = ctx.v("tls.secretSync.enabled");
+    if !own.is_null() {
+        return print(own);
+    }
+    since_compat(ctx, 17).to_string()
+}
+
+/// `semverCompare ">=1.MINOR" (default "1.MINOR" .Values.upgradeCompatibility)`.
+fn since_compat(ctx: &Ctx, minor: u64) -> bool {
+    match upgrade_compat(ctx) {
+        Ok(Some(v)) => v >= (1, minor),
+        _ => true,
+    }
+}
+
+/// `upgradeCompatibility` as (major, minor) when set. Helm's semver comparison fails on text
+/// that is not a version, and never lets a pre-release (`1.16.0-rc.1`) satisfy `>=1.X`, which
+/// is modelled as version 0.0.
+fn upgrade_compat(ctx: &Ctx) -> Result<Option<(u64, u64)>, RenderError> {
+    let v = ctx.v("upgradeCompatibility");
+    if !truthy(v) {
+        return Ok(None);
+    }
+    let text = print(v);
+    parse_semver(&text).map(Some).ok_or_else(|| {
+        ctx.invalid(
+            "upgradeCompatibility",
+            format!("{text:?} is not a version; write the Cilium version first installed, such as \"1.16\" or \"1.17.3\""),
+        )
+    })
+}
+
+/// Masterminds semver's loose form: `v?MAJOR(.MINOR(.PATCH)?)?(-PRE)?(+BUILD)?`; returns
+/// (major, minor), or (0, 0) for a pre-release.
+fn parse_semver(text: &str) -> Option<(u64, u64)> {
+    let t = text.strip_prefix('v').unwrap_or(text);
+    let (t, build) = match t.split_once('+') {
+        Some((a, b)) => (a, Some(b)),
+        None => (t, None),
+    };
+    let (core, pre) = match t.split_once('-') {
+        Some((a, b)) => (a, Some(b)),
+        None => (t, None),
+    };
+    let ident_ok = |s: &str| {
+        s.split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+    };
+    if pre.is_some_and(|p| !ident_ok(p)) || build.is_some_and(|b| !ident_ok(b)) {
+        return None;
+    }
+    let parts: Vec<&str> = core.split('.').collect();
+    if parts.is_empty()
+        || parts.len() > 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let major = parts[0].parse().ok()?;
+    let minor = parts.get(1).map_or(Some(0), |p| p.parse().ok())?;
+    if pre.is_some() {
+        return Some((0, 0));
+    }
+    Some((major, minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{KubeVersion, Plan};
+    use crate::values::{Layer, Values};
+
+    fn render_with(version: &str, user: &str) -> Result<Option<Value>, RenderError> {
+        let cilium = crate::versions::parse(version).unwrap();
+        let layer = Layer::from_yaml("test.yaml", user).unwrap();
+        let values = Values::resolve(crate::versions::defaults(cilium), &[layer]);
+        let plan = Plan {
+            cilium,
+            release_namespace: "kube-system".into(),
+            kube: KubeVersion::parse("1.35.0").unwrap(),
+            api_versions: Default::default(),
+        };
+        let ctx = Ctx {
+            values: &values,
+            plan: &plan,
+            chart: None,
+        };
+        cilium_config(&ctx)
+    }
+
+    fn data(version: &str, user: &str) -> Value {
+        render_with(version, user).unwrap().unwrap()["data"].clone()
+    }
+
+    #[test]
+    fn extra_config_overrides_and_keeps_types() {
+        let d = data("1.18.0", "extraConfig: {debug: \"yes\", num: 1}\n");
+        assert_eq!(d["debug"], json!("yes"));
+        assert_eq!(d["num"], json!(1.0));
+        assert_eq!(d["enable-ipv4"], json!("true"));
+    }
+
+    #[test]
+    fn patch_gated_keys() {
+        let user = "bgpControlPlane: {enabled: true}\n";
+        assert!(data("1.18.1", user)
+            .get("enable-bgp-legacy-origin-attribute")
+            .is_none());
+        assert_eq!(
+            data("1.18.2", user)["enable-bgp-legacy-origin-attribute"],
+            json!("false")
+        );
+        assert!(data("1.18.3", "").get("http-stream-idle-timeout").is_none());
+        assert!(data("1.18.4", "").get("http-stream-idle-timeout").is_some());
+    }
+
+    #[test]
+    fn chart_failures_become_value_errors() {
+        for (user, path) in [
+            ("kubeProxyReplacement: strict\n", "kubeProxyReplacement"),
+            ("gke: {enabled: true}\nroutingMode: tunnel\n", "routingMode"),
+            (
+                "operator: {setNodeTaints: true, removeNodeTaints: false}\n",
+                "operator.setNodeTaints",
+            ),
+            ("bpf: {monitorInterval: 5x}\n", "bpf.monitorInterval"),
+            ("upgradeCompatibility: soon\n", "upgradeCompatibility"),
+        ] {
+            match render_with("1.18.12", user) {
+                Err(RenderError::Value { path: p, .. }) => assert_eq!(p, path, "{user}"),
+                other => panic!("{user}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn multi_pool_and_folded_lists() {
+        let d = data(
+            "1.18.12",
+            "ipam: {mode: multi-pool, operator: {autoCreateCiliumPodIPPools: {b: {ipv4: {cidrs: [10.1.0.0/16, 10.2.0.0/16], maskSize: 24}}, a: {ipv6: {cidrs: [\"fd00::/104\"]}}}}}\nprometheus: {enabled: true, metrics: [\"+a\", \"-b\"]}\n",
+        );
+        assert_eq!(
+            d["auto-create-cilium-pod-ip-pools"],
+            json!("a=ipv6-cidrs:fd00::/104;ipv6-mask-size:<nil>,b=ipv4-cidrs:10.1.0.0/16,10.2.0.0/16;ipv4-mask-size:24")
+        );
+        assert_eq!(d["metrics"], json!("+a -b"));
+    }
+
+    #[test]
+    fn semver_forms() {
+        assert_eq!(parse_semver("1.16"), Some((1, 16)));
+        assert_eq!(parse_semver("v1.17.3+build.1"), Some((1, 17)));
+        assert_eq!(parse_semver("1.16.0-rc.1"), Some((0, 0)));
+        assert_eq!(parse_semver("1..2"), None);
+        assert_eq!(parse_semver("latest"), None);
+    }
+
+    #[test]
+    fn preflight_renders_no_config() {
+        assert!(render_with("1.18.0", "preflight: {enabled: true}\n")
+            .unwrap()
+            .is_none());
+    }
+}
