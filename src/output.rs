@@ -110,30 +110,55 @@ pub fn finish(mut objects: Vec<Value>) -> String {
     for o in objects.iter_mut() {
         remove_content_hash(o);
     }
-    let hash = sha256_bytes(stream(&objects).as_bytes());
+    // Each document is written once; only the one that carries the hash is written again.
+    let docs: Vec<String> = objects
+        .iter()
+        .map(|o| {
+            let mut d = String::with_capacity(2048);
+            crate::yaml::write_document(&mut d, o);
+            d
+        })
+        .collect();
+    let mut hasher = Sha256::new();
+    for d in &docs {
+        hasher.update(d.as_bytes());
+    }
+    let hash = hex(&hasher.finalize());
     let target = objects
         .iter()
         .position(|o| {
             field(o, &["kind"]) == "ConfigMap" && field(o, &["metadata", "name"]) == "cilium-config"
         })
         .unwrap_or(0);
-    if let Some(Value::Object(obj)) = objects.get_mut(target) {
-        let meta = obj
-            .entry("metadata")
-            .or_insert_with(|| Value::Object(Default::default()));
-        if let Value::Object(meta) = meta {
-            let ann = meta
-                .entry("annotations")
-                .or_insert_with(|| Value::Object(Default::default()));
-            if let Value::Object(ann) = ann {
-                ann.insert(
-                    CONTENT_HASH_ANNOTATION.to_string(),
-                    Value::String(format!("sha256:{hash}")),
-                );
-            }
+    let mut out = String::with_capacity(docs.iter().map(String::len).sum::<usize>() + 100);
+    for (i, d) in docs.iter().enumerate() {
+        if i == target {
+            let mut stamped = objects[i].clone();
+            stamp(&mut stamped, &hash);
+            crate::yaml::write_document(&mut out, &stamped);
+        } else {
+            out.push_str(d);
         }
     }
-    stream(&objects)
+    out
+}
+
+fn stamp(o: &mut Value, hash: &str) {
+    let Value::Object(obj) = o else { return };
+    let meta = obj
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if let Value::Object(meta) = meta {
+        let ann = meta
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Value::Object(ann) = ann {
+            ann.insert(
+                CONTENT_HASH_ANNOTATION.to_string(),
+                Value::String(format!("sha256:{hash}")),
+            );
+        }
+    }
 }
 
 fn remove_content_hash(o: &mut Value) {

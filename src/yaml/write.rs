@@ -158,9 +158,6 @@ fn write_literal(out: &mut String, s: &str, level: usize) {
             out.push_str(line);
         }
     }
-    if trailing == 0 {
-        // `split` already produced every line; nothing more to close.
-    }
 }
 
 fn write_double_quoted(out: &mut String, s: &str) {
@@ -186,6 +183,51 @@ fn write_double_quoted(out: &mut String, s: &str) {
 /// True when a string may be written bare and still read back as the same string by both
 /// YAML 1.1 and 1.2 readers.
 fn is_plain_safe(s: &str) -> bool {
+    // Most strings in a render are names, labels and paths starting with a letter: decide those
+    // in one pass; everything else takes the thorough path below.
+    let b = s.as_bytes();
+    if b.first().is_some_and(u8::is_ascii_alphabetic)
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'/'))
+    {
+        return !is_yaml11_word(s);
+    }
+    is_plain_safe_slow(s)
+}
+
+/// Words YAML 1.1 or go-yaml read as booleans or null.
+fn is_yaml11_word(s: &str) -> bool {
+    s.len() <= 5
+        && matches!(
+            s,
+            "y" | "Y"
+                | "yes"
+                | "Yes"
+                | "YES"
+                | "n"
+                | "N"
+                | "no"
+                | "No"
+                | "NO"
+                | "true"
+                | "True"
+                | "TRUE"
+                | "false"
+                | "False"
+                | "FALSE"
+                | "on"
+                | "On"
+                | "ON"
+                | "off"
+                | "Off"
+                | "OFF"
+                | "null"
+                | "Null"
+                | "NULL"
+        )
+}
+
+fn is_plain_safe_slow(s: &str) -> bool {
     let Some(first) = s.chars().next() else {
         return false;
     };
