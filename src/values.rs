@@ -142,7 +142,7 @@ impl Values {
         crate::tmpl::truthy(self.get(path))
     }
 
-    /// `{{ .Values.path }}` as text (empty for null, as `| default ""` gives).
+    /// The value at `path` as a template prints it (empty for null).
     pub fn text(&self, path: &str) -> String {
         crate::tmpl::quote(self.get(path))
     }

@@ -42,7 +42,7 @@ impl<'a> Ctx<'a> {
         self.values.on(path)
     }
 
-    /// `{{ .Values.path }}` as text ("" for null).
+    /// The value at `path` as the chart prints it ("" for null).
     pub fn text(&self, path: &str) -> String {
         self.values.text(path)
     }

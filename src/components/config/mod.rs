@@ -103,19 +103,19 @@ impl Data {
         self.put(key, v);
     }
 
-    /// `{{ .Values.path | quote }}`.
+    /// The value at `path`, quoted by the chart (always a string).
     fn qv(&mut self, ctx: &Ctx, key: &str, path: &str) {
         self.q(key, ctx.v(path));
     }
 
-    /// `{{ .Values.path }}` printed unquoted.
+    /// The value at `path` printed without quotes, so YAML re-types it.
     fn bare(&mut self, ctx: &Ctx, key: &str, path: &str) -> Result<(), RenderError> {
         let v = text::bare(ctx, path, &text::text(ctx.v(path)))?;
         self.put(key, v);
         Ok(())
     }
 
-    /// `"{{ .Values.path }}"`: printed inside quotes the chart writes itself.
+    /// The value at `path` printed inside double quotes the chart writes itself.
     fn dq(&mut self, ctx: &Ctx, key: &str, path: &str) -> Result<(), RenderError> {
         let v = text::dquoted(ctx, path, &text::text(ctx.v(path)))?;
         self.put(key, v);
