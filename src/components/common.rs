@@ -1,10 +1,10 @@
 //! Helpers the chart shares between components (its `_helpers.tpl`), in one place.
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{print, truthy};
+use crate::tmpl::{bare, print, quote, range_items, truthy, with};
 
 /// An image reference from an image block (`repository`, `tag`, `digest`, `useDigest`,
 /// `override`): `override` wins, else `repository[:tag][@digest]`.
@@ -184,6 +184,275 @@ pub fn metadata(
         m.insert("annotations".into(), a);
     }
     Value::Object(m)
+}
+
+/// A label map as the chart writes it: its fixed pairs, then each user map's `toYaml` block in
+/// order (later keys win, as the last of duplicate YAML keys does; non-maps add nothing). Always
+/// a map; `metadata` leaves an empty one out.
+pub fn labels(fixed: &[(&str, &str)], maps: &[&Value]) -> Value {
+    let mut m: Map<String, Value> = fixed
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), Value::String((*v).to_string())))
+        .collect();
+    for extra in maps {
+        if let Value::Object(e) = extra {
+            for (k, v) in e {
+                m.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(m)
+}
+
+/// `labels` with `commonLabels` right after the fixed pairs and before `extra`, the order in
+/// which most of the chart's objects write them.
+pub fn labels_with_common(ctx: &Ctx, fixed: &[(&str, &str)], extra: &[&Value]) -> Value {
+    let mut maps: Vec<&Value> = vec![ctx.v("commonLabels")];
+    maps.extend_from_slice(extra);
+    labels(fixed, &maps)
+}
+
+/// The items of a user list that the chart splices into one of its own lists with `toYaml`
+/// (extra args, env, volumes, containers). Anything but a list would not produce list items
+/// in Helm's output either, so it is refused; unset and empty values add nothing.
+pub fn list_items(ctx: &Ctx, path: &str) -> Result<Vec<Value>, RenderError> {
+    match ctx.v(path) {
+        v if !truthy(v) => Ok(Vec::new()),
+        Value::Array(a) => Ok(a.clone()),
+        _ => Err(ctx.invalid(path, "must be a list")),
+    }
+}
+
+/// The `KUBERNETES_SERVICE_HOST`/`PORT` variables of the containers that must reach the API
+/// server before kube-proxy (or Cilium itself) serves the Service: from `k8sServiceHostRef`
+/// (a ConfigMap key) and from `k8sServiceHost`, each when set.
+pub fn k8s_service_env(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    let mut env = Vec::new();
+    if ctx.on("k8sServiceHostRef.name") && ctx.on("k8sServiceHostRef.key") {
+        env.push(json!({
+            "name": "KUBERNETES_SERVICE_HOST",
+            "valueFrom": {"configMapKeyRef": {
+                "name": bare(ctx.v("k8sServiceHostRef.name")),
+                "key": bare(ctx.v("k8sServiceHostRef.key")),
+            }},
+        }));
+        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
+    }
+    if ctx.on("k8sServiceHost") {
+        env.push(json!({"name": "KUBERNETES_SERVICE_HOST", "value": k8s_service_host(ctx)?}));
+        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
+    }
+    Ok(env)
+}
+
+/// `priorityClassName:` as a pod spec gets it: `priority_class` printed bare into the YAML,
+/// and nothing when no class applies.
+pub fn priority_class_name(ctx: &Ctx, own: &Value, critical: &str) -> Option<Value> {
+    priority_class(ctx, own, critical).map(|c| bare(&Value::String(c)))
+}
+
+/// The ServiceAccount `serviceAccounts.<account>`: its `name`, Cilium's namespace,
+/// `commonLabels`, and the given annotations (callers merge the component's and the account's
+/// own maps in the order their template writes them, which differs between components).
+pub fn service_account(ctx: &Ctx, account: &str, annotations: Option<Value>) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": metadata(
+            &quote(ctx.v(&format!("serviceAccounts.{account}.name"))),
+            Some(&ctx.namespace()),
+            common_labels(ctx),
+            annotations,
+        ),
+    })
+}
+
+/// A component's PodDisruptionBudget, built from its `podDisruptionBudget` values `block`:
+/// the budget fields only when set, and the eviction policy only where Kubernetes (1.27+)
+/// knows the field. `own_labels` come before `commonLabels` in its metadata.
+pub fn pod_disruption_budget(
+    ctx: &Ctx,
+    name: &str,
+    block: &Value,
+    selector: &[(&str, &str)],
+    own_labels: &[(&str, &str)],
+    annotations: &Value,
+) -> Value {
+    let mut spec = Map::new();
+    for key in ["maxUnavailable", "minAvailable"] {
+        if truthy(&block[key]) {
+            spec.insert(key.into(), bare(&block[key]));
+        }
+    }
+    let policy = &block["unhealthyPodEvictionPolicy"];
+    if ctx.plan.kube.at_least(1, 27) && truthy(policy) {
+        spec.insert("unhealthyPodEvictionPolicy".into(), bare(policy));
+    }
+    spec.insert(
+        "selector".into(),
+        json!({"matchLabels": labels(selector, &[])}),
+    );
+    json!({
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": metadata(
+            name,
+            Some(&ctx.namespace()),
+            Some(labels_with_common(ctx, own_labels, &[])),
+            with(annotations),
+        ),
+        "spec": spec,
+    })
+}
+
+/// `topologySpreadConstraints` as the chart writes them: each constraint as given, and one
+/// without a label selector gets the component's own pods (`selector`) as its selector.
+/// None when there are none.
+pub fn topology_spread(constraints: &Value, selector: &[(&str, &str)]) -> Option<Value> {
+    if !truthy(constraints) {
+        return None;
+    }
+    let items = range_items(constraints)
+        .into_iter()
+        .map(|c| {
+            let mut c = c.clone();
+            if !truthy(&c["labelSelector"]) {
+                put(
+                    &mut c,
+                    "labelSelector",
+                    Some(json!({"matchLabels": labels(selector, &[])})),
+                );
+            }
+            c
+        })
+        .collect();
+    Some(Value::Array(items))
+}
+
+/// The volume mounts and the hostPath volumes of an `extraHostPathMounts` list (`path`), in
+/// the same order. Each entry must be a map; `not_a_map` says so in the component's words.
+pub fn host_path_mounts(
+    ctx: &Ctx,
+    path: &str,
+    not_a_map: &str,
+) -> Result<(Vec<Value>, Vec<Value>), RenderError> {
+    let entries = list_items(ctx, path)?;
+    if entries.iter().any(|m| !m.is_object()) {
+        return Err(ctx.invalid(path, not_a_map));
+    }
+    let mut mounts = Vec::new();
+    let mut volumes = Vec::new();
+    for m in entries {
+        let mut mount = json!({
+            "name": bare(&m["name"]),
+            "mountPath": bare(&m["mountPath"]),
+            "readOnly": bare(&m["readOnly"]),
+        });
+        if truthy(&m["mountPropagation"]) {
+            put(
+                &mut mount,
+                "mountPropagation",
+                Some(bare(&m["mountPropagation"])),
+            );
+        }
+        mounts.push(mount);
+        let mut host = json!({"path": bare(&m["hostPath"])});
+        if truthy(&m["hostPathType"]) {
+            put(&mut host, "type", Some(bare(&m["hostPathType"])));
+        }
+        volumes.push(json!({"name": bare(&m["name"]), "hostPath": host}));
+    }
+    Ok((mounts, volumes))
+}
+
+/// The projected-volume source of the CA bundle (`tls.caBundle`), a Secret or a ConfigMap,
+/// mounted as `path`; used instead of a certificate Secret's own `ca.crt` when the bundle is on.
+pub fn ca_bundle_source(ctx: &Ctx, path: &str, optional: bool) -> Value {
+    let kind = if ctx.on("tls.caBundle.useSecret") {
+        "secret"
+    } else {
+        "configMap"
+    };
+    let mut src = json!({
+        "name": bare(ctx.v("tls.caBundle.name")),
+        "items": [{"key": bare(ctx.v("tls.caBundle.key")), "path": path}],
+    });
+    if optional {
+        put(&mut src, "optional", Some(Value::Bool(true)));
+    }
+    json!({ kind: src })
+}
+
+/// What differs between the components' Prometheus Operator ServiceMonitors of one shape
+/// (a single scrape endpoint on a metrics Service).
+pub struct MonitorSpec<'a> {
+    pub name: &'a str,
+    /// Path of the `serviceMonitor` values block.
+    pub values: &'a str,
+    /// Path of the component's annotations.
+    pub annotations: &'a str,
+    pub selector: &'a [(&'a str, &'a str)],
+    pub port: &'a str,
+    pub target_label: &'a str,
+    pub job_label: bool,
+}
+
+/// A ServiceMonitor for a component's metrics Service, in the `MonitorSpec` shape.
+pub fn service_monitor(ctx: &Ctx, s: MonitorSpec) -> Value {
+    let v = |k: &str| ctx.v(&format!("{}.{k}", s.values));
+    let ns_value = v("namespace");
+    let namespace = if truthy(ns_value) {
+        print(ns_value)
+    } else {
+        ctx.namespace()
+    };
+    let meta_labels = labels_with_common(
+        ctx,
+        &[
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", s.name),
+        ],
+        &[v("labels")],
+    );
+    let annotations = merged(&[ctx.v(s.annotations), v("annotations")]);
+    let mut endpoint = json!({
+        "port": s.port,
+        "interval": quote(v("interval")),
+        "honorLabels": true,
+        "path": "/metrics",
+    });
+    if truthy(v("scrapeTimeout")) {
+        put(
+            &mut endpoint,
+            "scrapeTimeout",
+            Some(crate::tmpl::quoted(v("scrapeTimeout"))),
+        );
+    }
+    put(&mut endpoint, "relabelings", with(v("relabelings")));
+    put(
+        &mut endpoint,
+        "metricRelabelings",
+        with(v("metricRelabelings")),
+    );
+    let mut spec = json!({
+        "selector": {"matchLabels": labels(s.selector, &[])},
+        "namespaceSelector": {"matchNames": [ctx.namespace()]},
+        "endpoints": [endpoint],
+        "targetLabels": [s.target_label],
+    });
+    if s.job_label && truthy(v("jobLabel")) {
+        put(
+            &mut spec,
+            "jobLabel",
+            Some(crate::tmpl::quoted(v("jobLabel"))),
+        );
+    }
+    json!({
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": metadata(s.name, Some(&namespace), Some(meta_labels), annotations),
+        "spec": spec,
+    })
 }
 
 #[cfg(test)]

@@ -2,13 +2,13 @@
 
 use serde_json::{json, Map, Value};
 
-use super::common::{common_labels, image, merged, metadata, put};
-use super::hubble::{
-    ca_bundle_source, extend_list, labels, pdb, quote_text, topology_spread, with,
+use super::common::{
+    self, ca_bundle_source, common_labels, image, labels_with_common, list_items, merged, metadata,
+    put, topology_spread,
 };
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, quote, truthy};
+use crate::tmpl::{bare, print, quote, quote_text, truthy, with};
 
 const APP: &str = "hubble-relay";
 const APP_LABELS: [(&str, &str); 3] = [
@@ -22,7 +22,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         return Ok(Vec::new());
     }
     let config = configmap(ctx);
-    let mut out = vec![deployment(ctx, &config), service(ctx)];
+    let mut out = vec![deployment(ctx, &config)?, service(ctx)];
     out.push(config);
     let prometheus = ctx.on("hubble.relay.prometheus.enabled");
     if prometheus {
@@ -32,12 +32,14 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         }
     }
     if ctx.on("hubble.relay.podDisruptionBudget.enabled") {
-        out.push(pdb(
+        out.push(common::pod_disruption_budget(
             ctx,
             APP,
             ctx.v("hubble.relay.podDisruptionBudget"),
+            &[("k8s-app", APP)],
+            &APP_LABELS,
             ctx.v("hubble.relay.annotations"),
-        )?);
+        ));
     }
     if ctx.on("serviceAccounts.relay.create") {
         out.push(service_account(ctx));
@@ -153,7 +155,7 @@ fn scrape_annotations(ctx: &Ctx) -> Value {
     }
 }
 
-fn deployment(ctx: &Ctx, config: &Value) -> Value {
+fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     let r = ctx.v("hubble.relay");
     let ns = ctx.namespace();
     let tls = ctx.on("hubble.tls.enabled");
@@ -177,7 +179,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
             json!({"name": "tls", "mountPath": "/var/lib/hubble-relay/tls", "readOnly": true}),
         );
     }
-    extend_list(&mut mounts, &r["extraVolumeMounts"]);
+    mounts.extend(list_items(ctx, "hubble.relay.extraVolumeMounts")?);
     let mut container = json!({
         "name": "hubble-relay",
         "image": image(&r["image"]),
@@ -219,7 +221,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
         }
         let mut sources = vec![json!({"secret": {"name": client, "items": items}})];
         if bundle {
-            sources.push(ca_bundle_source(ctx, "hubble-server-ca.crt"));
+            sources.push(ca_bundle_source(ctx, "hubble-server-ca.crt", false));
         }
         if truthy(&r["tls"]["server"]["enabled"]) {
             let server = if truthy(&r["tls"]["server"]["existingSecret"]) {
@@ -235,7 +237,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
         // defaultMode 0400 (octal) as YAML 1.1 reads it.
         volumes.push(json!({"name": "tls", "projected": {"defaultMode": 256, "sources": sources}}));
     }
-    extend_list(&mut volumes, &r["extraVolumes"]);
+    volumes.extend(list_items(ctx, "hubble.relay.extraVolumes")?);
 
     let mut pod = json!({
         "containers": [container],
@@ -256,7 +258,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
     put(
         &mut pod,
         "topologySpreadConstraints",
-        topology_spread(&r["topologySpreadConstraints"], APP),
+        topology_spread(&r["topologySpreadConstraints"], &[("k8s-app", APP)]),
     );
     put(&mut pod, "nodeSelector", with(&r["nodeSelector"]));
     put(&mut pod, "tolerations", with(&r["tolerations"]));
@@ -267,18 +269,18 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
         "template": {
             "metadata": {
                 "annotations": merged(&[&checksum, &r["podAnnotations"], &scrape_annotations(ctx)]),
-                "labels": labels(ctx, &APP_LABELS, &[&r["podLabels"]]),
+                "labels": Some(labels_with_common(ctx, &APP_LABELS, &[&r["podLabels"]])),
             },
             "spec": pod,
         },
     });
     put(&mut spec, "strategy", with(&r["updateStrategy"]));
-    json!({
+    Ok(json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": metadata(APP, Some(&ns), labels(ctx, &APP_LABELS, &[]), with(&r["annotations"])),
+        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &APP_LABELS, &[])), with(&r["annotations"])),
         "spec": spec,
-    })
+    }))
 }
 
 fn service(ctx: &Ctx) -> Value {
@@ -305,7 +307,7 @@ fn service(ctx: &Ctx) -> Value {
         "metadata": metadata(
             APP,
             Some(&ns),
-            labels(ctx, &APP_LABELS, &[]),
+            Some(labels_with_common(ctx, &APP_LABELS, &[])),
             merged(&[&r["annotations"], &scrape_annotations(ctx)]),
         ),
         "spec": {
@@ -324,7 +326,7 @@ fn metrics_service(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "hubble-relay-metrics",
             Some(&ns),
-            labels(ctx, &[("k8s-app", APP)], &[]),
+            Some(labels_with_common(ctx, &[("k8s-app", APP)], &[])),
             with(ctx.v("hubble.relay.annotations")),
         ),
         "spec": {
@@ -375,7 +377,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
         "metadata": metadata(
             APP,
             Some(&ns),
-            labels(ctx, fixed, &[&sm["labels"]]),
+            Some(labels_with_common(ctx, fixed, &[&sm["labels"]])),
             merged(&[ctx.v("hubble.relay.annotations"), &sm["annotations"]]),
         ),
         "spec": {
