@@ -383,6 +383,31 @@ pub fn ca_bundle_source(ctx: &Ctx, path: &str, optional: bool) -> Value {
     json!({ kind: src })
 }
 
+/// The sources of a projected TLS volume: the certificate Secret's key pair (`items`, already
+/// pointing at their file names) and its CA as `ca_path`, taken from the Secret's own `ca.crt`
+/// or, with `tls.caBundle.enabled`, from the CA bundle. `optional` marks both sources.
+pub fn cert_sources(
+    ctx: &Ctx,
+    secret: &str,
+    mut items: Vec<Value>,
+    ca_path: &str,
+    optional: bool,
+) -> Vec<Value> {
+    let bundle = ctx.on("tls.caBundle.enabled");
+    if !bundle {
+        items.push(json!({"key": "ca.crt", "path": ca_path}));
+    }
+    let mut secret = json!({"name": secret, "items": items});
+    if optional {
+        put(&mut secret, "optional", Some(Value::Bool(true)));
+    }
+    let mut out = vec![json!({ "secret": secret })];
+    if bundle {
+        out.push(ca_bundle_source(ctx, ca_path, optional));
+    }
+    out
+}
+
 /// What differs between the components' Prometheus Operator ServiceMonitors of one shape
 /// (a single scrape endpoint on a metrics Service).
 pub struct MonitorSpec<'a> {

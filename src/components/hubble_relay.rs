@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::common::{
-    self, ca_bundle_source, common_labels, image, labels_with_common, list_items, merged, metadata,
+    self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata,
     put, topology_spread,
 };
 use super::Ctx;
@@ -211,18 +211,16 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
         } else {
             "hubble-relay-client-certs".into()
         };
-        let mut items = vec![
-            json!({"key": "tls.crt", "path": "client.crt"}),
-            json!({"key": "tls.key", "path": "client.key"}),
-        ];
-        let bundle = ctx.on("tls.caBundle.enabled");
-        if !bundle {
-            items.push(json!({"key": "ca.crt", "path": "hubble-server-ca.crt"}));
-        }
-        let mut sources = vec![json!({"secret": {"name": client, "items": items}})];
-        if bundle {
-            sources.push(ca_bundle_source(ctx, "hubble-server-ca.crt", false));
-        }
+        let mut sources = cert_sources(
+            ctx,
+            &client,
+            vec![
+                json!({"key": "tls.crt", "path": "client.crt"}),
+                json!({"key": "tls.key", "path": "client.key"}),
+            ],
+            "hubble-server-ca.crt",
+            false,
+        );
         if truthy(&r["tls"]["server"]["enabled"]) {
             let server = if truthy(&r["tls"]["server"]["existingSecret"]) {
                 print(&r["tls"]["server"]["existingSecret"])

@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::common::{
-    self, ca_bundle_source, common_labels, image, labels_with_common, list_items, merged, metadata,
+    self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata,
     put, topology_spread,
 };
 use super::Ctx;
@@ -226,18 +226,16 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
             } else {
                 "hubble-ui-client-certs".into()
             };
-            let mut items = vec![
-                json!({"key": "tls.crt", "path": "client.crt"}),
-                json!({"key": "tls.key", "path": "client.key"}),
-            ];
-            let bundle = ctx.on("tls.caBundle.enabled");
-            if !bundle {
-                items.push(json!({"key": "ca.crt", "path": "hubble-relay-ca.crt"}));
-            }
-            let mut sources = vec![json!({"secret": {"name": secret, "items": items}})];
-            if bundle {
-                sources.push(ca_bundle_source(ctx, "hubble-relay-ca.crt", false));
-            }
+            let sources = cert_sources(
+                ctx,
+                &secret,
+                vec![
+                    json!({"key": "tls.crt", "path": "client.crt"}),
+                    json!({"key": "tls.key", "path": "client.key"}),
+                ],
+                "hubble-relay-ca.crt",
+                false,
+            );
             // defaultMode 0400 (octal) as YAML 1.1 reads it.
             vol.insert(
                 "projected".into(),

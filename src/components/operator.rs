@@ -3,8 +3,8 @@
 use serde_json::{json, Map, Value};
 
 use super::common::{
-    self, ca_bundle_source, host_path_mounts, labels, list_items, merged, metadata,
-    priority_class_name, put, service_monitor, topology_spread, MonitorSpec,
+    self, host_path_mounts, labels, list_items, merged, metadata, priority_class_name, put,
+    service_monitor, topology_spread, MonitorSpec,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -465,28 +465,22 @@ pub(super) fn metadata_pod(labels: Value, annotations: Option<Value>) -> Value {
 
 /// The projected volume with the clustermesh secrets and client certificates.
 fn clustermesh_volume(ctx: &Ctx) -> Value {
-    let ca_bundle = ctx.on("tls.caBundle.enabled");
     let cert = |secret: &str, prefix: &str| {
-        let mut items = vec![
+        let items = vec![
             json!({"key": "tls.key", "path": format!("{prefix}-etcd-client.key")}),
             json!({"key": "tls.crt", "path": format!("{prefix}-etcd-client.crt")}),
         ];
-        if !ca_bundle {
-            items.push(json!({"key": "ca.crt", "path": format!("{prefix}-etcd-client-ca.crt")}));
-        }
-        json!({"secret": {"name": secret, "optional": true, "items": items}})
+        common::cert_sources(
+            ctx,
+            secret,
+            items,
+            &format!("{prefix}-etcd-client-ca.crt"),
+            true,
+        )
     };
-    let mut sources = vec![
-        json!({"secret": {"name": "cilium-clustermesh", "optional": true}}),
-        cert("clustermesh-apiserver-remote-cert", "common"),
-    ];
-    if ca_bundle {
-        sources.push(ca_bundle_source(ctx, "common-etcd-client-ca.crt", true));
-    }
-    sources.push(cert("clustermesh-apiserver-local-cert", "local"));
-    if ca_bundle {
-        sources.push(ca_bundle_source(ctx, "local-etcd-client-ca.crt", true));
-    }
+    let mut sources = vec![json!({"secret": {"name": "cilium-clustermesh", "optional": true}})];
+    sources.extend(cert("clustermesh-apiserver-remote-cert", "common"));
+    sources.extend(cert("clustermesh-apiserver-local-cert", "local"));
     json!({"name": "clustermesh-secrets", "projected": {"defaultMode": 256, "sources": sources}})
 }
 

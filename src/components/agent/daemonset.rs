@@ -868,19 +868,14 @@ fn cert_sources(
     prefix: &str,
     ca_file: &str,
 ) -> Result<Vec<Value>, RenderError> {
-    let mut items = vec![
+    let items = vec![
         json!({"key": "tls.key", "path": format!("{prefix}.key")}),
         json!({"key": "tls.crt", "path": format!("{prefix}.crt")}),
     ];
-    let bundle = ctx.on("tls.caBundle.enabled");
-    if !bundle {
-        items.push(json!({"key": "ca.crt", "path": ca_file}));
+    if ctx.on("tls.caBundle.enabled") {
+        ternary_bool(ctx, "tls.caBundle.useSecret")?;
     }
-    let mut out = vec![json!({"secret": {"name": secret, "optional": true, "items": items}})];
-    if bundle {
-        out.push(ca_bundle_source(ctx, ca_file)?);
-    }
-    Ok(out)
+    Ok(common::cert_sources(ctx, secret, items, ca_file, true))
 }
 
 fn server_cert_items() -> Vec<Value> {

@@ -475,18 +475,11 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
 
 /// A projected volume of one cert Secret (tls.crt/tls.key) plus its CA.
 fn cert_volume(ctx: &Ctx, name: &str, secret: &str) -> Value {
-    let bundle = ctx.on("tls.caBundle.enabled");
-    let mut items = vec![
+    let items = vec![
         json!({"key": "tls.crt", "path": "tls.crt"}),
         json!({"key": "tls.key", "path": "tls.key"}),
     ];
-    if !bundle {
-        items.push(json!({"key": "ca.crt", "path": "ca.crt"}));
-    }
-    let mut sources = vec![json!({"secret": {"name": secret, "items": items}})];
-    if bundle {
-        sources.push(common::ca_bundle_source(ctx, "ca.crt", false));
-    }
+    let sources = common::cert_sources(ctx, secret, items, "ca.crt", false);
     json!({"name": name, "projected": {"defaultMode": MODE_0400, "sources": sources}})
 }
 
