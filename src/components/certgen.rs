@@ -113,3 +113,45 @@ pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
         "ttlSecondsAfterFinished": bare(&cg["ttlSecondsAfterFinished"]),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::components::common::tests::with_release;
+
+    fn config(_: &Ctx) -> String {
+        "certs: []\n".into()
+    }
+
+    const JOB: CertgenJob = CertgenJob {
+        app: "x-certs",
+        pod_labels: "certgen.podLabels",
+        service_account: "serviceAccounts.hubblecertgen",
+        hardened: false,
+        host_network: true,
+        config,
+    };
+
+    #[test]
+    fn resources_sat_on_the_container_before_1_18_4() {
+        let values = "certgen: {resources: {limits: {cpu: 1}}, podLabels: {p: q}}\n";
+        let container = |v: &str| {
+            with_release(v, values, "1.35.0", |ctx| {
+                job_spec(ctx, &JOB)["template"]["spec"]["containers"][0].clone()
+            })
+        };
+        let old = container("1.18.3");
+        assert!(old.get("resources").is_none());
+        assert_eq!(old["limits"]["cpu"], json!(1.0));
+        let new = container("1.18.4");
+        assert_eq!(new["resources"]["limits"]["cpu"], json!(1.0));
+        assert!(new.get("securityContext").is_none());
+        assert_eq!(new["env"][0]["value"], "certs: []\n");
+        let spec = with_release("1.18.12", values, "1.35.0", |ctx| job_spec(ctx, &JOB));
+        assert_eq!(spec["template"]["spec"]["hostNetwork"], true);
+        assert_eq!(
+            spec["template"]["metadata"]["labels"],
+            json!({"k8s-app": "x-certs", "p": "q"})
+        );
+    }
+}

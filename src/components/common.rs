@@ -481,7 +481,7 @@ pub fn service_monitor(ctx: &Ctx, s: MonitorSpec) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
@@ -501,5 +501,175 @@ mod tests {
             image(&json!({"override": "x/y:z", "repository": "r"})),
             "x/y:z"
         );
+    }
+
+    /// Runs `f` on a context with the given values over the 1.18.12 defaults.
+    fn with_ctx<T>(values: &str, kube: &str, f: impl FnOnce(&Ctx) -> T) -> T {
+        with_release("1.18.12", values, kube, f)
+    }
+
+    /// Runs `f` on a context with the given values over one release's defaults, without a
+    /// chart archive (for unit tests of any component).
+    pub(crate) fn with_release<T>(
+        version: &str,
+        values: &str,
+        kube: &str,
+        f: impl FnOnce(&Ctx) -> T,
+    ) -> T {
+        let cilium = crate::versions::parse(version).expect("supported version");
+        let layer = crate::values::Layer::from_yaml("test.yaml", values).expect("valid YAML");
+        let values = crate::values::Values::resolve(crate::versions::defaults(cilium), &[layer]);
+        let plan = crate::plan::Plan {
+            cilium,
+            release_namespace: "kube-system".into(),
+            kube: crate::plan::KubeVersion::parse(kube).expect("valid"),
+            api_versions: Default::default(),
+        };
+        f(&Ctx {
+            values: &values,
+            plan: &plan,
+            chart: None,
+        })
+    }
+
+    #[test]
+    fn labels_merge_in_order() {
+        let l = labels(
+            &[("a", "1"), ("b", "2")],
+            &[
+                &json!({"b": "x", "c": "3"}),
+                &Value::Null,
+                &json!("s"),
+                &json!({"c": "y"}),
+            ],
+        );
+        assert_eq!(l, json!({"a": "1", "b": "x", "c": "y"}));
+        assert_eq!(labels(&[], &[]), json!({}));
+        with_ctx("commonLabels: {team: net, a: common}", "1.35.0", |ctx| {
+            let l = labels_with_common(ctx, &[("a", "own")], &[&json!({"team": "user"})]);
+            assert_eq!(l, json!({"a": "common", "team": "user"}));
+        });
+    }
+
+    #[test]
+    fn spliced_lists() {
+        with_ctx("extraArgs: [--a]\nextraEnv: {A: b}\n", "1.35.0", |ctx| {
+            assert_eq!(list_items(ctx, "extraArgs").ok(), Some(vec![json!("--a")]));
+            assert!(list_items(ctx, "extraVolumes").is_ok_and(|v| v.is_empty()));
+            assert!(list_items(ctx, "extraEnv").is_err());
+        });
+    }
+
+    #[test]
+    fn pod_disruption_budgets() {
+        let block = json!({"maxUnavailable": 1.0, "minAvailable": null, "unhealthyPodEvictionPolicy": "AlwaysAllow"});
+        let pdb = |kube: &str| {
+            with_ctx("{}", kube, |ctx| {
+                pod_disruption_budget(
+                    ctx,
+                    "x",
+                    &block,
+                    &[("k8s-app", "x")],
+                    &[("k8s-app", "x")],
+                    &Value::Null,
+                )
+            })
+        };
+        let new = pdb("1.35.0");
+        assert_eq!(new["spec"]["maxUnavailable"], json!(1.0));
+        assert!(new["spec"].get("minAvailable").is_none());
+        assert_eq!(new["spec"]["unhealthyPodEvictionPolicy"], "AlwaysAllow");
+        assert_eq!(
+            new["spec"]["selector"]["matchLabels"],
+            json!({"k8s-app": "x"})
+        );
+        assert!(new["metadata"].get("annotations").is_none());
+        assert!(pdb("1.26.0")["spec"]
+            .get("unhealthyPodEvictionPolicy")
+            .is_none());
+    }
+
+    #[test]
+    fn spread_constraints_default_to_own_pods() {
+        let c =
+            json!([{"maxSkew": 1}, {"maxSkew": 2, "labelSelector": {"matchLabels": {"a": "b"}}}]);
+        let out = topology_spread(&c, &[("k8s-app", "hubble-ui")]).unwrap_or_default();
+        assert_eq!(
+            out[0]["labelSelector"]["matchLabels"],
+            json!({"k8s-app": "hubble-ui"})
+        );
+        assert_eq!(out[1]["labelSelector"]["matchLabels"]["a"], "b");
+        assert!(topology_spread(&json!([]), &[("k8s-app", "x")]).is_none());
+    }
+
+    #[test]
+    fn host_path_mounts_pair_up() {
+        let values = "extraHostPathMounts: [{name: a, mountPath: /a, hostPath: /h, hostPathType: Directory}]\n";
+        with_ctx(values, "1.35.0", |ctx| {
+            let (m, v) = host_path_mounts(ctx, "extraHostPathMounts", "bad").unwrap_or_default();
+            assert_eq!(m[0]["mountPath"], "/a");
+            assert!(m[0].get("mountPropagation").is_none());
+            assert_eq!(
+                v[0],
+                json!({"name": "a", "hostPath": {"path": "/h", "type": "Directory"}})
+            );
+        });
+        with_ctx("extraHostPathMounts: [a]\n", "1.35.0", |ctx| {
+            let e = host_path_mounts(ctx, "extraHostPathMounts", "entries must be maps");
+            assert!(e.is_err_and(|e| e.to_string().contains("entries must be maps")));
+        });
+    }
+
+    #[test]
+    fn cert_sources_take_the_ca_from_the_bundle_when_on() {
+        let items = || vec![json!({"key": "tls.crt", "path": "c.crt"})];
+        with_ctx("{}", "1.35.0", |ctx| {
+            let s = cert_sources(ctx, "sec", items(), "ca.crt", false);
+            assert_eq!(s.len(), 1);
+            assert_eq!(
+                s[0]["secret"]["items"][1],
+                json!({"key": "ca.crt", "path": "ca.crt"})
+            );
+            assert!(s[0]["secret"].get("optional").is_none());
+        });
+        let bundle = "tls: {caBundle: {enabled: true, useSecret: true, name: b, key: k}}\n";
+        with_ctx(bundle, "1.35.0", |ctx| {
+            let s = cert_sources(ctx, "sec", items(), "ca.crt", true);
+            assert_eq!(s[0]["secret"]["items"].as_array().map(Vec::len), Some(1));
+            assert_eq!(s[0]["secret"]["optional"], true);
+            assert_eq!(
+                s[1],
+                json!({"secret": {"name": "b", "optional": true, "items": [{"key": "k", "path": "ca.crt"}]}})
+            );
+        });
+    }
+
+    #[test]
+    fn service_accounts_and_monitors() {
+        let values = "commonLabels: {t: net}\nserviceAccounts: {envoy: {name: my-envoy}}\nenvoy: {prometheus: {serviceMonitor: {namespace: mon, interval: 10s, jobLabel: j}}}\n";
+        with_ctx(values, "1.35.0", |ctx| {
+            let sa = service_account(ctx, "envoy", Some(json!({"a": "b"})));
+            assert_eq!(sa["metadata"]["name"], "my-envoy");
+            assert_eq!(sa["metadata"]["labels"], json!({"t": "net"}));
+            let sm = service_monitor(
+                ctx,
+                MonitorSpec {
+                    name: "cilium-envoy",
+                    values: "envoy.prometheus.serviceMonitor",
+                    annotations: "envoy.annotations",
+                    selector: &[("k8s-app", "cilium-envoy")],
+                    port: "envoy-metrics",
+                    target_label: "k8s-app",
+                    job_label: false,
+                },
+            );
+            assert_eq!(sm["metadata"]["namespace"], "mon");
+            assert_eq!(
+                sm["spec"]["namespaceSelector"]["matchNames"],
+                json!(["kube-system"])
+            );
+            assert_eq!(sm["spec"]["endpoints"][0]["interval"], "10s");
+            assert!(sm["spec"].get("jobLabel").is_none());
+        });
     }
 }
