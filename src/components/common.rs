@@ -408,6 +408,36 @@ pub fn cert_sources(
     out
 }
 
+/// One scrape endpoint of a ServiceMonitor from its values `block`: the port, `interval`, the
+/// `scrapeTimeout` where the template has one and it is set, `honorLabels` where the template
+/// writes it, the metrics path, and the relabelings when set.
+pub fn scrape_endpoint(
+    block: &Value,
+    port: &str,
+    honor_labels: bool,
+    scrape_timeout: bool,
+) -> Value {
+    let mut e = json!({
+        "port": port,
+        "interval": quote(&block["interval"]),
+        "path": "/metrics",
+    });
+    if scrape_timeout && truthy(&block["scrapeTimeout"]) {
+        put(
+            &mut e,
+            "scrapeTimeout",
+            Some(Value::String(quote(&block["scrapeTimeout"]))),
+        );
+    }
+    if honor_labels {
+        put(&mut e, "honorLabels", Some(Value::Bool(true)));
+    }
+    for key in ["relabelings", "metricRelabelings"] {
+        put(&mut e, key, with(&block[key]));
+    }
+    e
+}
+
 /// What differs between the components' Prometheus Operator ServiceMonitors of one shape
 /// (a single scrape endpoint on a metrics Service).
 pub struct MonitorSpec<'a> {
@@ -440,25 +470,7 @@ pub fn service_monitor(ctx: &Ctx, s: MonitorSpec) -> Value {
         &[v("labels")],
     );
     let annotations = merged(&[ctx.v(s.annotations), v("annotations")]);
-    let mut endpoint = json!({
-        "port": s.port,
-        "interval": quote(v("interval")),
-        "honorLabels": true,
-        "path": "/metrics",
-    });
-    if truthy(v("scrapeTimeout")) {
-        put(
-            &mut endpoint,
-            "scrapeTimeout",
-            Some(crate::tmpl::quoted(v("scrapeTimeout"))),
-        );
-    }
-    put(&mut endpoint, "relabelings", with(v("relabelings")));
-    put(
-        &mut endpoint,
-        "metricRelabelings",
-        with(v("metricRelabelings")),
-    );
+    let endpoint = scrape_endpoint(ctx.v(s.values), s.port, true, true);
     let mut spec = json!({
         "selector": {"matchLabels": labels(s.selector, &[])},
         "namespaceSelector": {"matchNames": [ctx.namespace()]},

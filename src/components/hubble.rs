@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::certgen::{self, CertgenJob};
-use super::common::{common_labels, labels_with_common, merged, metadata, put};
+use super::common::{common_labels, labels_with_common, merged, metadata, put, scrape_endpoint};
 use super::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{bare, print, quote_text, range_items, to_int64, truthy, with};
@@ -126,20 +126,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     } else {
         &[("app.kubernetes.io/part-of", "cilium")]
     };
-    let mut endpoint = Map::new();
-    endpoint.insert("port".into(), json!("hubble-metrics"));
-    endpoint.insert(
-        "interval".into(),
-        json!(crate::tmpl::quote(&sm["interval"])),
-    );
-    if truthy(&sm["scrapeTimeout"]) {
-        endpoint.insert(
-            "scrapeTimeout".into(),
-            json!(crate::tmpl::quote(&sm["scrapeTimeout"])),
-        );
-    }
-    endpoint.insert("honorLabels".into(), json!(true));
-    endpoint.insert("path".into(), json!("/metrics"));
+    let mut endpoint = scrape_endpoint(sm, "hubble-metrics", true, true);
     if ctx.on("hubble.metrics.tls.enabled") {
         // Sprig's merge keeps the user's keys and only adds a missing serverName.
         let mut tls = match &sm["tlsConfig"] {
@@ -149,15 +136,10 @@ fn service_monitor(ctx: &Ctx) -> Value {
         tls.entry("serverName").or_insert_with(|| {
             Value::String(format!("{}.hubble-metrics.cilium.io", cluster_dns(ctx)))
         });
-        endpoint.insert("tlsConfig".into(), Value::Object(tls));
-        endpoint.insert("scheme".into(), json!("https"));
+        put(&mut endpoint, "tlsConfig", Some(Value::Object(tls)));
+        put(&mut endpoint, "scheme", Some(json!("https")));
     } else {
-        endpoint.insert("scheme".into(), json!("http"));
-    }
-    for key in ["relabelings", "metricRelabelings"] {
-        if let Some(v) = with(&sm[key]) {
-            endpoint.insert(key.into(), v);
-        }
+        put(&mut endpoint, "scheme", Some(json!("http")));
     }
     let mut spec = json!({
         "selector": {"matchLabels": {"k8s-app": "hubble"}},

@@ -4,7 +4,7 @@ use serde_json::{json, Map, Value};
 
 use super::common::{
     self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata,
-    put, topology_spread,
+    put, scrape_endpoint, topology_spread,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -357,18 +357,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     } else {
         &[]
     };
-    let mut endpoint = Map::new();
-    endpoint.insert("port".into(), json!("metrics"));
-    endpoint.insert("interval".into(), json!(quote(&sm["interval"])));
-    if truthy(&sm["scrapeTimeout"]) {
-        endpoint.insert("scrapeTimeout".into(), json!(quote(&sm["scrapeTimeout"])));
-    }
-    endpoint.insert("path".into(), json!("/metrics"));
-    for key in ["relabelings", "metricRelabelings"] {
-        if let Some(v) = with(&sm[key]) {
-            endpoint.insert(key.into(), v);
-        }
-    }
+    let endpoint = scrape_endpoint(sm, "metrics", false, true);
     json!({
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "ServiceMonitor",

@@ -3,8 +3,10 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{agent_on, bare_at, s};
-use crate::components::common::{envoy_daemonset_enabled, labels, merged, metadata};
+use super::{agent_on, bare_at};
+use crate::components::common::{
+    envoy_daemonset_enabled, labels, merged, metadata, scrape_endpoint,
+};
 use crate::components::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{bare, quote, quoted, truthy, with};
@@ -96,26 +98,7 @@ fn namespace_or_own(ctx: &Ctx, path: &str) -> String {
 }
 
 fn endpoint(ctx: &Ctx, port: &str, prefix: &str, scrape_timeout: bool) -> Value {
-    let mut e = Map::new();
-    e.insert("port".into(), s(port));
-    e.insert(
-        "interval".into(),
-        quoted(ctx.v(&format!("{prefix}.interval"))),
-    );
-    if scrape_timeout {
-        let t = ctx.v(&format!("{prefix}.scrapeTimeout"));
-        if truthy(t) {
-            e.insert("scrapeTimeout".into(), quoted(t));
-        }
-    }
-    e.insert("honorLabels".into(), Value::Bool(true));
-    e.insert("path".into(), s("/metrics"));
-    for key in ["relabelings", "metricRelabelings"] {
-        if let Some(v) = with(ctx.v(&format!("{prefix}.{key}"))) {
-            e.insert(key.into(), v);
-        }
-    }
-    Value::Object(e)
+    scrape_endpoint(ctx.v(prefix), port, true, scrape_timeout)
 }
 
 fn service_monitor(ctx: &Ctx) -> Value {

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::common::{
     self, identity_allocation_crd, labels, labels_with_common, merged, metadata,
-    pod_disruption_budget, put,
+    pod_disruption_budget, put, scrape_endpoint,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -314,38 +314,18 @@ fn service_monitor(ctx: &Ctx, s: &State) -> Result<Option<Value>, RenderError> {
         return Ok(None);
     }
     // One scrape endpoint per metrics port; `prefix` picks the per-endpoint settings block.
-    let endpoint = |port: &str, prefix: &str| {
-        let k = |key: &str| format!("{API}.metrics.serviceMonitor.{prefix}{key}");
-        let mut e = json!({
-            "port": port,
-            "interval": quote(ctx.v(&k("interval"))),
-            "honorLabels": true,
-            "path": "/metrics",
-        });
-        if ctx.on(&k("scrapeTimeout")) {
-            put(
-                &mut e,
-                "scrapeTimeout",
-                Some(Value::String(quote(ctx.v(&k("scrapeTimeout"))))),
-            );
-        }
-        put(&mut e, "relabelings", with(ctx.v(&k("relabelings"))));
-        put(
-            &mut e,
-            "metricRelabelings",
-            with(ctx.v(&k("metricRelabelings"))),
-        );
-        e
+    let endpoint = |port: &str, block: &str| {
+        scrape_endpoint(ctx.v(sm(block).trim_end_matches('.')), port, true, true)
     };
     let mut endpoints = Vec::new();
     if ctx.on(&format!("{API}.metrics.enabled")) && s.internal && s.crd {
         endpoints.push(endpoint("apiserv-metrics", ""));
     }
     if s.kvstoremesh_metrics(ctx) {
-        endpoints.push(endpoint("kvmesh-metrics", "kvstoremesh."));
+        endpoints.push(endpoint("kvmesh-metrics", "kvstoremesh"));
     }
     if ctx.on(&format!("{API}.metrics.etcd.enabled")) && s.internal {
-        endpoints.push(endpoint("etcd-metrics", "etcd."));
+        endpoints.push(endpoint("etcd-metrics", "etcd"));
     }
     let ns = ctx.v(&sm("namespace"));
     let ns = if truthy(ns) {
