@@ -54,6 +54,42 @@ fn set(c: &mut Map<String, Value>, key: &str, v: Option<Value>) {
     }
 }
 
+/// Where a container's own settings live (value paths), each inserted when set.
+struct Settings {
+    resources: String,
+    security: String,
+    lifecycle: Option<String>,
+}
+
+/// A container of the Pod on the apiserver image, with its settings from `settings`.
+fn container(
+    ctx: &Ctx,
+    name: &str,
+    command: &str,
+    (img, pull): (&Value, &Value),
+    (args, env, mounts): (Vec<Value>, Vec<Value>, Vec<Value>),
+    settings: Settings,
+) -> Map<String, Value> {
+    let mut c = Map::new();
+    c.insert("name".into(), json!(name));
+    c.insert("image".into(), img.clone());
+    c.insert("imagePullPolicy".into(), pull.clone());
+    c.insert("command".into(), json!([command]));
+    c.insert("args".into(), Value::Array(args));
+    c.insert("env".into(), Value::Array(env));
+    c.insert("volumeMounts".into(), Value::Array(mounts));
+    c.insert(
+        "terminationMessagePolicy".into(),
+        json!("FallbackToLogsOnError"),
+    );
+    set(&mut c, "resources", with(ctx.v(&settings.resources)));
+    set(&mut c, "securityContext", with(ctx.v(&settings.security)));
+    if let Some(l) = settings.lifecycle {
+        set(&mut c, "lifecycle", with(ctx.v(&l)));
+    }
+    c
+}
+
 pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     let debug = ctx.on("debug.enabled");
     let img = Value::String(image(ctx.v(&p("image"))));
@@ -85,24 +121,18 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         env.extend(list_items(ctx, &p("etcd.init.extraEnv"))?);
         let mut mounts = vec![mount("etcd-data-dir", "/var/run/etcd", false)];
         mounts.extend(extra_mounts.iter().cloned());
-        let mut c = Map::new();
-        c.insert("name".into(), json!("etcd-init"));
-        c.insert("image".into(), img.clone());
-        c.insert("imagePullPolicy".into(), pull.clone());
-        c.insert("command".into(), json!(["/usr/bin/clustermesh-apiserver"]));
-        c.insert("args".into(), Value::Array(args));
-        c.insert("env".into(), Value::Array(env));
-        set(
-            &mut c,
-            "securityContext",
-            with(ctx.v(&p("etcd.securityContext"))),
+        let c = container(
+            ctx,
+            "etcd-init",
+            "/usr/bin/clustermesh-apiserver",
+            (&img, &pull),
+            (args, env, mounts),
+            Settings {
+                resources: p("etcd.init.resources"),
+                security: p("etcd.securityContext"),
+                lifecycle: None,
+            },
         );
-        c.insert("volumeMounts".into(), Value::Array(mounts));
-        c.insert(
-            "terminationMessagePolicy".into(),
-            json!("FallbackToLogsOnError"),
-        );
-        set(&mut c, "resources", with(ctx.v(&p("etcd.init.resources"))));
         init_containers.push(Value::Object(c));
 
         let etcd_metrics = ctx.on(&p("metrics.etcd.enabled"));
@@ -156,26 +186,19 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             mount("etcd-data-dir", "/var/run/etcd", false),
         ];
         mounts.extend(extra_mounts.iter().cloned());
-        let mut c = Map::new();
-        c.insert("name".into(), json!("etcd"));
-        c.insert("image".into(), img.clone());
-        c.insert("imagePullPolicy".into(), pull.clone());
-        c.insert("command".into(), json!(["/usr/bin/etcd"]));
-        c.insert("args".into(), Value::Array(args));
-        c.insert("env".into(), Value::Array(env));
+        let mut c = container(
+            ctx,
+            "etcd",
+            "/usr/bin/etcd",
+            (&img, &pull),
+            (args, env, mounts),
+            Settings {
+                resources: p("etcd.resources"),
+                security: p("etcd.securityContext"),
+                lifecycle: Some(p("etcd.lifecycle")),
+            },
+        );
         c.insert("ports".into(), Value::Array(ports));
-        c.insert("volumeMounts".into(), Value::Array(mounts));
-        c.insert(
-            "terminationMessagePolicy".into(),
-            json!("FallbackToLogsOnError"),
-        );
-        set(&mut c, "resources", with(ctx.v(&p("etcd.resources"))));
-        set(
-            &mut c,
-            "securityContext",
-            with(ctx.v(&p("etcd.securityContext"))),
-        );
-        set(&mut c, "lifecycle", with(ctx.v(&p("etcd.lifecycle"))));
         containers.push(Value::Object(c));
     }
 
@@ -261,30 +284,23 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             ));
         }
         mounts.extend(extra_mounts.iter().cloned());
-        let mut c = Map::new();
-        c.insert("name".into(), json!("apiserver"));
-        c.insert("image".into(), img.clone());
-        c.insert("imagePullPolicy".into(), pull.clone());
-        c.insert("command".into(), json!(["/usr/bin/clustermesh-apiserver"]));
-        c.insert("args".into(), Value::Array(args));
-        c.insert("env".into(), Value::Array(env));
+        let mut c = container(
+            ctx,
+            "apiserver",
+            "/usr/bin/clustermesh-apiserver",
+            (&img, &pull),
+            (args, env, mounts),
+            Settings {
+                resources: p("resources"),
+                security: p("securityContext"),
+                lifecycle: Some(p("lifecycle")),
+            },
+        );
         c.insert(
             "readinessProbe".into(),
             readiness("apiserv-health", ctx.v(&p("readinessProbe"))),
         );
         c.insert("ports".into(), Value::Array(ports));
-        set(&mut c, "resources", with(ctx.v(&p("resources"))));
-        c.insert("volumeMounts".into(), Value::Array(mounts));
-        c.insert(
-            "terminationMessagePolicy".into(),
-            json!("FallbackToLogsOnError"),
-        );
-        set(
-            &mut c,
-            "securityContext",
-            with(ctx.v(&p("securityContext"))),
-        );
-        set(&mut c, "lifecycle", with(ctx.v(&p("lifecycle"))));
         containers.push(Value::Object(c));
     }
 
@@ -354,30 +370,23 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             mounts.push(mount("etcd-config", "/var/lib/cilium", true));
         }
         mounts.extend(list_items(ctx, &k("extraVolumeMounts"))?);
-        let mut c = Map::new();
-        c.insert("name".into(), json!("kvstoremesh"));
-        c.insert("image".into(), img.clone());
-        c.insert("imagePullPolicy".into(), pull.clone());
-        c.insert("command".into(), json!(["/usr/bin/clustermesh-apiserver"]));
-        c.insert("args".into(), Value::Array(args));
+        let mut c = container(
+            ctx,
+            "kvstoremesh",
+            "/usr/bin/clustermesh-apiserver",
+            (&img, &pull),
+            (args, env, mounts),
+            Settings {
+                resources: k("resources"),
+                security: k("securityContext"),
+                lifecycle: Some(k("lifecycle")),
+            },
+        );
         c.insert(
             "readinessProbe".into(),
             readiness("kvmesh-health", ctx.v(&k("readinessProbe"))),
         );
-        c.insert("env".into(), Value::Array(env));
         c.insert("ports".into(), Value::Array(ports));
-        set(&mut c, "resources", with(ctx.v(&k("resources"))));
-        c.insert("volumeMounts".into(), Value::Array(mounts));
-        c.insert(
-            "terminationMessagePolicy".into(),
-            json!("FallbackToLogsOnError"),
-        );
-        set(
-            &mut c,
-            "securityContext",
-            with(ctx.v(&k("securityContext"))),
-        );
-        set(&mut c, "lifecycle", with(ctx.v(&k("lifecycle"))));
         containers.push(Value::Object(c));
     }
 
