@@ -666,13 +666,13 @@ pub(crate) mod tests {
             let sm = service_monitor(
                 ctx,
                 MonitorSpec {
-                    name: "cilium-envoy",
-                    values: "envoy.prometheus.serviceMonitor",
-                    annotations: "envoy.annotations",
-                    selector: &[("k8s-app", "cilium-envoy")],
-                    port: "envoy-metrics",
-                    target_label: "k8s-app",
                     job_label: false,
+                    name: "test",
+                    port: "metrics",
+                    selector: &[("app", "test")],
+                    target_label: "app",
+                    annotations: "envoy.annotations",
+                    values: "envoy.prometheus.serviceMonitor",
                 },
             );
             assert_eq!(sm["metadata"]["namespace"], "mon");

@@ -1,11 +1,15 @@
 //! Mirrors the chart's templates: hubble/
 //!
-//! The certgen Job spec its CronJob shares with Cluster Mesh lives in `certgen`.
+//! Also the PodDisruptionBudget builder of Hubble Relay and UI; the certgen Job spec its CronJob
+//! shares with Cluster Mesh lives in `certgen`.
 
 use serde_json::{json, Map, Value};
 
 use super::certgen::{self, CertgenJob};
-use super::common::{common_labels, labels_with_common, merged, metadata, put, scrape_endpoint};
+use super::common::{
+    common_labels, labels_with_common, merged, metadata, pod_disruption_budget, put,
+    scrape_endpoint,
+};
 use super::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{bare, print, quote_text, range_items, to_int64, truthy, with};
@@ -44,6 +48,23 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
 /// `cluster.name` with dots replaced, as the certificates' names carry it.
 fn cluster_dns(ctx: &Ctx) -> String {
     ctx.text("cluster.name").replace('.', "-")
+}
+
+/// The PodDisruptionBudget of Hubble Relay or UI (`app`), from the `values` block's
+/// `podDisruptionBudget`, annotated with the block's `annotations`.
+pub(crate) fn pdb(ctx: &Ctx, app: &str, values: &str) -> Value {
+    pod_disruption_budget(
+        ctx,
+        app,
+        ctx.v(&format!("{values}.podDisruptionBudget")),
+        &[("k8s-app", app)],
+        &[
+            ("k8s-app", app),
+            ("app.kubernetes.io/name", app),
+            ("app.kubernetes.io/part-of", "cilium"),
+        ],
+        ctx.v(&format!("{values}.annotations")),
+    )
 }
 
 fn peer_service(ctx: &Ctx) -> Value {

@@ -3,8 +3,8 @@
 use serde_json::{json, Map, Value};
 
 use super::common::{
-    self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata,
-    put, scrape_endpoint, topology_spread,
+    cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata, put,
+    scrape_endpoint, topology_spread,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -32,14 +32,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         }
     }
     if ctx.on("hubble.relay.podDisruptionBudget.enabled") {
-        out.push(common::pod_disruption_budget(
-            ctx,
-            APP,
-            ctx.v("hubble.relay.podDisruptionBudget"),
-            &[("k8s-app", APP)],
-            &APP_LABELS,
-            ctx.v("hubble.relay.annotations"),
-        ));
+        out.push(super::hubble::pdb(ctx, APP, "hubble.relay"));
     }
     if ctx.on("serviceAccounts.relay.create") {
         out.push(service_account(ctx));

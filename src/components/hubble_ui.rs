@@ -3,8 +3,8 @@
 use serde_json::{json, Map, Value};
 
 use super::common::{
-    self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata,
-    put, topology_spread,
+    cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata, put,
+    topology_spread,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -37,14 +37,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         out.push(ingress(ctx));
     }
     if ctx.on("hubble.ui.podDisruptionBudget.enabled") {
-        out.push(common::pod_disruption_budget(
-            ctx,
-            APP,
-            ctx.v("hubble.ui.podDisruptionBudget"),
-            &[("k8s-app", APP)],
-            &APP_LABELS,
-            ctx.v("hubble.ui.annotations"),
-        ));
+        out.push(super::hubble::pdb(ctx, APP, "hubble.ui"));
     }
     Ok(out)
 }
