@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use super::certgen::{self, CertgenJob};
 use super::common::{
     common_labels, labels_with_common, merged, metadata, pod_disruption_budget, put,
-    scrape_endpoint,
+    scrape_endpoint, topology_spread,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -65,6 +65,20 @@ pub(crate) fn pdb(ctx: &Ctx, app: &str, values: &str) -> Value {
         ],
         ctx.v(&format!("{values}.annotations")),
     )
+}
+
+/// Where the Relay or UI pod (`app`) may run, from its values `block`, plus the image pull
+/// secrets: the pod spec fields both Deployments write the same way.
+pub(crate) fn place_pod(ctx: &Ctx, pod: &mut Value, block: &Value, app: &str) {
+    put(pod, "imagePullSecrets", with(ctx.v("imagePullSecrets")));
+    put(pod, "affinity", with(&block["affinity"]));
+    put(
+        pod,
+        "topologySpreadConstraints",
+        topology_spread(&block["topologySpreadConstraints"], &[("k8s-app", app)]),
+    );
+    put(pod, "nodeSelector", with(&block["nodeSelector"]));
+    put(pod, "tolerations", with(&block["tolerations"]));
 }
 
 fn peer_service(ctx: &Ctx) -> Value {

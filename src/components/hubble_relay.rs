@@ -4,7 +4,7 @@ use serde_json::{json, Map, Value};
 
 use super::common::{
     cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata, put,
-    scrape_endpoint, topology_spread,
+    scrape_endpoint,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -240,19 +240,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
         "volumes": volumes,
     });
     put(&mut pod, "securityContext", with(&r["podSecurityContext"]));
-    put(
-        &mut pod,
-        "imagePullSecrets",
-        with(ctx.v("imagePullSecrets")),
-    );
-    put(&mut pod, "affinity", with(&r["affinity"]));
-    put(
-        &mut pod,
-        "topologySpreadConstraints",
-        topology_spread(&r["topologySpreadConstraints"], &[("k8s-app", APP)]),
-    );
-    put(&mut pod, "nodeSelector", with(&r["nodeSelector"]));
-    put(&mut pod, "tolerations", with(&r["tolerations"]));
+    super::hubble::place_pod(ctx, &mut pod, r, APP);
 
     let mut spec = json!({
         "replicas": bare(&r["replicas"]),

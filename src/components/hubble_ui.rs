@@ -4,7 +4,6 @@ use serde_json::{json, Map, Value};
 
 use super::common::{
     cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata, put,
-    topology_spread,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -254,19 +253,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
         }
         put(&mut pod, "securityContext", Some(sc));
     }
-    put(
-        &mut pod,
-        "imagePullSecrets",
-        with(ctx.v("imagePullSecrets")),
-    );
-    put(&mut pod, "affinity", with(&u["affinity"]));
-    put(
-        &mut pod,
-        "topologySpreadConstraints",
-        topology_spread(&u["topologySpreadConstraints"], &[("k8s-app", APP)]),
-    );
-    put(&mut pod, "nodeSelector", with(&u["nodeSelector"]));
-    put(&mut pod, "tolerations", with(&u["tolerations"]));
+    super::hubble::place_pod(ctx, &mut pod, u, APP);
 
     let checksum = if truthy(&u["rollOutPods"]) {
         json!({"cilium.io/hubble-ui-nginx-configmap-checksum": crate::output::sha256_hex(config)})
