@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use super::certgen::{self, CertgenJob};
 use super::common::{
     common_labels, labels_with_common, merged, metadata, pod_disruption_budget, put,
-    scrape_endpoint, topology_spread,
+    scrape_endpoint, service_account, topology_spread,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -331,11 +331,11 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
                 "subjects": [{"kind": "ServiceAccount", "name": sa_name, "namespace": ns}],
             }));
         }
-        out.push(json!({
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": metadata(&sa_name, Some(&ns), common_labels(ctx), merged(&[ha, &sa["annotations"]])),
-        }));
+        out.push(service_account(
+            ctx,
+            "hubblecertgen",
+            merged(&[ha, &sa["annotations"]]),
+        ));
     }
     out
 }

@@ -3,8 +3,8 @@
 use serde_json::{json, Map, Value};
 
 use super::common::{
-    cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata, put,
-    scrape_endpoint,
+    self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata,
+    put, scrape_endpoint,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -358,16 +358,13 @@ fn service_monitor(ctx: &Ctx) -> Value {
 
 fn service_account(ctx: &Ctx) -> Value {
     let sa = ctx.v("serviceAccounts.relay");
-    let ns = ctx.namespace();
-    json!({
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": metadata(
-            &quote(&sa["name"]),
-            Some(&ns),
-            common_labels(ctx),
-            merged(&[ctx.v("hubble.relay.annotations"), &sa["annotations"]]),
-        ),
-        "automountServiceAccountToken": bare(&Value::String(quote(&sa["automount"]))),
-    })
+    let annotations = merged(&[ctx.v("hubble.relay.annotations"), &sa["annotations"]]);
+    let mut account = common::service_account(ctx, "relay", annotations);
+    // Relay's template also sets the token automount on the account itself.
+    put(
+        &mut account,
+        "automountServiceAccountToken",
+        Some(bare(&Value::String(quote(&sa["automount"])))),
+    );
+    account
 }

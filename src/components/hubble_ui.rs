@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::common::{
-    cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata, put,
+    self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata, put,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -377,18 +377,11 @@ fn rbac(ctx: &Ctx) -> Vec<Value> {
 }
 
 fn service_account(ctx: &Ctx) -> Value {
-    let sa = ctx.v("serviceAccounts.ui");
-    let ns = ctx.namespace();
-    json!({
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": metadata(
-            &quote(&sa["name"]),
-            Some(&ns),
-            common_labels(ctx),
-            merged(&[ctx.v("hubble.ui.annotations"), &sa["annotations"]]),
-        ),
-    })
+    let annotations = merged(&[
+        ctx.v("hubble.ui.annotations"),
+        ctx.v("serviceAccounts.ui.annotations"),
+    ]);
+    common::service_account(ctx, "ui", annotations)
 }
 
 #[cfg(test)]
