@@ -72,18 +72,11 @@ pub fn apply_deterministic_defaults(values: &mut Values) -> Result<(), RenderErr
     let cases: [(&str, &[&str]); 2] = [
         (
             "hubble.tls.auto.method",
-            &[
-                "hubble.enabled",
-                "hubble.tls.enabled",
-                "hubble.tls.auto.enabled",
-            ],
+            &["hubble.enabled", "hubble.tls.enabled", "hubble.tls.auto.enabled"],
         ),
         (
             "clustermesh.apiserver.tls.auto.method",
-            &[
-                "clustermesh.useAPIServer",
-                "clustermesh.apiserver.tls.auto.enabled",
-            ],
+            &["clustermesh.useAPIServer", "clustermesh.apiserver.tls.auto.enabled"],
         ),
     ];
     for (path, gates) in cases {
