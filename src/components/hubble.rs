@@ -81,6 +81,36 @@ pub(crate) fn place_pod(ctx: &Ctx, pod: &mut Value, block: &Value, app: &str) {
     put(pod, "tolerations", with(&block["tolerations"]));
 }
 
+/// The Deployment spec of Relay or UI (`app`) from its values `block`: replicas, its own pods
+/// as selector, the pod template with `annotations` and the app labels then `podLabels`, and the
+/// update strategy when set.
+pub(crate) fn deployment_spec(
+    ctx: &Ctx,
+    block: &Value,
+    app: &str,
+    pod: Value,
+    annotations: Option<Value>,
+) -> Value {
+    let own = [
+        ("k8s-app", app),
+        ("app.kubernetes.io/name", app),
+        ("app.kubernetes.io/part-of", "cilium"),
+    ];
+    let mut spec = json!({
+        "replicas": bare(&block["replicas"]),
+        "selector": {"matchLabels": {"k8s-app": app}},
+        "template": {
+            "metadata": {
+                "annotations": annotations,
+                "labels": labels_with_common(ctx, &own, &[&block["podLabels"]]),
+            },
+            "spec": pod,
+        },
+    });
+    put(&mut spec, "strategy", with(&block["updateStrategy"]));
+    spec
+}
+
 fn peer_service(ctx: &Ctx) -> Value {
     let ns = ctx.namespace();
     let port = if ctx.on("hubble.peerService.servicePort") {

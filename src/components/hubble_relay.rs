@@ -242,18 +242,13 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     put(&mut pod, "securityContext", with(&r["podSecurityContext"]));
     super::hubble::place_pod(ctx, &mut pod, r, APP);
 
-    let mut spec = json!({
-        "replicas": bare(&r["replicas"]),
-        "selector": {"matchLabels": {"k8s-app": APP}},
-        "template": {
-            "metadata": {
-                "annotations": merged(&[&checksum, &r["podAnnotations"], &scrape_annotations(ctx)]),
-                "labels": Some(labels_with_common(ctx, &APP_LABELS, &[&r["podLabels"]])),
-            },
-            "spec": pod,
-        },
-    });
-    put(&mut spec, "strategy", with(&r["updateStrategy"]));
+    let spec = super::hubble::deployment_spec(
+        ctx,
+        r,
+        APP,
+        pod,
+        merged(&[&checksum, &r["podAnnotations"], &scrape_annotations(ctx)]),
+    );
     Ok(json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",

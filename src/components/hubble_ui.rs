@@ -260,18 +260,13 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     } else {
         Value::Null
     };
-    let mut spec = json!({
-        "replicas": bare(&u["replicas"]),
-        "selector": {"matchLabels": {"k8s-app": APP}},
-        "template": {
-            "metadata": {
-                "annotations": merged(&[&checksum, &u["podAnnotations"]]),
-                "labels": Some(labels_with_common(ctx, &APP_LABELS, &[&u["podLabels"]])),
-            },
-            "spec": pod,
-        },
-    });
-    put(&mut spec, "strategy", with(&u["updateStrategy"]));
+    let spec = super::hubble::deployment_spec(
+        ctx,
+        u,
+        APP,
+        pod,
+        merged(&[&checksum, &u["podAnnotations"]]),
+    );
     Ok(json!({
         "kind": "Deployment",
         "apiVersion": "apps/v1",
