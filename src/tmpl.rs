@@ -1,5 +1,7 @@
 //! The few Go-template and Sprig behaviours whose exact output the chart's renders depend on:
-//! how a value prints with `{{ }}`, what counts as true, and how Go formats numbers.
+//! how a value prints with `{{ }}`, what counts as true, and how Go formats numbers; and the
+//! Sprig functions whose results land in the chart's text (`quote`, `int64`, `b64enc`, `toJson`,
+//! the path functions, durations). Every component uses these, so there is one copy of each.
 
 use serde_json::Value;
 

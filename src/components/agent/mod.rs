@@ -33,6 +33,7 @@ fn bare_at(ctx: &Ctx, path: &str) -> Value {
     bare(ctx.v(path))
 }
 
+/// A string value (the agent builds many).
 fn s(text: &str) -> Value {
     Value::String(text.to_string())
 }
