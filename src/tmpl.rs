@@ -1,5 +1,7 @@
 //! The few Go-template and Sprig behaviours whose exact output the chart's renders depend on:
-//! how a value prints with `{{ }}`, what counts as true, and how Go formats numbers.
+//! how a value prints with `{{ }}`, what counts as true, and how Go formats numbers; and the
+//! Sprig functions whose results land in the chart's text (`quote`, `int64`, `b64enc`, `toJson`,
+//! the path functions, durations). Every component uses these, so there is one copy of each.
 
 use serde_json::Value;
 
@@ -43,6 +45,372 @@ pub fn quote(v: &Value) -> String {
         Value::Null => String::new(),
         other => print(other),
     }
+}
+
+/// `{{ x | quote }}` where the result lands in YAML as a string value: always a string, nil
+/// quoting to "" (see `quote`).
+pub fn quoted(v: &Value) -> Value {
+    Value::String(quote(v))
+}
+
+/// The value a `with x` block inserts with `toYaml`: present only when Go-template true, so
+/// empty maps, lists and strings leave the key out.
+pub fn with(v: &Value) -> Option<Value> {
+    truthy(v).then(|| v.clone())
+}
+
+/// The items `range` visits: a list's elements, or a map's values in key order (Go sorts map
+/// keys); anything else ranges over nothing.
+pub fn range_items(v: &Value) -> Vec<&Value> {
+    match v {
+        Value::Array(a) => a.iter().collect(),
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            keys.into_iter().filter_map(|k| m.get(k)).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Go's `%q` of a string (`strconv.Quote`), which Sprig's `quote` writes into the text of
+/// config files and scripts: the chart's output then carries Go's escapes, not YAML's.
+pub fn go_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Sprig's `quote` of one value inside a text block: Go's `%q` of the printed value, and
+/// nothing at all for nil (Sprig skips nil arguments).
+pub fn quote_text(v: &Value) -> String {
+    if v.is_null() {
+        String::new()
+    } else {
+        go_quote(&print(v))
+    }
+}
+
+/// Sprig's integer conversion (`int`, `int64`, and the operands of `mul`), which is
+/// `cast.ToInt64`: numbers truncate, booleans are 0/1, text parses as Go's
+/// `strconv.ParseInt(s, 0, 64)` after a trailing ".0…" is dropped, and anything else
+/// (including text that does not parse) is 0.
+pub fn to_int64(v: &Value) -> i64 {
+    match v {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().map(|f| f as i64))
+            .unwrap_or(0),
+        Value::String(s) => parse_go_int(trim_zero_decimal(s)).unwrap_or(0),
+        Value::Bool(b) => i64::from(*b),
+        _ => 0,
+    }
+}
+
+/// cast's `trimZeroDecimal`: "15.00" becomes "15"; text with other decimals stays as it is.
+fn trim_zero_decimal(s: &str) -> &str {
+    let mut found_zero = false;
+    for (i, b) in s.bytes().enumerate().rev() {
+        match b {
+            b'.' if found_zero => return &s[..i],
+            b'.' => {}
+            b'0' => found_zero = true,
+            _ => return s,
+        }
+    }
+    s
+}
+
+/// Go's `strconv.ParseInt(s, 0, 64)`: optional sign, then decimal, `0x` hex, `0o`/`0` octal or
+/// `0b` binary, with `_` separators allowed; None where Go reports an error.
+pub fn parse_go_int(s: &str) -> Option<i64> {
+    let (neg, rest) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    if rest.starts_with(['+', '-']) {
+        return None;
+    }
+    let lower = rest.replace('_', "").to_ascii_lowercase();
+    let (digits, radix) = if let Some(h) = lower.strip_prefix("0x") {
+        (h, 16)
+    } else if let Some(b) = lower.strip_prefix("0b") {
+        (b, 2)
+    } else if let Some(o) = lower.strip_prefix("0o") {
+        (o, 8)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (&lower[1..], 8)
+    } else {
+        (lower.as_str(), 10)
+    };
+    if digits.starts_with(['+', '-']) {
+        return None;
+    }
+    // Parsed with the sign, so that i64::MIN fits.
+    let signed = if neg {
+        format!("-{digits}")
+    } else {
+        digits.to_string()
+    };
+    i64::from_str_radix(&signed, radix).ok()
+}
+
+/// Sprig's `b64enc`: standard base64 with padding.
+pub fn b64enc(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk.first().copied().unwrap_or(0),
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Go's `path.Clean` (Sprig's `clean`), which `dir` also applies.
+pub fn path_clean(p: &str) -> String {
+    if p.is_empty() {
+        return ".".into();
+    }
+    let rooted = p.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in p.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|l| *l != "..") {
+                    parts.pop();
+                } else if !rooted {
+                    parts.push("..");
+                }
+            }
+            other => parts.push(other),
+        }
+    }
+    let joined = parts.join("/");
+    match (rooted, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".into(),
+        (false, false) => joined,
+    }
+}
+
+/// Go's `path.Dir` (Sprig's `dir`): everything before the last slash, cleaned.
+pub fn path_dir(p: &str) -> String {
+    let head = match p.rfind('/') {
+        Some(i) => &p[..=i],
+        None => "",
+    };
+    path_clean(head)
+}
+
+/// Go's `path.Base` (Sprig's `base`): the last element, trailing slashes ignored.
+pub fn path_base(p: &str) -> String {
+    if p.is_empty() {
+        return ".".into();
+    }
+    let trimmed = p.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return "/".into();
+    }
+    match trimmed.rfind('/') {
+        Some(i) => trimmed[i + 1..].to_string(),
+        None => trimmed.to_string(),
+    }
+}
+
+/// Go templates' `eq VALUE "text"` on a value: nil never equals, a string compares, and any
+/// other kind makes Helm fail ("incompatible types for comparison"), returned as None.
+pub fn eq_text(v: &Value, text: &str) -> Option<bool> {
+    match v {
+        Value::Null => Some(false),
+        Value::String(s) => Some(s == text),
+        _ => None,
+    }
+}
+
+/// The condition of Sprig's `ternary`, which must be a real boolean (Helm fails on anything
+/// else, nil included): None where Helm would fail.
+pub fn ternary_bool(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        _ => None,
+    }
+}
+
+/// Sprig's `toJson` (Go's `json.Marshal` of a decoded YAML tree): keys sorted bytewise, no
+/// spaces, every number a float64, and `<`, `>`, `&`, U+2028 and U+2029 escaped.
+pub fn to_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_json(&mut out, v);
+    out
+}
+
+fn write_json(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            let f = n.as_f64().unwrap_or(0.0);
+            out.push_str(&go_json_float(f));
+        }
+        Value::String(s) => write_json_string(out, s),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json(out, x);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            out.push('{');
+            for (i, (k, x)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_string(out, k);
+                out.push(':');
+                write_json(out, x);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_json_string(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '<' | '>' | '&' | '\u{0}'..='\u{1f}' => {
+                let b = c as u32 as u8;
+                out.push_str("\\u00");
+                out.push(HEX[(b >> 4) as usize] as char);
+                out.push(HEX[(b & 15) as usize] as char);
+            }
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// The chart's `hasDuration`-style test: the value, printed, is a Go duration other than zero.
+pub fn has_duration(v: &Value) -> bool {
+    parse_duration(&print(v)).is_some_and(|d| d != 0)
+}
+
+/// Go's `time.ParseDuration`, in nanoseconds; None where Go reports an error.
+pub fn parse_duration(s: &str) -> Option<i128> {
+    let (neg, mut rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if rest == "0" {
+        return Some(0);
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let mut total: i128 = 0;
+    while !rest.is_empty() {
+        let b = rest.as_bytes()[0];
+        if !(b == b'.' || b.is_ascii_digit()) {
+            return None;
+        }
+        let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let int_part = &rest[..int_len];
+        rest = &rest[int_len..];
+        let mut frac_part = "";
+        if rest.starts_with('.') {
+            rest = &rest[1..];
+            let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+            frac_part = &rest[..n];
+            rest = &rest[n..];
+        }
+        if int_part.is_empty() && frac_part.is_empty() {
+            return None;
+        }
+        let unit_len = rest
+            .char_indices()
+            .find(|(_, c)| *c == '.' || c.is_ascii_digit())
+            .map(|(i, _)| i)
+            .unwrap_or(rest.len());
+        let unit = &rest[..unit_len];
+        rest = &rest[unit_len..];
+        let scale: i128 = match unit {
+            "ns" => 1,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => return None,
+        };
+        let int_value: i128 = if int_part.is_empty() {
+            0
+        } else {
+            int_part
+                .parse()
+                .ok()
+                .filter(|v: &i128| *v <= i64::MAX as i128)?
+        };
+        let mut v = int_value.checked_mul(scale)?;
+        if !frac_part.is_empty() {
+            // Go keeps at most the digits that fit; nanosecond precision is plenty here.
+            let digits: String = frac_part.chars().take(30).collect();
+            let f: i128 = digits.parse().ok()?;
+            let denom = 10i128.checked_pow(digits.len() as u32)?;
+            v += (f as f64 * (scale as f64 / denom as f64)) as i128;
+        }
+        total = total.checked_add(v)?;
+        if total > i64::MAX as i128 {
+            return None;
+        }
+    }
+    Some(if neg { -total } else { total })
 }
 
 /// A value printed bare into YAML by the chart is re-typed by the YAML reader: model that.
@@ -120,5 +488,96 @@ mod tests {
         assert!(!truthy(&json!("")));
         assert!(!truthy(&json!({})));
         assert!(truthy(&json!("false")));
+    }
+
+    #[test]
+    fn sprig_int_conversion() {
+        assert_eq!(to_int64(&json!(365.0)), 365);
+        assert_eq!(to_int64(&json!(1.9)), 1);
+        assert_eq!(to_int64(&json!(2.9)), 2);
+        assert_eq!(to_int64(&json!("1095")), 1095);
+        assert_eq!(to_int64(&json!("15.00")), 15);
+        assert_eq!(to_int64(&json!("1.5")), 0);
+        assert_eq!(to_int64(&json!("0x10")), 16);
+        assert_eq!(to_int64(&json!("010")), 8);
+        assert_eq!(to_int64(&json!("-1_000")), -1000);
+        assert_eq!(to_int64(&json!("+-5")), 0);
+        assert_eq!(to_int64(&json!("abc")), 0);
+        assert_eq!(to_int64(&json!(true)), 1);
+        assert_eq!(to_int64(&Value::Null), 0);
+    }
+
+    #[test]
+    fn quoting_like_go() {
+        assert_eq!(go_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+        assert_eq!(go_quote("x\n\t\u{7}\u{1}"), "\"x\\n\\t\\a\\x01\"");
+        assert_eq!(quote_text(&json!("a\"b\\c\n")), "\"a\\\"b\\\\c\\n\"");
+        assert_eq!(quote_text(&json!(10.0)), "\"10\"");
+        assert_eq!(quote_text(&Value::Null), "");
+        assert_eq!(quoted(&Value::Null), json!(""));
+        assert_eq!(quoted(&json!(true)), json!("true"));
+    }
+
+    #[test]
+    fn base64_pads() {
+        assert_eq!(b64enc(b""), "");
+        assert_eq!(b64enc(b"f"), "Zg==");
+        assert_eq!(b64enc(b"fo"), "Zm8=");
+        assert_eq!(b64enc(b"foo"), "Zm9v");
+        assert_eq!(b64enc(b"endpoints:"), "ZW5kcG9pbnRzOg==");
+    }
+
+    #[test]
+    fn paths_like_go() {
+        assert_eq!(
+            path_dir("/run/spire/sockets/admin.sock"),
+            "/run/spire/sockets"
+        );
+        assert_eq!(path_dir("admin.sock"), ".");
+        assert_eq!(path_dir("/a//b/../c/"), "/a/c");
+        assert_eq!(path_dir("/x"), "/");
+        assert_eq!(path_clean("a/../../b"), "../b");
+        assert_eq!(
+            path_base("/tmp/x.d/cilium-bootstrap-time"),
+            "cilium-bootstrap-time"
+        );
+        assert_eq!(path_base("/a/b/"), "b");
+        assert_eq!(path_base(""), ".");
+        assert_eq!(path_base("///"), "/");
+    }
+
+    #[test]
+    fn durations_follow_go() {
+        assert_eq!(parse_duration("5m0s"), Some(300_000_000_000));
+        assert_eq!(parse_duration("1.5h"), Some(5_400_000_000_000));
+        assert_eq!(parse_duration("0"), Some(0));
+        assert_eq!(parse_duration("300"), None);
+        assert_eq!(parse_duration(""), None);
+        assert!(has_duration(&json!("15m")));
+        assert!(!has_duration(&json!("0s")));
+        assert!(!has_duration(&Value::Null));
+    }
+
+    #[test]
+    fn json_like_go() {
+        let v = json!({"b": [1.0, 0.5, 1e21], "a": "<x&y>\u{2028}\"\\\n\u{1}", "@": null});
+        assert_eq!(
+            to_json(&v),
+            r#"{"@":null,"a":"\u003cx\u0026y\u003e\u2028\"\\\n\u0001","b":[1,0.5,1e+21]}"#
+        );
+    }
+
+    #[test]
+    fn template_conditions() {
+        assert_eq!(eq_text(&Value::Null, "x"), Some(false));
+        assert_eq!(eq_text(&json!("x"), "x"), Some(true));
+        assert_eq!(eq_text(&json!(1.0), "x"), None);
+        assert_eq!(ternary_bool(&json!(false)), Some(false));
+        assert_eq!(ternary_bool(&json!("true")), None);
+        assert_eq!(with(&json!({})), None);
+        assert_eq!(with(&json!([1])), Some(json!([1])));
+        let m = json!({"b": 2, "a": 1});
+        assert_eq!(range_items(&m), vec![&json!(1), &json!(2)]);
+        assert!(range_items(&json!("s")).is_empty());
     }
 }

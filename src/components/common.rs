@@ -1,10 +1,10 @@
 //! Helpers the chart shares between components (its `_helpers.tpl`), in one place.
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{print, truthy};
+use crate::tmpl::{bare, print, quote, range_items, truthy, with};
 
 /// An image reference from an image block (`repository`, `tag`, `digest`, `useDigest`,
 /// `override`): `override` wins, else `repository[:tag][@digest]`.
@@ -186,8 +186,314 @@ pub fn metadata(
     Value::Object(m)
 }
 
+/// A label map as the chart writes it: its fixed pairs, then each user map's `toYaml` block in
+/// order (later keys win, as the last of duplicate YAML keys does; non-maps add nothing). Always
+/// a map; `metadata` leaves an empty one out.
+pub fn labels(fixed: &[(&str, &str)], maps: &[&Value]) -> Value {
+    let mut m: Map<String, Value> = fixed
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), Value::String((*v).to_string())))
+        .collect();
+    for extra in maps {
+        if let Value::Object(e) = extra {
+            for (k, v) in e {
+                m.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(m)
+}
+
+/// `labels` with `commonLabels` right after the fixed pairs and before `extra`, the order in
+/// which most of the chart's objects write them.
+pub fn labels_with_common(ctx: &Ctx, fixed: &[(&str, &str)], extra: &[&Value]) -> Value {
+    let mut maps: Vec<&Value> = vec![ctx.v("commonLabels")];
+    maps.extend_from_slice(extra);
+    labels(fixed, &maps)
+}
+
+/// The items of a user list that the chart splices into one of its own lists with `toYaml`
+/// (extra args, env, volumes, containers). Anything but a list would not produce list items
+/// in Helm's output either, so it is refused; unset and empty values add nothing.
+pub fn list_items(ctx: &Ctx, path: &str) -> Result<Vec<Value>, RenderError> {
+    match ctx.v(path) {
+        v if !truthy(v) => Ok(Vec::new()),
+        Value::Array(a) => Ok(a.clone()),
+        _ => Err(ctx.invalid(path, "must be a list")),
+    }
+}
+
+/// The `KUBERNETES_SERVICE_HOST`/`PORT` variables of the containers that must reach the API
+/// server before kube-proxy (or Cilium itself) serves the Service: from `k8sServiceHostRef`
+/// (a ConfigMap key) and from `k8sServiceHost`, each when set.
+pub fn k8s_service_env(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    let mut env = Vec::new();
+    if ctx.on("k8sServiceHostRef.name") && ctx.on("k8sServiceHostRef.key") {
+        env.push(json!({
+            "name": "KUBERNETES_SERVICE_HOST",
+            "valueFrom": {"configMapKeyRef": {
+                "name": bare(ctx.v("k8sServiceHostRef.name")),
+                "key": bare(ctx.v("k8sServiceHostRef.key")),
+            }},
+        }));
+        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
+    }
+    if ctx.on("k8sServiceHost") {
+        env.push(json!({"name": "KUBERNETES_SERVICE_HOST", "value": k8s_service_host(ctx)?}));
+        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
+    }
+    Ok(env)
+}
+
+/// `priorityClassName:` as a pod spec gets it: `priority_class` printed bare into the YAML,
+/// and nothing when no class applies.
+pub fn priority_class_name(ctx: &Ctx, own: &Value, critical: &str) -> Option<Value> {
+    priority_class(ctx, own, critical).map(|c| bare(&Value::String(c)))
+}
+
+/// The ServiceAccount `serviceAccounts.<account>`: its `name`, Cilium's namespace,
+/// `commonLabels`, and the given annotations (callers merge the component's and the account's
+/// own maps in the order their template writes them, which differs between components).
+pub fn service_account(ctx: &Ctx, account: &str, annotations: Option<Value>) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": metadata(
+            &quote(ctx.v(&format!("serviceAccounts.{account}.name"))),
+            Some(&ctx.namespace()),
+            common_labels(ctx),
+            annotations,
+        ),
+    })
+}
+
+/// A component's PodDisruptionBudget, built from its `podDisruptionBudget` values `block`:
+/// the budget fields only when set, and the eviction policy only where Kubernetes (1.27+)
+/// knows the field. `own_labels` come before `commonLabels` in its metadata.
+pub fn pod_disruption_budget(
+    ctx: &Ctx,
+    name: &str,
+    block: &Value,
+    selector: &[(&str, &str)],
+    own_labels: &[(&str, &str)],
+    annotations: &Value,
+) -> Value {
+    let mut spec = Map::new();
+    for key in ["maxUnavailable", "minAvailable"] {
+        if truthy(&block[key]) {
+            spec.insert(key.into(), bare(&block[key]));
+        }
+    }
+    let policy = &block["unhealthyPodEvictionPolicy"];
+    if ctx.plan.kube.at_least(1, 27) && truthy(policy) {
+        spec.insert("unhealthyPodEvictionPolicy".into(), bare(policy));
+    }
+    spec.insert(
+        "selector".into(),
+        json!({"matchLabels": labels(selector, &[])}),
+    );
+    json!({
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": metadata(
+            name,
+            Some(&ctx.namespace()),
+            Some(labels_with_common(ctx, own_labels, &[])),
+            with(annotations),
+        ),
+        "spec": spec,
+    })
+}
+
+/// `topologySpreadConstraints` as the chart writes them: each constraint as given, and one
+/// without a label selector gets the component's own pods (`selector`) as its selector.
+/// None when there are none.
+pub fn topology_spread(constraints: &Value, selector: &[(&str, &str)]) -> Option<Value> {
+    if !truthy(constraints) {
+        return None;
+    }
+    let items = range_items(constraints)
+        .into_iter()
+        .map(|c| {
+            let mut c = c.clone();
+            if !truthy(&c["labelSelector"]) {
+                put(
+                    &mut c,
+                    "labelSelector",
+                    Some(json!({"matchLabels": labels(selector, &[])})),
+                );
+            }
+            c
+        })
+        .collect();
+    Some(Value::Array(items))
+}
+
+/// The volume mounts and the hostPath volumes of an `extraHostPathMounts` list (`path`), in
+/// the same order. Each entry must be a map; `not_a_map` says so in the component's words.
+pub fn host_path_mounts(
+    ctx: &Ctx,
+    path: &str,
+    not_a_map: &str,
+) -> Result<(Vec<Value>, Vec<Value>), RenderError> {
+    let entries = list_items(ctx, path)?;
+    if entries.iter().any(|m| !m.is_object()) {
+        return Err(ctx.invalid(path, not_a_map));
+    }
+    let mut mounts = Vec::new();
+    let mut volumes = Vec::new();
+    for m in entries {
+        let mut mount = json!({
+            "name": bare(&m["name"]),
+            "mountPath": bare(&m["mountPath"]),
+            "readOnly": bare(&m["readOnly"]),
+        });
+        if truthy(&m["mountPropagation"]) {
+            put(
+                &mut mount,
+                "mountPropagation",
+                Some(bare(&m["mountPropagation"])),
+            );
+        }
+        mounts.push(mount);
+        let mut host = json!({"path": bare(&m["hostPath"])});
+        if truthy(&m["hostPathType"]) {
+            put(&mut host, "type", Some(bare(&m["hostPathType"])));
+        }
+        volumes.push(json!({"name": bare(&m["name"]), "hostPath": host}));
+    }
+    Ok((mounts, volumes))
+}
+
+/// The projected-volume source of the CA bundle (`tls.caBundle`), a Secret or a ConfigMap,
+/// mounted as `path`; used instead of a certificate Secret's own `ca.crt` when the bundle is on.
+pub fn ca_bundle_source(ctx: &Ctx, path: &str, optional: bool) -> Value {
+    let kind = if ctx.on("tls.caBundle.useSecret") {
+        "secret"
+    } else {
+        "configMap"
+    };
+    let mut src = json!({
+        "name": bare(ctx.v("tls.caBundle.name")),
+        "items": [{"key": bare(ctx.v("tls.caBundle.key")), "path": path}],
+    });
+    if optional {
+        put(&mut src, "optional", Some(Value::Bool(true)));
+    }
+    json!({ kind: src })
+}
+
+/// The sources of a projected TLS volume: the certificate Secret's key pair (`items`, already
+/// pointing at their file names) and its CA as `ca_path`, taken from the Secret's own `ca.crt`
+/// or, with `tls.caBundle.enabled`, from the CA bundle. `optional` marks both sources.
+pub fn cert_sources(
+    ctx: &Ctx,
+    secret: &str,
+    mut items: Vec<Value>,
+    ca_path: &str,
+    optional: bool,
+) -> Vec<Value> {
+    let bundle = ctx.on("tls.caBundle.enabled");
+    if !bundle {
+        items.push(json!({"key": "ca.crt", "path": ca_path}));
+    }
+    let mut secret = json!({"name": secret, "items": items});
+    if optional {
+        put(&mut secret, "optional", Some(Value::Bool(true)));
+    }
+    let mut out = vec![json!({ "secret": secret })];
+    if bundle {
+        out.push(ca_bundle_source(ctx, ca_path, optional));
+    }
+    out
+}
+
+/// One scrape endpoint of a ServiceMonitor from its values `block`: the port, `interval`, the
+/// `scrapeTimeout` where the template has one and it is set, `honorLabels` where the template
+/// writes it, the metrics path, and the relabelings when set.
+pub fn scrape_endpoint(
+    block: &Value,
+    port: &str,
+    honor_labels: bool,
+    scrape_timeout: bool,
+) -> Value {
+    let mut e = json!({
+        "port": port,
+        "interval": quote(&block["interval"]),
+        "path": "/metrics",
+    });
+    if scrape_timeout && truthy(&block["scrapeTimeout"]) {
+        put(
+            &mut e,
+            "scrapeTimeout",
+            Some(Value::String(quote(&block["scrapeTimeout"]))),
+        );
+    }
+    if honor_labels {
+        put(&mut e, "honorLabels", Some(Value::Bool(true)));
+    }
+    for key in ["relabelings", "metricRelabelings"] {
+        put(&mut e, key, with(&block[key]));
+    }
+    e
+}
+
+/// What differs between the components' Prometheus Operator ServiceMonitors of one shape
+/// (a single scrape endpoint on a metrics Service).
+pub struct MonitorSpec<'a> {
+    pub name: &'a str,
+    /// Path of the `serviceMonitor` values block.
+    pub values: &'a str,
+    /// Path of the component's annotations.
+    pub annotations: &'a str,
+    pub selector: &'a [(&'a str, &'a str)],
+    pub port: &'a str,
+    pub target_label: &'a str,
+    pub job_label: bool,
+}
+
+/// A ServiceMonitor for a component's metrics Service, in the `MonitorSpec` shape.
+pub fn service_monitor(ctx: &Ctx, s: MonitorSpec) -> Value {
+    let v = |k: &str| ctx.v(&format!("{}.{k}", s.values));
+    let ns_value = v("namespace");
+    let namespace = if truthy(ns_value) {
+        print(ns_value)
+    } else {
+        ctx.namespace()
+    };
+    let meta_labels = labels_with_common(
+        ctx,
+        &[
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", s.name),
+        ],
+        &[v("labels")],
+    );
+    let annotations = merged(&[ctx.v(s.annotations), v("annotations")]);
+    let endpoint = scrape_endpoint(ctx.v(s.values), s.port, true, true);
+    let mut spec = json!({
+        "selector": {"matchLabels": labels(s.selector, &[])},
+        "namespaceSelector": {"matchNames": [ctx.namespace()]},
+        "endpoints": [endpoint],
+        "targetLabels": [s.target_label],
+    });
+    if s.job_label && truthy(v("jobLabel")) {
+        put(
+            &mut spec,
+            "jobLabel",
+            Some(crate::tmpl::quoted(v("jobLabel"))),
+        );
+    }
+    json!({
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": metadata(s.name, Some(&namespace), Some(meta_labels), annotations),
+        "spec": spec,
+    })
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
@@ -207,5 +513,175 @@ mod tests {
             image(&json!({"override": "x/y:z", "repository": "r"})),
             "x/y:z"
         );
+    }
+
+    /// Runs `f` on a context with the given values over the 1.18.12 defaults.
+    fn with_ctx<T>(values: &str, kube: &str, f: impl FnOnce(&Ctx) -> T) -> T {
+        with_release("1.18.12", values, kube, f)
+    }
+
+    /// Runs `f` on a context with the given values over one release's defaults, without a
+    /// chart archive (for unit tests of any component).
+    pub(crate) fn with_release<T>(
+        version: &str,
+        values: &str,
+        kube: &str,
+        f: impl FnOnce(&Ctx) -> T,
+    ) -> T {
+        let cilium = crate::versions::parse(version).expect("supported version");
+        let layer = crate::values::Layer::from_yaml("test.yaml", values).expect("valid YAML");
+        let values = crate::values::Values::resolve(crate::versions::defaults(cilium), &[layer]);
+        let plan = crate::plan::Plan {
+            cilium,
+            release_namespace: "kube-system".into(),
+            kube: crate::plan::KubeVersion::parse(kube).expect("valid"),
+            api_versions: Default::default(),
+        };
+        f(&Ctx {
+            values: &values,
+            plan: &plan,
+            chart: None,
+        })
+    }
+
+    #[test]
+    fn labels_merge_in_order() {
+        let l = labels(
+            &[("a", "1"), ("b", "2")],
+            &[
+                &json!({"b": "x", "c": "3"}),
+                &Value::Null,
+                &json!("s"),
+                &json!({"c": "y"}),
+            ],
+        );
+        assert_eq!(l, json!({"a": "1", "b": "x", "c": "y"}));
+        assert_eq!(labels(&[], &[]), json!({}));
+        with_ctx("commonLabels: {team: net, a: common}", "1.35.0", |ctx| {
+            let l = labels_with_common(ctx, &[("a", "own")], &[&json!({"team": "user"})]);
+            assert_eq!(l, json!({"a": "common", "team": "user"}));
+        });
+    }
+
+    #[test]
+    fn spliced_lists() {
+        with_ctx("extraArgs: [--a]\nextraEnv: {A: b}\n", "1.35.0", |ctx| {
+            assert_eq!(list_items(ctx, "extraArgs").ok(), Some(vec![json!("--a")]));
+            assert!(list_items(ctx, "extraVolumes").is_ok_and(|v| v.is_empty()));
+            assert!(list_items(ctx, "extraEnv").is_err());
+        });
+    }
+
+    #[test]
+    fn pod_disruption_budgets() {
+        let block = json!({"maxUnavailable": 1.0, "minAvailable": null, "unhealthyPodEvictionPolicy": "AlwaysAllow"});
+        let pdb = |kube: &str| {
+            with_ctx("{}", kube, |ctx| {
+                pod_disruption_budget(
+                    ctx,
+                    "x",
+                    &block,
+                    &[("k8s-app", "x")],
+                    &[("k8s-app", "x")],
+                    &Value::Null,
+                )
+            })
+        };
+        let new = pdb("1.35.0");
+        assert_eq!(new["spec"]["maxUnavailable"], json!(1.0));
+        assert!(new["spec"].get("minAvailable").is_none());
+        assert_eq!(new["spec"]["unhealthyPodEvictionPolicy"], "AlwaysAllow");
+        assert_eq!(
+            new["spec"]["selector"]["matchLabels"],
+            json!({"k8s-app": "x"})
+        );
+        assert!(new["metadata"].get("annotations").is_none());
+        assert!(pdb("1.26.0")["spec"]
+            .get("unhealthyPodEvictionPolicy")
+            .is_none());
+    }
+
+    #[test]
+    fn spread_constraints_default_to_own_pods() {
+        let c =
+            json!([{"maxSkew": 1}, {"maxSkew": 2, "labelSelector": {"matchLabels": {"a": "b"}}}]);
+        let out = topology_spread(&c, &[("k8s-app", "hubble-ui")]).unwrap_or_default();
+        assert_eq!(
+            out[0]["labelSelector"]["matchLabels"],
+            json!({"k8s-app": "hubble-ui"})
+        );
+        assert_eq!(out[1]["labelSelector"]["matchLabels"]["a"], "b");
+        assert!(topology_spread(&json!([]), &[("k8s-app", "x")]).is_none());
+    }
+
+    #[test]
+    fn host_path_mounts_pair_up() {
+        let values = "extraHostPathMounts: [{name: a, mountPath: /a, hostPath: /h, hostPathType: Directory}]\n";
+        with_ctx(values, "1.35.0", |ctx| {
+            let (m, v) = host_path_mounts(ctx, "extraHostPathMounts", "bad").unwrap_or_default();
+            assert_eq!(m[0]["mountPath"], "/a");
+            assert!(m[0].get("mountPropagation").is_none());
+            assert_eq!(
+                v[0],
+                json!({"name": "a", "hostPath": {"path": "/h", "type": "Directory"}})
+            );
+        });
+        with_ctx("extraHostPathMounts: [a]\n", "1.35.0", |ctx| {
+            let e = host_path_mounts(ctx, "extraHostPathMounts", "entries must be maps");
+            assert!(e.is_err_and(|e| e.to_string().contains("entries must be maps")));
+        });
+    }
+
+    #[test]
+    fn cert_sources_take_the_ca_from_the_bundle_when_on() {
+        let items = || vec![json!({"key": "tls.crt", "path": "c.crt"})];
+        with_ctx("{}", "1.35.0", |ctx| {
+            let s = cert_sources(ctx, "sec", items(), "ca.crt", false);
+            assert_eq!(s.len(), 1);
+            assert_eq!(
+                s[0]["secret"]["items"][1],
+                json!({"key": "ca.crt", "path": "ca.crt"})
+            );
+            assert!(s[0]["secret"].get("optional").is_none());
+        });
+        let bundle = "tls: {caBundle: {enabled: true, useSecret: true, name: b, key: k}}\n";
+        with_ctx(bundle, "1.35.0", |ctx| {
+            let s = cert_sources(ctx, "sec", items(), "ca.crt", true);
+            assert_eq!(s[0]["secret"]["items"].as_array().map(Vec::len), Some(1));
+            assert_eq!(s[0]["secret"]["optional"], true);
+            assert_eq!(
+                s[1],
+                json!({"secret": {"name": "b", "optional": true, "items": [{"key": "k", "path": "ca.crt"}]}})
+            );
+        });
+    }
+
+    #[test]
+    fn service_accounts_and_monitors() {
+        let values = "commonLabels: {t: net}\nserviceAccounts: {envoy: {name: my-envoy}}\nenvoy: {prometheus: {serviceMonitor: {namespace: mon, interval: 10s, jobLabel: j}}}\n";
+        with_ctx(values, "1.35.0", |ctx| {
+            let sa = service_account(ctx, "envoy", Some(json!({"a": "b"})));
+            assert_eq!(sa["metadata"]["name"], "my-envoy");
+            assert_eq!(sa["metadata"]["labels"], json!({"t": "net"}));
+            let sm = service_monitor(
+                ctx,
+                MonitorSpec {
+                    job_label: false,
+                    name: "test",
+                    port: "metrics",
+                    selector: &[("app", "test")],
+                    target_label: "app",
+                    annotations: "envoy.annotations",
+                    values: "envoy.prometheus.serviceMonitor",
+                },
+            );
+            assert_eq!(sm["metadata"]["namespace"], "mon");
+            assert_eq!(
+                sm["spec"]["namespaceSelector"]["matchNames"],
+                json!(["kube-system"])
+            );
+            assert_eq!(sm["spec"]["endpoints"][0]["interval"], "10s");
+            assert!(sm["spec"].get("jobLabel").is_none());
+        });
     }
 }

@@ -2,14 +2,14 @@
 
 use serde_json::{json, Map, Value};
 
-use super::common::{self, metadata, put};
-use super::operator::{
-    host_path_mounts, items, k8s_service_env, labels, loopback, metadata_pod, opt, priority_class,
-    service_account_object, service_monitor, string, to_int64, MonitorSpec,
+use super::common::{
+    self, host_path_mounts, labels, list_items, metadata, priority_class_name, put,
+    service_monitor, MonitorSpec,
 };
+use super::operator::{loopback, metadata_pod, service_account_object, HOST_PATH_NOT_A_MAP};
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, quote, truthy};
+use crate::tmpl::{bare, print, quote, quoted, to_int64, to_json, truthy, with};
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     if !common::envoy_daemonset_enabled(ctx) {
@@ -57,7 +57,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
 }
 
 fn config_map(ctx: &Ctx) -> Result<Value, RenderError> {
-    let mut text = go_json(&bootstrap(ctx)?);
+    let mut text = to_json(&bootstrap(ctx)?);
     text.push('\n');
     Ok(json!({
         "apiVersion": "v1",
@@ -66,7 +66,7 @@ fn config_map(ctx: &Ctx) -> Result<Value, RenderError> {
             "cilium-envoy-config",
             Some(&ctx.namespace()),
             common::common_labels(ctx),
-            opt(ctx.v("envoy.annotations")),
+            with(ctx.v("envoy.annotations")),
         ),
         "data": {"bootstrap-config.json": text},
     }))
@@ -332,76 +332,6 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
     }))
 }
 
-/// Go's `json.Marshal` of a decoded YAML tree: keys sorted bytewise, no spaces, every number a
-/// float64, and `<`, `>`, `&`, U+2028 and U+2029 escaped.
-fn go_json(v: &Value) -> String {
-    let mut out = String::new();
-    write_go_json(&mut out, v);
-    out
-}
-
-fn write_go_json(out: &mut String, v: &Value) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => {
-            let f = n.as_f64().unwrap_or(0.0);
-            out.push_str(&crate::tmpl::go_json_float(f));
-        }
-        Value::String(s) => write_go_string(out, s),
-        Value::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_json(out, x);
-            }
-            out.push(']');
-        }
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_string(out, k);
-                out.push(':');
-                write_go_json(out, &m[k]);
-            }
-            out.push('}');
-        }
-    }
-}
-
-fn write_go_string(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{0}'..='\u{1f}' => {
-                let b = c as u32 as u8;
-                out.push_str("\\u00");
-                out.push(HEX[(b >> 4) as usize] as char);
-                out.push(HEX[(b & 15) as usize] as char);
-            }
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     let ns = ctx.namespace();
     let common_labels = ctx.v("commonLabels");
@@ -412,13 +342,13 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     if ctx.on("envoy.rollOutPods") && !ctx.on("envoy.bootstrapConfigMap") {
         pod_annotations.insert(
             "cilium.io/cilium-envoy-configmap-checksum".into(),
-            string(crate::output::sha256_hex(configmap)),
+            Value::from(crate::output::sha256_hex(configmap)),
         );
     }
     if !privileged && old_kube {
         pod_annotations.insert(
             "container.apparmor.security.beta.kubernetes.io/cilium-envoy".into(),
-            string("unconfined"),
+            Value::from("unconfined"),
         );
     }
     let pod_annotations = common::merged(&[
@@ -436,11 +366,13 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
 
     let mut args = Vec::new();
     if ctx.on("envoy.securityContext.capabilities.keepCapNetBindService") {
-        args.push(string("--keep-cap-net-bind-service"));
+        args.push(Value::from("--keep-cap-net-bind-service"));
     }
-    args.push(string("--"));
-    args.push(string("-c /var/run/cilium/envoy/bootstrap-config.json"));
-    args.push(string(format!(
+    args.push(Value::from("--"));
+    args.push(Value::from(
+        "-c /var/run/cilium/envoy/bootstrap-config.json",
+    ));
+    args.push(Value::from(format!(
         "--base-id {}",
         to_int64(ctx.v("envoy.baseID"))
     )));
@@ -457,14 +389,14 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     } else {
         "info".to_string()
     };
-    args.push(string(format!("--log-level {level}")));
+    args.push(Value::from(format!("--log-level {level}")));
     if ctx.on("envoy.log.path") {
-        args.push(string(format!(
+        args.push(Value::from(format!(
             "--log-path {}",
             print(ctx.v("envoy.log.path"))
         )));
     }
-    args.extend(items(ctx, "envoy.extraArgs")?);
+    args.extend(list_items(ctx, "envoy.extraArgs")?);
 
     let health = bare(ctx.v("envoy.healthPort"));
     let http_get = json!({
@@ -478,8 +410,8 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
         json!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}}}),
         json!({"name": "CILIUM_K8S_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}),
     ];
-    env.extend(k8s_service_env(ctx)?);
-    env.extend(items(ctx, "envoy.extraEnv")?);
+    env.extend(common::k8s_service_env(ctx)?);
+    env.extend(list_items(ctx, "envoy.extraEnv")?);
 
     let security = if privileged {
         json!({"privileged": true})
@@ -488,13 +420,13 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
         put(
             &mut caps,
             "add",
-            opt(ctx.v("envoy.securityContext.capabilities.envoy")),
+            with(ctx.v("envoy.securityContext.capabilities.envoy")),
         );
         let mut s = json!({"capabilities": caps});
         put(
             &mut s,
             "seLinuxOptions",
-            opt(ctx.v("envoy.securityContext.seLinuxOptions")),
+            with(ctx.v("envoy.securityContext.seLinuxOptions")),
         );
         s
     };
@@ -524,11 +456,12 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
         mounts.push(json!({"name": "bpf-maps", "mountPath": "/sys/fs/bpf", "mountPropagation": "HostToContainer"}));
         volumes.push(json!({"name": "bpf-maps", "hostPath": {"path": "/sys/fs/bpf", "type": "DirectoryOrCreate"}}));
     }
-    let (extra_mounts, extra_volumes) = host_path_mounts(ctx, "envoy.extraHostPathMounts")?;
+    let (extra_mounts, extra_volumes) =
+        host_path_mounts(ctx, "envoy.extraHostPathMounts", HOST_PATH_NOT_A_MAP)?;
     mounts.extend(extra_mounts);
-    mounts.extend(items(ctx, "envoy.extraVolumeMounts")?);
+    mounts.extend(list_items(ctx, "envoy.extraVolumeMounts")?);
     volumes.extend(extra_volumes);
-    volumes.extend(items(ctx, "envoy.extraVolumes")?);
+    volumes.extend(list_items(ctx, "envoy.extraVolumes")?);
 
     let readiness = json!({
         "httpGet": http_get,
@@ -575,7 +508,7 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
             })),
         );
     }
-    put(&mut container, "resources", opt(ctx.v("envoy.resources")));
+    put(&mut container, "resources", with(ctx.v("envoy.resources")));
     if ctx.on("envoy.prometheus.enabled") {
         let port = bare(ctx.v("envoy.prometheus.port"));
         let mut ports = vec![json!({
@@ -591,12 +524,12 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     }
 
     let mut containers = vec![container];
-    containers.extend(items(ctx, "envoy.extraContainers")?);
+    containers.extend(list_items(ctx, "envoy.extraContainers")?);
 
     let mut spec = json!({
         "containers": containers,
         "restartPolicy": "Always",
-        "priorityClassName": priority_class(ctx, "envoy.priorityClassName", "system-node-critical"),
+        "priorityClassName": priority_class_name(ctx, ctx.v("envoy.priorityClassName"), "system-node-critical"),
         "serviceAccountName": quote(ctx.v("serviceAccounts.envoy.name")),
         "automountServiceAccountToken": bare(ctx.v("serviceAccounts.envoy.automount")),
         "terminationGracePeriodSeconds": bare(ctx.v("envoy.terminationGracePeriodSeconds")),
@@ -606,15 +539,15 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     put(
         &mut spec,
         "imagePullSecrets",
-        opt(ctx.v("imagePullSecrets")),
+        with(ctx.v("imagePullSecrets")),
     );
-    put(&mut spec, "securityContext", opt(&pod_security));
+    put(&mut spec, "securityContext", with(&pod_security));
     if ctx.on("envoy.dnsPolicy") {
         put(&mut spec, "dnsPolicy", Some(bare(ctx.v("envoy.dnsPolicy"))));
     }
-    put(&mut spec, "affinity", opt(ctx.v("envoy.affinity")));
-    put(&mut spec, "nodeSelector", opt(ctx.v("envoy.nodeSelector")));
-    put(&mut spec, "tolerations", opt(ctx.v("envoy.tolerations")));
+    put(&mut spec, "affinity", with(ctx.v("envoy.affinity")));
+    put(&mut spec, "nodeSelector", with(ctx.v("envoy.nodeSelector")));
+    put(&mut spec, "tolerations", with(ctx.v("envoy.tolerations")));
 
     let mut ds_spec = json!({
         "selector": {"matchLabels": {"k8s-app": "cilium-envoy"}},
@@ -637,7 +570,7 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     put(
         &mut ds_spec,
         "updateStrategy",
-        opt(ctx.v("envoy.updateStrategy")),
+        with(ctx.v("envoy.updateStrategy")),
     );
 
     Ok(json!({
@@ -655,7 +588,7 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
                 ],
                 &[common_labels],
             )),
-            opt(ctx.v("envoy.annotations")),
+            with(ctx.v("envoy.annotations")),
         ),
         "spec": ds_spec,
     }))
@@ -664,10 +597,10 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
 fn service(ctx: &Ctx) -> Value {
     let mut own = Map::new();
     if !ctx.on("envoy.prometheus.serviceMonitor.enabled") {
-        own.insert("prometheus.io/scrape".into(), string("true"));
+        own.insert("prometheus.io/scrape".into(), Value::from("true"));
         own.insert(
             "prometheus.io/port".into(),
-            string(quote(ctx.v("envoy.prometheus.port"))),
+            quoted(ctx.v("envoy.prometheus.port")),
         );
     }
     let annotations = common::merged(&[&Value::Object(own), ctx.v("envoy.annotations")]);
@@ -727,7 +660,7 @@ mod tests {
     }
 
     fn bootstrap_text(version: &str, values: &str) -> String {
-        with_ctx(version, values, |ctx| go_json(&bootstrap(ctx).unwrap()))
+        with_ctx(version, values, |ctx| to_json(&bootstrap(ctx).unwrap()))
     }
 
     #[test]
@@ -762,14 +695,5 @@ mod tests {
             bootstrap(ctx).is_err()
         });
         assert!(r);
-    }
-
-    #[test]
-    fn json_like_go() {
-        let v = json!({"b": [1.0, 0.5, 1e21], "a": "<x&y>\u{2028}\"\\\n\u{1}", "@": null});
-        assert_eq!(
-            go_json(&v),
-            r#"{"@":null,"a":"\u003cx\u0026y\u003e\u2028\"\\\n\u0001","b":[1,0.5,1e+21]}"#
-        );
     }
 }

@@ -1,14 +1,18 @@
 //! Mirrors the chart's templates: hubble/
 //!
-//! Also holds the small builders the Hubble Relay and Hubble UI modules share with it (labels,
-//! Sprig's `quote` inside text blocks, PodDisruptionBudget and topology spread rules).
+//! Also the PodDisruptionBudget builder of Hubble Relay and UI; the certgen Job spec its CronJob
+//! shares with Cluster Mesh lives in `certgen`.
 
 use serde_json::{json, Map, Value};
 
-use super::common::{common_labels, image, merged, metadata, put};
+use super::certgen::{self, CertgenJob};
+use super::common::{
+    common_labels, labels_with_common, merged, metadata, pod_disruption_budget, put,
+    scrape_endpoint, service_account, topology_spread,
+};
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, truthy};
+use crate::tmpl::{bare, print, quote_text, range_items, to_int64, truthy, with};
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();
@@ -41,180 +45,70 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     Ok(out)
 }
 
-/// A fixed label set followed by `commonLabels` and any further label maps, as consecutive
-/// `toYaml` blocks under one `labels:` key produce.
-pub(crate) fn labels(ctx: &Ctx, fixed: &[(&str, &str)], extra: &[&Value]) -> Option<Value> {
-    let own: Map<String, Value> = fixed
-        .iter()
-        .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
-        .collect();
-    let own = Value::Object(own);
-    let common = common_labels(ctx).unwrap_or(Value::Null);
-    let mut maps: Vec<&Value> = vec![&own, &common];
-    maps.extend_from_slice(extra);
-    merged(&maps)
-}
-
 /// `cluster.name` with dots replaced, as the certificates' names carry it.
 fn cluster_dns(ctx: &Ctx) -> String {
     ctx.text("cluster.name").replace('.', "-")
 }
 
-/// Sprig's `quote` as it lands in a text block: Go's `%q` of the printed value, nothing for nil.
-pub(crate) fn quote_text(v: &Value) -> String {
-    if v.is_null() {
-        return String::new();
-    }
-    let s = print(v);
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+/// The PodDisruptionBudget of Hubble Relay or UI (`app`), from the `values` block's
+/// `podDisruptionBudget`, annotated with the block's `annotations`.
+pub(crate) fn pdb(ctx: &Ctx, app: &str, values: &str) -> Value {
+    pod_disruption_budget(
+        ctx,
+        app,
+        ctx.v(&format!("{values}.podDisruptionBudget")),
+        &[("k8s-app", app)],
+        &[
+            ("k8s-app", app),
+            ("app.kubernetes.io/name", app),
+            ("app.kubernetes.io/part-of", "cilium"),
+        ],
+        ctx.v(&format!("{values}.annotations")),
+    )
 }
 
-/// Sprig's integer conversion (`mul`, `int`): numbers truncate, integer text parses, else 0.
-pub(crate) fn to_int64(v: &Value) -> i64 {
-    match v {
-        Value::Number(n) => n
-            .as_i64()
-            .unwrap_or_else(|| n.as_f64().map(|f| f as i64).unwrap_or(0)),
-        Value::String(s) => parse_int_text(s),
-        Value::Bool(b) => i64::from(*b),
-        _ => 0,
-    }
+/// Where the Relay or UI pod (`app`) may run, from its values `block`, plus the image pull
+/// secrets: the pod spec fields both Deployments write the same way.
+pub(crate) fn place_pod(ctx: &Ctx, pod: &mut Value, block: &Value, app: &str) {
+    put(pod, "imagePullSecrets", with(ctx.v("imagePullSecrets")));
+    put(pod, "affinity", with(&block["affinity"]));
+    put(
+        pod,
+        "topologySpreadConstraints",
+        topology_spread(&block["topologySpreadConstraints"], &[("k8s-app", app)]),
+    );
+    put(pod, "nodeSelector", with(&block["nodeSelector"]));
+    put(pod, "tolerations", with(&block["tolerations"]));
 }
 
-fn parse_int_text(s: &str) -> i64 {
-    let (neg, body) = match s.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let lower = body.to_ascii_lowercase();
-    let parsed = if let Some(h) = lower.strip_prefix("0x") {
-        i64::from_str_radix(&h.replace('_', ""), 16).ok()
-    } else if let Some(b) = lower.strip_prefix("0b") {
-        i64::from_str_radix(&b.replace('_', ""), 2).ok()
-    } else if let Some(o) = lower.strip_prefix("0o") {
-        i64::from_str_radix(&o.replace('_', ""), 8).ok()
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        i64::from_str_radix(&lower[1..].replace('_', ""), 8).ok()
-    } else {
-        lower.parse::<i64>().ok()
-    };
-    match parsed {
-        Some(n) if neg => -n,
-        Some(n) => n,
-        None => 0,
-    }
-}
-
-/// The items `range` visits: a list's elements, or a map's values in key order.
-pub(crate) fn range_items(v: &Value) -> Vec<&Value> {
-    match v {
-        Value::Array(a) => a.iter().collect(),
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            keys.into_iter().filter_map(|k| m.get(k)).collect()
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// `v` cloned when Go-template true (the `with x` + `toYaml` pattern).
-pub(crate) fn with(v: &Value) -> Option<Value> {
-    truthy(v).then(|| v.clone())
-}
-
-/// Appends list items that a `toYaml` block writes at a list's own indentation.
-pub(crate) fn extend_list(list: &mut Vec<Value>, extra: &Value) {
-    if let Value::Array(items) = extra {
-        list.extend(items.iter().cloned());
-    }
-}
-
-/// `topologySpreadConstraints` where each constraint without a label selector gets the
-/// component's own pods as selector.
-pub(crate) fn topology_spread(constraints: &Value, app: &str) -> Option<Value> {
-    if !truthy(constraints) {
-        return None;
-    }
-    let items = range_items(constraints)
-        .into_iter()
-        .map(|c| {
-            let mut c = c.clone();
-            if !truthy(&c["labelSelector"]) {
-                if let Value::Object(m) = &mut c {
-                    m.insert(
-                        "labelSelector".into(),
-                        json!({"matchLabels": {"k8s-app": app}}),
-                    );
-                }
-            }
-            c
-        })
-        .collect();
-    Some(Value::Array(items))
-}
-
-/// A PodDisruptionBudget of one component (`block` is its `podDisruptionBudget` values).
-pub(crate) fn pdb(
+/// The Deployment spec of Relay or UI (`app`) from its values `block`: replicas, its own pods
+/// as selector, the pod template with `annotations` and the app labels then `podLabels`, and the
+/// update strategy when set.
+pub(crate) fn deployment_spec(
     ctx: &Ctx,
-    app: &str,
     block: &Value,
-    annotations: &Value,
-) -> Result<Value, RenderError> {
-    let mut spec = Map::new();
-    for key in ["maxUnavailable", "minAvailable"] {
-        if truthy(&block[key]) {
-            spec.insert(key.into(), bare(&block[key]));
-        }
-    }
-    if ctx.plan.kube.at_least(1, 27) && truthy(&block["unhealthyPodEvictionPolicy"]) {
-        spec.insert(
-            "unhealthyPodEvictionPolicy".into(),
-            bare(&block["unhealthyPodEvictionPolicy"]),
-        );
-    }
-    spec.insert("selector".into(), json!({"matchLabels": {"k8s-app": app}}));
-    let ns = ctx.namespace();
-    Ok(json!({
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": metadata(
-            app,
-            Some(&ns),
-            labels(ctx, &[("k8s-app", app), ("app.kubernetes.io/name", app), ("app.kubernetes.io/part-of", "cilium")], &[]),
-            with(annotations),
-        ),
-        "spec": spec,
-    }))
-}
-
-/// The CA bundle source the Relay and UI mount instead of the certificate secret's `ca.crt`.
-pub(crate) fn ca_bundle_source(ctx: &Ctx, path: &str) -> Value {
-    let kind = if ctx.on("tls.caBundle.useSecret") {
-        "secret"
-    } else {
-        "configMap"
-    };
-    json!({kind: {
-        "name": bare(&Value::String(ctx.text("tls.caBundle.name"))),
-        "items": [{"key": bare(&Value::String(ctx.text("tls.caBundle.key"))), "path": path}],
-    }})
+    app: &str,
+    pod: Value,
+    annotations: Option<Value>,
+) -> Value {
+    let own = [
+        ("k8s-app", app),
+        ("app.kubernetes.io/name", app),
+        ("app.kubernetes.io/part-of", "cilium"),
+    ];
+    let mut spec = json!({
+        "replicas": bare(&block["replicas"]),
+        "selector": {"matchLabels": {"k8s-app": app}},
+        "template": {
+            "metadata": {
+                "annotations": annotations,
+                "labels": labels_with_common(ctx, &own, &[&block["podLabels"]]),
+            },
+            "spec": pod,
+        },
+    });
+    put(&mut spec, "strategy", with(&block["updateStrategy"]));
+    spec
 }
 
 fn peer_service(ctx: &Ctx) -> Value {
@@ -232,7 +126,7 @@ fn peer_service(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "hubble-peer",
             Some(&ns),
-            labels(ctx, &[("k8s-app", "cilium"), ("app.kubernetes.io/part-of", "cilium"), ("app.kubernetes.io/name", "hubble-peer")], &[]),
+            Some(labels_with_common(ctx, &[("k8s-app", "cilium"), ("app.kubernetes.io/part-of", "cilium"), ("app.kubernetes.io/name", "hubble-peer")], &[])),
             with(ctx.v("hubble.annotations")),
         ),
         "spec": {
@@ -264,7 +158,7 @@ fn metrics_service(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "hubble-metrics",
             Some(&ns),
-            labels(ctx, &[("k8s-app", "hubble"), ("app.kubernetes.io/name", "hubble"), ("app.kubernetes.io/part-of", "cilium")], &[]),
+            Some(labels_with_common(ctx, &[("k8s-app", "hubble"), ("app.kubernetes.io/name", "hubble"), ("app.kubernetes.io/part-of", "cilium")], &[])),
             merged(&[ctx.v("hubble.annotations"), ctx.v("hubble.metrics.serviceAnnotations"), &scrape]),
         ),
         "spec": {
@@ -297,20 +191,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     } else {
         &[("app.kubernetes.io/part-of", "cilium")]
     };
-    let mut endpoint = Map::new();
-    endpoint.insert("port".into(), json!("hubble-metrics"));
-    endpoint.insert(
-        "interval".into(),
-        json!(crate::tmpl::quote(&sm["interval"])),
-    );
-    if truthy(&sm["scrapeTimeout"]) {
-        endpoint.insert(
-            "scrapeTimeout".into(),
-            json!(crate::tmpl::quote(&sm["scrapeTimeout"])),
-        );
-    }
-    endpoint.insert("honorLabels".into(), json!(true));
-    endpoint.insert("path".into(), json!("/metrics"));
+    let mut endpoint = scrape_endpoint(sm, "hubble-metrics", true, true);
     if ctx.on("hubble.metrics.tls.enabled") {
         // Sprig's merge keeps the user's keys and only adds a missing serverName.
         let mut tls = match &sm["tlsConfig"] {
@@ -320,15 +201,10 @@ fn service_monitor(ctx: &Ctx) -> Value {
         tls.entry("serverName").or_insert_with(|| {
             Value::String(format!("{}.hubble-metrics.cilium.io", cluster_dns(ctx)))
         });
-        endpoint.insert("tlsConfig".into(), Value::Object(tls));
-        endpoint.insert("scheme".into(), json!("https"));
+        put(&mut endpoint, "tlsConfig", Some(Value::Object(tls)));
+        put(&mut endpoint, "scheme", Some(json!("https")));
     } else {
-        endpoint.insert("scheme".into(), json!("http"));
-    }
-    for key in ["relabelings", "metricRelabelings"] {
-        if let Some(v) = with(&sm[key]) {
-            endpoint.insert(key.into(), v);
-        }
+        put(&mut endpoint, "scheme", Some(json!("http")));
     }
     let mut spec = json!({
         "selector": {"matchLabels": {"k8s-app": "hubble"}},
@@ -348,7 +224,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "hubble",
             Some(&ns),
-            labels(ctx, fixed, &[&sm["labels"]]),
+            Some(labels_with_common(ctx, fixed, &[&sm["labels"]])),
             merged(&[ctx.v("hubble.annotations"), &sm["annotations"]]),
         ),
         "spec": spec,
@@ -406,7 +282,7 @@ fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
             "metadata": metadata(
                 &name,
                 Some(&ns),
-                labels(ctx, &[("k8s-app", "hubble"), ("app.kubernetes.io/name", "hubble"), ("app.kubernetes.io/part-of", "cilium")], &[&extra]),
+                Some(labels_with_common(ctx, &[("k8s-app", "hubble"), ("app.kubernetes.io/name", "hubble"), ("app.kubernetes.io/part-of", "cilium")], &[&extra])),
                 merged(&[ctx.v("hubble.annotations"), &d["annotations"]]),
             ),
             "data": { format!("{stem}.json"): text },
@@ -426,7 +302,7 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
         ("app.kubernetes.io/name", "hubble-generate-certs"),
         ("app.kubernetes.io/part-of", "cilium"),
     ];
-    let spec = certgen_job_spec(ctx, &HUBBLE_CERTGEN);
+    let spec = certgen::job_spec(ctx, &HUBBLE_CERTGEN);
     let mut out = Vec::new();
     if truthy(ctx.v("hubble.tls.auto.schedule")) {
         out.push(json!({
@@ -435,7 +311,7 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
             "metadata": metadata(
                 "hubble-generate-certs",
                 Some(&ns),
-                labels(ctx, &own, &[]),
+                Some(labels_with_common(ctx, &own, &[])),
                 merged(&[ha, ctx.v("certgen.annotations.cronJob")]),
             ),
             "spec": {
@@ -452,14 +328,18 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
         "metadata": metadata(
             "hubble-generate-certs",
             Some(&ns),
-            labels(ctx, &own, &[]),
+            Some(labels_with_common(ctx, &own, &[])),
             merged(&[&hook, ctx.v("certgen.annotations.job"), ha]),
         ),
         "spec": spec,
     }));
     if truthy(&sa["create"]) {
         if ctx.on("rbac.create") {
-            let part_of = labels(ctx, &[("app.kubernetes.io/part-of", "cilium")], &[]);
+            let part_of = Some(labels_with_common(
+                ctx,
+                &[("app.kubernetes.io/part-of", "cilium")],
+                &[],
+            ));
             out.push(json!({
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "Role",
@@ -481,29 +361,13 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
                 "subjects": [{"kind": "ServiceAccount", "name": sa_name, "namespace": ns}],
             }));
         }
-        out.push(json!({
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": metadata(&sa_name, Some(&ns), common_labels(ctx), merged(&[ha, &sa["annotations"]])),
-        }));
+        out.push(service_account(
+            ctx,
+            "hubblecertgen",
+            merged(&[ha, &sa["annotations"]]),
+        ));
     }
     out
-}
-
-/// What differs between the certgen Jobs of Hubble and of ClusterMesh, which share their shape
-/// (including the pre-1.18.4 resources indentation).
-pub(crate) struct CertgenJob {
-    /// The pod label `k8s-app`.
-    pub app: &'static str,
-    /// Value path of the extra pod labels.
-    pub pod_labels: &'static str,
-    /// Value path of the service account block (`serviceAccounts.x`).
-    pub service_account: &'static str,
-    /// Whether the pod runs with RuntimeDefault seccomp and a capability-less container.
-    pub hardened: bool,
-    pub host_network: bool,
-    /// Builds the `CILIUM_CERTGEN_CONFIG` text (the certificates to issue).
-    pub config: fn(&Ctx) -> String,
 }
 
 const HUBBLE_CERTGEN: CertgenJob = CertgenJob {
@@ -514,96 +378,6 @@ const HUBBLE_CERTGEN: CertgenJob = CertgenJob {
     host_network: false,
     config: hubble_certgen_config,
 };
-
-/// The Job spec certgen runs with (shared by the Job and the CronJob's job template).
-pub(crate) fn certgen_job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
-    let cg = ctx.v("certgen");
-    let ns = ctx.namespace();
-    let mut args = Vec::new();
-    if ctx.on("debug.enabled") {
-        args.push(json!("--debug"));
-    }
-    args.push(json!(format!(
-        "--ca-generate={}",
-        ctx.text("certgen.generateCA")
-    )));
-    args.push(json!("--ca-reuse-secret"));
-    args.push(json!(format!("--ca-secret-namespace={ns}")));
-    args.push(json!("--ca-secret-name=cilium-ca"));
-    args.push(json!("--ca-common-name=Cilium CA"));
-    let mut container = json!({
-        "name": "certgen",
-        "image": image(&cg["image"]),
-        "imagePullPolicy": bare(&Value::String(crate::tmpl::quote(&cg["image"]["pullPolicy"]))),
-        "command": ["/usr/bin/cilium-certgen"],
-        "args": args,
-        "env": [{"name": "CILIUM_CERTGEN_CONFIG", "value": (job.config)(ctx)}],
-    });
-    if truthy(&cg["resources"]) {
-        if ctx.plan.cilium.at_least(1, 18, 4) {
-            put(&mut container, "resources", Some(cg["resources"].clone()));
-        } else if let (Value::Object(c), Value::Object(r)) = (&mut container, &cg["resources"]) {
-            // Before 1.18.4 the chart indented the resources block one level too shallow, so its
-            // keys (limits, requests) land on the container itself.
-            for (k, v) in r {
-                c.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    if job.hardened {
-        put(
-            &mut container,
-            "securityContext",
-            Some(json!({"capabilities": {"drop": ["ALL"]}, "allowPrivilegeEscalation": false})),
-        );
-    }
-    put(
-        &mut container,
-        "volumeMounts",
-        with(&cg["extraVolumeMounts"]),
-    );
-    let sa = ctx.v(job.service_account);
-    let sa_name = crate::tmpl::quote(&sa["name"]);
-    let mut pod = json!({
-        "containers": [container],
-        "hostNetwork": job.host_network,
-        "serviceAccount": sa_name,
-        "serviceAccountName": sa_name,
-        "automountServiceAccountToken": bare(&Value::String(crate::tmpl::quote(&sa["automount"]))),
-        "restartPolicy": "OnFailure",
-    });
-    if job.hardened {
-        put(
-            &mut pod,
-            "securityContext",
-            Some(json!({"seccompProfile": {"type": "RuntimeDefault"}})),
-        );
-    }
-    put(&mut pod, "nodeSelector", with(&cg["nodeSelector"]));
-    if truthy(&cg["priorityClassName"]) {
-        put(
-            &mut pod,
-            "priorityClassName",
-            Some(bare(&cg["priorityClassName"])),
-        );
-    }
-    put(&mut pod, "tolerations", with(&cg["tolerations"]));
-    put(
-        &mut pod,
-        "imagePullSecrets",
-        with(ctx.v("imagePullSecrets")),
-    );
-    put(&mut pod, "volumes", with(&cg["extraVolumes"]));
-    put(&mut pod, "affinity", with(&cg["affinity"]));
-    let pod_labels = merged(&[&json!({"k8s-app": job.app}), ctx.v(job.pod_labels)]);
-    json!({
-        "template": {
-            "metadata": {"labels": pod_labels},
-            "spec": pod,
-        },
-        "ttlSecondsAfterFinished": bare(&cg["ttlSecondsAfterFinished"]),
-    })
-}
 
 /// `certValidityDuration` days as the hours certgen and cert-manager take.
 fn validity_hours(ctx: &Ctx) -> i64 {
@@ -883,38 +657,4 @@ fn tls_secret(ctx: &Ctx, name: &str, block: &str) -> Result<Value, RenderError> 
         "type": "kubernetes.io/tls",
         "data": data,
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sprig_int_conversion() {
-        assert_eq!(to_int64(&json!(365.0)), 365);
-        assert_eq!(to_int64(&json!(1.9)), 1);
-        assert_eq!(to_int64(&json!("1095")), 1095);
-        assert_eq!(to_int64(&json!("1.5")), 0);
-        assert_eq!(to_int64(&Value::Null), 0);
-    }
-
-    #[test]
-    fn spread_constraints_default_to_own_pods() {
-        let c =
-            json!([{"maxSkew": 1}, {"maxSkew": 2, "labelSelector": {"matchLabels": {"a": "b"}}}]);
-        let out = topology_spread(&c, "hubble-ui").unwrap_or_default();
-        assert_eq!(
-            out[0]["labelSelector"]["matchLabels"]["k8s-app"],
-            "hubble-ui"
-        );
-        assert_eq!(out[1]["labelSelector"]["matchLabels"]["a"], "b");
-        assert!(topology_spread(&json!([]), "x").is_none());
-    }
-
-    #[test]
-    fn quoting_inside_text() {
-        assert_eq!(quote_text(&json!("a\"b")), "\"a\\\"b\"");
-        assert_eq!(quote_text(&json!(1.0)), "\"1\"");
-        assert_eq!(quote_text(&Value::Null), "");
-    }
 }

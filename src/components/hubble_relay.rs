@@ -2,13 +2,13 @@
 
 use serde_json::{json, Map, Value};
 
-use super::common::{common_labels, image, merged, metadata, put};
-use super::hubble::{
-    ca_bundle_source, extend_list, labels, pdb, quote_text, topology_spread, with,
+use super::common::{
+    self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata,
+    put, scrape_endpoint,
 };
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, quote, truthy};
+use crate::tmpl::{bare, print, quote, quote_text, truthy, with};
 
 const APP: &str = "hubble-relay";
 const APP_LABELS: [(&str, &str); 3] = [
@@ -22,7 +22,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         return Ok(Vec::new());
     }
     let config = configmap(ctx);
-    let mut out = vec![deployment(ctx, &config), service(ctx)];
+    let mut out = vec![deployment(ctx, &config)?, service(ctx)];
     out.push(config);
     let prometheus = ctx.on("hubble.relay.prometheus.enabled");
     if prometheus {
@@ -32,12 +32,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         }
     }
     if ctx.on("hubble.relay.podDisruptionBudget.enabled") {
-        out.push(pdb(
-            ctx,
-            APP,
-            ctx.v("hubble.relay.podDisruptionBudget"),
-            ctx.v("hubble.relay.annotations"),
-        )?);
+        out.push(super::hubble::pdb(ctx, APP, "hubble.relay"));
     }
     if ctx.on("serviceAccounts.relay.create") {
         out.push(service_account(ctx));
@@ -153,7 +148,7 @@ fn scrape_annotations(ctx: &Ctx) -> Value {
     }
 }
 
-fn deployment(ctx: &Ctx, config: &Value) -> Value {
+fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     let r = ctx.v("hubble.relay");
     let ns = ctx.namespace();
     let tls = ctx.on("hubble.tls.enabled");
@@ -177,7 +172,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
             json!({"name": "tls", "mountPath": "/var/lib/hubble-relay/tls", "readOnly": true}),
         );
     }
-    extend_list(&mut mounts, &r["extraVolumeMounts"]);
+    mounts.extend(list_items(ctx, "hubble.relay.extraVolumeMounts")?);
     let mut container = json!({
         "name": "hubble-relay",
         "image": image(&r["image"]),
@@ -209,18 +204,16 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
         } else {
             "hubble-relay-client-certs".into()
         };
-        let mut items = vec![
-            json!({"key": "tls.crt", "path": "client.crt"}),
-            json!({"key": "tls.key", "path": "client.key"}),
-        ];
-        let bundle = ctx.on("tls.caBundle.enabled");
-        if !bundle {
-            items.push(json!({"key": "ca.crt", "path": "hubble-server-ca.crt"}));
-        }
-        let mut sources = vec![json!({"secret": {"name": client, "items": items}})];
-        if bundle {
-            sources.push(ca_bundle_source(ctx, "hubble-server-ca.crt"));
-        }
+        let mut sources = cert_sources(
+            ctx,
+            &client,
+            vec![
+                json!({"key": "tls.crt", "path": "client.crt"}),
+                json!({"key": "tls.key", "path": "client.key"}),
+            ],
+            "hubble-server-ca.crt",
+            false,
+        );
         if truthy(&r["tls"]["server"]["enabled"]) {
             let server = if truthy(&r["tls"]["server"]["existingSecret"]) {
                 print(&r["tls"]["server"]["existingSecret"])
@@ -235,7 +228,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
         // defaultMode 0400 (octal) as YAML 1.1 reads it.
         volumes.push(json!({"name": "tls", "projected": {"defaultMode": 256, "sources": sources}}));
     }
-    extend_list(&mut volumes, &r["extraVolumes"]);
+    volumes.extend(list_items(ctx, "hubble.relay.extraVolumes")?);
 
     let mut pod = json!({
         "containers": [container],
@@ -247,38 +240,21 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
         "volumes": volumes,
     });
     put(&mut pod, "securityContext", with(&r["podSecurityContext"]));
-    put(
-        &mut pod,
-        "imagePullSecrets",
-        with(ctx.v("imagePullSecrets")),
-    );
-    put(&mut pod, "affinity", with(&r["affinity"]));
-    put(
-        &mut pod,
-        "topologySpreadConstraints",
-        topology_spread(&r["topologySpreadConstraints"], APP),
-    );
-    put(&mut pod, "nodeSelector", with(&r["nodeSelector"]));
-    put(&mut pod, "tolerations", with(&r["tolerations"]));
+    super::hubble::place_pod(ctx, &mut pod, r, APP);
 
-    let mut spec = json!({
-        "replicas": bare(&r["replicas"]),
-        "selector": {"matchLabels": {"k8s-app": APP}},
-        "template": {
-            "metadata": {
-                "annotations": merged(&[&checksum, &r["podAnnotations"], &scrape_annotations(ctx)]),
-                "labels": labels(ctx, &APP_LABELS, &[&r["podLabels"]]),
-            },
-            "spec": pod,
-        },
-    });
-    put(&mut spec, "strategy", with(&r["updateStrategy"]));
-    json!({
+    let spec = super::hubble::deployment_spec(
+        ctx,
+        r,
+        APP,
+        pod,
+        merged(&[&checksum, &r["podAnnotations"], &scrape_annotations(ctx)]),
+    );
+    Ok(json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": metadata(APP, Some(&ns), labels(ctx, &APP_LABELS, &[]), with(&r["annotations"])),
+        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &APP_LABELS, &[])), with(&r["annotations"])),
         "spec": spec,
-    })
+    }))
 }
 
 fn service(ctx: &Ctx) -> Value {
@@ -305,7 +281,7 @@ fn service(ctx: &Ctx) -> Value {
         "metadata": metadata(
             APP,
             Some(&ns),
-            labels(ctx, &APP_LABELS, &[]),
+            Some(labels_with_common(ctx, &APP_LABELS, &[])),
             merged(&[&r["annotations"], &scrape_annotations(ctx)]),
         ),
         "spec": {
@@ -324,7 +300,7 @@ fn metrics_service(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "hubble-relay-metrics",
             Some(&ns),
-            labels(ctx, &[("k8s-app", APP)], &[]),
+            Some(labels_with_common(ctx, &[("k8s-app", APP)], &[])),
             with(ctx.v("hubble.relay.annotations")),
         ),
         "spec": {
@@ -357,25 +333,14 @@ fn service_monitor(ctx: &Ctx) -> Value {
     } else {
         &[]
     };
-    let mut endpoint = Map::new();
-    endpoint.insert("port".into(), json!("metrics"));
-    endpoint.insert("interval".into(), json!(quote(&sm["interval"])));
-    if truthy(&sm["scrapeTimeout"]) {
-        endpoint.insert("scrapeTimeout".into(), json!(quote(&sm["scrapeTimeout"])));
-    }
-    endpoint.insert("path".into(), json!("/metrics"));
-    for key in ["relabelings", "metricRelabelings"] {
-        if let Some(v) = with(&sm[key]) {
-            endpoint.insert(key.into(), v);
-        }
-    }
+    let endpoint = scrape_endpoint(sm, "metrics", false, true);
     json!({
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "ServiceMonitor",
         "metadata": metadata(
             APP,
             Some(&ns),
-            labels(ctx, fixed, &[&sm["labels"]]),
+            Some(labels_with_common(ctx, fixed, &[&sm["labels"]])),
             merged(&[ctx.v("hubble.relay.annotations"), &sm["annotations"]]),
         ),
         "spec": {
@@ -388,16 +353,13 @@ fn service_monitor(ctx: &Ctx) -> Value {
 
 fn service_account(ctx: &Ctx) -> Value {
     let sa = ctx.v("serviceAccounts.relay");
-    let ns = ctx.namespace();
-    json!({
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": metadata(
-            &quote(&sa["name"]),
-            Some(&ns),
-            common_labels(ctx),
-            merged(&[ctx.v("hubble.relay.annotations"), &sa["annotations"]]),
-        ),
-        "automountServiceAccountToken": bare(&Value::String(quote(&sa["automount"]))),
-    })
+    let annotations = merged(&[ctx.v("hubble.relay.annotations"), &sa["annotations"]]);
+    let mut account = common::service_account(ctx, "relay", annotations);
+    // Relay's template also sets the token automount on the account itself.
+    put(
+        &mut account,
+        "automountServiceAccountToken",
+        Some(bare(&Value::String(quote(&sa["automount"])))),
+    );
+    account
 }

@@ -2,11 +2,12 @@
 
 use serde_json::{json, Map, Value};
 
-use super::common::{common_labels, image, merged, metadata, put};
-use super::hubble::{ca_bundle_source, extend_list, labels, pdb, topology_spread, with};
+use super::common::{
+    self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata, put,
+};
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, quote, truthy};
+use crate::tmpl::{bare, print, quote, range_items, truthy, with};
 
 const APP: &str = "hubble-ui";
 const APP_LABELS: [(&str, &str); 3] = [
@@ -22,7 +23,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         return Ok(Vec::new());
     }
     let config = configmap(ctx);
-    let mut out = vec![deployment(ctx, &config), service(ctx)];
+    let mut out = vec![deployment(ctx, &config)?, service(ctx)];
     out.push(config);
     let sa = ctx.on("serviceAccounts.ui.create");
     if sa && ctx.on("rbac.create") {
@@ -35,12 +36,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         out.push(ingress(ctx));
     }
     if ctx.on("hubble.ui.podDisruptionBudget.enabled") {
-        out.push(pdb(
-            ctx,
-            APP,
-            ctx.v("hubble.ui.podDisruptionBudget"),
-            ctx.v("hubble.ui.annotations"),
-        )?);
+        out.push(super::hubble::pdb(ctx, APP, "hubble.ui"));
     }
     Ok(out)
 }
@@ -124,7 +120,7 @@ fn configmap(ctx: &Ctx) -> Value {
     })
 }
 
-fn deployment(ctx: &Ctx, config: &Value) -> Value {
+fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     let u = ctx.v("hubble.ui");
     let ns = ctx.namespace();
     let relay_tls = ctx.on("hubble.relay.tls.server.enabled");
@@ -135,7 +131,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
         json!({"name": "hubble-ui-nginx-conf", "mountPath": "/etc/nginx/conf.d/default.conf", "subPath": "nginx.conf"}),
         json!({"name": "tmp-dir", "mountPath": "/tmp"}),
     ];
-    extend_list(&mut fe_mounts, &fe["extraVolumeMounts"]);
+    fe_mounts.extend(list_items(ctx, "hubble.ui.frontend.extraVolumeMounts")?);
     let mut frontend = json!({
         "name": "frontend",
         "image": image(&fe["image"]),
@@ -165,12 +161,12 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
     } else {
         env.push(json!({"name": "FLOWS_API_ADDR", "value": "hubble-relay:80"}));
     }
-    extend_list(&mut env, &be["extraEnv"]);
+    env.extend(list_items(ctx, "hubble.ui.backend.extraEnv")?);
     let mut be_mounts = Vec::new();
     if relay_tls {
         be_mounts.push(json!({"name": "hubble-ui-client-certs", "mountPath": "/var/lib/hubble-ui/certs", "readOnly": true}));
     }
-    extend_list(&mut be_mounts, &be["extraVolumeMounts"]);
+    be_mounts.extend(list_items(ctx, "hubble.ui.backend.extraVolumeMounts")?);
     let mut backend = json!({
         "name": "backend",
         "image": image(&be["image"]),
@@ -222,18 +218,16 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
             } else {
                 "hubble-ui-client-certs".into()
             };
-            let mut items = vec![
-                json!({"key": "tls.crt", "path": "client.crt"}),
-                json!({"key": "tls.key", "path": "client.key"}),
-            ];
-            let bundle = ctx.on("tls.caBundle.enabled");
-            if !bundle {
-                items.push(json!({"key": "ca.crt", "path": "hubble-relay-ca.crt"}));
-            }
-            let mut sources = vec![json!({"secret": {"name": secret, "items": items}})];
-            if bundle {
-                sources.push(ca_bundle_source(ctx, "hubble-relay-ca.crt"));
-            }
+            let sources = cert_sources(
+                ctx,
+                &secret,
+                vec![
+                    json!({"key": "tls.crt", "path": "client.crt"}),
+                    json!({"key": "tls.key", "path": "client.key"}),
+                ],
+                "hubble-relay-ca.crt",
+                false,
+            );
             // defaultMode 0400 (octal) as YAML 1.1 reads it.
             vol.insert(
                 "projected".into(),
@@ -242,8 +236,8 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
         }
         volumes.push(Value::Object(vol));
     }
-    extend_list(&mut volumes, &fe["extraVolumes"]);
-    extend_list(&mut volumes, &be["extraVolumes"]);
+    volumes.extend(list_items(ctx, "hubble.ui.frontend.extraVolumes")?);
+    volumes.extend(list_items(ctx, "hubble.ui.backend.extraVolumes")?);
 
     let mut pod = json!({
         "priorityClassName": bare(&Value::String(quote(&u["priorityClassName"]))),
@@ -259,43 +253,26 @@ fn deployment(ctx: &Ctx, config: &Value) -> Value {
         }
         put(&mut pod, "securityContext", Some(sc));
     }
-    put(
-        &mut pod,
-        "imagePullSecrets",
-        with(ctx.v("imagePullSecrets")),
-    );
-    put(&mut pod, "affinity", with(&u["affinity"]));
-    put(
-        &mut pod,
-        "topologySpreadConstraints",
-        topology_spread(&u["topologySpreadConstraints"], APP),
-    );
-    put(&mut pod, "nodeSelector", with(&u["nodeSelector"]));
-    put(&mut pod, "tolerations", with(&u["tolerations"]));
+    super::hubble::place_pod(ctx, &mut pod, u, APP);
 
     let checksum = if truthy(&u["rollOutPods"]) {
         json!({"cilium.io/hubble-ui-nginx-configmap-checksum": crate::output::sha256_hex(config)})
     } else {
         Value::Null
     };
-    let mut spec = json!({
-        "replicas": bare(&u["replicas"]),
-        "selector": {"matchLabels": {"k8s-app": APP}},
-        "template": {
-            "metadata": {
-                "annotations": merged(&[&checksum, &u["podAnnotations"]]),
-                "labels": labels(ctx, &APP_LABELS, &[&u["podLabels"]]),
-            },
-            "spec": pod,
-        },
-    });
-    put(&mut spec, "strategy", with(&u["updateStrategy"]));
-    json!({
+    let spec = super::hubble::deployment_spec(
+        ctx,
+        u,
+        APP,
+        pod,
+        merged(&[&checksum, &u["podAnnotations"]]),
+    );
+    Ok(json!({
         "kind": "Deployment",
         "apiVersion": "apps/v1",
-        "metadata": metadata(APP, Some(&ns), labels(ctx, &APP_LABELS, &[&u["labels"]]), with(&u["annotations"])),
+        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &APP_LABELS, &[&u["labels"]])), with(&u["annotations"])),
         "spec": spec,
-    })
+    }))
 }
 
 fn service(ctx: &Ctx) -> Value {
@@ -312,7 +289,7 @@ fn service(ctx: &Ctx) -> Value {
         "metadata": metadata(
             APP,
             Some(&ns),
-            labels(ctx, &APP_LABELS, &[&svc["labels"]]),
+            Some(labels_with_common(ctx, &APP_LABELS, &[&svc["labels"]])),
             merged(&[&u["annotations"], &svc["annotations"]]),
         ),
         "spec": {
@@ -328,7 +305,7 @@ fn ingress(ctx: &Ctx) -> Value {
     let ing = &u["ingress"];
     let ns = ctx.namespace();
     let base = quote(&u["baseUrl"]);
-    let rules: Vec<Value> = super::hubble::range_items(&ing["hosts"])
+    let rules: Vec<Value> = range_items(&ing["hosts"])
         .into_iter()
         .map(|h| {
             json!({
@@ -357,7 +334,7 @@ fn ingress(ctx: &Ctx) -> Value {
         "metadata": metadata(
             APP,
             Some(&ns),
-            labels(ctx, &APP_LABELS, &[&ing["labels"]]),
+            Some(labels_with_common(ctx, &APP_LABELS, &[&ing["labels"]])),
             merged(&[&u["annotations"], &ing["annotations"]]),
         ),
         "spec": spec,
@@ -365,7 +342,11 @@ fn ingress(ctx: &Ctx) -> Value {
 }
 
 fn rbac(ctx: &Ctx) -> Vec<Value> {
-    let part_of = labels(ctx, &[("app.kubernetes.io/part-of", "cilium")], &[]);
+    let part_of = Some(labels_with_common(
+        ctx,
+        &[("app.kubernetes.io/part-of", "cilium")],
+        &[],
+    ));
     let ann = with(ctx.v("hubble.ui.annotations"));
     let read = ["get", "list", "watch"];
     vec![
@@ -391,18 +372,11 @@ fn rbac(ctx: &Ctx) -> Vec<Value> {
 }
 
 fn service_account(ctx: &Ctx) -> Value {
-    let sa = ctx.v("serviceAccounts.ui");
-    let ns = ctx.namespace();
-    json!({
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": metadata(
-            &quote(&sa["name"]),
-            Some(&ns),
-            common_labels(ctx),
-            merged(&[ctx.v("hubble.ui.annotations"), &sa["annotations"]]),
-        ),
-    })
+    let annotations = merged(&[
+        ctx.v("hubble.ui.annotations"),
+        ctx.v("serviceAccounts.ui.annotations"),
+    ]);
+    common::service_account(ctx, "ui", annotations)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::values::Values;
 
 pub mod agent;
 pub mod ca;
+pub mod certgen;
 pub mod clustermesh;
 pub mod common;
 pub mod config;

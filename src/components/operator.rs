@@ -2,12 +2,20 @@
 
 use serde_json::{json, Map, Value};
 
-use super::common::{self, merged, metadata, put};
+use super::common::{
+    self, host_path_mounts, labels, list_items, merged, metadata, priority_class_name, put,
+    service_monitor, topology_spread, MonitorSpec,
+};
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, quote, truthy};
+use crate::tmpl::{
+    b64enc, bare, has_duration, path_dir, print, quote, quoted, to_int64, truthy, with,
+};
 
 const SELECTOR: &[(&str, &str)] = &[("io.cilium/app", "operator"), ("name", "cilium-operator")];
+
+/// How the operator and Envoy word a non-map entry of `extraHostPathMounts`.
+pub(super) const HOST_PATH_NOT_A_MAP: &str = "every entry must be a mapping";
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();
@@ -27,7 +35,19 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         out.extend(secret_roles(ctx));
     }
     if ctx.on("operator.podDisruptionBudget.enabled") {
-        out.push(pod_disruption_budget(ctx));
+        out.push(common::pod_disruption_budget(
+            ctx,
+            "cilium-operator",
+            ctx.v("operator.podDisruptionBudget"),
+            SELECTOR,
+            &[
+                ("io.cilium/app", "operator"),
+                ("name", "cilium-operator"),
+                ("app.kubernetes.io/name", "cilium-operator"),
+                ("app.kubernetes.io/part-of", "cilium"),
+            ],
+            ctx.v("operator.annotations"),
+        ));
     }
     if ctx.on("azure.enabled") {
         out.push(azure_secret(ctx));
@@ -55,107 +75,11 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Helpers shared with the Envoy module (candidates for common.rs).
+// Helpers shared with the Envoy module.
 
-/// A value inserted with `toYaml` under a `with`: present only when truthy.
-pub(super) fn opt(v: &Value) -> Option<Value> {
-    truthy(v).then(|| v.clone())
-}
-
-pub(super) fn string(s: impl Into<String>) -> Value {
-    Value::String(s.into())
-}
-
-/// A fixed label set followed by `toYaml` blocks of user maps (later keys win).
-pub(super) fn labels(fixed: &[(&str, &str)], extra: &[&Value]) -> Value {
-    let base: Map<String, Value> = fixed
-        .iter()
-        .map(|(k, v)| (k.to_string(), string(*v)))
-        .collect();
-    let base = Value::Object(base);
-    let mut all = vec![&base];
-    all.extend_from_slice(extra);
-    merged(&all).unwrap_or_else(|| json!({}))
-}
-
-/// The items of a list value spliced into a chart list with `toYaml`; anything but a list (or
-/// an empty value) would break the chart's YAML, so it is refused.
-pub(super) fn items(ctx: &Ctx, path: &str) -> Result<Vec<Value>, RenderError> {
-    match ctx.v(path) {
-        Value::Array(a) => Ok(a.clone()),
-        v if !truthy(v) => Ok(Vec::new()),
-        _ => Err(ctx.invalid(path, "must be a list")),
-    }
-}
-
-/// `KUBERNETES_SERVICE_HOST`/`PORT` variables, from `k8sServiceHostRef` and `k8sServiceHost`.
-pub(super) fn k8s_service_env(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    let mut env = Vec::new();
-    if ctx.on("k8sServiceHostRef.name") && ctx.on("k8sServiceHostRef.key") {
-        env.push(json!({
-            "name": "KUBERNETES_SERVICE_HOST",
-            "valueFrom": {"configMapKeyRef": {
-                "name": bare(ctx.v("k8sServiceHostRef.name")),
-                "key": bare(ctx.v("k8sServiceHostRef.key")),
-            }},
-        }));
-        env.push(
-            json!({"name": "KUBERNETES_SERVICE_PORT", "value": common::k8s_service_port(ctx)?}),
-        );
-    }
-    if ctx.on("k8sServiceHost") {
-        env.push(
-            json!({"name": "KUBERNETES_SERVICE_HOST", "value": common::k8s_service_host(ctx)?}),
-        );
-        env.push(
-            json!({"name": "KUBERNETES_SERVICE_PORT", "value": common::k8s_service_port(ctx)?}),
-        );
-    }
-    Ok(env)
-}
-
-/// The volume mounts and the volumes of an `extraHostPathMounts` list.
-pub(super) fn host_path_mounts(
-    ctx: &Ctx,
-    path: &str,
-) -> Result<(Vec<Value>, Vec<Value>), RenderError> {
-    let mut mounts = Vec::new();
-    let mut volumes = Vec::new();
-    for m in items(ctx, path)? {
-        if !m.is_object() {
-            return Err(ctx.invalid(path, "every entry must be a mapping"));
-        }
-        let mut mount = json!({
-            "name": bare(&m["name"]),
-            "mountPath": bare(&m["mountPath"]),
-            "readOnly": bare(&m["readOnly"]),
-        });
-        if truthy(&m["mountPropagation"]) {
-            put(
-                &mut mount,
-                "mountPropagation",
-                Some(bare(&m["mountPropagation"])),
-            );
-        }
-        mounts.push(mount);
-        let mut host = json!({"path": bare(&m["hostPath"])});
-        if truthy(&m["hostPathType"]) {
-            put(&mut host, "type", Some(bare(&m["hostPathType"])));
-        }
-        volumes.push(json!({"name": bare(&m["name"]), "hostPath": host}));
-    }
-    Ok((mounts, volumes))
-}
-
-/// `priorityClassName` as the chart prints it (absent when empty).
-pub(super) fn priority_class(ctx: &Ctx, own: &str, critical: &str) -> Value {
-    match common::priority_class(ctx, ctx.v(own), critical) {
-        Some(p) => bare(&Value::String(p)),
-        None => Value::Null,
-    }
-}
-
-/// A ServiceAccount whose annotations are the component's, then the account's own.
+/// The ServiceAccount `serviceAccounts.<account>`, annotated with the component's annotations
+/// and then the account's own, to which `extra` is added in place (so it wins over a user key of
+/// the same name).
 pub(super) fn service_account_object(
     ctx: &Ctx,
     account: &str,
@@ -172,83 +96,7 @@ pub(super) fn service_account_object(
             own = json!({ k: v });
         }
     }
-    let annotations = merged(&[component_annotations, &own]);
-    json!({
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": metadata(
-            &quote(ctx.v(&format!("serviceAccounts.{account}.name"))),
-            Some(&ctx.namespace()),
-            common::common_labels(ctx),
-            annotations,
-        ),
-    })
-}
-
-pub(super) struct MonitorSpec<'a> {
-    pub name: &'a str,
-    /// Path of the `serviceMonitor` values block.
-    pub values: &'a str,
-    /// Path of the component's annotations.
-    pub annotations: &'a str,
-    pub selector: &'a [(&'a str, &'a str)],
-    pub port: &'a str,
-    pub target_label: &'a str,
-    pub job_label: bool,
-}
-
-/// A Prometheus Operator ServiceMonitor for a component's metrics Service.
-pub(super) fn service_monitor(ctx: &Ctx, s: MonitorSpec) -> Value {
-    let v = |k: &str| ctx.v(&format!("{}.{k}", s.values));
-    let ns_value = v("namespace");
-    let namespace = if truthy(ns_value) {
-        print(ns_value)
-    } else {
-        ctx.namespace()
-    };
-    let common_labels = ctx.v("commonLabels");
-    let meta_labels = labels(
-        &[
-            ("app.kubernetes.io/part-of", "cilium"),
-            ("app.kubernetes.io/name", s.name),
-        ],
-        &[common_labels, v("labels")],
-    );
-    let annotations = merged(&[ctx.v(s.annotations), v("annotations")]);
-    let mut endpoint = json!({
-        "port": s.port,
-        "interval": quote(v("interval")),
-        "honorLabels": true,
-        "path": "/metrics",
-    });
-    if truthy(v("scrapeTimeout")) {
-        put(
-            &mut endpoint,
-            "scrapeTimeout",
-            Some(string(quote(v("scrapeTimeout")))),
-        );
-    }
-    put(&mut endpoint, "relabelings", opt(v("relabelings")));
-    put(
-        &mut endpoint,
-        "metricRelabelings",
-        opt(v("metricRelabelings")),
-    );
-    let mut spec = json!({
-        "selector": {"matchLabels": labels(s.selector, &[])},
-        "namespaceSelector": {"matchNames": [ctx.namespace()]},
-        "endpoints": [endpoint],
-        "targetLabels": [s.target_label],
-    });
-    if s.job_label && truthy(v("jobLabel")) {
-        put(&mut spec, "jobLabel", Some(string(quote(v("jobLabel")))));
-    }
-    json!({
-        "apiVersion": "monitoring.coreos.com/v1",
-        "kind": "ServiceMonitor",
-        "metadata": metadata(s.name, Some(&namespace), Some(meta_labels), annotations),
-        "spec": spec,
-    })
+    common::service_account(ctx, account, merged(&[component_annotations, &own]))
 }
 
 /// `ternary "127.0.0.1" "::1" .Values.ipv4.enabled`: the loopback address probes use.
@@ -308,43 +156,6 @@ fn clustermesh_sync(ctx: &Ctx) -> bool {
         || ctx.on("clustermesh.enableMCSAPISupport")
 }
 
-/// Go's `path.Dir`.
-fn go_dir(p: &str) -> String {
-    let cleaned = match p.rfind('/') {
-        Some(i) => &p[..=i],
-        None => "",
-    };
-    go_clean(cleaned)
-}
-
-/// Go's `path.Clean`.
-fn go_clean(p: &str) -> String {
-    if p.is_empty() {
-        return ".".into();
-    }
-    let rooted = p.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in p.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|l| *l != "..") {
-                    parts.pop();
-                } else if !rooted {
-                    parts.push("..");
-                }
-            }
-            s => parts.push(s),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".into(),
-        (false, false) => joined,
-    }
-}
-
 fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     let ns = ctx.namespace();
     let common_labels = ctx.v("commonLabels");
@@ -367,7 +178,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
             "type": "RollingUpdate",
         }))
     } else {
-        opt(strategy_v)
+        with(strategy_v)
     };
 
     let mut pod_annotations = Map::new();
@@ -375,7 +186,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         let cm = super::config::cilium_config(ctx)?.unwrap_or(Value::Null);
         pod_annotations.insert(
             "cilium.io/cilium-configmap-checksum".into(),
-            string(crate::output::sha256_hex(&cm)),
+            Value::from(crate::output::sha256_hex(&cm)),
         );
     }
     if ctx.on("operator.prometheus.enabled")
@@ -383,9 +194,9 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     {
         pod_annotations.insert(
             "prometheus.io/port".into(),
-            string(quote(ctx.v("operator.prometheus.port"))),
+            quoted(ctx.v("operator.prometheus.port")),
         );
-        pod_annotations.insert("prometheus.io/scrape".into(), string("true"));
+        pod_annotations.insert("prometheus.io/scrape".into(), Value::from("true"));
     }
     let pod_annotations = merged(&[
         &Value::Object(pod_annotations),
@@ -394,10 +205,10 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
 
     let cloud = cloud(ctx);
     let mut args = vec![
-        string("--config-dir=/tmp/cilium/config-map"),
-        string("--debug=$(CILIUM_DEBUG)"),
+        Value::from("--config-dir=/tmp/cilium/config-map"),
+        Value::from("--debug=$(CILIUM_DEBUG)"),
     ];
-    args.extend(items(ctx, "operator.extraArgs")?);
+    args.extend(list_items(ctx, "operator.extraArgs")?);
 
     let mut env = vec![
         json!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}}}),
@@ -433,7 +244,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
             env.push(secret_env(k, "cilium-alibabacloud", true));
         }
     }
-    env.extend(k8s_service_env(ctx)?);
+    env.extend(common::k8s_service_env(ctx)?);
     if ctx.on("azure.enabled") {
         for (var, path) in [
             ("AZURE_SUBSCRIPTION_ID", "azure.subscriptionID"),
@@ -447,13 +258,13 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         env.push(secret_env("AZURE_CLIENT_ID", "cilium-azure", false));
         env.push(secret_env("AZURE_CLIENT_SECRET", "cilium-azure", false));
     }
-    env.extend(items(ctx, "operator.extraEnv")?);
+    env.extend(list_items(ctx, "operator.extraEnv")?);
 
     let host_network = ctx.on("operator.hostNetwork");
     let probe = |initial: f64, period: f64, failure: Option<f64>| {
         let mut get = json!({"path": "/healthz", "port": 9234, "scheme": "HTTP"});
         if host_network {
-            put(&mut get, "host", Some(string(loopback(ctx))));
+            put(&mut get, "host", Some(Value::from(loopback(ctx))));
         }
         let mut p = json!({
             "httpGet": get,
@@ -491,21 +302,22 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         volumes.push(json!({"name": "kube-config", "hostPath": {"path": bare(ctx.v("kubeConfigPath")), "type": "FileOrCreate"}}));
     }
     let spire = ctx.on("authentication.mutual.spire.enabled");
-    let spire_dir = bare(&string(go_dir(&quote(
+    let spire_dir = bare(&Value::from(path_dir(&quote(
         ctx.v("authentication.mutual.spire.agentSocketPath"),
     ))));
     if spire {
         mounts
             .push(json!({"name": "spire-agent-socket", "mountPath": spire_dir, "readOnly": true}));
     }
-    let (extra_mounts, extra_volumes) = host_path_mounts(ctx, "operator.extraHostPathMounts")?;
+    let (extra_mounts, extra_volumes) =
+        host_path_mounts(ctx, "operator.extraHostPathMounts", HOST_PATH_NOT_A_MAP)?;
     mounts.extend(extra_mounts);
-    mounts.extend(items(ctx, "operator.extraVolumeMounts")?);
+    mounts.extend(list_items(ctx, "operator.extraVolumeMounts")?);
     volumes.extend(extra_volumes);
     if spire {
         volumes.push(json!({"name": "spire-agent-socket", "hostPath": {"path": spire_dir, "type": "DirectoryOrCreate"}}));
     }
-    volumes.extend(items(ctx, "operator.extraVolumes")?);
+    volumes.extend(list_items(ctx, "operator.extraVolumes")?);
     if clustermesh_sync(ctx) {
         volumes.push(clustermesh_volume(ctx));
     }
@@ -533,19 +345,19 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     put(
         &mut container,
         "resources",
-        opt(ctx.v("operator.resources")),
+        with(ctx.v("operator.resources")),
     );
     put(
         &mut container,
         "securityContext",
-        opt(ctx.v("operator.securityContext")),
+        with(ctx.v("operator.securityContext")),
     );
 
     let mut spec = json!({
         "containers": [container],
         "hostNetwork": bare(ctx.v("operator.hostNetwork")),
         "restartPolicy": "Always",
-        "priorityClassName": priority_class(ctx, "operator.priorityClassName", "system-cluster-critical"),
+        "priorityClassName": priority_class_name(ctx, ctx.v("operator.priorityClassName"), "system-cluster-critical"),
         "serviceAccountName": quote(ctx.v("serviceAccounts.operator.name")),
         "automountServiceAccountToken": bare(ctx.v("serviceAccounts.operator.automount")),
         "volumes": volumes,
@@ -553,12 +365,12 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     put(
         &mut spec,
         "imagePullSecrets",
-        opt(ctx.v("imagePullSecrets")),
+        with(ctx.v("imagePullSecrets")),
     );
     put(
         &mut spec,
         "securityContext",
-        opt(ctx.v("operator.podSecurityContext")),
+        with(ctx.v("operator.podSecurityContext")),
     );
     if ctx.on("operator.dnsPolicy") {
         put(
@@ -567,32 +379,18 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
             Some(bare(ctx.v("operator.dnsPolicy"))),
         );
     }
-    put(&mut spec, "affinity", opt(ctx.v("operator.affinity")));
-    if let Some(tsc) = opt(ctx.v("operator.topologySpreadConstraints")) {
-        let Value::Array(list) = tsc else {
-            return Err(ctx.invalid("operator.topologySpreadConstraints", "must be a list"));
-        };
-        let mut out = Vec::new();
-        for mut c in list {
-            if !truthy(&c["labelSelector"]) {
-                put(
-                    &mut c,
-                    "labelSelector",
-                    Some(json!({"matchLabels": labels(SELECTOR, &[])})),
-                );
-            }
-            out.push(c);
-        }
-        put(
-            &mut spec,
-            "topologySpreadConstraints",
-            Some(Value::Array(out)),
-        );
-    }
+    put(&mut spec, "affinity", with(ctx.v("operator.affinity")));
+    // Anything but a list is refused, as for the lists spliced into the pod spec.
+    list_items(ctx, "operator.topologySpreadConstraints")?;
+    put(
+        &mut spec,
+        "topologySpreadConstraints",
+        topology_spread(ctx.v("operator.topologySpreadConstraints"), SELECTOR),
+    );
     put(
         &mut spec,
         "nodeSelector",
-        opt(ctx.v("operator.nodeSelector")),
+        with(ctx.v("operator.nodeSelector")),
     );
     if clustermesh_sync(ctx)
         && ctx.on("clustermesh.config.enabled")
@@ -617,7 +415,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
             put(&mut spec, "hostAliases", Some(Value::Array(aliases)));
         }
     }
-    let mut tolerations = items(ctx, "operator.tolerations")?;
+    let mut tolerations = list_items(ctx, "operator.tolerations")?;
     let taint = ctx.v("agentNotReadyTaintKey");
     if !taint.is_null() {
         if tolerations.is_empty() {
@@ -652,7 +450,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
             "cilium-operator",
             Some(&ns),
             Some(labels(&own_labels, &[common_labels])),
-            opt(ctx.v("operator.annotations")),
+            with(ctx.v("operator.annotations")),
         ),
         "spec": deploy_spec,
     }))
@@ -667,40 +465,22 @@ pub(super) fn metadata_pod(labels: Value, annotations: Option<Value>) -> Value {
 
 /// The projected volume with the clustermesh secrets and client certificates.
 fn clustermesh_volume(ctx: &Ctx) -> Value {
-    let ca_bundle = ctx.on("tls.caBundle.enabled");
-    let ca_source = |path: &str| {
-        let kind = if ctx.on("tls.caBundle.useSecret") {
-            "secret"
-        } else {
-            "configMap"
-        };
-        json!({ kind: {
-            "name": bare(ctx.v("tls.caBundle.name")),
-            "optional": true,
-            "items": [{"key": bare(ctx.v("tls.caBundle.key")), "path": path}],
-        }})
-    };
     let cert = |secret: &str, prefix: &str| {
-        let mut items = vec![
+        let items = vec![
             json!({"key": "tls.key", "path": format!("{prefix}-etcd-client.key")}),
             json!({"key": "tls.crt", "path": format!("{prefix}-etcd-client.crt")}),
         ];
-        if !ca_bundle {
-            items.push(json!({"key": "ca.crt", "path": format!("{prefix}-etcd-client-ca.crt")}));
-        }
-        json!({"secret": {"name": secret, "optional": true, "items": items}})
+        common::cert_sources(
+            ctx,
+            secret,
+            items,
+            &format!("{prefix}-etcd-client-ca.crt"),
+            true,
+        )
     };
-    let mut sources = vec![
-        json!({"secret": {"name": "cilium-clustermesh", "optional": true}}),
-        cert("clustermesh-apiserver-remote-cert", "common"),
-    ];
-    if ca_bundle {
-        sources.push(ca_source("common-etcd-client-ca.crt"));
-    }
-    sources.push(cert("clustermesh-apiserver-local-cert", "local"));
-    if ca_bundle {
-        sources.push(ca_source("local-etcd-client-ca.crt"));
-    }
+    let mut sources = vec![json!({"secret": {"name": "cilium-clustermesh", "optional": true}})];
+    sources.extend(cert("clustermesh-apiserver-remote-cert", "common"));
+    sources.extend(cert("clustermesh-apiserver-local-cert", "local"));
     json!({"name": "clustermesh-secrets", "projected": {"defaultMode": 256, "sources": sources}})
 }
 
@@ -721,104 +501,6 @@ fn part_of_labels(ctx: &Ctx) -> Value {
 
 fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
     json!({"apiGroups": groups, "resources": resources, "verbs": verbs})
-}
-
-/// `hasDuration`: the value, as text, is a Go duration other than zero (Sprig's `dateModify`
-/// leaves the time unchanged otherwise).
-fn has_duration(v: &Value) -> bool {
-    go_parse_duration(&print(v)).is_some_and(|d| d != 0)
-}
-
-/// Go's `time.ParseDuration`, in nanoseconds; None where Go reports an error.
-fn go_parse_duration(s: &str) -> Option<i128> {
-    let (neg, mut rest) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    if rest == "0" {
-        return Some(0);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total: i128 = 0;
-    while !rest.is_empty() {
-        let b = rest.as_bytes()[0];
-        if !(b == b'.' || b.is_ascii_digit()) {
-            return None;
-        }
-        let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let int_part = &rest[..int_len];
-        rest = &rest[int_len..];
-        let mut frac_part = "";
-        if rest.starts_with('.') {
-            rest = &rest[1..];
-            let n = rest.bytes().take_while(u8::is_ascii_digit).count();
-            frac_part = &rest[..n];
-            rest = &rest[n..];
-        }
-        if int_part.is_empty() && frac_part.is_empty() {
-            return None;
-        }
-        let unit_len = rest
-            .char_indices()
-            .find(|(_, c)| *c == '.' || c.is_ascii_digit())
-            .map(|(i, _)| i)
-            .unwrap_or(rest.len());
-        let unit = &rest[..unit_len];
-        rest = &rest[unit_len..];
-        let scale: i128 = match unit {
-            "ns" => 1,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => return None,
-        };
-        let int_value: i128 = if int_part.is_empty() {
-            0
-        } else {
-            int_part
-                .parse()
-                .ok()
-                .filter(|v: &i128| *v <= i64::MAX as i128)?
-        };
-        let mut v = int_value.checked_mul(scale)?;
-        if !frac_part.is_empty() {
-            // Go keeps at most the digits that fit; nanosecond precision is plenty here.
-            let digits: String = frac_part.chars().take(30).collect();
-            let f: i128 = digits.parse().ok()?;
-            let denom = 10i128.checked_pow(digits.len() as u32)?;
-            v += (f as f64 * (scale as f64 / denom as f64)) as i128;
-        }
-        total = total.checked_add(v)?;
-        if total > i64::MAX as i128 {
-            return None;
-        }
-    }
-    Some(if neg { -total } else { total })
-}
-
-/// Sprig's `int64` of a value: numbers truncate, numeric text parses, anything else is 0.
-pub(super) fn to_int64(v: &Value) -> i64 {
-    match v {
-        Value::Number(n) => n
-            .as_i64()
-            .unwrap_or_else(|| n.as_f64().map(|f| f as i64).unwrap_or(0)),
-        Value::String(s) => {
-            let t = s.trim_end_matches('0');
-            let t = if s.contains('.') {
-                t.strip_suffix('.').unwrap_or(s)
-            } else {
-                s
-            };
-            t.parse().unwrap_or(0)
-        }
-        Value::Bool(b) => i64::from(*b),
-        _ => 0,
-    }
 }
 
 fn cluster_role(ctx: &Ctx) -> Result<Value, RenderError> {
@@ -1065,7 +747,7 @@ fn cluster_role(ctx: &Ctx) -> Result<Value, RenderError> {
     Ok(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
-        "metadata": metadata("cilium-operator", None, Some(part_of_labels(ctx)), opt(ctx.v("operator.annotations"))),
+        "metadata": metadata("cilium-operator", None, Some(part_of_labels(ctx)), with(ctx.v("operator.annotations"))),
         "rules": rules,
     }))
 }
@@ -1082,7 +764,7 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
     json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
-        "metadata": metadata("cilium-operator", None, Some(part_of_labels(ctx)), opt(ctx.v("operator.annotations"))),
+        "metadata": metadata("cilium-operator", None, Some(part_of_labels(ctx)), with(ctx.v("operator.annotations"))),
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cilium-operator"},
         "subjects": subject(ctx),
     })
@@ -1119,7 +801,7 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
             name,
             Some(&ns),
             Some(part_of_labels(ctx)),
-            opt(ctx.v("operator.annotations")),
+            with(ctx.v("operator.annotations")),
         );
         out.push(json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -1138,79 +820,16 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
     out
 }
 
-fn pod_disruption_budget(ctx: &Ctx) -> Value {
-    let pdb = ctx.v("operator.podDisruptionBudget");
-    let mut spec = json!({"selector": {"matchLabels": labels(SELECTOR, &[])}});
-    if truthy(&pdb["maxUnavailable"]) {
-        put(
-            &mut spec,
-            "maxUnavailable",
-            Some(bare(&pdb["maxUnavailable"])),
-        );
-    }
-    if truthy(&pdb["minAvailable"]) {
-        put(&mut spec, "minAvailable", Some(bare(&pdb["minAvailable"])));
-    }
-    if ctx.plan.kube.at_least(1, 27) && truthy(&pdb["unhealthyPodEvictionPolicy"]) {
-        put(
-            &mut spec,
-            "unhealthyPodEvictionPolicy",
-            Some(bare(&pdb["unhealthyPodEvictionPolicy"])),
-        );
-    }
-    json!({
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": metadata(
-            "cilium-operator",
-            Some(&ctx.namespace()),
-            Some(labels(
-                &[
-                    ("io.cilium/app", "operator"),
-                    ("name", "cilium-operator"),
-                    ("app.kubernetes.io/name", "cilium-operator"),
-                    ("app.kubernetes.io/part-of", "cilium"),
-                ],
-                &[ctx.v("commonLabels")],
-            )),
-            opt(ctx.v("operator.annotations")),
-        ),
-        "spec": spec,
-    })
-}
-
-/// Standard base64 with padding (Sprig's `b64enc`).
-fn base64(data: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 fn azure_secret(ctx: &Ctx) -> Value {
     let enc = |path: &str| {
         let v = ctx.v(path);
         let text = if truthy(v) { print(v) } else { String::new() };
-        base64(text.as_bytes())
+        b64enc(text.as_bytes())
     };
     json!({
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": metadata("cilium-azure", Some(&ctx.namespace()), common::common_labels(ctx), opt(ctx.v("operator.annotations"))),
+        "metadata": metadata("cilium-azure", Some(&ctx.namespace()), common::common_labels(ctx), with(ctx.v("operator.annotations"))),
         "type": "Opaque",
         "data": {
             "AZURE_CLIENT_ID": enc("azure.clientID"),
@@ -1235,7 +854,7 @@ fn service(ctx: &Ctx) -> Value {
                 ],
                 &[ctx.v("commonLabels")],
             )),
-            opt(ctx.v("operator.annotations")),
+            with(ctx.v("operator.annotations")),
         ),
         "spec": {
             "clusterIP": "None",
@@ -1291,7 +910,7 @@ fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
             } else {
                 "1".into()
             };
-            extra.insert(print(&bare(&d["label"])), string(value));
+            extra.insert(print(&bare(&d["label"])), Value::from(value));
         }
         let lbl = labels(
             &[
@@ -1303,7 +922,7 @@ fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         );
         let annotations = merged(&[&d["annotations"], ctx.v("operator.annotations")]);
         let mut data = Map::new();
-        data.insert(format!("{stem}.json"), string(text));
+        data.insert(format!("{stem}.json"), Value::from(text));
         out.push(json!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -1312,47 +931,4 @@ fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         }));
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_follow_go() {
-        assert_eq!(go_parse_duration("5m0s"), Some(300_000_000_000));
-        assert_eq!(go_parse_duration("1.5h"), Some(5_400_000_000_000));
-        assert_eq!(go_parse_duration("0"), Some(0));
-        assert_eq!(go_parse_duration("300"), None);
-        assert_eq!(go_parse_duration(""), None);
-        assert!(has_duration(&json!("15m")));
-        assert!(!has_duration(&json!("0s")));
-        assert!(!has_duration(&Value::Null));
-    }
-
-    #[test]
-    fn base64_pads() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"a"), "YQ==");
-        assert_eq!(base64(b"ab"), "YWI=");
-        assert_eq!(base64(b"abc"), "YWJj");
-    }
-
-    #[test]
-    fn dir_like_go() {
-        assert_eq!(
-            go_dir("/run/spire/sockets/agent/agent.sock"),
-            "/run/spire/sockets/agent"
-        );
-        assert_eq!(go_dir("agent.sock"), ".");
-        assert_eq!(go_dir("/x"), "/");
-    }
-
-    #[test]
-    fn int64_like_sprig() {
-        assert_eq!(to_int64(&json!(15.0)), 15);
-        assert_eq!(to_int64(&json!("15")), 15);
-        assert_eq!(to_int64(&json!("0")), 0);
-        assert_eq!(to_int64(&json!("x")), 0);
-    }
 }

@@ -3,17 +3,14 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{
-    agent_on, bare_at, eq_text, go_path_base, go_path_dir, go_quote, labels, list_items, quoted, s,
-    ternary_bool, text_of, with_value,
-};
+use super::{agent_on, bare_at, eq_text, s, ternary_bool};
 use crate::components::common::{
-    envoy_daemonset_enabled, image, k8s_service_host, k8s_service_port, metadata, priority_class,
-    upgrade_compat_at_least,
+    self, envoy_daemonset_enabled, image, k8s_service_env, labels, list_items, metadata,
+    priority_class_name, upgrade_compat_at_least,
 };
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, truthy};
+use crate::tmpl::{bare, go_quote, path_base, path_dir, print, quote, quoted, truthy, with};
 
 /// Kubernetes reads the chart's octal `0400` file mode as this decimal number.
 const MODE_0400: u64 = 256;
@@ -57,14 +54,14 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
             "spec": pod_spec(ctx, &a)?,
         },
     });
-    if let Some(u) = with_value(ctx, "updateStrategy") {
+    if let Some(u) = with(ctx.v("updateStrategy")) {
         spec["updateStrategy"] = u;
     }
-    let name = text_of(&bare_at(ctx, "name"));
+    let name = quote(&bare_at(ctx, "name"));
     Ok(vec![json!({
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
-        "metadata": metadata(&name, Some(&namespace), Some(ds_labels), with_value(ctx, "annotations")),
+        "metadata": metadata(&name, Some(&namespace), Some(ds_labels), with(ctx.v("annotations"))),
         "spec": spec,
     })])
 }
@@ -88,7 +85,7 @@ impl Agent {
             envoy_ds: envoy_daemonset_enabled(ctx),
             hubble_metrics: ctx.on("hubble.metrics.enabled")
                 || ctx.on("hubble.metrics.dynamic.enabled"),
-            api_server_env: api_server_env(ctx)?,
+            api_server_env: k8s_service_env(ctx)?,
         })
     }
 
@@ -107,13 +104,12 @@ impl Agent {
             return json!({"privileged": true});
         }
         let mut caps = Map::new();
-        if let Some(add) = with_value(ctx, &format!("securityContext.capabilities.{capabilities}"))
-        {
+        if let Some(add) = with(ctx.v(&format!("securityContext.capabilities.{capabilities}"))) {
             caps.insert("add".into(), add);
         }
         caps.insert("drop".into(), json!(["ALL"]));
         let mut sc = Map::new();
-        if let Some(se) = with_value(ctx, "securityContext.seLinuxOptions") {
+        if let Some(se) = with(ctx.v("securityContext.seLinuxOptions")) {
             sc.insert("seLinuxOptions".into(), se);
         }
         sc.insert("capabilities".into(), Value::Object(caps));
@@ -127,26 +123,6 @@ fn field_env(name: &str, field: &str) -> Value {
 
 fn config_env(name: &str, key: &str) -> Value {
     json!({"name": name, "valueFrom": {"configMapKeyRef": {"name": "cilium-config", "key": key, "optional": true}}})
-}
-
-/// Where the API server is, for the containers that talk to it before kube-proxy is up.
-fn api_server_env(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    let mut env = Vec::new();
-    if ctx.on("k8sServiceHostRef.name") && ctx.on("k8sServiceHostRef.key") {
-        env.push(json!({
-            "name": "KUBERNETES_SERVICE_HOST",
-            "valueFrom": {"configMapKeyRef": {
-                "name": bare_at(ctx, "k8sServiceHostRef.name"),
-                "key": bare_at(ctx, "k8sServiceHostRef.key"),
-            }},
-        }));
-        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
-    }
-    if ctx.on("k8sServiceHost") {
-        env.push(json!({"name": "KUBERNETES_SERVICE_HOST", "value": k8s_service_host(ctx)?}));
-        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
-    }
-    Ok(env)
 }
 
 fn pod_annotations(ctx: &Ctx) -> Result<Value, RenderError> {
@@ -212,7 +188,7 @@ fn pod_labels(ctx: &Ctx) -> Value {
 
 fn pod_spec(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     let mut spec = Map::new();
-    if let Some(p) = with_value(ctx, "imagePullSecrets") {
+    if let Some(p) = with(ctx.v("imagePullSecrets")) {
         spec.insert("imagePullSecrets".into(), p);
     }
     let mut psc = ctx.v("podSecurityContext").clone();
@@ -238,8 +214,8 @@ fn pod_spec(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     );
 
     spec.insert("restartPolicy".into(), s("Always"));
-    if let Some(pc) = priority_class(ctx, ctx.v("priorityClassName"), "system-node-critical") {
-        spec.insert("priorityClassName".into(), bare(&s(&pc)));
+    if let Some(pc) = priority_class_name(ctx, ctx.v("priorityClassName"), "system-node-critical") {
+        spec.insert("priorityClassName".into(), pc);
     }
     spec.insert(
         "serviceAccountName".into(),
@@ -258,12 +234,12 @@ fn pod_spec(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
         spec.insert("dnsPolicy".into(), bare_at(ctx, "dnsPolicy"));
     }
     if eq_text(ctx, "scheduling.mode", "anti-affinity")? {
-        if let Some(aff) = with_value(ctx, "affinity") {
+        if let Some(aff) = with(ctx.v("affinity")) {
             spec.insert("affinity".into(), aff);
         }
     }
     for key in ["nodeSelector", "tolerations"] {
-        if let Some(v) = with_value(ctx, key) {
+        if let Some(v) = with(ctx.v(key)) {
             spec.insert(key.into(), v);
         }
     }
@@ -282,11 +258,11 @@ fn pod_spec(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
 
 /// Remote clusters' etcd names resolved to their addresses, when no KVStoreMesh is in between.
 fn host_aliases(ctx: &Ctx) -> Vec<Value> {
-    let domain = text_of(ctx.v("clustermesh.config.domain"));
+    let domain = quote(ctx.v("clustermesh.config.domain"));
     let mut out = Vec::new();
     if let Value::Array(clusters) = ctx.v("clustermesh.config.clusters") {
         for cluster in clusters {
-            let name = text_of(&cluster["name"]);
+            let name = quote(&cluster["name"]);
             if let Value::Array(ips) = &cluster["ips"] {
                 for ip in ips {
                     out.push(json!({"ip": bare(ip), "hostnames": [format!("{name}.{domain}")]}));
@@ -428,7 +404,7 @@ fn agent_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
         );
         c.insert("lifecycle".into(), Value::Object(lifecycle));
     }
-    if let Some(r) = with_value(ctx, "resources") {
+    if let Some(r) = with(ctx.v("resources")) {
         c.insert("resources".into(), r);
     }
     if ctx.on("prometheus.enabled") || a.hubble_metrics {
@@ -555,16 +531,7 @@ fn agent_mounts(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         m.push(mount_ro("hubble-tls", s("/var/lib/cilium/tls/hubble")));
     }
     m.push(mount("tmp", s("/tmp")));
-    for hp in host_path_mounts(ctx)? {
-        let mut e = Map::new();
-        e.insert("name".into(), bare(&hp["name"]));
-        e.insert("mountPath".into(), bare(&hp["mountPath"]));
-        e.insert("readOnly".into(), bare(&hp["readOnly"]));
-        if truthy(&hp["mountPropagation"]) {
-            e.insert("mountPropagation".into(), bare(&hp["mountPropagation"]));
-        }
-        m.push(Value::Object(e));
-    }
+    m.extend(host_path_mounts(ctx)?.0);
     if ctx.on("hubble.metrics.dynamic.enabled") {
         m.push(mount_ro(
             "hubble-dynamic-metrics-config",
@@ -579,7 +546,7 @@ fn agent_mounts(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
 }
 
 fn spire_socket_dir(ctx: &Ctx) -> Value {
-    bare(&s(&go_path_dir(
+    bare(&s(&path_dir(
         &ctx.text("authentication.mutual.spire.adminSocketPath"),
     )))
 }
@@ -602,16 +569,14 @@ fn hubble_tls(ctx: &Ctx) -> bool {
             .is_some_and(|h| h.contains_key("listenAddress"))
 }
 
-/// `extraHostPathMounts` entries (each a map; anything else cannot be read by the chart).
-fn host_path_mounts(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    let items = list_items(ctx, "extraHostPathMounts")?;
-    if items.iter().any(|i| !i.is_object()) {
-        return Err(ctx.invalid(
-            "extraHostPathMounts",
-            "each entry must be a map (name, mountPath, hostPath, ...)",
-        ));
-    }
-    Ok(items)
+/// `extraHostPathMounts` as volume mounts and volumes (each entry a map; anything else cannot be
+/// read by the chart).
+fn host_path_mounts(ctx: &Ctx) -> Result<(Vec<Value>, Vec<Value>), RenderError> {
+    common::host_path_mounts(
+        ctx,
+        "extraHostPathMounts",
+        "each entry must be a map (name, mountPath, hostPath, ...)",
+    )
 }
 
 fn monitor_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
@@ -623,7 +588,7 @@ fn monitor_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     if let Value::Array(types) = ctx.v("monitor.eventTypes") {
         for t in types {
             script.push_str(" --type=");
-            script.push_str(&text_of(t));
+            script.push_str(&quote(t));
         }
     }
     c.insert("args".into(), json!([script]));
@@ -634,14 +599,14 @@ fn monitor_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     let mut mounts = vec![mount("cilium-run", s("/var/run/cilium"))];
     mounts.extend(list_items(ctx, "extraVolumeMounts")?);
     c.insert("volumeMounts".into(), Value::Array(mounts));
-    if let Some(r) = with_value(ctx, "monitor.resources") {
+    if let Some(r) = with(ctx.v("monitor.resources")) {
         c.insert("resources".into(), r);
     }
     Ok(Value::Object(c))
 }
 
 fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
-    let init_resources = with_value(ctx, "initResources");
+    let init_resources = with(ctx.v("initResources"));
     let with_resources = |c: &mut Map<String, Value>, r: &Option<Value>| {
         if let Some(r) = r {
             c.insert("resources".into(), r.clone());
@@ -676,7 +641,7 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
             .as_object()
             .and_then(|k| k.get("apiServerURLs"))
         {
-            command.push(s(&format!("--k8s-api-server-urls={}", text_of(urls))));
+            command.push(s(&format!("--k8s-api-server-urls={}", quote(urls))));
         }
     }
     c.insert("command".into(), Value::Array(command));
@@ -710,7 +675,7 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
                 {"name": "BIN_PATH", "value": bare_at(ctx, "cni.binPath")},
             ]),
         );
-        with_resources(&mut c, &with_value(ctx, "cgroup.autoMount.resources"));
+        with_resources(&mut c, &with(ctx.v("cgroup.autoMount.resources")));
         c.insert(
             "command".into(),
             json!(["sh", "-ec", "cp /usr/bin/cilium-mount /hostbin/cilium-mount;\nnsenter --cgroup=/hostproc/1/ns/cgroup --mount=/hostproc/1/ns/mnt \"${BIN_PATH}/cilium-mount\" $CGROUP_ROOT;\nrm /hostbin/cilium-mount\n"]),
@@ -767,7 +732,7 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         with_resources(&mut c, &init_resources);
         let file = format!(
             "/tmp/cilium-bootstrap.d/{}",
-            go_path_base(&ctx.text("nodeinit.bootstrapFile"))
+            path_base(&ctx.text("nodeinit.bootstrapFile"))
         );
         c.insert(
             "command".into(),
@@ -818,11 +783,11 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     if ctx.on("cni.install") {
         let mut c = a.container("install-cni-binaries");
         c.insert("command".into(), json!(["/install-plugin.sh"]));
-        with_resources(&mut c, &with_value(ctx, "cni.resources"));
+        with_resources(&mut c, &with(ctx.v("cni.resources")));
         let mut sc = Map::new();
         if a.privileged {
             sc.insert("privileged".into(), Value::Bool(true));
-        } else if let Some(se) = with_value(ctx, "securityContext.seLinuxOptions") {
+        } else if let Some(se) = with(ctx.v("securityContext.seLinuxOptions")) {
             sc.insert("seLinuxOptions".into(), se);
         }
         sc.insert("capabilities".into(), json!({"drop": ["ALL"]}));
@@ -889,23 +854,11 @@ fn host_path(name: &str, path: Value, kind: Option<&str>) -> Value {
     json!({"name": name, "hostPath": hp})
 }
 
-/// A CA bundle (Secret or ConfigMap, per `tls.caBundle.useSecret`) projected as `path`.
+/// A CA bundle (Secret or ConfigMap, per `tls.caBundle.useSecret`, which the chart passes to
+/// `ternary` and so must be a boolean) projected as `path`.
 fn ca_bundle_source(ctx: &Ctx, path: &str) -> Result<Value, RenderError> {
-    let kind = if ternary_bool(ctx, "tls.caBundle.useSecret")? {
-        "secret"
-    } else {
-        "configMap"
-    };
-    let mut src = Map::new();
-    src.insert(
-        kind.into(),
-        json!({
-            "name": bare_at(ctx, "tls.caBundle.name"),
-            "optional": true,
-            "items": [{"key": bare_at(ctx, "tls.caBundle.key"), "path": path}],
-        }),
-    );
-    Ok(Value::Object(src))
+    ternary_bool(ctx, "tls.caBundle.useSecret")?;
+    Ok(common::ca_bundle_source(ctx, path, true))
 }
 
 /// A client certificate Secret projected with its key pair and, without a CA bundle, its CA.
@@ -915,19 +868,14 @@ fn cert_sources(
     prefix: &str,
     ca_file: &str,
 ) -> Result<Vec<Value>, RenderError> {
-    let mut items = vec![
+    let items = vec![
         json!({"key": "tls.key", "path": format!("{prefix}.key")}),
         json!({"key": "tls.crt", "path": format!("{prefix}.crt")}),
     ];
-    let bundle = ctx.on("tls.caBundle.enabled");
-    if !bundle {
-        items.push(json!({"key": "ca.crt", "path": ca_file}));
+    if ctx.on("tls.caBundle.enabled") {
+        ternary_bool(ctx, "tls.caBundle.useSecret")?;
     }
-    let mut out = vec![json!({"secret": {"name": secret, "optional": true, "items": items}})];
-    if bundle {
-        out.push(ca_bundle_source(ctx, ca_file)?);
-    }
-    Ok(out)
+    Ok(common::cert_sources(ctx, secret, items, ca_file, true))
 }
 
 fn server_cert_items() -> Vec<Value> {
@@ -1003,7 +951,7 @@ fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     if node_init_bootstrap(ctx) {
         v.push(host_path(
             "cilium-bootstrap-file-dir",
-            s(&go_path_dir(&ctx.text("nodeinit.bootstrapFile"))),
+            s(&path_dir(&ctx.text("nodeinit.bootstrapFile"))),
             dir_or_create,
         ));
     }
@@ -1146,15 +1094,7 @@ fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
             "configMap": {"name": bare_at(ctx, "hubble.export.dynamic.config.configMapName"), "optional": true},
         }));
     }
-    for hp in host_path_mounts(ctx)? {
-        let kind = &hp["hostPathType"];
-        let mut path = Map::new();
-        path.insert("path".into(), bare(&hp["hostPath"]));
-        if truthy(kind) {
-            path.insert("type".into(), bare(kind));
-        }
-        v.push(json!({"name": bare(&hp["name"]), "hostPath": path}));
-    }
+    v.extend(host_path_mounts(ctx)?.1);
     v.extend(list_items(ctx, "extraVolumes")?);
     Ok(v)
 }

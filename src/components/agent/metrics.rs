@@ -3,11 +3,13 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{agent_on, bare_at, labels, quoted, s, text_of, with_value};
-use crate::components::common::{envoy_daemonset_enabled, merged, metadata};
+use super::{agent_on, bare_at};
+use crate::components::common::{
+    envoy_daemonset_enabled, labels, merged, metadata, scrape_endpoint,
+};
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, truthy};
+use crate::tmpl::{bare, quote, quoted, truthy, with};
 
 const DASHBOARDS: &str = "files/cilium-agent/dashboards/";
 
@@ -56,7 +58,7 @@ fn service(ctx: &Ctx) -> Option<Value> {
                     "envoy-metrics",
                 ));
             }
-            (with_value(ctx, "annotations"), ports)
+            (with(ctx.v("annotations")), ports)
         } else if ctx.on("envoy.prometheus.enabled") && !envoy_ds {
             // Only Envoy's metrics, scraped through annotations.
             let annotations = json!({
@@ -89,33 +91,14 @@ fn service(ctx: &Ctx) -> Option<Value> {
 fn namespace_or_own(ctx: &Ctx, path: &str) -> String {
     let v = ctx.v(path);
     if truthy(v) {
-        text_of(&bare(v))
+        quote(&bare(v))
     } else {
         ctx.namespace()
     }
 }
 
 fn endpoint(ctx: &Ctx, port: &str, prefix: &str, scrape_timeout: bool) -> Value {
-    let mut e = Map::new();
-    e.insert("port".into(), s(port));
-    e.insert(
-        "interval".into(),
-        quoted(ctx.v(&format!("{prefix}.interval"))),
-    );
-    if scrape_timeout {
-        let t = ctx.v(&format!("{prefix}.scrapeTimeout"));
-        if truthy(t) {
-            e.insert("scrapeTimeout".into(), quoted(t));
-        }
-    }
-    e.insert("honorLabels".into(), Value::Bool(true));
-    e.insert("path".into(), s("/metrics"));
-    for key in ["relabelings", "metricRelabelings"] {
-        if let Some(v) = with_value(ctx, &format!("{prefix}.{key}")) {
-            e.insert(key.into(), v);
-        }
-    }
-    Value::Object(e)
+    scrape_endpoint(ctx.v(prefix), port, true, scrape_timeout)
 }
 
 fn service_monitor(ctx: &Ctx) -> Value {
@@ -209,11 +192,11 @@ fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         if truthy(label) {
             let value = ctx.v("dashboards.labelValue");
             let value = if truthy(value) {
-                text_of(value)
+                quote(value)
             } else {
                 "1".to_string()
             };
-            l[text_of(label)] = Value::String(value);
+            l[quote(label)] = Value::String(value);
         }
         let annotations = merged(&[ctx.v("dashboards.annotations"), ctx.v("annotations")]);
         let mut data = Map::new();

@@ -3,11 +3,11 @@
 //! The agent's DaemonSet (`daemonset`), its RBAC objects and ServiceAccount (`rbac`), and its
 //! metrics Service, ServiceMonitor and Grafana dashboards (`metrics`).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, truthy};
+use crate::tmpl::{self, bare};
 
 mod daemonset;
 mod metrics;
@@ -33,153 +33,25 @@ fn bare_at(ctx: &Ctx, path: &str) -> Value {
     bare(ctx.v(path))
 }
 
-/// A value printed inside a larger text; Helm erases the `<no value>` a nil would print.
-fn text_of(v: &Value) -> String {
-    if v.is_null() {
-        String::new()
-    } else {
-        print(v)
-    }
-}
-
-/// `| quote`: always a string.
-fn quoted(v: &Value) -> Value {
-    Value::String(text_of(v))
-}
-
+/// A string value (the agent builds many).
 fn s(text: &str) -> Value {
     Value::String(text.to_string())
 }
 
-/// A map value inserted with `toYaml` under `with`: only when non-empty.
-fn with_value(ctx: &Ctx, path: &str) -> Option<Value> {
-    let v = ctx.v(path);
-    truthy(v).then(|| v.clone())
-}
-
-/// Items that the chart splices with `toYaml` into a YAML list: the value must itself be a list
-/// (anything else would not produce a list in Helm's output either).
-fn list_items(ctx: &Ctx, path: &str) -> Result<Vec<Value>, RenderError> {
-    match ctx.v(path) {
-        v if !truthy(v) => Ok(Vec::new()),
-        Value::Array(a) => Ok(a.clone()),
-        _ => Err(ctx.invalid(path, "must be a list")),
-    }
-}
-
-/// Labels: fixed pairs first, then maps merged over them in order (later keys win, as the
-/// last of duplicate YAML keys does).
-fn labels(fixed: &[(&str, &str)], maps: &[&Value]) -> Value {
-    let mut m = Map::new();
-    for (k, v) in fixed {
-        m.insert((*k).to_string(), s(v));
-    }
-    for extra in maps {
-        if let Value::Object(e) = extra {
-            for (k, v) in e {
-                m.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    Value::Object(m)
-}
-
-/// Go templates' `eq VALUE "text"`: nil never equals, a string compares, and any other kind is
-/// an error in Helm ("incompatible types for comparison").
+/// Go templates' `eq VALUE "text"` on a value; Helm fails on a value that is neither nil nor
+/// a string, and so does this, naming it.
 fn eq_text(ctx: &Ctx, path: &str, text: &str) -> Result<bool, RenderError> {
-    match ctx.v(path) {
-        Value::Null => Ok(false),
-        Value::String(v) => Ok(v == text),
-        _ => Err(ctx.invalid(
+    tmpl::eq_text(ctx.v(path), text).ok_or_else(|| {
+        ctx.invalid(
             path,
             format!("must be a string (the chart compares it with {text:?})"),
-        )),
-    }
+        )
+    })
 }
 
-/// Sprig's `ternary` needs a real boolean; Helm fails on anything else.
+/// Sprig's `ternary` on a value, which Helm refuses unless it is true or false.
 fn ternary_bool(ctx: &Ctx, path: &str) -> Result<bool, RenderError> {
-    match ctx.v(path) {
-        Value::Bool(b) => Ok(*b),
-        _ => Err(ctx.invalid(path, "must be true or false")),
-    }
-}
-
-/// Go's `path.Clean`.
-fn go_path_clean(p: &str) -> String {
-    if p.is_empty() {
-        return ".".into();
-    }
-    let rooted = p.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in p.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|l| *l != "..") {
-                    parts.pop();
-                } else if !rooted {
-                    parts.push("..");
-                }
-            }
-            other => parts.push(other),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".into(),
-        (false, false) => joined,
-    }
-}
-
-/// Go's `path.Dir` (Sprig's `dir`).
-fn go_path_dir(p: &str) -> String {
-    let head = match p.rfind('/') {
-        Some(i) => &p[..=i],
-        None => "",
-    };
-    go_path_clean(head)
-}
-
-/// Go's `path.Base` (Sprig's `base`).
-fn go_path_base(p: &str) -> String {
-    if p.is_empty() {
-        return ".".into();
-    }
-    let trimmed = p.trim_end_matches('/');
-    if trimmed.is_empty() {
-        return "/".into();
-    }
-    match trimmed.rfind('/') {
-        Some(i) => trimmed[i + 1..].to_string(),
-        None => trimmed.to_string(),
-    }
-}
-
-/// Go's `%q` of a string (Sprig's `quote`), as it appears inside a script's text.
-fn go_quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    tmpl::ternary_bool(ctx.v(path)).ok_or_else(|| ctx.invalid(path, "must be true or false"))
 }
 
 #[cfg(test)]
@@ -266,28 +138,5 @@ mod tests {
             agent("1.18.0", &yaml),
             Err(RenderError::Value { path, .. }) if path == "ipv4.enabled"
         ));
-    }
-
-    #[test]
-    fn go_paths() {
-        assert_eq!(
-            go_path_dir("/run/spire/sockets/admin.sock"),
-            "/run/spire/sockets"
-        );
-        assert_eq!(go_path_dir("admin.sock"), ".");
-        assert_eq!(go_path_dir("/a//b/../c/"), "/a/c");
-        assert_eq!(go_path_dir("/x"), "/");
-        assert_eq!(
-            go_path_base("/tmp/cilium-bootstrap.d/cilium-bootstrap-time"),
-            "cilium-bootstrap-time"
-        );
-        assert_eq!(go_path_base("/a/b/"), "b");
-        assert_eq!(go_path_base(""), ".");
-        assert_eq!(go_path_base("///"), "/");
-    }
-
-    #[test]
-    fn go_quoting() {
-        assert_eq!(go_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
     }
 }

@@ -3,10 +3,13 @@
 
 use serde_json::{json, Value};
 
-use super::{agent_on, labels, quoted, text_of, with_value};
-use crate::components::common::{metadata, read_secrets_only_from_secrets_namespace};
+use super::agent_on;
+use crate::components::common::{
+    self, labels, merged, metadata, read_secrets_only_from_secrets_namespace,
+};
 use crate::components::Ctx;
 use crate::error::RenderError;
+use crate::tmpl::{quote, quoted, with};
 
 const PART_OF: (&str, &str) = ("app.kubernetes.io/part-of", "cilium");
 
@@ -44,20 +47,11 @@ fn sa_subject(ctx: &Ctx) -> Value {
 }
 
 fn service_account(ctx: &Ctx) -> Value {
-    let annotations = super::super::common::merged(&[
+    let annotations = merged(&[
         ctx.v("annotations"),
         ctx.v("serviceAccounts.cilium.annotations"),
     ]);
-    json!({
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": metadata(
-            &text_of(ctx.v("serviceAccounts.cilium.name")),
-            Some(&ctx.namespace()),
-            with_value(ctx, "commonLabels"),
-            annotations,
-        ),
-    })
+    common::service_account(ctx, "cilium", annotations)
 }
 
 fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
@@ -165,7 +159,7 @@ fn cluster_role(ctx: &Ctx) -> Value {
             "cilium",
             None,
             Some(labels(&[PART_OF], &[&common(ctx)])),
-            with_value(ctx, "annotations"),
+            with(ctx.v("annotations")),
         ),
         "rules": rules,
     })
@@ -179,7 +173,7 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
             "cilium",
             None,
             Some(labels(&[PART_OF], &[&common(ctx)])),
-            with_value(ctx, "annotations"),
+            with(ctx.v("annotations")),
         ),
         "roleRef": {
             "apiGroup": "rbac.authorization.k8s.io",
@@ -198,7 +192,7 @@ fn config_role(ctx: &Ctx) -> Value {
             "cilium-config-agent",
             Some(&ctx.namespace()),
             Some(labels(&[PART_OF], &[&common(ctx)])),
-            with_value(ctx, "annotations"),
+            with(ctx.v("annotations")),
         ),
         "rules": [rule(&[""], &["configmaps"], &["get", "list", "watch"])],
     })
@@ -212,7 +206,7 @@ fn config_role_binding(ctx: &Ctx) -> Value {
             "cilium-config-agent",
             Some(&ctx.namespace()),
             Some(labels(&[PART_OF], &[&common(ctx)])),
-            with_value(ctx, "annotations"),
+            with(ctx.v("annotations")),
         ),
         "roleRef": {
             "apiGroup": "rbac.authorization.k8s.io",
@@ -247,7 +241,7 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
             SecretAccess {
                 role,
                 binding,
-                namespace: text_of(ctx.v(ns_path)),
+                namespace: quote(ctx.v(ns_path)),
                 role_annotations: annotated,
                 binding_annotations: annotated,
             },
@@ -299,7 +293,7 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
         SecretAccess {
             role: "cilium-tlsinterception-secrets",
             binding: "cilium-tlsinterception-secrets",
-            namespace: text_of(ctx.v("tls.secretsNamespace.name")),
+            namespace: quote(ctx.v("tls.secretsNamespace.name")),
             role_annotations: true,
             binding_annotations: false,
         },

@@ -3,11 +3,11 @@
 
 use serde_json::{Map, Value};
 
-use super::{mesh_annotations, print_helm};
+use super::mesh_annotations;
 use crate::components::common::{common_labels, metadata};
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, truthy};
+use crate::tmpl::{b64enc, bare, print, quote, truthy};
 
 pub(super) fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     if !ctx.on("clustermesh.config.enabled") {
@@ -56,9 +56,9 @@ fn secret(
 ) -> Result<Value, RenderError> {
     let mut data = Map::new();
     for (i, c) in clusters.iter().enumerate() {
-        let cname = print_helm(&c["name"]);
+        let cname = quote(&c["name"]);
         let cfg = etcd_config(ctx, i, c, local, local_etcd)?;
-        data.insert(cname.clone(), Value::String(base64(cfg.as_bytes())));
+        data.insert(cname.clone(), Value::String(b64enc(cfg.as_bytes())));
         let tls = &c["tls"];
         if local.is_empty() && truthy(&tls["cert"]) && truthy(&tls["key"]) {
             if truthy(&tls["caCert"]) {
@@ -175,45 +175,4 @@ fn sprintf_s(v: &Value) -> String {
 fn endpoints_yaml(v: &Value) -> String {
     let text = crate::yaml::write::to_string(v);
     text.trim_end_matches('\n').to_string()
-}
-
-/// Standard base64 with padding (Sprig's `b64enc`).
-fn base64(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        out.push(A[(n >> 18) as usize & 63] as char);
-        out.push(A[(n >> 12) as usize & 63] as char);
-        out.push(if chunk.len() > 1 {
-            A[(n >> 6) as usize & 63] as char
-        } else {
-            '='
-        });
-        out.push(if chunk.len() > 2 {
-            A[n as usize & 63] as char
-        } else {
-            '='
-        });
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_padding() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"endpoints:"), "ZW5kcG9pbnRzOg==");
-    }
 }

@@ -3,11 +3,13 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{labels, mesh_annotations, print_helm, spliced, with, State, API, APP};
-use crate::components::common::{common_labels, image, merged, metadata, priority_class, put};
+use super::{mesh_annotations, State, API, APP, APP_LABELS};
+use crate::components::common::{
+    self, image, labels_with_common, list_items, merged, metadata, priority_class_name, put,
+};
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, truthy};
+use crate::tmpl::{bare, quote, with};
 
 /// The `defaultMode: 0400` of the chart's volumes (YAML reads the leading zero as octal).
 const MODE_0400: u64 = 0o400;
@@ -52,13 +54,49 @@ fn set(c: &mut Map<String, Value>, key: &str, v: Option<Value>) {
     }
 }
 
+/// Where a container's own settings live (value paths), each inserted when set.
+struct Settings {
+    resources: String,
+    security: String,
+    lifecycle: Option<String>,
+}
+
+/// A container of the Pod on the apiserver image, with its settings from `settings`.
+fn container(
+    ctx: &Ctx,
+    name: &str,
+    command: &str,
+    (img, pull): (&Value, &Value),
+    (args, env, mounts): (Vec<Value>, Vec<Value>, Vec<Value>),
+    settings: Settings,
+) -> Map<String, Value> {
+    let mut c = Map::new();
+    c.insert("name".into(), json!(name));
+    c.insert("image".into(), img.clone());
+    c.insert("imagePullPolicy".into(), pull.clone());
+    c.insert("command".into(), json!([command]));
+    c.insert("args".into(), Value::Array(args));
+    c.insert("env".into(), Value::Array(env));
+    c.insert("volumeMounts".into(), Value::Array(mounts));
+    c.insert(
+        "terminationMessagePolicy".into(),
+        json!("FallbackToLogsOnError"),
+    );
+    set(&mut c, "resources", with(ctx.v(&settings.resources)));
+    set(&mut c, "securityContext", with(ctx.v(&settings.security)));
+    if let Some(l) = settings.lifecycle {
+        set(&mut c, "lifecycle", with(ctx.v(&l)));
+    }
+    c
+}
+
 pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     let debug = ctx.on("debug.enabled");
     let img = Value::String(image(ctx.v(&p("image"))));
     let pull = bare(ctx.v(&p("image.pullPolicy")));
     let legacy = ctx.text(&p("tls.authMode")) == "legacy";
     let max_clusters = ctx.v("clustermesh.maxConnectedClusters");
-    let extra_mounts = spliced(ctx, &p("extraVolumeMounts"))?;
+    let extra_mounts = list_items(ctx, &p("extraVolumeMounts"))?;
     // 1.18.5 dropped the pod-IP based etcd URLs in favour of listening everywhere.
     let pod_ip_urls = !ctx.plan.cilium.at_least(1, 18, 5);
 
@@ -75,32 +113,26 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             json!("--etcd-initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)"),
             json!("--etcd-data-dir=/var/run/etcd"),
         ]);
-        args.extend(spliced(ctx, &p("etcd.init.extraArgs"))?);
+        args.extend(list_items(ctx, &p("etcd.init.extraArgs"))?);
         let mut env = vec![
             config_map_env("CILIUM_CLUSTER_NAME", "cluster-name", false),
             field_env("INITIAL_CLUSTER_TOKEN", "metadata.uid"),
         ];
-        env.extend(spliced(ctx, &p("etcd.init.extraEnv"))?);
+        env.extend(list_items(ctx, &p("etcd.init.extraEnv"))?);
         let mut mounts = vec![mount("etcd-data-dir", "/var/run/etcd", false)];
         mounts.extend(extra_mounts.iter().cloned());
-        let mut c = Map::new();
-        c.insert("name".into(), json!("etcd-init"));
-        c.insert("image".into(), img.clone());
-        c.insert("imagePullPolicy".into(), pull.clone());
-        c.insert("command".into(), json!(["/usr/bin/clustermesh-apiserver"]));
-        c.insert("args".into(), Value::Array(args));
-        c.insert("env".into(), Value::Array(env));
-        set(
-            &mut c,
-            "securityContext",
-            with(ctx.v(&p("etcd.securityContext"))),
+        let c = container(
+            ctx,
+            "etcd-init",
+            "/usr/bin/clustermesh-apiserver",
+            (&img, &pull),
+            (args, env, mounts),
+            Settings {
+                resources: p("etcd.init.resources"),
+                security: p("etcd.securityContext"),
+                lifecycle: None,
+            },
         );
-        c.insert("volumeMounts".into(), Value::Array(mounts));
-        c.insert(
-            "terminationMessagePolicy".into(),
-            json!("FallbackToLogsOnError"),
-        );
-        set(&mut c, "resources", with(ctx.v(&p("etcd.init.resources"))));
         init_containers.push(Value::Object(c));
 
         let etcd_metrics = ctx.on(&p("metrics.etcd.enabled"));
@@ -133,11 +165,11 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             };
             args.push(Value::String(format!(
                 "--listen-metrics-urls=http://{host}:{}",
-                print_helm(ctx.v(&p("metrics.etcd.port")))
+                quote(ctx.v(&p("metrics.etcd.port")))
             )));
             args.push(Value::String(format!(
                 "--metrics={}",
-                print_helm(ctx.v(&p("metrics.etcd.mode")))
+                quote(ctx.v(&p("metrics.etcd.mode")))
             )));
         }
         let mut env = vec![json!({"name": "ETCDCTL_API", "value": "3"})];
@@ -154,26 +186,19 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             mount("etcd-data-dir", "/var/run/etcd", false),
         ];
         mounts.extend(extra_mounts.iter().cloned());
-        let mut c = Map::new();
-        c.insert("name".into(), json!("etcd"));
-        c.insert("image".into(), img.clone());
-        c.insert("imagePullPolicy".into(), pull.clone());
-        c.insert("command".into(), json!(["/usr/bin/etcd"]));
-        c.insert("args".into(), Value::Array(args));
-        c.insert("env".into(), Value::Array(env));
+        let mut c = container(
+            ctx,
+            "etcd",
+            "/usr/bin/etcd",
+            (&img, &pull),
+            (args, env, mounts),
+            Settings {
+                resources: p("etcd.resources"),
+                security: p("etcd.securityContext"),
+                lifecycle: Some(p("etcd.lifecycle")),
+            },
+        );
         c.insert("ports".into(), Value::Array(ports));
-        c.insert("volumeMounts".into(), Value::Array(mounts));
-        c.insert(
-            "terminationMessagePolicy".into(),
-            json!("FallbackToLogsOnError"),
-        );
-        set(&mut c, "resources", with(ctx.v(&p("etcd.resources"))));
-        set(
-            &mut c,
-            "securityContext",
-            with(ctx.v(&p("etcd.securityContext"))),
-        );
-        set(&mut c, "lifecycle", with(ctx.v(&p("etcd.lifecycle"))));
         containers.push(Value::Object(c));
     }
 
@@ -193,12 +218,12 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         if !max_clusters.is_null() {
             args.push(Value::String(format!(
                 "--max-connected-clusters={}",
-                print_helm(max_clusters)
+                quote(max_clusters)
             )));
         }
         args.push(Value::String(format!(
             "--health-port={}",
-            print_helm(ctx.v(&p("healthPort")))
+            quote(ctx.v(&p("healthPort")))
         )));
         if !legacy {
             args.push(json!("--cluster-users-enabled"));
@@ -209,7 +234,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         if metrics {
             args.push(Value::String(format!(
                 "--prometheus-serve-addr=:{}",
-                print_helm(ctx.v(&p("metrics.port")))
+                quote(ctx.v(&p("metrics.port")))
             )));
             args.push(json!("--controller-group-metrics=all"));
         }
@@ -219,7 +244,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         if ctx.on("ciliumEndpointSlice.enabled") {
             args.push(json!("--enable-cilium-endpoint-slice"));
         }
-        args.extend(spliced(ctx, &p("extraArgs"))?);
+        args.extend(list_items(ctx, &p("extraArgs"))?);
         let mut env = vec![
             config_map_env("CLUSTER_NAME", "cluster-name", false),
             config_map_env("CLUSTER_ID", "cluster-id", true),
@@ -229,7 +254,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
                 true,
             ),
         ];
-        let extra_env = spliced(ctx, &p("extraEnv"))?;
+        let extra_env = list_items(ctx, &p("extraEnv"))?;
         // Before 1.18.1 the chart placed these entries after the readiness probe, where they
         // break the Deployment's YAML, so Helm itself cannot render them.
         if !extra_env.is_empty() && !ctx.plan.cilium.at_least(1, 18, 1) {
@@ -259,30 +284,23 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             ));
         }
         mounts.extend(extra_mounts.iter().cloned());
-        let mut c = Map::new();
-        c.insert("name".into(), json!("apiserver"));
-        c.insert("image".into(), img.clone());
-        c.insert("imagePullPolicy".into(), pull.clone());
-        c.insert("command".into(), json!(["/usr/bin/clustermesh-apiserver"]));
-        c.insert("args".into(), Value::Array(args));
-        c.insert("env".into(), Value::Array(env));
+        let mut c = container(
+            ctx,
+            "apiserver",
+            "/usr/bin/clustermesh-apiserver",
+            (&img, &pull),
+            (args, env, mounts),
+            Settings {
+                resources: p("resources"),
+                security: p("securityContext"),
+                lifecycle: Some(p("lifecycle")),
+            },
+        );
         c.insert(
             "readinessProbe".into(),
             readiness("apiserv-health", ctx.v(&p("readinessProbe"))),
         );
         c.insert("ports".into(), Value::Array(ports));
-        set(&mut c, "resources", with(ctx.v(&p("resources"))));
-        c.insert("volumeMounts".into(), Value::Array(mounts));
-        c.insert(
-            "terminationMessagePolicy".into(),
-            json!("FallbackToLogsOnError"),
-        );
-        set(
-            &mut c,
-            "securityContext",
-            with(ctx.v(&p("securityContext"))),
-        );
-        set(&mut c, "lifecycle", with(ctx.v(&p("lifecycle"))));
         containers.push(Value::Object(c));
     }
 
@@ -307,27 +325,27 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         if !max_clusters.is_null() {
             args.push(Value::String(format!(
                 "--max-connected-clusters={}",
-                print_helm(max_clusters)
+                quote(max_clusters)
             )));
         }
         args.push(Value::String(format!(
             "--health-port={}",
-            print_helm(ctx.v(&k("healthPort")))
+            quote(ctx.v(&k("healthPort")))
         )));
         if metrics {
             args.push(Value::String(format!(
                 "--prometheus-serve-addr=:{}",
-                print_helm(ctx.v(&p("metrics.kvstoremesh.port")))
+                quote(ctx.v(&p("metrics.kvstoremesh.port")))
             )));
             args.push(json!("--controller-group-metrics=all"));
         }
         args.push(Value::String(format!("--enable-heartbeat={}", !s.crd)));
-        args.extend(spliced(ctx, &k("extraArgs"))?);
+        args.extend(list_items(ctx, &k("extraArgs"))?);
         let mut env = vec![
             config_map_env("CLUSTER_NAME", "cluster-name", false),
             config_map_env("CLUSTER_ID", "cluster-id", false),
         ];
-        env.extend(spliced(ctx, &k("extraEnv"))?);
+        env.extend(list_items(ctx, &k("extraEnv"))?);
         let mut ports = vec![port("kvmesh-health", bare(ctx.v(&k("healthPort"))))];
         if metrics {
             ports.push(port(
@@ -351,31 +369,24 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         if s.external {
             mounts.push(mount("etcd-config", "/var/lib/cilium", true));
         }
-        mounts.extend(spliced(ctx, &k("extraVolumeMounts"))?);
-        let mut c = Map::new();
-        c.insert("name".into(), json!("kvstoremesh"));
-        c.insert("image".into(), img.clone());
-        c.insert("imagePullPolicy".into(), pull.clone());
-        c.insert("command".into(), json!(["/usr/bin/clustermesh-apiserver"]));
-        c.insert("args".into(), Value::Array(args));
+        mounts.extend(list_items(ctx, &k("extraVolumeMounts"))?);
+        let mut c = container(
+            ctx,
+            "kvstoremesh",
+            "/usr/bin/clustermesh-apiserver",
+            (&img, &pull),
+            (args, env, mounts),
+            Settings {
+                resources: k("resources"),
+                security: k("securityContext"),
+                lifecycle: Some(k("lifecycle")),
+            },
+        );
         c.insert(
             "readinessProbe".into(),
             readiness("kvmesh-health", ctx.v(&k("readinessProbe"))),
         );
-        c.insert("env".into(), Value::Array(env));
         c.insert("ports".into(), Value::Array(ports));
-        set(&mut c, "resources", with(ctx.v(&k("resources"))));
-        c.insert("volumeMounts".into(), Value::Array(mounts));
-        c.insert(
-            "terminationMessagePolicy".into(),
-            json!("FallbackToLogsOnError"),
-        );
-        set(
-            &mut c,
-            "securityContext",
-            with(ctx.v(&k("securityContext"))),
-        );
-        set(&mut c, "lifecycle", with(ctx.v(&k("lifecycle"))));
         containers.push(Value::Object(c));
     }
 
@@ -405,12 +416,11 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     set(
         &mut pod,
         "priorityClassName",
-        priority_class(
+        priority_class_name(
             ctx,
             ctx.v(&p("priorityClassName")),
             "system-cluster-critical",
-        )
-        .map(|c| bare(&Value::String(c))),
+        ),
     );
     pod.insert(
         "serviceAccountName".into(),
@@ -428,7 +438,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     set(
         &mut pod,
         "topologySpreadConstraints",
-        topology_spread(ctx.v(&p("topologySpreadConstraints"))),
+        common::topology_spread(ctx.v(&p("topologySpreadConstraints")), &[("k8s-app", APP)]),
     );
     set(&mut pod, "nodeSelector", with(ctx.v(&p("nodeSelector"))));
     set(&mut pod, "tolerations", with(ctx.v(&p("tolerations"))));
@@ -440,14 +450,11 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         ctx.v(&p("podAnnotations")),
         &json!({"kubectl.kubernetes.io/default-container": "apiserver"}),
     ]);
-    let pod_labels = labels(
-        &[
-            ("app.kubernetes.io/part-of", "cilium"),
-            ("app.kubernetes.io/name", APP),
-            ("k8s-app", APP),
-        ],
-        &[ctx.v("commonLabels"), ctx.v(&p("podLabels"))],
-    );
+    let pod_labels = Some(labels_with_common(
+        ctx,
+        &APP_LABELS,
+        &[ctx.v(&p("podLabels"))],
+    ));
     let mut template_meta = Map::new();
     set(&mut template_meta, "annotations", pod_annotations);
     set(&mut template_meta, "labels", pod_labels);
@@ -466,14 +473,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         json!({"metadata": template_meta, "spec": pod}),
     );
 
-    let labels = labels(
-        &[
-            ("k8s-app", APP),
-            ("app.kubernetes.io/part-of", "cilium"),
-            ("app.kubernetes.io/name", APP),
-        ],
-        &[&common_labels(ctx).unwrap_or(Value::Null)],
-    );
+    let labels = Some(labels_with_common(ctx, &APP_LABELS, &[]));
     Ok(json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -482,37 +482,13 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     }))
 }
 
-/// The CA source of a projected volume: the secret's own `ca.crt`, or the CA bundle.
-fn ca_bundle_source(ctx: &Ctx, path: &str, optional: bool) -> Value {
-    let kind = if ctx.on("tls.caBundle.useSecret") {
-        "secret"
-    } else {
-        "configMap"
-    };
-    let mut src = json!({
-        "name": bare(ctx.v("tls.caBundle.name")),
-        "items": [{"key": bare(ctx.v("tls.caBundle.key")), "path": path}],
-    });
-    if optional {
-        put(&mut src, "optional", Some(Value::Bool(true)));
-    }
-    json!({ kind: src })
-}
-
 /// A projected volume of one cert Secret (tls.crt/tls.key) plus its CA.
 fn cert_volume(ctx: &Ctx, name: &str, secret: &str) -> Value {
-    let bundle = ctx.on("tls.caBundle.enabled");
-    let mut items = vec![
+    let items = vec![
         json!({"key": "tls.crt", "path": "tls.crt"}),
         json!({"key": "tls.key", "path": "tls.key"}),
     ];
-    if !bundle {
-        items.push(json!({"key": "ca.crt", "path": "ca.crt"}));
-    }
-    let mut sources = vec![json!({"secret": {"name": secret, "items": items}})];
-    if bundle {
-        sources.push(ca_bundle_source(ctx, "ca.crt", false));
-    }
+    let sources = common::cert_sources(ctx, secret, items, "ca.crt", false);
     json!({"name": name, "projected": {"defaultMode": MODE_0400, "sources": sources}})
 }
 
@@ -561,7 +537,11 @@ fn volumes(ctx: &Ctx, s: &State, legacy: bool) -> Result<Vec<Value>, RenderError
             }}),
         ];
         if bundle {
-            sources.push(ca_bundle_source(ctx, "common-etcd-client-ca.crt", true));
+            sources.push(common::ca_bundle_source(
+                ctx,
+                "common-etcd-client-ca.crt",
+                true,
+            ));
         }
         v.push(json!({
             "name": "kvstoremesh-secrets",
@@ -578,34 +558,8 @@ fn volumes(ctx: &Ctx, s: &State, legacy: bool) -> Result<Vec<Value>, RenderError
             }));
         }
     }
-    v.extend(spliced(ctx, &p("extraVolumes"))?);
+    v.extend(list_items(ctx, &p("extraVolumes"))?);
     Ok(v)
-}
-
-/// Each constraint as given, selecting the apiserver Pods unless it names its own selector.
-fn topology_spread(v: &Value) -> Option<Value> {
-    let Value::Array(list) = v else {
-        return with(v);
-    };
-    if list.is_empty() {
-        return None;
-    }
-    let out = list
-        .iter()
-        .map(|c| {
-            let mut c = c.clone();
-            if !truthy(&c["labelSelector"]) {
-                if let Value::Object(m) = &mut c {
-                    m.insert(
-                        "labelSelector".into(),
-                        json!({"matchLabels": {"k8s-app": APP}}),
-                    );
-                }
-            }
-            c
-        })
-        .collect();
-    Some(Value::Array(out))
 }
 
 /// Remote clusters given by IP resolve through host aliases under the mesh domain.
@@ -613,13 +567,13 @@ fn host_aliases(ctx: &Ctx) -> Option<Value> {
     let Value::Array(clusters) = ctx.v("clustermesh.config.clusters") else {
         return None;
     };
-    let domain = print_helm(ctx.v("clustermesh.config.domain"));
+    let domain = quote(ctx.v("clustermesh.config.domain"));
     let mut out = Vec::new();
     for c in clusters {
         let Value::Array(ips) = &c["ips"] else {
             continue;
         };
-        let host = format!("{}.{domain}", print_helm(&c["name"]));
+        let host = format!("{}.{domain}", quote(&c["name"]));
         for ip in ips {
             out.push(json!({"ip": bare(ip), "hostnames": [host]}));
         }

@@ -8,12 +8,15 @@ mod config;
 mod deployment;
 mod tls;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use super::common::{common_labels, identity_allocation_crd, merged, metadata, put};
+use super::common::{
+    self, identity_allocation_crd, labels, labels_with_common, merged, metadata,
+    pod_disruption_budget, put, scrape_endpoint,
+};
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, quote, truthy};
+use crate::tmpl::{bare, print, quote, to_int64, truthy, with};
 
 const API: &str = "clustermesh.apiserver";
 const APP: &str = "clustermesh-apiserver";
@@ -38,7 +41,14 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         out.push(m);
     }
     if ctx.on("clustermesh.apiserver.podDisruptionBudget.enabled") {
-        out.push(pod_disruption_budget(ctx));
+        out.push(pod_disruption_budget(
+            ctx,
+            APP,
+            ctx.v(&format!("{API}.podDisruptionBudget")),
+            &[("k8s-app", APP)],
+            &APP_LABELS,
+            ctx.v("clustermesh.annotations"),
+        ));
     }
     let sa_create = ctx.on("serviceAccounts.clustermeshApiserver.create");
     if sa_create {
@@ -131,7 +141,7 @@ fn validate(ctx: &Ctx) -> Result<(), RenderError> {
                 "\"external\" needs clustermesh.apiserver.kvstoremesh.enabled: true",
             ));
         }
-        if print_helm(ctx.v("clustermesh.apiserver.replicas")) != "1" {
+        if quote(ctx.v("clustermesh.apiserver.replicas")) != "1" {
             return Err(ctx.invalid(
                 "clustermesh.apiserver.replicas",
                 "only one clustermesh-apiserver replica can run with kvstoreMode \"external\"",
@@ -174,125 +184,24 @@ fn validate(ctx: &Ctx) -> Result<(), RenderError> {
     Ok(())
 }
 
-/// How a value prints in the final output, where Helm blanks out `<no value>`.
-fn print_helm(v: &Value) -> String {
-    quote(v)
-}
-
-/// A label map: the fixed labels first, then each user map (later keys win, as duplicate YAML
-/// keys resolve).
-fn labels(fixed: &[(&str, &str)], extra: &[&Value]) -> Option<Value> {
-    let base: Map<String, Value> = fixed
-        .iter()
-        .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
-        .collect();
-    let base = Value::Object(base);
-    let mut all: Vec<&Value> = vec![&base];
-    all.extend_from_slice(extra);
-    merged(&all)
-}
-
-fn app_labels(ctx: &Ctx) -> Option<Value> {
-    labels(
-        &[
-            ("k8s-app", APP),
-            ("app.kubernetes.io/part-of", "cilium"),
-            ("app.kubernetes.io/name", APP),
-        ],
-        &[&common_labels(ctx).unwrap_or(Value::Null)],
-    )
-}
+/// The apiserver's own labels, which most of its objects carry before `commonLabels`.
+pub(crate) const APP_LABELS: [(&str, &str); 3] = [
+    ("k8s-app", APP),
+    ("app.kubernetes.io/part-of", "cilium"),
+    ("app.kubernetes.io/name", APP),
+];
 
 fn part_of_labels(ctx: &Ctx) -> Option<Value> {
-    labels(
+    Some(labels_with_common(
+        ctx,
         &[("app.kubernetes.io/part-of", "cilium")],
-        &[&common_labels(ctx).unwrap_or(Value::Null)],
-    )
+        &[],
+    ))
 }
 
 /// `clustermesh.annotations`, when set.
 fn mesh_annotations(ctx: &Ctx) -> Option<Value> {
-    let a = ctx.v("clustermesh.annotations");
-    truthy(a).then(|| a.clone())
-}
-
-/// A value the chart inserts with `toYaml` under a key, when `with` finds it set.
-fn with(v: &Value) -> Option<Value> {
-    truthy(v).then(|| v.clone())
-}
-
-/// The items of a list the chart splices into one of its own lists with `toYaml`; anything but
-/// a list would break the YAML, so it is refused.
-fn spliced(ctx: &Ctx, path: &str) -> Result<Vec<Value>, RenderError> {
-    match ctx.v(path) {
-        Value::Array(a) => Ok(a.clone()),
-        v if !truthy(v) => Ok(Vec::new()),
-        _ => Err(ctx.invalid(path, "must be a list")),
-    }
-}
-
-/// Sprig's int64 conversion (`mul`, `int`): numbers truncate, strings parse, else 0.
-fn to_int64(v: &Value) -> i64 {
-    match v {
-        Value::Number(n) => n
-            .as_i64()
-            .or_else(|| n.as_f64().map(|f| f as i64))
-            .unwrap_or(0),
-        Value::String(s) => parse_go_int(s.trim()).unwrap_or(0),
-        Value::Bool(b) => i64::from(*b),
-        _ => 0,
-    }
-}
-
-/// strconv.ParseInt(s, 0, 64): optional sign, then decimal, 0x hex, 0o/0 octal or 0b binary.
-fn parse_go_int(s: &str) -> Option<i64> {
-    let (neg, rest) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let rest = rest.replace('_', "");
-    let lower = rest.to_ascii_lowercase();
-    let n = if let Some(h) = lower.strip_prefix("0x") {
-        i64::from_str_radix(h, 16).ok()?
-    } else if let Some(b) = lower.strip_prefix("0b") {
-        i64::from_str_radix(b, 2).ok()?
-    } else if let Some(o) = lower.strip_prefix("0o") {
-        i64::from_str_radix(o, 8).ok()?
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        i64::from_str_radix(&lower[1..], 8).ok()?
-    } else {
-        lower.parse::<i64>().ok()?
-    };
-    Some(if neg { -n } else { n })
-}
-
-/// Sprig's `quote` of one value as text (Go's %q): nil quotes to nothing.
-fn go_quote(v: &Value) -> String {
-    if v.is_null() {
-        return String::new();
-    }
-    let s = print(v);
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    with(ctx.v("clustermesh.annotations"))
 }
 
 fn service(ctx: &Ctx) -> Result<Value, RenderError> {
@@ -336,14 +245,14 @@ fn service(ctx: &Ctx) -> Result<Value, RenderError> {
             Some(Value::String("ClientIP".into())),
         );
     }
-    let labels = labels(
+    let labels = Some(labels(
         &[
             ("k8s-app", APP),
             ("app.kubernetes.io/part-of", "cilium"),
             ("app.kubernetes.io/name", APP),
         ],
         &[ctx.v("commonLabels"), ctx.v(&p("labels"))],
-    );
+    ));
     let annotations = merged(&[ctx.v("clustermesh.annotations"), ctx.v(&p("annotations"))]);
     Ok(json!({
         "apiVersion": "v1",
@@ -369,7 +278,7 @@ fn metrics_service(ctx: &Ctx, s: &State) -> Option<Value> {
     if s.internal && ctx.on(&m("etcd.enabled")) {
         ports.push(port("etcd-metrics", &m("etcd.port")));
     }
-    let labels = labels(
+    let labels = Some(labels(
         &[
             ("k8s-app", APP),
             ("app.kubernetes.io/part-of", "cilium"),
@@ -377,7 +286,7 @@ fn metrics_service(ctx: &Ctx, s: &State) -> Option<Value> {
             ("app.kubernetes.io/component", "metrics"),
         ],
         &[ctx.v("commonLabels")],
-    );
+    ));
     let mut spec = json!({
         "clusterIP": "None",
         "type": "ClusterIP",
@@ -405,38 +314,18 @@ fn service_monitor(ctx: &Ctx, s: &State) -> Result<Option<Value>, RenderError> {
         return Ok(None);
     }
     // One scrape endpoint per metrics port; `prefix` picks the per-endpoint settings block.
-    let endpoint = |port: &str, prefix: &str| {
-        let k = |key: &str| format!("{API}.metrics.serviceMonitor.{prefix}{key}");
-        let mut e = json!({
-            "port": port,
-            "interval": quote(ctx.v(&k("interval"))),
-            "honorLabels": true,
-            "path": "/metrics",
-        });
-        if ctx.on(&k("scrapeTimeout")) {
-            put(
-                &mut e,
-                "scrapeTimeout",
-                Some(Value::String(quote(ctx.v(&k("scrapeTimeout"))))),
-            );
-        }
-        put(&mut e, "relabelings", with(ctx.v(&k("relabelings"))));
-        put(
-            &mut e,
-            "metricRelabelings",
-            with(ctx.v(&k("metricRelabelings"))),
-        );
-        e
+    let endpoint = |port: &str, block: &str| {
+        scrape_endpoint(ctx.v(sm(block).trim_end_matches('.')), port, true, true)
     };
     let mut endpoints = Vec::new();
     if ctx.on(&format!("{API}.metrics.enabled")) && s.internal && s.crd {
         endpoints.push(endpoint("apiserv-metrics", ""));
     }
     if s.kvstoremesh_metrics(ctx) {
-        endpoints.push(endpoint("kvmesh-metrics", "kvstoremesh."));
+        endpoints.push(endpoint("kvmesh-metrics", "kvstoremesh"));
     }
     if ctx.on(&format!("{API}.metrics.etcd.enabled")) && s.internal {
-        endpoints.push(endpoint("etcd-metrics", "etcd."));
+        endpoints.push(endpoint("etcd-metrics", "etcd"));
     }
     let ns = ctx.v(&sm("namespace"));
     let ns = if truthy(ns) {
@@ -449,7 +338,10 @@ fn service_monitor(ctx: &Ctx, s: &State) -> Result<Option<Value>, RenderError> {
     if ctx.plan.cilium.at_least(1, 18, 2) {
         fixed.push(("app.kubernetes.io/name", APP));
     }
-    let labels = labels(&fixed, &[ctx.v("commonLabels"), ctx.v(&sm("labels"))]);
+    let labels = Some(labels(
+        &fixed,
+        &[ctx.v("commonLabels"), ctx.v(&sm("labels"))],
+    ));
     let annotations = merged(&[ctx.v("clustermesh.annotations"), ctx.v(&sm("annotations"))]);
     let mut spec = json!({
         "selector": {"matchLabels": {
@@ -469,42 +361,12 @@ fn service_monitor(ctx: &Ctx, s: &State) -> Result<Option<Value>, RenderError> {
     })))
 }
 
-fn pod_disruption_budget(ctx: &Ctx) -> Value {
-    let pdb = ctx.v(&format!("{API}.podDisruptionBudget"));
-    let mut spec = json!({"selector": {"matchLabels": {"k8s-app": APP}}});
-    for key in ["maxUnavailable", "minAvailable"] {
-        if truthy(&pdb[key]) {
-            put(&mut spec, key, Some(bare(&pdb[key])));
-        }
-    }
-    let policy = &pdb["unhealthyPodEvictionPolicy"];
-    if ctx.plan.kube.at_least(1, 27) && truthy(policy) {
-        put(&mut spec, "unhealthyPodEvictionPolicy", Some(bare(policy)));
-    }
-    json!({
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": metadata(APP, Some(&ctx.namespace()), app_labels(ctx), mesh_annotations(ctx)),
-        "spec": spec,
-    })
-}
-
 fn service_account(ctx: &Ctx) -> Value {
-    let sa = "serviceAccounts.clustermeshApiserver";
     let annotations = merged(&[
         ctx.v("clustermesh.annotations"),
-        ctx.v(&format!("{sa}.annotations")),
+        ctx.v("serviceAccounts.clustermeshApiserver.annotations"),
     ]);
-    json!({
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": metadata(
-            &ctx.text(&format!("{sa}.name")),
-            Some(&ctx.namespace()),
-            common_labels(ctx),
-            annotations,
-        ),
-    })
+    common::service_account(ctx, "clustermeshApiserver", annotations)
 }
 
 fn cluster_role(ctx: &Ctx) -> Value {
@@ -549,7 +411,7 @@ fn users_config_map(ctx: &Ctx) -> Value {
         for c in clusters {
             users.push_str(&format!(
                 "- name: remote-{}\n  role: remote\n",
-                print_helm(&c["name"])
+                quote(&c["name"])
             ));
         }
     }
@@ -637,22 +499,5 @@ mod tests {
             "clustermesh: {useAPIServer: true, apiserver: {extraEnv: [{name: A, value: b}]}}\n",
         )
         .is_ok());
-    }
-
-    #[test]
-    fn sprig_int_conversion() {
-        assert_eq!(to_int64(&json!(1095.0)), 1095);
-        assert_eq!(to_int64(&json!(2.9)), 2);
-        assert_eq!(to_int64(&json!("0x10")), 16);
-        assert_eq!(to_int64(&json!("12")), 12);
-        assert_eq!(to_int64(&json!("abc")), 0);
-        assert_eq!(to_int64(&Value::Null), 0);
-    }
-
-    #[test]
-    fn go_quoting() {
-        assert_eq!(go_quote(&json!("a\"b\\c\n")), "\"a\\\"b\\\\c\\n\"");
-        assert_eq!(go_quote(&json!(10.0)), "\"10\"");
-        assert_eq!(go_quote(&Value::Null), "");
     }
 }

@@ -2,13 +2,14 @@
 //! cert-manager Certificates ("certmanager"), or Secrets from values (auto TLS off). The chart's
 //! "helm" method mints random keys and is never used (see `plan`).
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use super::{go_quote, labels, mesh_annotations, print_helm, to_int64, with, State, API};
-use crate::components::common::{common_labels, image, merged, metadata, put};
+use super::{mesh_annotations, part_of_labels, State, API};
+use crate::components::certgen::{self, CertgenJob};
+use crate::components::common::{self, common_labels, labels, merged, metadata, put};
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, truthy};
+use crate::tmpl::{bare, go_quote, quote, quote_text, range_items, to_int64, with};
 
 const CERTGEN: &str = "clustermesh-apiserver-generate-certs";
 
@@ -75,14 +76,6 @@ fn validity_hours(ctx: &Ctx) -> i64 {
     to_int64(ctx.v(&p("auto.certValidityDuration"))).wrapping_mul(24)
 }
 
-/// The list of a user value the chart ranges over (anything else ranges over nothing).
-fn items(v: &Value) -> &[Value] {
-    match v {
-        Value::Array(a) => a,
-        _ => &[],
-    }
-}
-
 /// certgen's configuration: which Secrets to issue, for which names, for how long.
 fn certgen_config(ctx: &Ctx, ns: &str) -> String {
     let validity = format!("{}h", validity_hours(ctx));
@@ -94,20 +87,20 @@ fn certgen_config(ctx: &Ctx, ns: &str) -> String {
     t.push_str("  - \"clustermesh-apiserver.cilium.io\"\n");
     t.push_str("  - \"*.mesh.cilium.io\"\n");
     t.push_str(&format!("  - \"clustermesh-apiserver.{ns}.svc\"\n"));
-    for dns in items(ctx.v(&p("server.extraDnsNames"))) {
-        t.push_str(&format!("  - {}\n", go_quote(dns)));
+    for dns in range_items(ctx.v(&p("server.extraDnsNames"))) {
+        t.push_str(&format!("  - {}\n", quote_text(dns)));
     }
     t.push_str("  - \"127.0.0.1\"\n");
     t.push_str("  - \"::1\"\n");
-    for ip in items(ctx.v(&p("server.extraIpAddresses"))) {
-        t.push_str(&format!("  - {}\n", go_quote(ip)));
+    for ip in range_items(ctx.v(&p("server.extraIpAddresses"))) {
+        t.push_str(&format!("  - {}\n", quote_text(ip)));
     }
     t.push_str("  usage:\n  - signing\n  - key encipherment\n  - server auth\n");
     t.push_str(&format!("  validity: {validity}\n"));
     let client = |t: &mut String, name: &str, cn: &str| {
         t.push_str(&format!("- name: {name}\n"));
         t.push_str(&format!("  namespace: {ns}\n"));
-        t.push_str(&format!("  commonName: {}\n", go_quote(&json!(cn))));
+        t.push_str(&format!("  commonName: {}\n", go_quote(cn)));
         t.push_str("  usage:\n  - signing\n  - key encipherment\n  - client auth\n");
         t.push_str(&format!("  validity: {validity}\n"));
     };
@@ -121,104 +114,32 @@ fn certgen_config(ctx: &Ctx, ns: &str) -> String {
     t
 }
 
-/// The Job spec shared by the CronJob's template and the install-time Job.
-fn job_spec(ctx: &Ctx, s: &State) -> Value {
-    let mut args = Vec::new();
-    if ctx.on("debug.enabled") {
-        args.push(json!("--debug"));
-    }
-    args.extend([
-        Value::String(format!(
-            "--ca-generate={}",
-            print_helm(ctx.v("certgen.generateCA"))
-        )),
-        json!("--ca-reuse-secret"),
-        Value::String(format!("--ca-secret-namespace={}", s.namespace)),
-        json!("--ca-secret-name=cilium-ca"),
-        json!("--ca-common-name=Cilium CA"),
-    ]);
-    let mut c = Map::new();
-    c.insert("name".into(), json!("certgen"));
-    c.insert("image".into(), Value::String(image(ctx.v("certgen.image"))));
-    c.insert(
-        "imagePullPolicy".into(),
-        bare(ctx.v("certgen.image.pullPolicy")),
-    );
-    if let Some(Value::Object(res)) = with(ctx.v("certgen.resources")) {
-        if ctx.plan.cilium.at_least(1, 18, 4) {
-            c.insert("resources".into(), Value::Object(res));
-        } else {
-            // Before 1.18.4 the chart indented these entries to the container's level, so they
-            // land beside `resources` (left empty) instead of under it.
-            c.extend(res);
-        }
-    }
-    c.insert("command".into(), json!(["/usr/bin/cilium-certgen"]));
-    c.insert("args".into(), Value::Array(args));
-    c.insert(
-        "env".into(),
-        json!([{"name": "CILIUM_CERTGEN_CONFIG", "value": certgen_config(ctx, &s.namespace)}]),
-    );
-    if let Some(m) = with(ctx.v("certgen.extraVolumeMounts")) {
-        c.insert("volumeMounts".into(), m);
-    }
-
-    let mut pod = Map::new();
-    pod.insert("containers".into(), json!([c]));
-    pod.insert("hostNetwork".into(), json!(true));
-    if let Some(n) = with(ctx.v("certgen.nodeSelector")) {
-        pod.insert("nodeSelector".into(), n);
-    }
-    let pc = ctx.v("certgen.priorityClassName");
-    if truthy(pc) {
-        pod.insert("priorityClassName".into(), bare(pc));
-    }
-    if let Some(t) = with(ctx.v("certgen.tolerations")) {
-        pod.insert("tolerations".into(), t);
-    }
-    let sa = Value::String(ctx.text("serviceAccounts.clustermeshcertgen.name"));
-    pod.insert("serviceAccount".into(), sa.clone());
-    pod.insert("serviceAccountName".into(), sa);
-    pod.insert(
-        "automountServiceAccountToken".into(),
-        bare(ctx.v("serviceAccounts.clustermeshcertgen.automount")),
-    );
-    if let Some(s) = with(ctx.v("imagePullSecrets")) {
-        pod.insert("imagePullSecrets".into(), s);
-    }
-    pod.insert("restartPolicy".into(), json!("OnFailure"));
-    if let Some(v) = with(ctx.v("certgen.extraVolumes")) {
-        pod.insert("volumes".into(), v);
-    }
-    if let Some(a) = with(ctx.v("certgen.affinity")) {
-        pod.insert("affinity".into(), a);
-    }
-    let pod_labels = labels(
-        &[("k8s-app", CERTGEN)],
-        &[ctx.v(&format!("{API}.podLabels"))],
-    );
-    json!({
-        "template": {"metadata": {"labels": pod_labels}, "spec": pod},
-        "ttlSecondsAfterFinished": bare(ctx.v("certgen.ttlSecondsAfterFinished")),
-    })
-}
+/// The apiserver's certgen Job: Hubble's shape, on the host network, without its hardening.
+const CLUSTERMESH_CERTGEN: CertgenJob = CertgenJob {
+    app: CERTGEN,
+    pod_labels: "clustermesh.apiserver.podLabels",
+    service_account: "serviceAccounts.clustermeshcertgen",
+    hardened: false,
+    host_network: true,
+    config: |ctx| certgen_config(ctx, &ctx.namespace()),
+};
 
 fn cron_job(ctx: &Ctx, s: &State) -> Value {
-    let labels = labels(
+    let labels = Some(labels(
         &[
             ("k8s-app", CERTGEN),
             ("app.kubernetes.io/part-of", "cilium"),
         ],
         &[ctx.v("commonLabels")],
-    );
+    ));
     json!({
         "apiVersion": "batch/v1",
         "kind": "CronJob",
         "metadata": metadata(CERTGEN, Some(&s.namespace), labels, mesh_annotations(ctx)),
         "spec": {
-            "schedule": print_helm(ctx.v(&p("auto.schedule"))),
+            "schedule": quote(ctx.v(&p("auto.schedule"))),
             "concurrencyPolicy": "Forbid",
-            "jobTemplate": {"spec": job_spec(ctx, s)},
+            "jobTemplate": {"spec": certgen::job_spec(ctx, &CLUSTERMESH_CERTGEN)},
         },
     })
 }
@@ -239,22 +160,15 @@ fn job(ctx: &Ctx, s: &State) -> Value {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": metadata(CERTGEN, Some(&s.namespace), labels, annotations),
-        "spec": job_spec(ctx, s),
+        "spec": certgen::job_spec(ctx, &CLUSTERMESH_CERTGEN),
     })
-}
-
-fn part_of(ctx: &Ctx) -> Option<Value> {
-    labels(
-        &[("app.kubernetes.io/part-of", "cilium")],
-        &[&common_labels(ctx).unwrap_or(Value::Null)],
-    )
 }
 
 fn role(ctx: &Ctx) -> Value {
     json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "Role",
-        "metadata": metadata(CERTGEN, Some(&ctx.namespace()), part_of(ctx), mesh_annotations(ctx)),
+        "metadata": metadata(CERTGEN, Some(&ctx.namespace()), part_of_labels(ctx), mesh_annotations(ctx)),
         "rules": [
             {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
             {"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["cilium-ca"],
@@ -274,7 +188,7 @@ fn role_binding(ctx: &Ctx) -> Value {
     json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
-        "metadata": metadata(CERTGEN, Some(&ctx.namespace()), part_of(ctx), mesh_annotations(ctx)),
+        "metadata": metadata(CERTGEN, Some(&ctx.namespace()), part_of_labels(ctx), mesh_annotations(ctx)),
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": CERTGEN},
         "subjects": [{
             "kind": "ServiceAccount",
@@ -285,20 +199,12 @@ fn role_binding(ctx: &Ctx) -> Value {
 }
 
 fn certgen_service_account(ctx: &Ctx) -> Value {
+    // Here the account's own annotations come first, unlike the apiserver's account.
     let annotations = merged(&[
         ctx.v("serviceAccounts.clustermeshcertgen.annotations"),
         ctx.v("clustermesh.annotations"),
     ]);
-    json!({
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": metadata(
-            &ctx.text("serviceAccounts.clustermeshcertgen.name"),
-            Some(&ctx.namespace()),
-            common_labels(ctx),
-            annotations,
-        ),
-    })
+    common::service_account(ctx, "clustermeshcertgen", annotations)
 }
 
 fn duration(ctx: &Ctx) -> String {
@@ -340,7 +246,7 @@ fn server_certificate(ctx: &Ctx) -> Result<Value, RenderError> {
         if v.is_null() {
             Value::Null
         } else {
-            Value::String(print_helm(v))
+            Value::String(quote(v))
         }
     };
     let mut dns = vec![
@@ -348,11 +254,15 @@ fn server_certificate(ctx: &Ctx) -> Result<Value, RenderError> {
         json!("*.mesh.cilium.io"),
         Value::String(format!("clustermesh-apiserver.{ns}.svc")),
     ];
-    dns.extend(items(ctx.v(&p("server.extraDnsNames"))).iter().map(quoted));
+    dns.extend(
+        range_items(ctx.v(&p("server.extraDnsNames")))
+            .into_iter()
+            .map(quoted),
+    );
     let mut ips = vec![json!("127.0.0.1"), json!("::1")];
     ips.extend(
-        items(ctx.v(&p("server.extraIpAddresses")))
-            .iter()
+        range_items(ctx.v(&p("server.extraIpAddresses")))
+            .into_iter()
             .map(quoted),
     );
     let name = "clustermesh-apiserver-server-cert";

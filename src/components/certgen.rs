@@ -1,0 +1,157 @@
+//! The Job spec of Cilium's certgen, shared by Hubble's and Cluster Mesh's certificate Jobs and
+//! CronJobs (hubble/tls-cronjob/, clustermesh-apiserver/tls-cronjob/), whose templates have the
+//! same shape and differ only in the fields of `CertgenJob`.
+
+use serde_json::{json, Value};
+
+use super::common::{image, merged, put};
+use super::Ctx;
+use crate::tmpl::{bare, quote, truthy, with};
+
+/// What differs between the certgen Jobs of Hubble and of ClusterMesh, which share their shape
+/// (including the pre-1.18.4 resources indentation).
+pub struct CertgenJob {
+    /// The pod label `k8s-app`.
+    pub app: &'static str,
+    /// Value path of the extra pod labels.
+    pub pod_labels: &'static str,
+    /// Value path of the service account block (`serviceAccounts.x`).
+    pub service_account: &'static str,
+    /// Whether the pod runs with RuntimeDefault seccomp and a capability-less container.
+    pub hardened: bool,
+    pub host_network: bool,
+    /// Builds the `CILIUM_CERTGEN_CONFIG` text (the certificates to issue).
+    pub config: fn(&Ctx) -> String,
+}
+
+/// The Job spec certgen runs with (shared by the Job and the CronJob's job template).
+pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
+    let cg = ctx.v("certgen");
+    let ns = ctx.namespace();
+    let mut args = Vec::new();
+    if ctx.on("debug.enabled") {
+        args.push(json!("--debug"));
+    }
+    args.push(json!(format!(
+        "--ca-generate={}",
+        ctx.text("certgen.generateCA")
+    )));
+    args.push(json!("--ca-reuse-secret"));
+    args.push(json!(format!("--ca-secret-namespace={ns}")));
+    args.push(json!("--ca-secret-name=cilium-ca"));
+    args.push(json!("--ca-common-name=Cilium CA"));
+    let mut container = json!({
+        "name": "certgen",
+        "image": image(&cg["image"]),
+        "imagePullPolicy": bare(&Value::String(quote(&cg["image"]["pullPolicy"]))),
+        "command": ["/usr/bin/cilium-certgen"],
+        "args": args,
+        "env": [{"name": "CILIUM_CERTGEN_CONFIG", "value": (job.config)(ctx)}],
+    });
+    if truthy(&cg["resources"]) {
+        if ctx.plan.cilium.at_least(1, 18, 4) {
+            put(&mut container, "resources", Some(cg["resources"].clone()));
+        } else if let (Value::Object(c), Value::Object(r)) = (&mut container, &cg["resources"]) {
+            // Before 1.18.4 the chart indented the resources block one level too shallow, so its
+            // keys (limits, requests) land on the container itself.
+            for (k, v) in r {
+                c.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if job.hardened {
+        put(
+            &mut container,
+            "securityContext",
+            Some(json!({"capabilities": {"drop": ["ALL"]}, "allowPrivilegeEscalation": false})),
+        );
+    }
+    put(
+        &mut container,
+        "volumeMounts",
+        with(&cg["extraVolumeMounts"]),
+    );
+    let sa = ctx.v(job.service_account);
+    let sa_name = quote(&sa["name"]);
+    let mut pod = json!({
+        "containers": [container],
+        "hostNetwork": job.host_network,
+        "serviceAccount": sa_name,
+        "serviceAccountName": sa_name,
+        "automountServiceAccountToken": bare(&Value::String(quote(&sa["automount"]))),
+        "restartPolicy": "OnFailure",
+    });
+    if job.hardened {
+        put(
+            &mut pod,
+            "securityContext",
+            Some(json!({"seccompProfile": {"type": "RuntimeDefault"}})),
+        );
+    }
+    put(&mut pod, "nodeSelector", with(&cg["nodeSelector"]));
+    if truthy(&cg["priorityClassName"]) {
+        put(
+            &mut pod,
+            "priorityClassName",
+            Some(bare(&cg["priorityClassName"])),
+        );
+    }
+    put(&mut pod, "tolerations", with(&cg["tolerations"]));
+    put(
+        &mut pod,
+        "imagePullSecrets",
+        with(ctx.v("imagePullSecrets")),
+    );
+    put(&mut pod, "volumes", with(&cg["extraVolumes"]));
+    put(&mut pod, "affinity", with(&cg["affinity"]));
+    let pod_labels = merged(&[&json!({"k8s-app": job.app}), ctx.v(job.pod_labels)]);
+    json!({
+        "template": {
+            "metadata": {"labels": pod_labels},
+            "spec": pod,
+        },
+        "ttlSecondsAfterFinished": bare(&cg["ttlSecondsAfterFinished"]),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::components::common::tests::with_release;
+
+    fn config(_: &Ctx) -> String {
+        "certs: []\n".into()
+    }
+
+    const JOB: CertgenJob = CertgenJob {
+        app: "x-certs",
+        pod_labels: "certgen.podLabels",
+        service_account: "serviceAccounts.hubblecertgen",
+        hardened: false,
+        host_network: true,
+        config,
+    };
+
+    #[test]
+    fn resources_sat_on_the_container_before_1_18_4() {
+        let values = "certgen: {resources: {limits: {cpu: 1}}, podLabels: {p: q}}\n";
+        let container = |v: &str| {
+            with_release(v, values, "1.35.0", |ctx| {
+                job_spec(ctx, &JOB)["template"]["spec"]["containers"][0].clone()
+            })
+        };
+        let old = container("1.18.3");
+        assert!(old.get("resources").is_none());
+        assert_eq!(old["limits"]["cpu"], json!(1.0));
+        let new = container("1.18.4");
+        assert_eq!(new["resources"]["limits"]["cpu"], json!(1.0));
+        assert!(new.get("securityContext").is_none());
+        assert_eq!(new["env"][0]["value"], "certs: []\n");
+        let spec = with_release("1.18.12", values, "1.35.0", |ctx| job_spec(ctx, &JOB));
+        assert_eq!(spec["template"]["spec"]["hostNetwork"], true);
+        assert_eq!(
+            spec["template"]["metadata"]["labels"],
+            json!({"k8s-app": "x-certs", "p": "q"})
+        );
+    }
+}
