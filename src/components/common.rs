@@ -74,7 +74,7 @@ pub fn priority_class(ctx: &Ctx, own: &Value, critical: &str) -> Option<String> 
 }
 
 /// What the chart's `envoyDaemonSetEnabled` helper prints: `false` without L7 proxying, else
-/// `envoy.enabled` as written, else `true` (Cilium >= 1.16 behaviour, `upgradeCompatibility` aside).
+/// `envoy.enabled` as written, else whether `upgradeCompatibility` allows the 1.16 default.
 pub fn envoy_daemonset_text(ctx: &Ctx) -> String {
     if !ctx.on("l7Proxy") {
         return "false".into();
@@ -83,7 +83,7 @@ pub fn envoy_daemonset_text(ctx: &Ctx) -> String {
     if !e.is_null() {
         return print(e);
     }
-    upgrade_compat_at_least(ctx, 1, 16).to_string()
+    since_compat(ctx, 16).to_string()
 }
 
 /// The standalone Envoy DaemonSet runs: the chart compares the helper's text with "true".
@@ -91,51 +91,106 @@ pub fn envoy_daemonset_enabled(ctx: &Ctx) -> bool {
     envoy_daemonset_text(ctx) == "true"
 }
 
-/// `semverCompare ">=X.Y" (default "X.Y" .Values.upgradeCompatibility)`.
-pub fn upgrade_compat_at_least(ctx: &Ctx, major: u64, minor: u64) -> bool {
-    let uc = ctx.v("upgradeCompatibility");
-    if !truthy(uc) {
-        return true;
-    }
-    let text = print(uc);
-    let mut parts = text.trim_start_matches('v').split('.');
-    let maj = parts
-        .next()
-        .and_then(|p| p.parse::<u64>().ok())
-        .unwrap_or(0);
-    let min = parts
-        .next()
-        .and_then(|p| {
-            p.split(['-', '+'])
-                .next()
-                .and_then(|p| p.parse::<u64>().ok())
-        })
-        .unwrap_or(0);
-    (maj, min) >= (major, minor)
-}
-
-/// `readSecretsOnlyFromSecretsNamespace`, defaulting from `tls.secretsBackend`.
-pub fn read_secrets_only_from_secrets_namespace(ctx: &Ctx) -> bool {
+/// What the chart's `readSecretsOnlyFromSecretsNamespace` helper prints.
+pub fn read_secrets_only_text(ctx: &Ctx) -> String {
     let own = ctx.v("tls.readSecretsOnlyFromSecretsNamespace");
-    // The chart compares the helper's printed text with "true".
     if !own.is_null() {
-        return print(own) == "true";
+        return print(own);
     }
     let backend = ctx.v("tls.secretsBackend");
     if !backend.is_null() {
-        return print(backend) == "local";
+        return (backend.as_str() == Some("local")).to_string();
     }
-    true
+    "true".into()
 }
 
-/// `secretSyncEnabled`, defaulting on from Cilium 1.17 compatibility.
-pub fn secret_sync_enabled(ctx: &Ctx) -> bool {
+/// Secrets are read only from the secrets namespace: the chart compares the text with "true".
+pub fn read_secrets_only_from_secrets_namespace(ctx: &Ctx) -> bool {
+    read_secrets_only_text(ctx) == "true"
+}
+
+/// What the chart's `secretSyncEnabled` helper prints.
+pub fn secret_sync_text(ctx: &Ctx) -> String {
     let own = ctx.v("tls.secretSync.enabled");
-    // The chart compares the helper's printed text with "true".
     if !own.is_null() {
-        return print(own) == "true";
+        return print(own);
     }
-    upgrade_compat_at_least(ctx, 1, 17)
+    since_compat(ctx, 17).to_string()
+}
+
+/// Secret synchronisation is on: the chart compares the helper's text with "true".
+pub fn secret_sync_enabled(ctx: &Ctx) -> bool {
+    secret_sync_text(ctx) == "true"
+}
+
+/// `semverCompare ">=MAJOR.MINOR" (default "MAJOR.MINOR" .upgradeCompatibility)`: true when
+/// unset; an unparsable value counts as unset here (the config component refuses it).
+pub fn upgrade_compat_at_least(ctx: &Ctx, major: u64, minor: u64) -> bool {
+    match upgrade_compat(ctx) {
+        Ok(Some(v)) => v >= (major, minor),
+        _ => true,
+    }
+}
+
+/// `semverCompare ">=1.MINOR" (default "1.MINOR" .Values.upgradeCompatibility)`.
+pub fn since_compat(ctx: &Ctx, minor: u64) -> bool {
+    match upgrade_compat(ctx) {
+        Ok(Some(v)) => v >= (1, minor),
+        _ => true,
+    }
+}
+
+/// `upgradeCompatibility` as (major, minor) when set. Helm's semver comparison fails on text
+/// that is not a version, and never lets a pre-release (`1.16.0-rc.1`) satisfy `>=1.X`, which
+/// is modelled as version 0.0.
+pub fn upgrade_compat(ctx: &Ctx) -> Result<Option<(u64, u64)>, RenderError> {
+    let v = ctx.v("upgradeCompatibility");
+    if !truthy(v) {
+        return Ok(None);
+    }
+    let text = print(v);
+    parse_semver(&text).map(Some).ok_or_else(|| {
+        ctx.invalid(
+            "upgradeCompatibility",
+            format!("{text:?} is not a version; write the Cilium version first installed, such as \"1.16\" or \"1.17.3\""),
+        )
+    })
+}
+
+/// Masterminds semver's loose form: `v?MAJOR(.MINOR(.PATCH)?)?(-PRE)?(+BUILD)?`; returns
+/// (major, minor), or (0, 0) for a pre-release.
+pub fn parse_semver(text: &str) -> Option<(u64, u64)> {
+    let t = text.strip_prefix('v').unwrap_or(text);
+    let (t, build) = match t.split_once('+') {
+        Some((a, b)) => (a, Some(b)),
+        None => (t, None),
+    };
+    let (core, pre) = match t.split_once('-') {
+        Some((a, b)) => (a, Some(b)),
+        None => (t, None),
+    };
+    let ident_ok = |s: &str| {
+        s.split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+    };
+    if pre.is_some_and(|p| !ident_ok(p)) || build.is_some_and(|b| !ident_ok(b)) {
+        return None;
+    }
+    let parts: Vec<&str> = core.split('.').collect();
+    if parts.is_empty()
+        || parts.len() > 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let major = parts[0].parse().ok()?;
+    let minor = parts.get(1).map_or(Some(0), |p| p.parse().ok())?;
+    if pre.is_some() {
+        return Some((0, 0));
+    }
+    Some((major, minor))
 }
 
 /// `identityAllocationCRD`: identities are stored as CRDs in these modes.

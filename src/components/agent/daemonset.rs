@@ -775,7 +775,10 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         let mut c = a.container("wait-for-kube-proxy");
         with_resources(&mut c, &init_resources);
         c.insert("securityContext".into(), json!({"privileged": true}));
-        c.insert("command".into(), json!(["bash", "-c", KUBE_PROXY_WAIT]));
+        c.insert(
+            "command".into(),
+            json!(["bash", "-c", kube_proxy_wait_script(ctx)?]),
+        );
         c.insert("terminationMessagePolicy".into(), fallback.clone());
         out.push(Value::Object(c));
     }
@@ -821,29 +824,49 @@ fn wait_for_kube_proxy(ctx: &Ctx) -> bool {
     kpr != "strict" && kpr != "true"
 }
 
-/// Polls until kube-proxy's marker chains exist in either iptables backend.
-const KUBE_PROXY_WAIT: &str = r#"while true
-do
-  if iptables-nft-save -t mangle | grep -E '^:(KUBE-IPTABLES-HINT|KUBE-PROXY-CANARY)'; then
-    echo "Found KUBE-IPTABLES-HINT or KUBE-PROXY-CANARY iptables rule in 'iptables-nft-save -t mangle'"
-    exit 0
-  fi
-  if ip6tables-nft-save -t mangle | grep -E '^:(KUBE-IPTABLES-HINT|KUBE-PROXY-CANARY)'; then
-    echo "Found KUBE-IPTABLES-HINT or KUBE-PROXY-CANARY iptables rule in 'ip6tables-nft-save -t mangle'"
-    exit 0
-  fi
-  if iptables-legacy-save | grep -E '^:KUBE-PROXY-CANARY'; then
-    echo "Found KUBE-PROXY-CANARY iptables rule in 'iptables-legacy-save"
-    exit 0
-  fi
-  if ip6tables-legacy-save | grep -E '^:KUBE-PROXY-CANARY'; then
-    echo "KUBE-PROXY-CANARY iptables rule in 'ip6tables-legacy-save'"
-    exit 0
-  fi
-  echo "Waiting for kube-proxy to create iptables rules...";
-  sleep 1;
-done
-"#;
+/// The chart's agent template, which holds the kube-proxy wait script inline.
+const AGENT_TEMPLATE: &str = "templates/cilium-agent/daemonset.yaml";
+
+/// The shell script of the `wait-for-kube-proxy` init container. It is the chart's own text, so
+/// it is read from the official archive (the script block below the container's `command:`),
+/// never carried in this repository.
+fn kube_proxy_wait_script(ctx: &Ctx) -> Result<String, RenderError> {
+    let template = ctx.bundled("waitForKubeProxy", AGENT_TEMPLATE, "false")?;
+    literal_after(&template, "- name: wait-for-kube-proxy").ok_or_else(|| {
+        ctx.invalid(
+            "waitForKubeProxy",
+            format!("the chart archive's {AGENT_TEMPLATE} has no wait-for-kube-proxy script where this renderer expects it; set waitForKubeProxy: false"),
+        )
+    })
+}
+
+/// The first `- |` block literal after the line containing `marker`, as YAML reads it (clip
+/// chomping: one final newline). None when absent or when it holds template actions.
+fn literal_after(text: &str, marker: &str) -> Option<String> {
+    let mut lines = text.lines().skip_while(|l| !l.contains(marker));
+    lines.next()?;
+    let start = lines.by_ref().find(|l| l.trim() == "- |")?;
+    let parent = start.len() - start.trim_start().len();
+    let mut body: Vec<&str> = Vec::new();
+    for l in lines {
+        let indent = l.len() - l.trim_start().len();
+        if !l.trim().is_empty() && indent <= parent {
+            break;
+        }
+        body.push(l);
+    }
+    while body.last().is_some_and(|l| l.trim().is_empty()) {
+        body.pop();
+    }
+    let first = body.first()?;
+    let cut = first.len() - first.trim_start().len();
+    let mut out = String::new();
+    for l in body {
+        out.push_str(l.get(cut..).unwrap_or(""));
+        out.push('\n');
+    }
+    (!out.contains("{{")).then_some(out)
+}
 
 fn host_path(name: &str, path: Value, kind: Option<&str>) -> Value {
     let mut hp = Map::new();

@@ -27,8 +27,8 @@ fn agent_on(ctx: &Ctx) -> bool {
     ctx.on("agent") && !ctx.on("preflight.enabled")
 }
 
-/// A value printed bare into YAML (`key: {{ .Values.x }}`): absent prints nothing (null), the
-/// rest is re-typed by YAML.
+/// A value the chart prints without quotes after a key: absent prints nothing (null), the rest
+/// is re-typed by YAML.
 fn bare_at(ctx: &Ctx, path: &str) -> Value {
     bare(ctx.v(path))
 }

@@ -11,6 +11,10 @@ mod general;
 mod hubble;
 mod text;
 
+use super::common::{
+    envoy_daemonset_text, read_secrets_only_from_secrets_namespace, secret_sync_enabled,
+    upgrade_compat,
+};
 use serde_json::{json, Map, Value};
 
 use super::common;
@@ -209,8 +213,8 @@ impl Derived {
             kube_proxy_replacement,
             chaining,
             envoy_ds_text: envoy_daemonset_text(ctx),
-            read_secrets_only: read_secrets_only_text(ctx) == "true",
-            secret_sync: secret_sync_text(ctx) == "true",
+            read_secrets_only: read_secrets_only_from_secrets_namespace(ctx),
+            secret_sync: secret_sync_enabled(ctx),
             default_map_ratio: if since_1_8 { 0.0025 } else { 0.0 },
             default_bpf_masquerade: since_1_8 && !since(10),
             default_clock_probe: since_1_8,
@@ -248,102 +252,6 @@ impl Derived {
 /// Sprig's `coalesce`: the first value that is not empty.
 fn coalesce(values: &[&Value]) -> Option<Value> {
     values.iter().find(|v| truthy(v)).map(|v| (*v).clone())
-}
-
-/// The text of the `envoyDaemonSetEnabled` helper (the ConfigMap prints it, so a non-boolean
-/// `envoy.enabled` shows as written).
-fn envoy_daemonset_text(ctx: &Ctx) -> String {
-    if !ctx.on("l7Proxy") {
-        return "false".into();
-    }
-    let own = ctx.v("envoy.enabled");
-    if !own.is_null() {
-        return print(own);
-    }
-    since_compat(ctx, 16).to_string()
-}
-
-/// The text of the `readSecretsOnlyFromSecretsNamespace` helper.
-fn read_secrets_only_text(ctx: &Ctx) -> String {
-    let own = ctx.v("tls.readSecretsOnlyFromSecretsNamespace");
-    if !own.is_null() {
-        return print(own);
-    }
-    let backend = ctx.v("tls.secretsBackend");
-    if !backend.is_null() {
-        return (backend.as_str() == Some("local")).to_string();
-    }
-    "true".into()
-}
-
-/// The text of the `secretSyncEnabled` helper.
-fn secret_sync_text(ctx: &Ctx) -> String {
-    let own = ctx.v("tls.secretSync.enabled");
-    if !own.is_null() {
-        return print(own);
-    }
-    since_compat(ctx, 17).to_string()
-}
-
-/// `semverCompare ">=1.MINOR" (default "1.MINOR" .Values.upgradeCompatibility)`.
-fn since_compat(ctx: &Ctx, minor: u64) -> bool {
-    match upgrade_compat(ctx) {
-        Ok(Some(v)) => v >= (1, minor),
-        _ => true,
-    }
-}
-
-/// `upgradeCompatibility` as (major, minor) when set. Helm's semver comparison fails on text
-/// that is not a version, and never lets a pre-release (`1.16.0-rc.1`) satisfy `>=1.X`, which
-/// is modelled as version 0.0.
-fn upgrade_compat(ctx: &Ctx) -> Result<Option<(u64, u64)>, RenderError> {
-    let v = ctx.v("upgradeCompatibility");
-    if !truthy(v) {
-        return Ok(None);
-    }
-    let text = print(v);
-    parse_semver(&text).map(Some).ok_or_else(|| {
-        ctx.invalid(
-            "upgradeCompatibility",
-            format!("{text:?} is not a version; write the Cilium version first installed, such as \"1.16\" or \"1.17.3\""),
-        )
-    })
-}
-
-/// Masterminds semver's loose form: `v?MAJOR(.MINOR(.PATCH)?)?(-PRE)?(+BUILD)?`; returns
-/// (major, minor), or (0, 0) for a pre-release.
-fn parse_semver(text: &str) -> Option<(u64, u64)> {
-    let t = text.strip_prefix('v').unwrap_or(text);
-    let (t, build) = match t.split_once('+') {
-        Some((a, b)) => (a, Some(b)),
-        None => (t, None),
-    };
-    let (core, pre) = match t.split_once('-') {
-        Some((a, b)) => (a, Some(b)),
-        None => (t, None),
-    };
-    let ident_ok = |s: &str| {
-        s.split('.')
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
-    };
-    if pre.is_some_and(|p| !ident_ok(p)) || build.is_some_and(|b| !ident_ok(b)) {
-        return None;
-    }
-    let parts: Vec<&str> = core.split('.').collect();
-    if parts.is_empty()
-        || parts.len() > 3
-        || parts
-            .iter()
-            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
-    {
-        return None;
-    }
-    let major = parts[0].parse().ok()?;
-    let minor = parts.get(1).map_or(Some(0), |p| p.parse().ok())?;
-    if pre.is_some() {
-        return Some((0, 0));
-    }
-    Some((major, minor))
 }
 
 #[cfg(test)]
@@ -430,11 +338,17 @@ mod tests {
 
     #[test]
     fn semver_forms() {
-        assert_eq!(parse_semver("1.16"), Some((1, 16)));
-        assert_eq!(parse_semver("v1.17.3+build.1"), Some((1, 17)));
-        assert_eq!(parse_semver("1.16.0-rc.1"), Some((0, 0)));
-        assert_eq!(parse_semver("1..2"), None);
-        assert_eq!(parse_semver("latest"), None);
+        assert_eq!(super::super::common::parse_semver("1.16"), Some((1, 16)));
+        assert_eq!(
+            super::super::common::parse_semver("v1.17.3+build.1"),
+            Some((1, 17))
+        );
+        assert_eq!(
+            super::super::common::parse_semver("1.16.0-rc.1"),
+            Some((0, 0))
+        );
+        assert_eq!(super::super::common::parse_semver("1..2"), None);
+        assert_eq!(super::super::common::parse_semver("latest"), None);
     }
 
     #[test]
