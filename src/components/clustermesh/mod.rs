@@ -101,63 +101,10 @@ impl State {
     }
 }
 
-/// The chart's `fail` checks that concern Cluster Mesh (validate.yaml and the Deployment).
+/// The chart's `fail` checks made by the Cluster Mesh templates themselves; those of
+/// validate.yaml (kvstore modes, endpoint CRD, replicas) live in `extras::validate`.
 fn validate(ctx: &Ctx) -> Result<(), RenderError> {
-    let mode_path = "clustermesh.apiserver.kvstoremesh.kvstoreMode";
-    let mode = ctx.v(mode_path).as_str().unwrap_or_default();
-    if mode != "internal" && mode != "external" {
-        return Err(ctx.invalid(mode_path, "must be \"internal\" or \"external\""));
-    }
     let use_api = ctx.on("clustermesh.useAPIServer");
-    let kvstoremesh = ctx.on("clustermesh.apiserver.kvstoremesh.enabled");
-    if use_api {
-        if identity_allocation_crd(ctx) {
-            if ctx.on("disableEndpointCRD") {
-                return Err(ctx.invalid(
-                    "disableEndpointCRD",
-                    "the clustermesh-apiserver (clustermesh.useAPIServer) cannot run with disableEndpointCRD: true",
-                ));
-            }
-        } else if !kvstoremesh {
-            return Err(ctx.invalid(
-                "clustermesh.apiserver.kvstoremesh.enabled",
-                format!(
-                    "KVStoreMesh cannot be disabled with identityAllocationMode {}; to join a Cluster Mesh without it, configure the remote kvstores in clustermesh.config instead",
-                    ctx.text("identityAllocationMode")
-                ),
-            ));
-        }
-    }
-    if mode == "external" {
-        if !use_api {
-            return Err(ctx.invalid(
-                mode_path,
-                "\"external\" needs clustermesh.useAPIServer: true",
-            ));
-        }
-        if !kvstoremesh {
-            return Err(ctx.invalid(
-                mode_path,
-                "\"external\" needs clustermesh.apiserver.kvstoremesh.enabled: true",
-            ));
-        }
-        if quote(ctx.v("clustermesh.apiserver.replicas")) != "1" {
-            return Err(ctx.invalid(
-                "clustermesh.apiserver.replicas",
-                "only one clustermesh-apiserver replica can run with kvstoreMode \"external\"",
-            ));
-        }
-        let ia = ctx.text("identityAllocationMode");
-        if !matches!(
-            ia.as_str(),
-            "kvstore" | "doublewrite-readkvstore" | "doublewrite-readcrd"
-        ) {
-            return Err(ctx.invalid(
-                mode_path,
-                format!("\"external\" cannot be combined with identityAllocationMode {ia}; use kvstore, doublewrite-readkvstore or doublewrite-readcrd"),
-            ));
-        }
-    }
     let max = to_int64(ctx.v("clustermesh.maxConnectedClusters"));
     if max != 255 && max != 511 {
         return Err(ctx.invalid("clustermesh.maxConnectedClusters", "must be 255 or 511"));
