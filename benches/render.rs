@@ -51,6 +51,8 @@ fn scenario_inputs(
 /// Runs the binary once, reading its output as a caller would, and returns the wall time and
 /// that process's own peak resident set in KiB. `wait4` reports the rusage of exactly the child
 /// it reaps, so neither `cargo build` nor earlier runs are counted.
+// The child is reaped by wait4 below, which std's `wait` cannot see.
+#[allow(clippy::zombie_processes)]
 fn run_measured(bin: &Path, args: &[&std::ffi::OsStr]) -> (Duration, i64) {
     use std::io::Read;
     let t = Instant::now();

@@ -52,7 +52,7 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     if !inputs.set.is_empty() {
         layers.push(Layer::from_set(&inputs.set)?);
     }
-    let mut values = Values::resolve(versions::defaults(cilium), &layers);
+    let mut values = Values::resolve_shared(versions::defaults_shared(cilium), &layers);
     let violations = crate::schema::check(&values, values.user(), versions::schema(cilium));
     if !violations.is_empty() {
         return Err(RenderError::Schema(

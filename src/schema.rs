@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::values::Values;
+use crate::values::{Values, View};
 
 /// One violation, described for a person.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,23 +20,26 @@ pub struct Violation {
 /// Checks every user-written value against the schema.
 pub fn check(values: &Values, user: &Value, schema: &Value) -> Vec<Violation> {
     let mut out = Vec::new();
-    walk(values.root(), user, schema, "", &mut out);
+    walk(values.view(), user, schema, "", &mut out);
     out
 }
 
-fn walk(resolved: &Value, user: &Value, schema: &Value, path: &str, out: &mut Vec<Violation>) {
+fn walk(resolved: View<'_>, user: &Value, schema: &Value, path: &str, out: &mut Vec<Violation>) {
     // Descend along what the user wrote while the schema describes an object by its properties;
     // anywhere else the whole resolved value is checked at once.
     if let (Value::Object(u), Some(props)) =
         (user, schema.get("properties").and_then(Value::as_object))
     {
-        if let Value::Object(r) = resolved {
-            if !type_allows(schema, resolved) {
-                out.push(violation(path, schema, resolved));
+        if resolved.is_object() {
+            // A map's type is all `type_allows` reads, so the map itself need not be built.
+            if !type_allows(schema, &Value::Object(Map::new())) {
+                out.push(violation(path, schema, &resolved.to_value()));
                 return;
             }
             for (k, uv) in u {
-                let Some(rv) = r.get(k) else { continue };
+                let Some(rv) = resolved.child(k) else {
+                    continue;
+                };
                 let child = join(path, k);
                 if let Some(s) = props.get(k) {
                     walk(rv, uv, s, &child, out);
@@ -45,8 +48,12 @@ fn walk(resolved: &Value, user: &Value, schema: &Value, path: &str, out: &mut Ve
             return;
         }
     }
-    if !path.is_empty() && !resolved.is_null() && !valid(resolved, schema) {
-        out.push(violation(path, schema, resolved));
+    if path.is_empty() {
+        return;
+    }
+    let resolved = resolved.to_value();
+    if !resolved.is_null() && !valid(&resolved, schema) {
+        out.push(violation(path, schema, &resolved));
     }
 }
 
