@@ -6,6 +6,8 @@
 //! and that subset is what is implemented. Only what the user wrote is checked: the chart's own
 //! defaults always satisfy its schema.
 
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value};
 
 use crate::values::{Values, View};
@@ -21,6 +23,100 @@ pub struct Violation {
 pub fn check(values: &Values, user: &Value, schema: &Value) -> Vec<Violation> {
     let mut out = Vec::new();
     walk(values.view(), user, schema, "", &mut out);
+    out
+}
+
+/// A chart's schema, read lazily: the root's own keywords at once, the schema of each
+/// top-level value the first time a user's value needs it.
+pub struct LazySchema {
+    /// The root without its properties.
+    root: Value,
+    /// Each top-level property's schema, unparsed until needed; sorted by name. None when the
+    /// root describes no properties (then nothing is checked).
+    properties: Option<Vec<(String, &'static str, OnceLock<Value>)>>,
+}
+
+impl LazySchema {
+    /// Reads a schema document (the chart's values.schema.json).
+    pub fn from_json(text: &'static str) -> LazySchema {
+        use crate::versions::json;
+        let Some((members, expanded)) = json::members_expanding(text, "properties") else {
+            return LazySchema {
+                root: Value::Object(Map::new()),
+                properties: None,
+            };
+        };
+        let mut root = Map::new();
+        // The last member named "properties" is the one a JSON object read whole keeps.
+        let last_props = members.iter().rposition(|(k, _)| k == "properties");
+        let properties = match (last_props, expanded) {
+            (Some(i), Some(props)) if members[i].1.starts_with('{') => {
+                let mut props: Vec<_> = props
+                    .into_iter()
+                    .map(|(k, v)| (k, v, OnceLock::new()))
+                    .collect();
+                // A repeated name: the last one wins, as a JSON object read whole keeps it.
+                props.reverse();
+                props.sort_by(|a, b| a.0.cmp(&b.0));
+                props.dedup_by(|a, b| a.0 == b.0);
+                Some(props)
+            }
+            _ => None,
+        };
+        for (key, value) in members {
+            if key != "properties" {
+                root.insert(key, json::parse(value).unwrap_or_default());
+            } else if properties.is_none() {
+                root.insert(key, json::parse(value).unwrap_or_default());
+            }
+        }
+        LazySchema {
+            root: Value::Object(root),
+            properties,
+        }
+    }
+
+    fn property(&self, key: &str) -> Option<&Value> {
+        let properties = self.properties.as_ref()?;
+        let i = properties
+            .binary_search_by(|p| p.0.as_str().cmp(key))
+            .ok()?;
+        let (_, text, parsed) = &properties[i];
+        Some(parsed.get_or_init(|| crate::versions::json::parse(text).unwrap_or_default()))
+    }
+}
+
+impl std::fmt::Debug for LazySchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.properties.as_ref().map_or(0, Vec::len);
+        write!(f, "LazySchema({n} properties)")
+    }
+}
+
+/// `check` against a lazily read schema: the same violations, reading only what it needs.
+pub fn check_lazy(values: &Values, user: &Value, schema: &LazySchema) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let Value::Object(u) = user else {
+        return out;
+    };
+    if schema.properties.is_none() {
+        return out;
+    }
+    let resolved = values.view();
+    if resolved.is_object() {
+        if !type_allows(&schema.root, &Value::Object(Map::new())) {
+            out.push(violation("", &schema.root, &resolved.to_value()));
+            return out;
+        }
+        for (k, uv) in u {
+            let Some(rv) = resolved.child(k) else {
+                continue;
+            };
+            if let Some(s) = schema.property(k) {
+                walk(rv, uv, s, k, &mut out);
+            }
+        }
+    }
     out
 }
 
@@ -218,7 +314,11 @@ mod tests {
         let layer = Layer::from_yaml("u.yaml", user_yaml).unwrap();
         let user = layer.value.clone();
         let values = Values::resolve(defaults, &[layer]);
-        check(&values, &user, &schema)
+        let whole = check(&values, &user, &schema);
+        let text: &'static str = Box::leak(schema.to_string().into_boxed_str());
+        let lazy = check_lazy(&values, &user, &LazySchema::from_json(text));
+        assert_eq!(whole, lazy);
+        whole
     }
 
     #[test]

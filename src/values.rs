@@ -95,7 +95,7 @@ impl Layer {
 #[derive(Debug, Clone)]
 pub struct Values {
     /// The chart's defaults (always a map).
-    defaults: Arc<Value>,
+    defaults: Defaults,
     /// What lies over the defaults: the user's layers merged (nulls kept, to delete defaults),
     /// plus the few values this renderer sets itself (see `root_mut`). Always a map.
     overlay: Value,
@@ -116,6 +116,119 @@ struct Built {
 }
 
 static NULL: Value = Value::Null;
+
+#[derive(Debug, Clone)]
+enum Defaults {
+    Shared(Arc<Value>),
+    /// Read once per process, with an index of every node by path.
+    Indexed(&'static Value, &'static PathIndex),
+}
+
+impl Defaults {
+    fn tree(&self) -> &Value {
+        match self {
+            Defaults::Shared(t) => t,
+            Defaults::Indexed(t, _) => t,
+        }
+    }
+}
+
+/// Every node of a tree reachable by a dotted path (all keys dot-free), by that path: one hash
+/// lookup instead of a string search per level of the tree.
+pub struct PathIndex {
+    /// Every path, end to end.
+    paths: String,
+    /// (start, length) in `paths`, and the node.
+    entries: Vec<(u32, u32, &'static Value)>,
+    /// Open addressing: 0 is empty, n is `entries[n - 1]`.
+    slots: Vec<u32>,
+    bits: u32,
+}
+
+impl std::fmt::Debug for PathIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PathIndex({} paths)", self.entries.len())
+    }
+}
+
+impl PathIndex {
+    pub fn new(root: &'static Value) -> PathIndex {
+        let mut index = PathIndex {
+            paths: String::new(),
+            entries: Vec::new(),
+            slots: Vec::new(),
+            bits: 0,
+        };
+        index.collect(root, &mut String::new());
+        let wanted = (index.entries.len() * 2).next_power_of_two().max(16);
+        index.bits = wanted.trailing_zeros();
+        index.slots = vec![0; wanted];
+        for n in 0..index.entries.len() {
+            let (start, len, _) = index.entries[n];
+            let path = &index.paths.as_bytes()[start as usize..(start + len) as usize];
+            let mut slot = index.slot_of(path);
+            while index.slots[slot] != 0 {
+                slot = (slot + 1) & (wanted - 1);
+            }
+            index.slots[slot] = n as u32 + 1;
+        }
+        index
+    }
+
+    fn collect(&mut self, node: &'static Value, path: &mut String) {
+        let Value::Object(m) = node else { return };
+        for (k, child) in m {
+            if k.contains('.') {
+                continue;
+            }
+            let len = path.len();
+            if len > 0 {
+                path.push('.');
+            }
+            path.push_str(k);
+            self.entries
+                .push((self.paths.len() as u32, path.len() as u32, child));
+            self.paths.push_str(path);
+            self.collect(child, path);
+            path.truncate(len);
+        }
+    }
+
+    fn slot_of(&self, path: &[u8]) -> usize {
+        // FxHash's mixing, eight bytes at a time; the top bits pick the slot.
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut h = path.len() as u64;
+        let mut chunks = path.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = (h.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        let mut tail = [0u8; 8];
+        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+        (h >> (64 - self.bits)) as usize
+    }
+
+    /// The node at `path`, as `lookup` finds it (None where it finds nothing).
+    pub fn get(&self, path: &str) -> Option<&'static Value> {
+        let path = path.as_bytes();
+        let mask = self.slots.len() - 1;
+        let mut slot = self.slot_of(path);
+        loop {
+            let n = *self.slots.get(slot)?;
+            let (start, len, node) = *self.entries.get(n.checked_sub(1)? as usize)?;
+            if self
+                .paths
+                .as_bytes()
+                .get(start as usize..(start + len) as usize)
+                == Some(path)
+            {
+                return Some(node);
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+}
 
 /// A node of the merged tree, seen without building it.
 #[derive(Debug, Clone, Copy)]
@@ -187,19 +300,37 @@ impl Values {
         Values::resolve_shared(Arc::new(defaults), layers)
     }
 
+    /// As `resolve`, over defaults read once per process and indexed (never copied).
+    pub fn resolve_indexed(
+        defaults: &'static Value,
+        index: &'static PathIndex,
+        layers: &[Layer],
+    ) -> Values {
+        let defaults = if defaults.is_object() {
+            Defaults::Indexed(defaults, index)
+        } else {
+            Defaults::Shared(Arc::new(Value::Object(Map::new())))
+        };
+        Values::over(defaults, layers)
+    }
+
     /// As `resolve`, over defaults shared with other renders (never copied).
     pub fn resolve_shared(defaults: Arc<Value>, layers: &[Layer]) -> Values {
+        let defaults = if defaults.is_object() {
+            defaults
+        } else {
+            Arc::new(Value::Object(Map::new()))
+        };
+        Values::over(Defaults::Shared(defaults), layers)
+    }
+
+    fn over(defaults: Defaults, layers: &[Layer]) -> Values {
         let mut user = Value::Object(Map::new());
         let mut origins = BTreeMap::new();
         for layer in layers {
             merge_user(&mut user, &layer.value);
             record_origins(&layer.value, "", layer, &mut origins);
         }
-        let defaults = if defaults.is_object() {
-            defaults
-        } else {
-            Arc::new(Value::Object(Map::new()))
-        };
         Values {
             defaults,
             overlay: user.clone(),
@@ -211,7 +342,7 @@ impl Values {
 
     /// The merged tree's root, seen without building it.
     pub(crate) fn view(&self) -> View<'_> {
-        match (&*self.defaults, &self.overlay) {
+        match (self.defaults.tree(), &self.overlay) {
             (Value::Object(d), Value::Object(u)) => View::Merged(d, u),
             // Both are maps by construction; an overlay replaced through `root_mut` wins whole.
             (_, u) => View::User(u),
@@ -255,6 +386,15 @@ impl Values {
     /// The value at a dotted path (`hubble.relay.enabled`), or null when absent, as Helm's
     /// `.Values.a.b` gives nil.
     pub fn get(&self, path: &str) -> &Value {
+        match (&self.defaults, &self.overlay) {
+            (Defaults::Indexed(_, index), Value::Object(overlay)) => {
+                self.get_indexed(index, overlay, path)
+            }
+            _ => self.get_walked(path),
+        }
+    }
+
+    fn get_walked(&self, path: &str) -> &Value {
         let mut node = self.view();
         for key in path.split('.') {
             match node.child(key) {
@@ -262,6 +402,50 @@ impl Values {
                 None => return &NULL,
             }
         }
+        self.finish_lookup(path, node)
+    }
+
+    /// `get` where the defaults are indexed: walks the user's (small) maps while they cover the
+    /// path, and finds anything below them that only the defaults hold in one index lookup.
+    fn get_indexed<'s>(
+        &'s self,
+        index: &'static PathIndex,
+        overlay: &'s Map<String, Value>,
+        path: &str,
+    ) -> &'s Value {
+        let mut over = overlay;
+        let mut start = 0;
+        loop {
+            let end = path[start..].find('.').map_or(path.len(), |i| start + i);
+            let uv = match over.get(&path[start..end]) {
+                // Nothing of the user's here: the rest of the path is the defaults'.
+                None => return index.get(path).unwrap_or(&NULL),
+                Some(Value::Null) => return &NULL,
+                Some(uv) => uv,
+            };
+            if let (Value::Object(um), Some(Value::Object(dm))) = (uv, index.get(&path[..end])) {
+                if end == path.len() {
+                    return self.built_node(path, View::Merged(dm, um));
+                }
+                over = um;
+                start = end + 1;
+                continue;
+            }
+            // The user's value replaces the default here, whole.
+            let mut node = View::User(uv);
+            if end < path.len() {
+                for key in path[end + 1..].split('.') {
+                    match node.child(key) {
+                        Some(c) => node = c,
+                        None => return &NULL,
+                    }
+                }
+            }
+            return self.finish_lookup(path, node);
+        }
+    }
+
+    fn finish_lookup<'s>(&'s self, path: &str, node: View<'s>) -> &'s Value {
         match node {
             View::Default(v) => v,
             View::User(v) if !node.needs_building() => v,
@@ -500,9 +684,13 @@ mod tests {
             paths(&layer.value, "", &mut all);
         }
         let shared = Arc::new(defaults.clone());
+        // Leaked: an index needs defaults that live as long as the process, as the chart's do.
+        let leaked: &'static Value = Box::leak(Box::new(defaults.clone()));
+        let index: &'static PathIndex = Box::leak(Box::new(PathIndex::new(leaked)));
         for v in [
             Values::resolve(defaults.clone(), &layers),
             Values::resolve_shared(shared, &layers),
+            Values::resolve_indexed(leaked, index, &layers),
         ] {
             for p in &all {
                 assert_eq!(v.get(p), lookup(&want, p), "{p}");
