@@ -64,9 +64,7 @@ impl LazySchema {
             _ => None,
         };
         for (key, value) in members {
-            if key != "properties" {
-                root.insert(key, json::parse(value).unwrap_or_default());
-            } else if properties.is_none() {
+            if key != "properties" || properties.is_none() {
                 root.insert(key, json::parse(value).unwrap_or_default());
             }
         }
