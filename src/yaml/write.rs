@@ -139,12 +139,8 @@ fn literal_ok(s: &str) -> bool {
     for (i, &c) in b.iter().enumerate() {
         match c {
             // No line may end in a space or tab.
-            b'\n' => {
-                if i > 0 && matches!(b[i - 1], b' ' | b'\t') {
-                    return false;
-                }
-            }
-            b'\t' => {}
+            b'\n' if i > 0 && matches!(b[i - 1], b' ' | b'\t') => return false,
+            b'\n' | b'\t' => {}
             0..=0x1f | 0x7f => return false,
             // U+0080..U+009F (control characters, U+0085 among them).
             0xc2 if matches!(b.get(i + 1), Some(0x80..=0x9f)) => return false,
