@@ -113,6 +113,17 @@ struct Built {
     /// Sorted by path; paths whose keys contain a dot are left out (no dotted lookup reaches
     /// them), so each path names exactly one node.
     nodes: Vec<(String, OnceLock<Value>)>,
+    /// A one-word Bloom filter of the overlay's top-level keys: most lookups concern values
+    /// the user did not touch, and this tells so without searching the overlay.
+    top_keys: u64,
+}
+
+/// The Bloom filter bit of a top-level key.
+fn key_bit(key: &[u8]) -> u64 {
+    let h = key.iter().fold(0x811c_9dc5u32, |h, &c| {
+        (h ^ c as u32).wrapping_mul(0x0100_0193)
+    });
+    1 << (h >> 26)
 }
 
 static NULL: Value = Value::Null;
@@ -354,9 +365,14 @@ impl Values {
             let mut nodes = Vec::new();
             collect_built(self.view(), &mut String::new(), &mut nodes);
             nodes.sort();
+            let top_keys = match &self.overlay {
+                Value::Object(m) => m.keys().fold(0, |f, k| f | key_bit(k.as_bytes())),
+                _ => u64::MAX,
+            };
             Built {
                 root: OnceLock::new(),
                 nodes: nodes.into_iter().map(|p| (p, OnceLock::new())).collect(),
+                top_keys,
             }
         })
     }
@@ -413,10 +429,25 @@ impl Values {
         overlay: &'s Map<String, Value>,
         path: &str,
     ) -> &'s Value {
+        let b = path.as_bytes();
+        let next_dot = |from: usize| {
+            let mut i = from;
+            while i < b.len() && b[i] != b'.' {
+                i += 1;
+            }
+            i
+        };
+        let first = next_dot(0);
+        if self.built().top_keys & key_bit(&b[..first]) == 0 {
+            return index.get(path).unwrap_or(&NULL);
+        }
         let mut over = overlay;
         let mut start = 0;
+        let mut end = first;
         loop {
-            let end = path[start..].find('.').map_or(path.len(), |i| start + i);
+            if start > 0 {
+                end = next_dot(start);
+            }
             let uv = match over.get(&path[start..end]) {
                 // Nothing of the user's here: the rest of the path is the defaults'.
                 None => return index.get(path).unwrap_or(&NULL),
