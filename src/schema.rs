@@ -26,96 +26,133 @@ pub fn check(values: &Values, user: &Value, schema: &Value) -> Vec<Violation> {
     out
 }
 
-/// A chart's schema, read lazily: the root's own keywords at once, the schema of each
-/// top-level value the first time a user's value needs it.
+/// A chart's schema, read lazily: only the nodes along the paths the user wrote are split into
+/// their members, and only the nodes a value is checked against are parsed whole.
 pub struct LazySchema {
-    /// The root without its properties.
-    root: Value,
-    /// Each top-level property's schema, unparsed until needed; sorted by name. None when the
-    /// root describes no properties (then nothing is checked).
-    properties: Option<Vec<(String, &'static str, OnceLock<Value>)>>,
+    root: LazyNode,
+}
+
+/// One schema node: its JSON text, its members and its parsed value, each made when first read.
+struct LazyNode {
+    text: &'static str,
+    /// None when the node is not an object.
+    members: OnceLock<Option<Vec<(String, LazyNode)>>>,
+    whole: OnceLock<Value>,
+}
+
+type Members = Option<Vec<(String, LazyNode)>>;
+
+impl LazyNode {
+    fn new(text: &'static str) -> LazyNode {
+        LazyNode {
+            text,
+            members: OnceLock::new(),
+            whole: OnceLock::new(),
+        }
+    }
+
+    fn value(&self) -> &Value {
+        self.whole
+            .get_or_init(|| crate::versions::json::parse(self.text).unwrap_or_default())
+    }
+
+    fn is_object(&self) -> bool {
+        self.text.starts_with('{')
+    }
+
+    fn members(&self) -> &Members {
+        self.members.get_or_init(|| {
+            // A node's "properties" is split in the same pass: it is what a walk reads next.
+            let (members, expanded) =
+                crate::versions::json::members_expanding(self.text, "properties")?;
+            let mut members: Vec<(String, LazyNode)> = members
+                .into_iter()
+                .map(|(k, v)| (k, LazyNode::new(v)))
+                .collect();
+            if let (Some(props), Some(node)) = (
+                expanded,
+                members.iter_mut().rev().find(|(k, _)| k == "properties"),
+            ) {
+                let props = props
+                    .into_iter()
+                    .map(|(k, v)| (k, LazyNode::new(v)))
+                    .collect();
+                let _ = node.1.members.set(Some(props));
+            }
+            Some(members)
+        })
+    }
+
+    /// The member named `key`; the last one if the name repeats, as a JSON object read whole
+    /// keeps it.
+    fn member(&self, key: &str) -> Option<&LazyNode> {
+        self.members()
+            .as_ref()?
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, n)| n)
+    }
 }
 
 impl LazySchema {
     /// Reads a schema document (the chart's values.schema.json).
     pub fn from_json(text: &'static str) -> LazySchema {
-        use crate::versions::json;
-        let Some((members, expanded)) = json::members_expanding(text, "properties") else {
-            return LazySchema {
-                root: Value::Object(Map::new()),
-                properties: None,
-            };
-        };
-        let mut root = Map::new();
-        // The last member named "properties" is the one a JSON object read whole keeps.
-        let last_props = members.iter().rposition(|(k, _)| k == "properties");
-        let properties = match (last_props, expanded) {
-            (Some(i), Some(props)) if members[i].1.starts_with('{') => {
-                let mut props: Vec<_> = props
-                    .into_iter()
-                    .map(|(k, v)| (k, v, OnceLock::new()))
-                    .collect();
-                // A repeated name: the last one wins, as a JSON object read whole keeps it.
-                props.reverse();
-                props.sort_by(|a, b| a.0.cmp(&b.0));
-                props.dedup_by(|a, b| a.0 == b.0);
-                Some(props)
-            }
-            _ => None,
-        };
-        for (key, value) in members {
-            if key != "properties" || properties.is_none() {
-                root.insert(key, json::parse(value).unwrap_or_default());
-            }
-        }
         LazySchema {
-            root: Value::Object(root),
-            properties,
+            root: LazyNode::new(text.trim()),
         }
-    }
-
-    fn property(&self, key: &str) -> Option<&Value> {
-        let properties = self.properties.as_ref()?;
-        let i = properties
-            .binary_search_by(|p| p.0.as_str().cmp(key))
-            .ok()?;
-        let (_, text, parsed) = &properties[i];
-        Some(parsed.get_or_init(|| crate::versions::json::parse(text).unwrap_or_default()))
     }
 }
 
 impl std::fmt::Debug for LazySchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.properties.as_ref().map_or(0, Vec::len);
-        write!(f, "LazySchema({n} properties)")
+        write!(f, "LazySchema({} bytes)", self.root.text.len())
     }
 }
 
 /// `check` against a lazily read schema: the same violations, reading only what it needs.
 pub fn check_lazy(values: &Values, user: &Value, schema: &LazySchema) -> Vec<Violation> {
     let mut out = Vec::new();
-    let Value::Object(u) = user else {
-        return out;
-    };
-    if schema.properties.is_none() {
-        return out;
-    }
-    let resolved = values.view();
-    if resolved.is_object() {
-        if !type_allows(&schema.root, &Value::Object(Map::new())) {
-            out.push(violation("", &schema.root, &resolved.to_value()));
-            return out;
-        }
-        for (k, uv) in u {
-            let Some(rv) = resolved.child(k) else {
-                continue;
-            };
-            if let Some(s) = schema.property(k) {
-                walk(rv, uv, s, k, &mut out);
-            }
-        }
-    }
+    walk_lazy(values.view(), user, &schema.root, "", &mut out);
     out
+}
+
+/// `walk`, over a lazily read schema.
+fn walk_lazy(
+    resolved: View<'_>,
+    user: &Value,
+    schema: &LazyNode,
+    path: &str,
+    out: &mut Vec<Violation>,
+) {
+    if let (Value::Object(u), Some(props)) =
+        (user, schema.member("properties").filter(|p| p.is_object()))
+    {
+        if resolved.is_object() {
+            let types = schema.member("type").map(LazyNode::value);
+            if !types_allow(types, &Value::Object(Map::new())) {
+                out.push(violation(path, schema.value(), &resolved.to_value()));
+                return;
+            }
+            for (k, uv) in u {
+                let Some(rv) = resolved.child(k) else {
+                    continue;
+                };
+                let child = join(path, k);
+                if let Some(s) = props.member(k) {
+                    walk_lazy(rv, uv, s, &child, out);
+                }
+            }
+            return;
+        }
+    }
+    if path.is_empty() {
+        return;
+    }
+    let resolved = resolved.to_value();
+    if !resolved.is_null() && !valid(&resolved, schema.value()) {
+        out.push(violation(path, schema.value(), &resolved));
+    }
 }
 
 fn walk(resolved: View<'_>, user: &Value, schema: &Value, path: &str, out: &mut Vec<Violation>) {
@@ -220,9 +257,14 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 fn type_allows(schema: &Value, v: &Value) -> bool {
+    types_allow(schema.get("type"), v)
+}
+
+/// Whether a schema's `type` keyword (absent: anything) allows the value.
+fn types_allow(types: Option<&Value>, v: &Value) -> bool {
     let actual = type_name(v);
     let ok = |t: &str| t == actual || (t == "number" && actual == "integer");
-    match schema.get("type") {
+    match types {
         None => true,
         Some(Value::String(t)) => ok(t),
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).any(ok),
@@ -343,6 +385,25 @@ mod tests {
         assert_eq!(paths, ["a.b", "a.num", "l", "mode"]);
         assert!(v[0].message.contains("boolean"), "{}", v[0].message);
         assert!(v[3].message.contains("\"x\", \"w\""), "{}", v[3].message);
+    }
+
+    #[test]
+    fn the_lazy_schema_finds_what_the_whole_one_does_in_the_chart() {
+        let cilium = crate::versions::parse("1.18.12").unwrap();
+        for text in [
+            "hubble:\n  enabled: maybe\n  relay: {enabled: 3, tls: {server: {enabled: x}}}\nipam: {mode: nope}\n",
+            "image: {tag: 5}\noperator:\n  replicas: many\n  affinity: 3\nk8sServicePort: [1]\n",
+            "debug: {enabled: yes, verbose: 7}\nbpf:\n  masquerade: x\nnodeSelector: {kubernetes.io/os: 1}\n",
+            "hubble: 5\ncni: [1]\nextraConfig: {a: 1}\nunknownKey: {a: b}\n",
+            "hubble: {tls: {auto: {method: cronJob}}}\nipam: {mode: kubernetes}\n",
+        ] {
+            let layer = Layer::from_yaml("u.yaml", text).unwrap();
+            let user = layer.value.clone();
+            let values = Values::resolve(crate::versions::defaults(cilium), &[layer]);
+            let whole = check(&values, &user, crate::versions::schema(cilium));
+            let lazy = check_lazy(&values, &user, crate::versions::schema_lazy(cilium));
+            assert_eq!(whole, lazy, "{text}");
+        }
     }
 
     #[test]
