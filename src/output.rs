@@ -133,9 +133,9 @@ pub fn finish(mut objects: Vec<Value>) -> String {
     let mut out = String::with_capacity(docs.iter().map(String::len).sum::<usize>() + 100);
     for (i, d) in docs.iter().enumerate() {
         if i == target {
-            let mut stamped = objects[i].clone();
-            stamp(&mut stamped, &hash);
-            crate::yaml::write_document(&mut out, &stamped);
+            // The objects are ours and done with: stamp in place rather than copy.
+            stamp(&mut objects[i], &hash);
+            crate::yaml::write_document(&mut out, &objects[i]);
         } else {
             out.push_str(d);
         }

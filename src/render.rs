@@ -52,8 +52,12 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     if !inputs.set.is_empty() {
         layers.push(Layer::from_set(&inputs.set)?);
     }
-    let mut values = Values::resolve(versions::defaults(cilium), &layers);
-    let violations = crate::schema::check(&values, values.user(), versions::schema(cilium));
+    let mut values = match versions::defaults_indexed(cilium) {
+        Some((tree, index)) => Values::resolve_indexed(tree, index, &layers),
+        None => Values::resolve(versions::defaults(cilium), &layers),
+    };
+    let violations =
+        crate::schema::check_lazy(&values, values.user(), versions::schema_lazy(cilium));
     if !violations.is_empty() {
         return Err(RenderError::Schema(
             violations

@@ -6,9 +6,11 @@
 //! and that subset is what is implemented. Only what the user wrote is checked: the chart's own
 //! defaults always satisfy its schema.
 
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value};
 
-use crate::values::Values;
+use crate::values::{Values, View};
 
 /// One violation, described for a person.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,23 +22,155 @@ pub struct Violation {
 /// Checks every user-written value against the schema.
 pub fn check(values: &Values, user: &Value, schema: &Value) -> Vec<Violation> {
     let mut out = Vec::new();
-    walk(values.root(), user, schema, "", &mut out);
+    walk(values.view(), user, schema, "", &mut out);
     out
 }
 
-fn walk(resolved: &Value, user: &Value, schema: &Value, path: &str, out: &mut Vec<Violation>) {
+/// A chart's schema, read lazily: only the nodes along the paths the user wrote are split into
+/// their members, and only the nodes a value is checked against are parsed whole.
+pub struct LazySchema {
+    root: LazyNode,
+}
+
+/// One schema node: its JSON text, its members and its parsed value, each made when first read.
+struct LazyNode {
+    text: &'static str,
+    /// None when the node is not an object.
+    members: OnceLock<Option<Vec<(String, LazyNode)>>>,
+    whole: OnceLock<Value>,
+}
+
+type Members = Option<Vec<(String, LazyNode)>>;
+
+impl LazyNode {
+    fn new(text: &'static str) -> LazyNode {
+        LazyNode {
+            text,
+            members: OnceLock::new(),
+            whole: OnceLock::new(),
+        }
+    }
+
+    fn value(&self) -> &Value {
+        self.whole
+            .get_or_init(|| crate::versions::json::parse(self.text).unwrap_or_default())
+    }
+
+    fn is_object(&self) -> bool {
+        self.text.starts_with('{')
+    }
+
+    fn members(&self) -> &Members {
+        self.members.get_or_init(|| {
+            // A node's "properties" is split in the same pass: it is what a walk reads next.
+            let (members, expanded) =
+                crate::versions::json::members_expanding(self.text, "properties")?;
+            let mut members: Vec<(String, LazyNode)> = members
+                .into_iter()
+                .map(|(k, v)| (k, LazyNode::new(v)))
+                .collect();
+            if let (Some(props), Some(node)) = (
+                expanded,
+                members.iter_mut().rev().find(|(k, _)| k == "properties"),
+            ) {
+                let props = props
+                    .into_iter()
+                    .map(|(k, v)| (k, LazyNode::new(v)))
+                    .collect();
+                let _ = node.1.members.set(Some(props));
+            }
+            Some(members)
+        })
+    }
+
+    /// The member named `key`; the last one if the name repeats, as a JSON object read whole
+    /// keeps it.
+    fn member(&self, key: &str) -> Option<&LazyNode> {
+        self.members()
+            .as_ref()?
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, n)| n)
+    }
+}
+
+impl LazySchema {
+    /// Reads a schema document (the chart's values.schema.json).
+    pub fn from_json(text: &'static str) -> LazySchema {
+        LazySchema {
+            root: LazyNode::new(text.trim()),
+        }
+    }
+}
+
+impl std::fmt::Debug for LazySchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LazySchema({} bytes)", self.root.text.len())
+    }
+}
+
+/// `check` against a lazily read schema: the same violations, reading only what it needs.
+pub fn check_lazy(values: &Values, user: &Value, schema: &LazySchema) -> Vec<Violation> {
+    let mut out = Vec::new();
+    walk_lazy(values.view(), user, &schema.root, "", &mut out);
+    out
+}
+
+/// `walk`, over a lazily read schema.
+fn walk_lazy(
+    resolved: View<'_>,
+    user: &Value,
+    schema: &LazyNode,
+    path: &str,
+    out: &mut Vec<Violation>,
+) {
+    if let (Value::Object(u), Some(props)) =
+        (user, schema.member("properties").filter(|p| p.is_object()))
+    {
+        if resolved.is_object() {
+            let types = schema.member("type").map(LazyNode::value);
+            if !types_allow(types, &Value::Object(Map::new())) {
+                out.push(violation(path, schema.value(), &resolved.to_value()));
+                return;
+            }
+            for (k, uv) in u {
+                let Some(rv) = resolved.child(k) else {
+                    continue;
+                };
+                let child = join(path, k);
+                if let Some(s) = props.member(k) {
+                    walk_lazy(rv, uv, s, &child, out);
+                }
+            }
+            return;
+        }
+    }
+    if path.is_empty() {
+        return;
+    }
+    let resolved = resolved.to_value();
+    if !resolved.is_null() && !valid(&resolved, schema.value()) {
+        out.push(violation(path, schema.value(), &resolved));
+    }
+}
+
+fn walk(resolved: View<'_>, user: &Value, schema: &Value, path: &str, out: &mut Vec<Violation>) {
     // Descend along what the user wrote while the schema describes an object by its properties;
     // anywhere else the whole resolved value is checked at once.
     if let (Value::Object(u), Some(props)) =
         (user, schema.get("properties").and_then(Value::as_object))
     {
-        if let Value::Object(r) = resolved {
-            if !type_allows(schema, resolved) {
-                out.push(violation(path, schema, resolved));
+        if resolved.is_object() {
+            // A map's type is all `type_allows` reads, so the map itself need not be built.
+            if !type_allows(schema, &Value::Object(Map::new())) {
+                out.push(violation(path, schema, &resolved.to_value()));
                 return;
             }
             for (k, uv) in u {
-                let Some(rv) = r.get(k) else { continue };
+                let Some(rv) = resolved.child(k) else {
+                    continue;
+                };
                 let child = join(path, k);
                 if let Some(s) = props.get(k) {
                     walk(rv, uv, s, &child, out);
@@ -45,8 +179,12 @@ fn walk(resolved: &Value, user: &Value, schema: &Value, path: &str, out: &mut Ve
             return;
         }
     }
-    if !path.is_empty() && !resolved.is_null() && !valid(resolved, schema) {
-        out.push(violation(path, schema, resolved));
+    if path.is_empty() {
+        return;
+    }
+    let resolved = resolved.to_value();
+    if !resolved.is_null() && !valid(&resolved, schema) {
+        out.push(violation(path, schema, &resolved));
     }
 }
 
@@ -119,9 +257,14 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 fn type_allows(schema: &Value, v: &Value) -> bool {
+    types_allow(schema.get("type"), v)
+}
+
+/// Whether a schema's `type` keyword (absent: anything) allows the value.
+fn types_allow(types: Option<&Value>, v: &Value) -> bool {
     let actual = type_name(v);
     let ok = |t: &str| t == actual || (t == "number" && actual == "integer");
-    match schema.get("type") {
+    match types {
         None => true,
         Some(Value::String(t)) => ok(t),
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).any(ok),
@@ -211,7 +354,11 @@ mod tests {
         let layer = Layer::from_yaml("u.yaml", user_yaml).unwrap();
         let user = layer.value.clone();
         let values = Values::resolve(defaults, &[layer]);
-        check(&values, &user, &schema)
+        let whole = check(&values, &user, &schema);
+        let text: &'static str = Box::leak(schema.to_string().into_boxed_str());
+        let lazy = check_lazy(&values, &user, &LazySchema::from_json(text));
+        assert_eq!(whole, lazy);
+        whole
     }
 
     #[test]
@@ -238,6 +385,25 @@ mod tests {
         assert_eq!(paths, ["a.b", "a.num", "l", "mode"]);
         assert!(v[0].message.contains("boolean"), "{}", v[0].message);
         assert!(v[3].message.contains("\"x\", \"w\""), "{}", v[3].message);
+    }
+
+    #[test]
+    fn the_lazy_schema_finds_what_the_whole_one_does_in_the_chart() {
+        let cilium = crate::versions::parse("1.18.12").unwrap();
+        for text in [
+            "hubble:\n  enabled: maybe\n  relay: {enabled: 3, tls: {server: {enabled: x}}}\nipam: {mode: nope}\n",
+            "image: {tag: 5}\noperator:\n  replicas: many\n  affinity: 3\nk8sServicePort: [1]\n",
+            "debug: {enabled: yes, verbose: 7}\nbpf:\n  masquerade: x\nnodeSelector: {kubernetes.io/os: 1}\n",
+            "hubble: 5\ncni: [1]\nextraConfig: {a: 1}\nunknownKey: {a: b}\n",
+            "hubble: {tls: {auto: {method: cronJob}}}\nipam: {mode: kubernetes}\n",
+        ] {
+            let layer = Layer::from_yaml("u.yaml", text).unwrap();
+            let user = layer.value.clone();
+            let values = Values::resolve(crate::versions::defaults(cilium), &[layer]);
+            let whole = check(&values, &user, crate::versions::schema(cilium));
+            let lazy = check_lazy(&values, &user, crate::versions::schema_lazy(cilium));
+            assert_eq!(whole, lazy, "{text}");
+        }
     }
 
     #[test]

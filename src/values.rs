@@ -4,7 +4,9 @@
 //! Merge rules (the only place they live): maps merge deeply, anything else replaces, a later
 //! file wins over an earlier one, `--set` wins over files, and a null removes a default.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
@@ -85,40 +87,302 @@ impl Layer {
 }
 
 /// The resolved values a renderer reads: defaults with every layer merged in.
+///
+/// The merged tree is never built as a whole: the chart's defaults are shared between renders
+/// and only read, the user's values lie over them, and a lookup walks both at once with Helm's
+/// coalescing rules. Only a node where both sides hold a map (or a user map with nulls to drop)
+/// is built, once, the first time someone asks for it as a whole.
 #[derive(Debug, Clone)]
 pub struct Values {
-    root: Value,
+    /// The chart's defaults (always a map).
+    defaults: Defaults,
+    /// What lies over the defaults: the user's layers merged (nulls kept, to delete defaults),
+    /// plus the few values this renderer sets itself (see `root_mut`). Always a map.
+    overlay: Value,
     /// Only what the user wrote, all layers merged (nulls kept): what the schema check reads.
     user: Value,
     origins: BTreeMap<String, Origin>,
+    /// The nodes that must be built to be returned whole, by path; built on first use.
+    built: OnceLock<Built>,
+}
+
+/// Built nodes: the whole merged tree (only if asked for) and the merged subtrees by path.
+#[derive(Debug, Clone, Default)]
+struct Built {
+    root: OnceLock<Value>,
+    /// Sorted by path; paths whose keys contain a dot are left out (no dotted lookup reaches
+    /// them), so each path names exactly one node.
+    nodes: Vec<(String, OnceLock<Value>)>,
+    /// A one-word Bloom filter of the overlay's top-level keys: most lookups concern values
+    /// the user did not touch, and this tells so without searching the overlay.
+    top_keys: u64,
+}
+
+/// The Bloom filter bit of a top-level key.
+fn key_bit(key: &[u8]) -> u64 {
+    let h = key.iter().fold(0x811c_9dc5u32, |h, &c| {
+        (h ^ c as u32).wrapping_mul(0x0100_0193)
+    });
+    1 << (h >> 26)
 }
 
 static NULL: Value = Value::Null;
 
+#[derive(Debug, Clone)]
+enum Defaults {
+    Shared(Arc<Value>),
+    /// Read once per process, with an index of every node by path.
+    Indexed(&'static Value, &'static PathIndex),
+}
+
+impl Defaults {
+    fn tree(&self) -> &Value {
+        match self {
+            Defaults::Shared(t) => t,
+            Defaults::Indexed(t, _) => t,
+        }
+    }
+}
+
+/// Every node of a tree reachable by a dotted path (all keys dot-free), by that path: one hash
+/// lookup instead of a string search per level of the tree.
+pub struct PathIndex {
+    /// Every path, end to end.
+    paths: String,
+    /// (start, length) in `paths`, and the node.
+    entries: Vec<(u32, u32, &'static Value)>,
+    /// Open addressing: 0 is empty, n is `entries[n - 1]`.
+    slots: Vec<u32>,
+    bits: u32,
+}
+
+impl std::fmt::Debug for PathIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PathIndex({} paths)", self.entries.len())
+    }
+}
+
+impl PathIndex {
+    pub fn new(root: &'static Value) -> PathIndex {
+        let mut index = PathIndex {
+            paths: String::new(),
+            entries: Vec::new(),
+            slots: Vec::new(),
+            bits: 0,
+        };
+        index.collect(root, &mut String::new());
+        let wanted = (index.entries.len() * 2).next_power_of_two().max(16);
+        index.bits = wanted.trailing_zeros();
+        index.slots = vec![0; wanted];
+        for n in 0..index.entries.len() {
+            let (start, len, _) = index.entries[n];
+            let path = &index.paths.as_bytes()[start as usize..(start + len) as usize];
+            let mut slot = index.slot_of(path);
+            while index.slots[slot] != 0 {
+                slot = (slot + 1) & (wanted - 1);
+            }
+            index.slots[slot] = n as u32 + 1;
+        }
+        index
+    }
+
+    fn collect(&mut self, node: &'static Value, path: &mut String) {
+        let Value::Object(m) = node else { return };
+        for (k, child) in m {
+            if k.contains('.') {
+                continue;
+            }
+            let len = path.len();
+            if len > 0 {
+                path.push('.');
+            }
+            path.push_str(k);
+            self.entries
+                .push((self.paths.len() as u32, path.len() as u32, child));
+            self.paths.push_str(path);
+            self.collect(child, path);
+            path.truncate(len);
+        }
+    }
+
+    fn slot_of(&self, path: &[u8]) -> usize {
+        // FxHash's mixing, eight bytes at a time; the top bits pick the slot.
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut h = path.len() as u64;
+        let mut chunks = path.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = (h.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        let mut tail = [0u8; 8];
+        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+        (h >> (64 - self.bits)) as usize
+    }
+
+    /// The node at `path`, as `lookup` finds it (None where it finds nothing).
+    pub fn get(&self, path: &str) -> Option<&'static Value> {
+        let path = path.as_bytes();
+        let mask = self.slots.len() - 1;
+        let mut slot = self.slot_of(path);
+        loop {
+            let n = *self.slots.get(slot)?;
+            let (start, len, node) = *self.entries.get(n.checked_sub(1)? as usize)?;
+            if self
+                .paths
+                .as_bytes()
+                .get(start as usize..(start + len) as usize)
+                == Some(path)
+            {
+                return Some(node);
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+}
+
+/// A node of the merged tree, seen without building it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum View<'a> {
+    /// Both the defaults and the overlay hold a map here: their coalescence.
+    Merged(&'a Map<String, Value>, &'a Map<String, Value>),
+    /// Only the chart's default is here.
+    Default(&'a Value),
+    /// Only the user's value is here, which replaces the default; nulls inside its maps vanish.
+    User(&'a Value),
+}
+
+impl<'a> View<'a> {
+    /// The child under `key`, as the merged tree has it (None when absent or deleted).
+    pub(crate) fn child(self, key: &str) -> Option<View<'a>> {
+        match self {
+            View::Merged(d, u) => match u.get(key) {
+                Some(Value::Null) => None,
+                Some(uv) => match (uv, d.get(key)) {
+                    (Value::Object(um), Some(Value::Object(dm))) => Some(View::Merged(dm, um)),
+                    _ => Some(View::User(uv)),
+                },
+                None => d.get(key).map(View::Default),
+            },
+            View::Default(v) => match v {
+                Value::Object(m) => m.get(key).map(View::Default),
+                _ => None,
+            },
+            View::User(v) => match v {
+                Value::Object(m) => match m.get(key) {
+                    None | Some(Value::Null) => None,
+                    Some(c) => Some(View::User(c)),
+                },
+                _ => None,
+            },
+        }
+    }
+
+    pub(crate) fn is_object(self) -> bool {
+        match self {
+            View::Merged(..) => true,
+            View::Default(v) | View::User(v) => v.is_object(),
+        }
+    }
+
+    /// The value the merged tree has here, built only when it differs from what is stored.
+    pub(crate) fn to_value(self) -> Cow<'a, Value> {
+        match self {
+            View::Merged(d, u) => Cow::Owned(merged(d, u)),
+            View::Default(v) => Cow::Borrowed(v),
+            View::User(v) if has_nulls_in_maps(v) => Cow::Owned(strip_nulls(v.clone())),
+            View::User(v) => Cow::Borrowed(v),
+        }
+    }
+
+    /// True when the node must be built to be returned whole.
+    fn needs_building(self) -> bool {
+        match self {
+            View::Merged(..) => true,
+            View::Default(_) => false,
+            View::User(v) => has_nulls_in_maps(v),
+        }
+    }
+}
+
 impl Values {
     /// Merges user layers (in order) over the chart's defaults.
     pub fn resolve(defaults: Value, layers: &[Layer]) -> Values {
+        Values::resolve_shared(Arc::new(defaults), layers)
+    }
+
+    /// As `resolve`, over defaults read once per process and indexed (never copied).
+    pub fn resolve_indexed(
+        defaults: &'static Value,
+        index: &'static PathIndex,
+        layers: &[Layer],
+    ) -> Values {
+        let defaults = if defaults.is_object() {
+            Defaults::Indexed(defaults, index)
+        } else {
+            Defaults::Shared(Arc::new(Value::Object(Map::new())))
+        };
+        Values::over(defaults, layers)
+    }
+
+    /// As `resolve`, over defaults shared with other renders (never copied).
+    pub fn resolve_shared(defaults: Arc<Value>, layers: &[Layer]) -> Values {
+        let defaults = if defaults.is_object() {
+            defaults
+        } else {
+            Arc::new(Value::Object(Map::new()))
+        };
+        Values::over(Defaults::Shared(defaults), layers)
+    }
+
+    fn over(defaults: Defaults, layers: &[Layer]) -> Values {
         let mut user = Value::Object(Map::new());
         let mut origins = BTreeMap::new();
         for layer in layers {
             merge_user(&mut user, &layer.value);
             record_origins(&layer.value, "", layer, &mut origins);
         }
-        let mut root = defaults;
-        if !root.is_object() {
-            root = Value::Object(Map::new());
-        }
-        coalesce(&mut root, user.clone());
         Values {
-            root,
+            defaults,
+            overlay: user.clone(),
             user,
             origins,
+            built: OnceLock::new(),
         }
     }
 
-    /// The whole tree.
+    /// The merged tree's root, seen without building it.
+    pub(crate) fn view(&self) -> View<'_> {
+        match (self.defaults.tree(), &self.overlay) {
+            (Value::Object(d), Value::Object(u)) => View::Merged(d, u),
+            // Both are maps by construction; an overlay replaced through `root_mut` wins whole.
+            (_, u) => View::User(u),
+        }
+    }
+
+    fn built(&self) -> &Built {
+        self.built.get_or_init(|| {
+            let mut nodes = Vec::new();
+            collect_built(self.view(), &mut String::new(), &mut nodes);
+            nodes.sort();
+            let top_keys = match &self.overlay {
+                Value::Object(m) => m.keys().fold(0, |f, k| f | key_bit(k.as_bytes())),
+                _ => u64::MAX,
+            };
+            Built {
+                root: OnceLock::new(),
+                nodes: nodes.into_iter().map(|p| (p, OnceLock::new())).collect(),
+                top_keys,
+            }
+        })
+    }
+
+    /// The whole tree. Building it costs a copy of every default: components read single
+    /// values with `get` instead.
     pub fn root(&self) -> &Value {
-        &self.root
+        self.built()
+            .root
+            .get_or_init(|| self.view().to_value().into_owned())
     }
 
     /// The user's values alone, every layer merged.
@@ -126,15 +390,108 @@ impl Values {
         &self.user
     }
 
-    /// Mutable access, for the few defaults this renderer deliberately changes (see `plan`).
+    /// Mutable access to what lies over the chart's defaults (the user's values and this
+    /// renderer's own settings), for the few defaults this renderer deliberately changes (see
+    /// `plan`): a value set here wins over the default as a user's value would, and a map set
+    /// here merges with the default map.
     pub fn root_mut(&mut self) -> &mut Value {
-        &mut self.root
+        self.built = OnceLock::new();
+        &mut self.overlay
     }
 
     /// The value at a dotted path (`hubble.relay.enabled`), or null when absent, as Helm's
     /// `.Values.a.b` gives nil.
     pub fn get(&self, path: &str) -> &Value {
-        lookup(&self.root, path)
+        match (&self.defaults, &self.overlay) {
+            (Defaults::Indexed(_, index), Value::Object(overlay)) => {
+                self.get_indexed(index, overlay, path)
+            }
+            _ => self.get_walked(path),
+        }
+    }
+
+    fn get_walked(&self, path: &str) -> &Value {
+        let mut node = self.view();
+        for key in path.split('.') {
+            match node.child(key) {
+                Some(c) => node = c,
+                None => return &NULL,
+            }
+        }
+        self.finish_lookup(path, node)
+    }
+
+    /// `get` where the defaults are indexed: walks the user's (small) maps while they cover the
+    /// path, and finds anything below them that only the defaults hold in one index lookup.
+    fn get_indexed<'s>(
+        &'s self,
+        index: &'static PathIndex,
+        overlay: &'s Map<String, Value>,
+        path: &str,
+    ) -> &'s Value {
+        let b = path.as_bytes();
+        let next_dot = |from: usize| {
+            let mut i = from;
+            while i < b.len() && b[i] != b'.' {
+                i += 1;
+            }
+            i
+        };
+        let first = next_dot(0);
+        if self.built().top_keys & key_bit(&b[..first]) == 0 {
+            return index.get(path).unwrap_or(&NULL);
+        }
+        let mut over = overlay;
+        let mut start = 0;
+        let mut end = first;
+        loop {
+            if start > 0 {
+                end = next_dot(start);
+            }
+            let uv = match over.get(&path[start..end]) {
+                // Nothing of the user's here: the rest of the path is the defaults'.
+                None => return index.get(path).unwrap_or(&NULL),
+                Some(Value::Null) => return &NULL,
+                Some(uv) => uv,
+            };
+            if let (Value::Object(um), Some(Value::Object(dm))) = (uv, index.get(&path[..end])) {
+                if end == path.len() {
+                    return self.built_node(path, View::Merged(dm, um));
+                }
+                over = um;
+                start = end + 1;
+                continue;
+            }
+            // The user's value replaces the default here, whole.
+            let mut node = View::User(uv);
+            if end < path.len() {
+                for key in path[end + 1..].split('.') {
+                    match node.child(key) {
+                        Some(c) => node = c,
+                        None => return &NULL,
+                    }
+                }
+            }
+            return self.finish_lookup(path, node);
+        }
+    }
+
+    fn finish_lookup<'s>(&'s self, path: &str, node: View<'s>) -> &'s Value {
+        match node {
+            View::Default(v) => v,
+            View::User(v) if !node.needs_building() => v,
+            _ => self.built_node(path, node),
+        }
+    }
+
+    /// The built form of a node reached by `path` (which has no dotted keys, so it has a slot).
+    fn built_node(&self, path: &str, node: View<'_>) -> &Value {
+        let nodes = &self.built().nodes;
+        match nodes.binary_search_by(|(p, _)| p.as_str().cmp(path)) {
+            Ok(i) => nodes[i].1.get_or_init(|| node.to_value().into_owned()),
+            // Unreachable: every node that needs building and has a dot-free path is listed.
+            Err(_) => &NULL,
+        }
     }
 
     /// Go-template truth of the value at `path`.
@@ -163,6 +520,48 @@ impl Values {
             Some(o) => o.to_string(),
             None => "the chart's default".into(),
         }
+    }
+}
+
+/// Lists (by dotted path) every node below the root that must be built to be returned whole.
+fn collect_built(node: View<'_>, path: &mut String, out: &mut Vec<String>) {
+    let keys: Box<dyn Iterator<Item = &String>> = match node {
+        View::Merged(_, u) => Box::new(u.keys()),
+        View::User(Value::Object(m)) => Box::new(m.keys()),
+        _ => return,
+    };
+    for key in keys {
+        if key.contains('.') {
+            continue;
+        }
+        let Some(child) = node.child(key) else {
+            continue;
+        };
+        if !child.needs_building() {
+            continue;
+        }
+        let len = path.len();
+        if len > 0 {
+            path.push('.');
+        }
+        path.push_str(key);
+        out.push(path.clone());
+        collect_built(child, path, out);
+        path.truncate(len);
+    }
+}
+
+/// The coalescence of a user map over a default map, built.
+fn merged(d: &Map<String, Value>, u: &Map<String, Value>) -> Value {
+    let mut root = Value::Object(d.clone());
+    coalesce(&mut root, Value::Object(u.clone()));
+    root
+}
+
+fn has_nulls_in_maps(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.values().any(|c| c.is_null() || has_nulls_in_maps(c)),
+        _ => false,
     }
 }
 
@@ -269,5 +668,116 @@ mod tests {
         assert_eq!(v.describe_origin("e.g"), "two.yaml line 3");
         assert_eq!(v.describe_origin("e.f"), "the chart's default");
         assert_eq!(v.describe_origin("zzz"), "the chart's default");
+    }
+
+    /// Helm's coalescing done the plain way: the whole tree copied, then the user's merged in.
+    fn eager(defaults: &Value, layers: &[Layer]) -> Value {
+        let mut user = Value::Object(Map::new());
+        for layer in layers {
+            merge_user(&mut user, &layer.value);
+        }
+        let mut root = defaults.clone();
+        if !root.is_object() {
+            root = Value::Object(Map::new());
+        }
+        coalesce(&mut root, user);
+        root
+    }
+
+    /// Every dotted path into either tree, plus a few that lead nowhere.
+    fn paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
+        if let Value::Object(m) = v {
+            for (k, c) in m {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                out.push(format!("{p}.zz"));
+                out.push(format!("{p}."));
+                paths(c, &p, out);
+                out.push(p);
+            }
+        }
+    }
+
+    fn assert_same_as_eager(defaults: Value, files: &[&str]) {
+        let layers: Vec<Layer> = files
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Layer::from_yaml(&format!("{i}.yaml"), t).unwrap())
+            .collect();
+        let want = eager(&defaults, &layers);
+        let mut all = vec![String::new(), ".".into(), "nope".into()];
+        paths(&want, "", &mut all);
+        paths(&defaults, "", &mut all);
+        for layer in &layers {
+            paths(&layer.value, "", &mut all);
+        }
+        let shared = Arc::new(defaults.clone());
+        // Leaked: an index needs defaults that live as long as the process, as the chart's do.
+        let leaked: &'static Value = Box::leak(Box::new(defaults.clone()));
+        let index: &'static PathIndex = Box::leak(Box::new(PathIndex::new(leaked)));
+        for v in [
+            Values::resolve(defaults.clone(), &layers),
+            Values::resolve_shared(shared, &layers),
+            Values::resolve_indexed(leaked, index, &layers),
+        ] {
+            for p in &all {
+                assert_eq!(v.get(p), lookup(&want, p), "{p}");
+            }
+            assert_eq!(v.root(), &want);
+            // Asked again, the built nodes are reused and still right.
+            for p in &all {
+                assert_eq!(v.get(p), lookup(&want, p), "{p}");
+            }
+        }
+    }
+
+    #[test]
+    fn lookups_see_what_eager_coalescing_builds() {
+        let defaults = json!({
+            "a": {"b": {"c": 1, "d": [1, {"e": null}]}, "f": "x", "g": {}},
+            "n": null, "s": "str", "l": [1, 2],
+            "sel": {"kubernetes.io/os": "linux", "x": {"y.z": 1}},
+            "deep": {"one": {"two": {"three": {"four": 4}}}},
+        });
+        assert_same_as_eager(
+            defaults.clone(),
+            &[
+                "a:\n  b: {c: 2, new: {k: null, m: {n: null, o: 1}}}\n  g: {h: null, i: {j: null}}\nn: {p: 1, q: null}\ns: null\nl: {r: [1, {t: null}]}\n",
+                "sel: {kubernetes.io/os: null, w: 1, x: {y.z: null}}\ndeep: {one: {two: null}}\nfresh: {u: {v: null}, w: 2}\n",
+                "a: {f: {from: map}}\ndeep: {one: {two: {three: {}}}}\n",
+            ],
+        );
+        assert_same_as_eager(defaults.clone(), &[]);
+        assert_same_as_eager(defaults, &["a: null\ndeep: 5\n"]);
+        assert_same_as_eager(json!(null), &["a: {b: null, c: {d: null}}\n"]);
+    }
+
+    #[test]
+    fn lookups_match_eager_coalescing_on_the_chart_defaults() {
+        let cilium = crate::versions::parse("1.18.12").unwrap();
+        assert_same_as_eager(
+            crate::versions::defaults(cilium),
+            &[
+                "hubble:\n  relay: {enabled: true, tls: null}\n  tls: {auto: {method: cronJob}}\nnodeSelector: {kubernetes.io/os: null, disk: ssd}\n",
+                "operator: {replicas: 1, affinity: null}\nextraConfig: {a: '1', b: null}\nipam: {operator: {clusterPoolIPv4PodCIDRList: [10.0.0.0/8]}}\n",
+            ],
+        );
+    }
+
+    #[test]
+    fn a_value_set_over_the_defaults_wins_as_a_users_would() {
+        let defaults = json!({"h": {"tls": {"auto": {"method": "helm", "on": true}}}});
+        let mut v = Values::resolve(defaults, &[]);
+        assert_eq!(v.get("h.tls.auto"), &json!({"method": "helm", "on": true}));
+        crate::setexpr::apply(v.root_mut(), "h.tls.auto.method=cronJob").unwrap();
+        assert_eq!(v.get("h.tls.auto.method"), "cronJob");
+        assert_eq!(
+            v.get("h.tls.auto"),
+            &json!({"method": "cronJob", "on": true})
+        );
+        assert!(v.user().as_object().unwrap().is_empty());
     }
 }

@@ -23,10 +23,13 @@ pub fn to_string(value: &Value) -> String {
     s.split_off(4)
 }
 
-fn indent(out: &mut String, n: usize) {
-    for _ in 0..n {
-        out.push(' ');
+fn indent(out: &mut String, mut n: usize) {
+    const SPACES: &str = "                                                                ";
+    while n > SPACES.len() {
+        out.push_str(SPACES);
+        n -= SPACES.len();
     }
+    out.push_str(&SPACES[..n]);
 }
 
 fn is_block(v: &Value) -> bool {
@@ -128,18 +131,27 @@ fn write_string(out: &mut String, s: &str, level: usize, is_key: bool) {
 /// A block literal keeps configuration files readable; it cannot carry characters YAML forbids
 /// unescaped, carriage returns, or trailing spaces on the last line.
 fn literal_ok(s: &str) -> bool {
-    !s.chars().any(|c| {
-        (c.is_control() && c != '\n' && c != '\t')
-            || c == '\u{feff}'
-            || c == '\u{85}'
-            || c == '\u{2028}'
-            || c == '\u{2029}'
-    }) && !s.lines().any(|l| l.ends_with(' ') || l.ends_with('\t'))
-        && !s.starts_with('\n')
-        && !s
-            .lines()
-            .next()
-            .is_some_and(|l| l.starts_with(' ') || l.starts_with('\t'))
+    let b = s.as_bytes();
+    // Neither an empty first line nor one that starts with a space could be read back as is.
+    if matches!(b.first(), Some(b'\n' | b' ' | b'\t')) {
+        return false;
+    }
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            // No line may end in a space or tab.
+            b'\n' if i > 0 && matches!(b[i - 1], b' ' | b'\t') => return false,
+            b'\n' | b'\t' => {}
+            0..=0x1f | 0x7f => return false,
+            // U+0080..U+009F (control characters, U+0085 among them).
+            0xc2 if matches!(b.get(i + 1), Some(0x80..=0x9f)) => return false,
+            // U+FEFF.
+            0xef if b.get(i + 1..i + 3) == Some(&[0xbb, 0xbf]) => return false,
+            // U+2028 and U+2029.
+            0xe2 if matches!(b.get(i + 1..i + 3), Some([0x80, 0xa8 | 0xa9])) => return false,
+            _ => {}
+        }
+    }
+    !matches!(b.last(), Some(b' ' | b'\t'))
 }
 
 fn write_literal(out: &mut String, s: &str, level: usize) {
@@ -162,21 +174,41 @@ fn write_literal(out: &mut String, s: &str, level: usize) {
 
 fn write_double_quoted(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
+    let b = s.as_bytes();
+    // Runs of characters that need no escape are copied whole.
+    let mut run = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let (escape, len): (&str, usize) = match c {
+            b'"' => ("\\\"", 1),
+            b'\\' => ("\\\\", 1),
+            b'\n' => ("\\n", 1),
+            b'\t' => ("\\t", 1),
+            b'\r' => ("\\r", 1),
+            0..=0x1f | 0x7f => ("", 1),
+            0xc2 if b.get(i + 1) == Some(&0x85) => ("\\N", 2),
+            0xef if b.get(i + 1..i + 3) == Some(&[0xbb, 0xbf]) => ("\\ufeff", 3),
+            0xe2 if b.get(i + 1..i + 3) == Some(&[0x80, 0xa8]) => ("\\u2028", 3),
+            0xe2 if b.get(i + 1..i + 3) == Some(&[0x80, 0xa9]) => ("\\u2029", 3),
+            _ => {
+                i += 1;
+                continue;
             }
-            '\u{85}' => out.push_str("\\N"),
-            '\u{feff}' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+        };
+        out.push_str(&s[run..i]);
+        if escape.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\x");
+            out.push(HEX[(c >> 4) as usize] as char);
+            out.push(HEX[(c & 15) as usize] as char);
+        } else {
+            out.push_str(escape);
         }
+        i += len;
+        run = i;
     }
+    out.push_str(&s[run..]);
     out.push('"');
 }
 
@@ -185,11 +217,18 @@ fn write_double_quoted(out: &mut String, s: &str) {
 fn is_plain_safe(s: &str) -> bool {
     // Most strings in a render are names, labels and paths starting with a letter: decide those
     // in one pass; everything else takes the thorough path below.
+    const NAME: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut c = 0;
+        while c < 256 {
+            let b = c as u8;
+            t[c] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/');
+            c += 1;
+        }
+        t
+    };
     let b = s.as_bytes();
-    if b.first().is_some_and(u8::is_ascii_alphabetic)
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'/'))
-    {
+    if b.first().is_some_and(u8::is_ascii_alphabetic) && b.iter().all(|&c| NAME[c as usize]) {
         return !is_yaml11_word(s);
     }
     is_plain_safe_slow(s)
@@ -406,6 +445,71 @@ mod tests {
             "e": {"f": {"g": "multi\nline\n"}, "h": {}},
             "i": 1.5, "j": null, "k": false
         }));
+    }
+
+    /// The plain per-character forms the fast ones above must agree with.
+    fn literal_ok_reference(s: &str) -> bool {
+        !s.chars().any(|c| {
+            (c.is_control() && c != '\n' && c != '\t')
+                || c == '\u{feff}'
+                || c == '\u{85}'
+                || c == '\u{2028}'
+                || c == '\u{2029}'
+        }) && !s.lines().any(|l| l.ends_with(' ') || l.ends_with('\t'))
+            && !s.starts_with('\n')
+            && !s
+                .lines()
+                .next()
+                .is_some_and(|l| l.starts_with(' ') || l.starts_with('\t'))
+    }
+
+    fn double_quoted_reference(s: &str) -> String {
+        let mut out = String::from('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                    out.push_str(&format!("\\x{:02x}", c as u32));
+                }
+                '\u{85}' => out.push_str("\\N"),
+                '\u{feff}' | '\u{2028}' | '\u{2029}' => {
+                    out.push_str(&format!("\\u{:04x}", c as u32))
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    #[test]
+    fn escaping_and_block_choice_match_the_per_character_rules() {
+        let pieces = [
+            "a", " ", "\t", "\n", "\r", "\"", "\\", "\u{0}", "\u{1b}", "\u{7f}", "\u{80}",
+            "\u{85}", "\u{9f}", "\u{a0}", "é", "\u{feff}", "\u{2027}", "\u{2028}", "\u{2029}",
+            "\u{202a}", "€", "😀", "x y", "#",
+        ];
+        let mut cases = vec![String::new()];
+        for a in pieces {
+            cases.push(a.to_string());
+            for b in pieces {
+                cases.push(format!("{a}{b}"));
+                for c in ["\n", " ", "z", "\u{2028}"] {
+                    cases.push(format!("{a}{b}{c}"));
+                    cases.push(format!("{c}{a}\n{b}"));
+                }
+            }
+        }
+        for s in &cases {
+            assert_eq!(literal_ok(s), literal_ok_reference(s), "{s:?}");
+            let mut got = String::new();
+            write_double_quoted(&mut got, s);
+            assert_eq!(got, double_quoted_reference(s), "{s:?}");
+        }
     }
 
     #[test]
