@@ -8,7 +8,7 @@ use super::text::{self, duration, join, text as txt};
 use super::{has, Data, Derived};
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{print, truthy};
+use crate::tmpl::{self, print, truthy};
 
 /// Feeder rules, the IPAM mode and its pools, and LB IPAM defaults.
 pub fn ipam(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
@@ -217,7 +217,7 @@ pub fn networking(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), Render
         if ctx.on("ciliumEndpointSlice.rateLimits") {
             data.s(
                 "ces-rate-limits",
-                text::to_json(ctx.v("ciliumEndpointSlice.rateLimits"), true),
+                tmpl::to_json(ctx.v("ciliumEndpointSlice.rateLimits")),
             );
         }
     }

@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use super::common;
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{print, truthy};
+use crate::tmpl::{self, print, truthy};
 
 /// The `cilium-config` ConfigMap, when the chart renders it. Other components hash it for their
 /// `cilium.io/cilium-configmap-checksum` annotation.
@@ -76,7 +76,7 @@ fn ip_masq_agent(ctx: &Ctx) -> Option<Value> {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": common::metadata("ip-masq-agent", Some(&ctx.namespace()), None, None),
-        "data": { "config": text::to_json(ctx.v("ipMasqAgent.config"), true) },
+        "data": { "config": tmpl::to_json(ctx.v("ipMasqAgent.config")) },
     }))
 }
 
