@@ -267,6 +267,78 @@ pub fn labels_with_common(ctx: &Ctx, fixed: &[(&str, &str)], extra: &[&Value]) -
     labels(fixed, &maps)
 }
 
+/// What sets the chart's three Grafana dashboard ConfigMap templates (agent, operator,
+/// Hubble) apart; the templates are otherwise the same.
+pub struct Dashboards<'a> {
+    /// The chart folder whose top-level `*.json` files become one ConfigMap each.
+    pub dir: &'a str,
+    /// A file every 1.18 chart has in `dir`, named in the error when there is no archive.
+    pub known_file: &'a str,
+    /// The value that turns the dashboards on, and what to set it to instead of giving the
+    /// archive.
+    pub enabled: &'a str,
+    pub alternative: &'a str,
+    /// The values block holding `namespace`, `label`, `labelValue` and `annotations`.
+    pub values: &'a str,
+    pub app_labels: &'a [(&'a str, &'a str)],
+    /// Annotation maps in the order the template writes them (later keys win).
+    pub annotations: &'a [&'a Value],
+}
+
+/// One ConfigMap per dashboard the chart bundles, named after its file, the JSON text read
+/// from the chart archive (never copied into this repository).
+pub fn dashboard_configmaps(ctx: &Ctx, spec: &Dashboards) -> Result<Vec<Value>, RenderError> {
+    let Some(chart) = ctx.chart else {
+        // Without the archive, `bundled` explains what is missing and how to avoid it.
+        ctx.bundled(
+            spec.enabled,
+            &format!("{}{}", spec.dir, spec.known_file),
+            spec.alternative,
+        )?;
+        return Ok(Vec::new());
+    };
+    let d = ctx.v(spec.values);
+    let ns = if truthy(&d["namespace"]) {
+        quote(&bare(&d["namespace"]))
+    } else {
+        ctx.namespace()
+    };
+    let mut extra = Map::new();
+    if truthy(&d["label"]) {
+        let value = if truthy(&d["labelValue"]) {
+            print(&d["labelValue"])
+        } else {
+            "1".into()
+        };
+        // The label name is printed bare as a YAML key, so YAML re-types it.
+        extra.insert(print(&bare(&d["label"])), Value::from(value));
+    }
+    let labels = labels_with_common(ctx, spec.app_labels, &[&Value::Object(extra)]);
+    let annotations = merged(spec.annotations);
+    let mut out = Vec::new();
+    for path in chart.list(spec.dir) {
+        let Some(stem) = path
+            .strip_prefix(spec.dir)
+            .and_then(|f| f.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        if stem.contains('/') {
+            continue;
+        }
+        let text = ctx.bundled(spec.enabled, path, spec.alternative)?;
+        let name: String = stem.chars().take(63).collect();
+        let name = name.strip_suffix('-').unwrap_or(&name);
+        out.push(json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": metadata(name, Some(&ns), Some(labels.clone()), annotations.clone()),
+            "data": { format!("{stem}.json"): text },
+        }));
+    }
+    Ok(out)
+}
+
 /// The items of a user list that the chart splices into one of its own lists with `toYaml`
 /// (extra args, env, volumes, containers). Anything but a list would not produce list items
 /// in Helm's output either, so it is refused; unset and empty values add nothing.
