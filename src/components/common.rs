@@ -259,6 +259,16 @@ pub fn labels(fixed: &[(&str, &str)], maps: &[&Value]) -> Value {
     Value::Object(m)
 }
 
+/// The labels a component's own objects carry in the chart: `k8s-app` and
+/// `app.kubernetes.io/name` both the component's name, and part of cilium.
+pub const fn app_labels(app: &'static str) -> [(&'static str, &'static str); 3] {
+    [
+        ("k8s-app", app),
+        ("app.kubernetes.io/name", app),
+        ("app.kubernetes.io/part-of", "cilium"),
+    ]
+}
+
 /// `labels` with `commonLabels` right after the fixed pairs and before `extra`, the order in
 /// which most of the chart's objects write them.
 pub fn labels_with_common(ctx: &Ctx, fixed: &[(&str, &str)], extra: &[&Value]) -> Value {

@@ -118,11 +118,7 @@ fn validate(ctx: &Ctx) -> Result<(), RenderError> {
 }
 
 /// The apiserver's own labels, which most of its objects carry before `commonLabels`.
-pub(crate) const APP_LABELS: [(&str, &str); 3] = [
-    ("k8s-app", APP),
-    ("app.kubernetes.io/part-of", "cilium"),
-    ("app.kubernetes.io/name", APP),
-];
+pub(crate) const APP_LABELS: [(&str, &str); 3] = common::app_labels(APP);
 
 fn part_of_labels(ctx: &Ctx) -> Option<Value> {
     Some(labels_with_common(
