@@ -257,25 +257,10 @@ fn coalesce(values: &[&Value]) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{KubeVersion, Plan};
-    use crate::values::{Layer, Values};
+    use crate::components::common::tests::with_release;
 
     fn render_with(version: &str, user: &str) -> Result<Option<Value>, RenderError> {
-        let cilium = crate::versions::parse(version).unwrap();
-        let layer = Layer::from_yaml("test.yaml", user).unwrap();
-        let values = Values::resolve(crate::versions::defaults(cilium), &[layer]);
-        let plan = Plan {
-            cilium,
-            release_namespace: "kube-system".into(),
-            kube: KubeVersion::parse("1.35.0").unwrap(),
-            api_versions: Default::default(),
-        };
-        let ctx = Ctx {
-            values: &values,
-            plan: &plan,
-            chart: None,
-        };
-        cilium_config(&ctx)
+        with_release(version, user, "1.35.0", cilium_config)
     }
 
     fn data(version: &str, user: &str) -> Value {
