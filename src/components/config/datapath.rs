@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::text::{self, duration, join, text as txt, to_float};
-use super::{has, Data, Derived};
+use super::{has, on, Data, Derived};
 use crate::components::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{self, print, to_int64, truthy};
@@ -482,21 +482,16 @@ pub fn services(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErr
     if has(ctx, "loadBalancer") {
         load_balancer(ctx, data);
     }
-    if has(ctx, "maglev.tableSize") {
-        data.qv(ctx, "bpf-lb-maglev-table-size", "maglev.tableSize");
-    }
-    if has(ctx, "maglev.hashSeed") {
-        data.qv(ctx, "bpf-lb-maglev-hash-seed", "maglev.hashSeed");
-    }
-    if ctx.on("sessionAffinity") {
-        data.qv(ctx, "enable-session-affinity", "sessionAffinity");
-    }
-    if ctx.on("svcSourceRangeCheck") {
-        data.qv(ctx, "enable-svc-source-range-check", "svcSourceRangeCheck");
-    }
-    if has(ctx, "l2NeighDiscovery.enabled") {
-        data.qv(ctx, "enable-l2-neigh-discovery", "l2NeighDiscovery.enabled");
-    }
+    data.qv_each(
+        ctx,
+        &[
+            (has, "bpf-lb-maglev-table-size", "maglev.tableSize"),
+            (has, "bpf-lb-maglev-hash-seed", "maglev.hashSeed"),
+            (on, "enable-session-affinity", "sessionAffinity"),
+            (on, "enable-svc-source-range-check", "svcSourceRangeCheck"),
+            (has, "enable-l2-neigh-discovery", "l2NeighDiscovery.enabled"),
+        ],
+    );
     Ok(())
 }
 

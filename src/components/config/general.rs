@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::text::{self, dquoted, duration, folded, join, map_to_string, text as txt};
-use super::{has, Data, Derived};
+use super::{has, on, Data, Derived};
 use crate::components::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{self, to_int64, truthy};
@@ -419,21 +419,18 @@ fn cni_files(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), RenderError
         data.qv(ctx, "cni-exclusive", "cni.exclusive");
         data.qv(ctx, "cni-log-file", "cni.logFile");
     }
-    if ctx.on("cni.uninstall") {
-        data.qv(ctx, "cni-uninstall", "cni.uninstall");
-    }
-    if has(ctx, "cni.chainingTarget") {
-        data.qv(ctx, "cni-chaining-target", "cni.chainingTarget");
-    }
-    if has(ctx, "cni.externalRouting") {
-        data.qv(ctx, "cni-external-routing", "cni.externalRouting");
-    }
-    if ctx.on("cni.enableRouteMTUForCNIChaining") {
-        data.qv(
-            ctx,
-            "enable-route-mtu-for-cni-chaining",
-            "cni.enableRouteMTUForCNIChaining",
-        );
-    }
+    data.qv_each(
+        ctx,
+        &[
+            (on, "cni-uninstall", "cni.uninstall"),
+            (has, "cni-chaining-target", "cni.chainingTarget"),
+            (has, "cni-external-routing", "cni.externalRouting"),
+            (
+                on,
+                "enable-route-mtu-for-cni-chaining",
+                "cni.enableRouteMTUForCNIChaining",
+            ),
+        ],
+    );
     Ok(())
 }

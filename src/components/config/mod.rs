@@ -112,6 +112,16 @@ impl Data {
         self.q(key, ctx.v(path));
     }
 
+    /// The chart's commonest line, table-driven: for each (condition, key, path) whose
+    /// condition holds for `path`, `qv` of that path, in the order given.
+    fn qv_each(&mut self, ctx: &Ctx, rows: &[(Cond, &str, &str)]) {
+        for (when, key, path) in rows {
+            if when(ctx, path) {
+                self.qv(ctx, key, path);
+            }
+        }
+    }
+
     /// The value at `path` printed without quotes, so YAML re-types it.
     fn bare(&mut self, ctx: &Ctx, key: &str, path: &str) -> Result<(), RenderError> {
         let v = text::bare(ctx, path, &text::text(ctx.v(path)))?;
@@ -129,6 +139,14 @@ impl Data {
     fn finish(self) -> Value {
         Value::Object(self.map.into_iter().filter(|(_, v)| !v.is_null()).collect())
     }
+}
+
+/// A test on the value at a path: `on` (`if`) or `has` (`hasKey`).
+type Cond = fn(&Ctx, &str) -> bool;
+
+/// `if` on the value at `path` (Go-template truth).
+fn on(ctx: &Ctx, path: &str) -> bool {
+    ctx.on(path)
 }
 
 /// `hasKey` on the value's parent map. Helm drops null values (user nulls and null defaults
