@@ -61,6 +61,14 @@ pub fn put(obj: &mut Value, key: &str, value: Option<Value>) {
     }
 }
 
+/// A run of the chart's `with VALUE` blocks that insert the value under a key: each
+/// (key, value path) inserted only when the value is Go-template true.
+pub fn put_with(obj: &mut Value, ctx: &Ctx, pairs: &[(&str, &str)]) {
+    for (key, path) in pairs {
+        put(obj, key, with(ctx.v(path)));
+    }
+}
+
 /// `cilium.priorityClass`: the component's own class, else the critical class when
 /// `enableCriticalPriorityClass` is on.
 pub fn priority_class(ctx: &Ctx, own: &Value, critical: &str) -> Option<String> {

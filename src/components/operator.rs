@@ -4,7 +4,7 @@ use serde_json::{json, Map, Value};
 
 use super::common::{
     self, dashboard_configmaps, host_path_mounts, labels, list_items, merged, metadata,
-    priority_class_name, put, service_monitor, topology_spread, Dashboards, MonitorSpec,
+    priority_class_name, put, put_with, service_monitor, topology_spread, Dashboards, MonitorSpec,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -342,15 +342,13 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         }
         put(&mut container, "ports", Some(json!([p])));
     }
-    put(
+    put_with(
         &mut container,
-        "resources",
-        with(ctx.v("operator.resources")),
-    );
-    put(
-        &mut container,
-        "securityContext",
-        with(ctx.v("operator.securityContext")),
+        ctx,
+        &[
+            ("resources", "operator.resources"),
+            ("securityContext", "operator.securityContext"),
+        ],
     );
 
     let mut spec = json!({
@@ -362,15 +360,13 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         "automountServiceAccountToken": bare(ctx.v("serviceAccounts.operator.automount")),
         "volumes": volumes,
     });
-    put(
+    put_with(
         &mut spec,
-        "imagePullSecrets",
-        with(ctx.v("imagePullSecrets")),
-    );
-    put(
-        &mut spec,
-        "securityContext",
-        with(ctx.v("operator.podSecurityContext")),
+        ctx,
+        &[
+            ("imagePullSecrets", "imagePullSecrets"),
+            ("securityContext", "operator.podSecurityContext"),
+        ],
     );
     if ctx.on("operator.dnsPolicy") {
         put(

@@ -4,7 +4,7 @@ use serde_json::{json, Map, Value};
 
 use super::common::{
     common_labels, envoy_daemonset_enabled, image, k8s_service_env, list_items, merged, metadata,
-    priority_class, put, read_secrets_only_from_secrets_namespace,
+    priority_class_name, put, put_with, read_secrets_only_from_secrets_namespace,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -202,11 +202,13 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
     mounts.extend(etcd_mounts(ctx));
     mounts.extend(extra_mounts.iter().cloned());
     put(&mut main, "volumeMounts", Some(Value::Array(mounts)));
-    put(&mut main, "resources", with(ctx.v("preflight.resources")));
-    put(
+    put_with(
         &mut main,
-        "securityContext",
-        with(ctx.v("preflight.securityContext")),
+        ctx,
+        &[
+            ("resources", "preflight.resources"),
+            ("securityContext", "preflight.securityContext"),
+        ],
     );
     let mut containers = vec![main];
 
@@ -239,11 +241,13 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
         // The chart appends extraEnv here, inside the mount list.
         mounts.extend(extra_env.iter().cloned());
         put(&mut c, "volumeMounts", Some(Value::Array(mounts)));
-        put(&mut c, "resources", with(ctx.v("preflight.resources")));
-        put(
+        put_with(
             &mut c,
-            "securityContext",
-            with(ctx.v("preflight.securityContext")),
+            ctx,
+            &[
+                ("resources", "preflight.resources"),
+                ("securityContext", "preflight.securityContext"),
+            ],
         );
         containers.push(c);
     }
@@ -270,11 +274,13 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
             "volumeMounts": mounts,
             "terminationMessagePolicy": "FallbackToLogsOnError",
         });
-        put(&mut c, "resources", with(ctx.v("preflight.resources")));
-        put(
+        put_with(
             &mut c,
-            "securityContext",
-            with(ctx.v("preflight.securityContext")),
+            ctx,
+            &[
+                ("resources", "preflight.resources"),
+                ("securityContext", "preflight.securityContext"),
+            ],
         );
         containers.push(c);
     }
@@ -333,36 +339,31 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
         "terminationGracePeriodSeconds": bare(ctx.v("preflight.terminationGracePeriodSeconds")),
         "volumes": volumes,
     });
-    put(&mut spec, "affinity", with(ctx.v("preflight.affinity")));
-    put(
+    put_with(
         &mut spec,
-        "imagePullSecrets",
-        with(ctx.v("imagePullSecrets")),
-    );
-    put(
-        &mut spec,
-        "securityContext",
-        with(ctx.v("preflight.podSecurityContext")),
+        ctx,
+        &[
+            ("affinity", "preflight.affinity"),
+            ("imagePullSecrets", "imagePullSecrets"),
+            ("securityContext", "preflight.podSecurityContext"),
+        ],
     );
     put(
         &mut spec,
         "priorityClassName",
-        priority_class(
+        priority_class_name(
             ctx,
             ctx.v("preflight.priorityClassName"),
             "system-node-critical",
-        )
-        .map(|p| bare(&Value::String(p))),
+        ),
     );
-    put(
+    put_with(
         &mut spec,
-        "nodeSelector",
-        with(ctx.v("preflight.nodeSelector")),
-    );
-    put(
-        &mut spec,
-        "tolerations",
-        with(ctx.v("preflight.tolerations")),
+        ctx,
+        &[
+            ("nodeSelector", "preflight.nodeSelector"),
+            ("tolerations", "preflight.tolerations"),
+        ],
     );
 
     let pod_annotations = merged(&[
@@ -418,32 +419,31 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         "automountServiceAccountToken": bare(ctx.v("serviceAccounts.preflight.automount")),
         "terminationGracePeriodSeconds": bare(ctx.v("preflight.terminationGracePeriodSeconds")),
     });
-    put(
+    put_with(
         &mut spec,
-        "imagePullSecrets",
-        with(ctx.v("imagePullSecrets")),
+        ctx,
+        &[
+            ("imagePullSecrets", "imagePullSecrets"),
+            ("volumes", "preflight.extraVolumes"),
+        ],
     );
-    put(&mut spec, "volumes", with(ctx.v("preflight.extraVolumes")));
     put(
         &mut spec,
         "priorityClassName",
-        priority_class(
+        priority_class_name(
             ctx,
             ctx.v("preflight.priorityClassName"),
             "system-cluster-critical",
-        )
-        .map(|p| bare(&Value::String(p))),
+        ),
     );
-    put(&mut spec, "affinity", with(ctx.v("preflight.affinity")));
-    put(
+    put_with(
         &mut spec,
-        "nodeSelector",
-        with(ctx.v("preflight.nodeSelector")),
-    );
-    put(
-        &mut spec,
-        "tolerations",
-        with(ctx.v("preflight.tolerations")),
+        ctx,
+        &[
+            ("affinity", "preflight.affinity"),
+            ("nodeSelector", "preflight.nodeSelector"),
+            ("tolerations", "preflight.tolerations"),
+        ],
     );
 
     let mut tmeta = json!({"labels": pod_labels(ctx, app)});
