@@ -168,37 +168,40 @@ pub fn upgrade_compat(ctx: &Ctx) -> Result<Option<(u64, u64)>, RenderError> {
 /// Masterminds semver's loose form: `v?MAJOR(.MINOR(.PATCH)?)?(-PRE)?(+BUILD)?`; returns
 /// (major, minor), or (0, 0) for a pre-release.
 pub fn parse_semver(text: &str) -> Option<(u64, u64)> {
-    let t = text.strip_prefix('v').unwrap_or(text);
-    let (t, build) = match t.split_once('+') {
+    semver(text).map(|((major, minor, _), pre)| if pre { (0, 0) } else { (major, minor) })
+}
+
+/// Masterminds semver's loose form (`v?1`, `1.2`, `1.2.3`, optional pre-release and build):
+/// the core numbers and whether a pre-release is present.
+pub fn semver(s: &str) -> Option<((u64, u64, u64), bool)> {
+    let s = s.strip_prefix('v').unwrap_or(s);
+    let (s, build) = match s.split_once('+') {
         Some((a, b)) => (a, Some(b)),
-        None => (t, None),
+        None => (s, None),
     };
-    let (core, pre) = match t.split_once('-') {
+    let (core, pre) = match s.split_once('-') {
         Some((a, b)) => (a, Some(b)),
-        None => (t, None),
+        None => (s, None),
     };
-    let ident_ok = |s: &str| {
-        s.split('.')
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+    let ident_ok = |x: &str| {
+        x.split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
     };
-    if pre.is_some_and(|p| !ident_ok(p)) || build.is_some_and(|b| !ident_ok(b)) {
+    if !pre.is_none_or(ident_ok) || !build.is_none_or(ident_ok) {
         return None;
     }
     let parts: Vec<&str> = core.split('.').collect();
-    if parts.is_empty()
-        || parts.len() > 3
-        || parts
-            .iter()
-            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
-    {
+    if parts.is_empty() || parts.len() > 3 {
         return None;
     }
-    let major = parts[0].parse().ok()?;
-    let minor = parts.get(1).map_or(Some(0), |p| p.parse().ok())?;
-    if pre.is_some() {
-        return Some((0, 0));
+    let mut nums = [0u64; 3];
+    for (i, p) in parts.iter().enumerate() {
+        if p.is_empty() || !p.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        nums[i] = p.parse().ok()?;
     }
-    Some((major, minor))
+    Some(((nums[0], nums[1], nums[2]), pre.is_some()))
 }
 
 /// `identityAllocationCRD`: identities are stored as CRDs in these modes.

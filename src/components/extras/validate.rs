@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::super::common::upgrade_compat_at_least;
+use super::super::common::{semver, upgrade_compat_at_least};
 use super::super::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{print, to_int64 as go_int};
@@ -195,39 +195,6 @@ fn ui_tag_check(ctx: &Ctx, path: &str) -> Result<(), RenderError> {
         )),
         Some(_) => Ok(()),
     }
-}
-
-/// A lenient semantic version (`1`, `1.2`, `1.2.3`, optional pre-release and build): the core
-/// numbers and whether a pre-release is present.
-fn semver(s: &str) -> Option<((u64, u64, u64), bool)> {
-    let s = s.strip_prefix('v').unwrap_or(s);
-    let (s, build) = match s.split_once('+') {
-        Some((a, b)) => (a, Some(b)),
-        None => (s, None),
-    };
-    let (core, pre) = match s.split_once('-') {
-        Some((a, b)) => (a, Some(b)),
-        None => (s, None),
-    };
-    let ident_ok = |x: &str| {
-        x.split('.')
-            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
-    };
-    if !pre.is_none_or(ident_ok) || !build.is_none_or(ident_ok) {
-        return None;
-    }
-    let parts: Vec<&str> = core.split('.').collect();
-    if parts.is_empty() || parts.len() > 3 {
-        return None;
-    }
-    let mut nums = [0u64; 3];
-    for (i, p) in parts.iter().enumerate() {
-        if p.is_empty() || !p.chars().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        nums[i] = p.parse().ok()?;
-    }
-    Some(((nums[0], nums[1], nums[2]), pre.is_some()))
 }
 
 fn l7_checks(ctx: &Ctx) -> Result<(), RenderError> {
