@@ -270,26 +270,30 @@ pub fn ternary_bool(v: &Value) -> Option<bool> {
 /// spaces, every number a float64, and `<`, `>`, `&`, U+2028 and U+2029 escaped.
 pub fn to_json(v: &Value) -> String {
     let mut out = String::new();
-    write_json(&mut out, v);
+    write_json(&mut out, v, true);
     out
 }
 
-fn write_json(out: &mut String, v: &Value) {
+/// Sprig's `toRawJson`: `toJson` without the escaping of `<`, `>` and `&`.
+pub fn to_raw_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_json(&mut out, v, false);
+    out
+}
+
+fn write_json(out: &mut String, v: &Value, html: bool) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => {
-            let f = n.as_f64().unwrap_or(0.0);
-            out.push_str(&go_json_float(f));
-        }
-        Value::String(s) => write_json_string(out, s),
+        Value::Number(n) => out.push_str(&json_number(n.as_f64().unwrap_or(0.0))),
+        Value::String(s) => write_json_string(out, s, html),
         Value::Array(a) => {
             out.push('[');
             for (i, x) in a.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                write_json(out, x);
+                write_json(out, x, html);
             }
             out.push(']');
         }
@@ -301,16 +305,28 @@ fn write_json(out: &mut String, v: &Value) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_json_string(out, k);
+                write_json_string(out, k, html);
                 out.push(':');
-                write_json(out, x);
+                write_json(out, x, html);
             }
             out.push('}');
         }
     }
 }
 
-fn write_json_string(out: &mut String, s: &str) {
+/// encoding/json's float text: `go_json_float`, then Go's clean-up of a one-digit negative
+/// exponent ("1e-07" is written "1e-7"; positive exponents keep two digits).
+fn json_number(f: f64) -> String {
+    let mut text = go_json_float(f);
+    if let Some(i) = text.find("e-0") {
+        if text.len() == i + 4 {
+            text.remove(i + 2);
+        }
+    }
+    text
+}
+
+fn write_json_string(out: &mut String, s: &str, html: bool) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
     for c in s.chars() {
@@ -322,7 +338,7 @@ fn write_json_string(out: &mut String, s: &str) {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{0}'..='\u{1f}' => {
+            c if c < '\u{20}' || (html && matches!(c, '<' | '>' | '&')) => {
                 let b = c as u32 as u8;
                 out.push_str("\\u00");
                 out.push(HEX[(b >> 4) as usize] as char);
@@ -341,8 +357,10 @@ pub fn has_duration(v: &Value) -> bool {
     parse_duration(&print(v)).is_some_and(|d| d != 0)
 }
 
-/// Go's `time.ParseDuration`, in nanoseconds; None where Go reports an error.
+/// Go's `time.ParseDuration`, in nanoseconds; None where Go reports an error. Go's limits are
+/// kept exactly: every partial sum may reach 2^63, the result only when negative.
 pub fn parse_duration(s: &str) -> Option<i128> {
+    const LIMIT: u128 = 1 << 63;
     let (neg, mut rest) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),
@@ -354,33 +372,23 @@ pub fn parse_duration(s: &str) -> Option<i128> {
     if rest.is_empty() {
         return None;
     }
-    let mut total: i128 = 0;
+    let mut total: u128 = 0;
     while !rest.is_empty() {
-        let b = rest.as_bytes()[0];
-        if !(b == b'.' || b.is_ascii_digit()) {
-            return None;
-        }
         let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let int_part = &rest[..int_len];
-        rest = &rest[int_len..];
-        let mut frac_part = "";
-        if rest.starts_with('.') {
-            rest = &rest[1..];
-            let n = rest.bytes().take_while(u8::is_ascii_digit).count();
-            frac_part = &rest[..n];
-            rest = &rest[n..];
-        }
+        let (int_part, after) = rest.split_at(int_len);
+        let (frac_part, after) = match after.strip_prefix('.') {
+            Some(a) => a.split_at(a.bytes().take_while(u8::is_ascii_digit).count()),
+            None => ("", after),
+        };
         if int_part.is_empty() && frac_part.is_empty() {
             return None;
         }
-        let unit_len = rest
+        let unit_len = after
             .char_indices()
             .find(|(_, c)| *c == '.' || c.is_ascii_digit())
-            .map(|(i, _)| i)
-            .unwrap_or(rest.len());
-        let unit = &rest[..unit_len];
-        rest = &rest[unit_len..];
-        let scale: i128 = match unit {
+            .map_or(after.len(), |(i, _)| i);
+        let (unit, after) = after.split_at(unit_len);
+        let scale: u128 = match unit {
             "ns" => 1,
             "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
             "ms" => 1_000_000,
@@ -389,28 +397,46 @@ pub fn parse_duration(s: &str) -> Option<i128> {
             "h" => 3_600_000_000_000,
             _ => return None,
         };
-        let int_value: i128 = if int_part.is_empty() {
+        let whole: u128 = if int_part.is_empty() {
             0
         } else {
-            int_part
-                .parse()
-                .ok()
-                .filter(|v: &i128| *v <= i64::MAX as i128)?
+            int_part.parse().ok().filter(|w| *w <= LIMIT)?
         };
-        let mut v = int_value.checked_mul(scale)?;
-        if !frac_part.is_empty() {
-            // Go keeps at most the digits that fit; nanosecond precision is plenty here.
-            let digits: String = frac_part.chars().take(30).collect();
-            let f: i128 = digits.parse().ok()?;
-            let denom = 10i128.checked_pow(digits.len() as u32)?;
-            v += (f as f64 * (scale as f64 / denom as f64)) as i128;
-        }
-        total = total.checked_add(v)?;
-        if total > i64::MAX as i128 {
+        let mut v = whole * scale;
+        if v > LIMIT {
             return None;
         }
+        // Go reads fraction digits while they fit in 63 bits and ignores the rest, then scales
+        // in floating point and truncates to whole nanoseconds.
+        let (mut frac, mut denom) = (0u64, 1.0f64);
+        for d in frac_part.bytes() {
+            match frac.checked_mul(10).map(|x| x + u64::from(d - b'0')) {
+                Some(y) if frac <= (LIMIT as u64 - 1) / 10 && u128::from(y) <= LIMIT => {
+                    frac = y;
+                    denom *= 10.0;
+                }
+                _ => break,
+            }
+        }
+        if frac > 0 {
+            v += (frac as f64 * (scale as f64 / denom)) as u128;
+            if v > LIMIT {
+                return None;
+            }
+        }
+        total += v;
+        if total > LIMIT {
+            return None;
+        }
+        rest = after;
     }
-    Some(if neg { -total } else { total })
+    if neg {
+        Some(-(total as i128))
+    } else if total < LIMIT {
+        Some(total as i128)
+    } else {
+        None
+    }
 }
 
 /// A value printed bare into YAML by the chart is re-typed by the YAML reader: model that.

@@ -61,6 +61,14 @@ pub fn put(obj: &mut Value, key: &str, value: Option<Value>) {
     }
 }
 
+/// A run of the chart's `with VALUE` blocks that insert the value under a key: each
+/// (key, value path) inserted only when the value is Go-template true.
+pub fn put_with(obj: &mut Value, ctx: &Ctx, pairs: &[(&str, &str)]) {
+    for (key, path) in pairs {
+        put(obj, key, with(ctx.v(path)));
+    }
+}
+
 /// `cilium.priorityClass`: the component's own class, else the critical class when
 /// `enableCriticalPriorityClass` is on.
 pub fn priority_class(ctx: &Ctx, own: &Value, critical: &str) -> Option<String> {
@@ -160,37 +168,40 @@ pub fn upgrade_compat(ctx: &Ctx) -> Result<Option<(u64, u64)>, RenderError> {
 /// Masterminds semver's loose form: `v?MAJOR(.MINOR(.PATCH)?)?(-PRE)?(+BUILD)?`; returns
 /// (major, minor), or (0, 0) for a pre-release.
 pub fn parse_semver(text: &str) -> Option<(u64, u64)> {
-    let t = text.strip_prefix('v').unwrap_or(text);
-    let (t, build) = match t.split_once('+') {
+    semver(text).map(|((major, minor, _), pre)| if pre { (0, 0) } else { (major, minor) })
+}
+
+/// Masterminds semver's loose form (`v?1`, `1.2`, `1.2.3`, optional pre-release and build):
+/// the core numbers and whether a pre-release is present.
+pub fn semver(s: &str) -> Option<((u64, u64, u64), bool)> {
+    let s = s.strip_prefix('v').unwrap_or(s);
+    let (s, build) = match s.split_once('+') {
         Some((a, b)) => (a, Some(b)),
-        None => (t, None),
+        None => (s, None),
     };
-    let (core, pre) = match t.split_once('-') {
+    let (core, pre) = match s.split_once('-') {
         Some((a, b)) => (a, Some(b)),
-        None => (t, None),
+        None => (s, None),
     };
-    let ident_ok = |s: &str| {
-        s.split('.')
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+    let ident_ok = |x: &str| {
+        x.split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
     };
-    if pre.is_some_and(|p| !ident_ok(p)) || build.is_some_and(|b| !ident_ok(b)) {
+    if !pre.is_none_or(ident_ok) || !build.is_none_or(ident_ok) {
         return None;
     }
     let parts: Vec<&str> = core.split('.').collect();
-    if parts.is_empty()
-        || parts.len() > 3
-        || parts
-            .iter()
-            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
-    {
+    if parts.is_empty() || parts.len() > 3 {
         return None;
     }
-    let major = parts[0].parse().ok()?;
-    let minor = parts.get(1).map_or(Some(0), |p| p.parse().ok())?;
-    if pre.is_some() {
-        return Some((0, 0));
+    let mut nums = [0u64; 3];
+    for (i, p) in parts.iter().enumerate() {
+        if p.is_empty() || !p.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        nums[i] = p.parse().ok()?;
     }
-    Some((major, minor))
+    Some(((nums[0], nums[1], nums[2]), pre.is_some()))
 }
 
 /// `identityAllocationCRD`: identities are stored as CRDs in these modes.
@@ -259,12 +270,94 @@ pub fn labels(fixed: &[(&str, &str)], maps: &[&Value]) -> Value {
     Value::Object(m)
 }
 
+/// The labels a component's own objects carry in the chart: `k8s-app` and
+/// `app.kubernetes.io/name` both the component's name, and part of cilium.
+pub const fn app_labels(app: &'static str) -> [(&'static str, &'static str); 3] {
+    [
+        ("k8s-app", app),
+        ("app.kubernetes.io/name", app),
+        ("app.kubernetes.io/part-of", "cilium"),
+    ]
+}
+
 /// `labels` with `commonLabels` right after the fixed pairs and before `extra`, the order in
 /// which most of the chart's objects write them.
 pub fn labels_with_common(ctx: &Ctx, fixed: &[(&str, &str)], extra: &[&Value]) -> Value {
     let mut maps: Vec<&Value> = vec![ctx.v("commonLabels")];
     maps.extend_from_slice(extra);
     labels(fixed, &maps)
+}
+
+/// What sets the chart's three Grafana dashboard ConfigMap templates (agent, operator,
+/// Hubble) apart; the templates are otherwise the same.
+pub struct Dashboards<'a> {
+    /// The chart folder whose top-level `*.json` files become one ConfigMap each.
+    pub dir: &'a str,
+    /// A file every 1.18 chart has in `dir`, named in the error when there is no archive.
+    pub known_file: &'a str,
+    /// The value that turns the dashboards on, and what to set it to instead of giving the
+    /// archive.
+    pub enabled: &'a str,
+    pub alternative: &'a str,
+    /// The values block holding `namespace`, `label`, `labelValue` and `annotations`.
+    pub values: &'a str,
+    pub app_labels: &'a [(&'a str, &'a str)],
+    /// Annotation maps in the order the template writes them (later keys win).
+    pub annotations: &'a [&'a Value],
+}
+
+/// One ConfigMap per dashboard the chart bundles, named after its file, the JSON text read
+/// from the chart archive (never copied into this repository).
+pub fn dashboard_configmaps(ctx: &Ctx, spec: &Dashboards) -> Result<Vec<Value>, RenderError> {
+    let Some(chart) = ctx.chart else {
+        // Without the archive, `bundled` explains what is missing and how to avoid it.
+        ctx.bundled(
+            spec.enabled,
+            &format!("{}{}", spec.dir, spec.known_file),
+            spec.alternative,
+        )?;
+        return Ok(Vec::new());
+    };
+    let d = ctx.v(spec.values);
+    let ns = if truthy(&d["namespace"]) {
+        quote(&bare(&d["namespace"]))
+    } else {
+        ctx.namespace()
+    };
+    let mut extra = Map::new();
+    if truthy(&d["label"]) {
+        let value = if truthy(&d["labelValue"]) {
+            print(&d["labelValue"])
+        } else {
+            "1".into()
+        };
+        // The label name is printed bare as a YAML key, so YAML re-types it.
+        extra.insert(print(&bare(&d["label"])), Value::from(value));
+    }
+    let labels = labels_with_common(ctx, spec.app_labels, &[&Value::Object(extra)]);
+    let annotations = merged(spec.annotations);
+    let mut out = Vec::new();
+    for path in chart.list(spec.dir) {
+        let Some(stem) = path
+            .strip_prefix(spec.dir)
+            .and_then(|f| f.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        if stem.contains('/') {
+            continue;
+        }
+        let text = ctx.bundled(spec.enabled, path, spec.alternative)?;
+        let name: String = stem.chars().take(63).collect();
+        let name = name.strip_suffix('-').unwrap_or(&name);
+        out.push(json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": metadata(name, Some(&ns), Some(labels.clone()), annotations.clone()),
+            "data": { format!("{stem}.json"): text },
+        }));
+    }
+    Ok(out)
 }
 
 /// The items of a user list that the chart splices into one of its own lists with `toYaml`

@@ -638,25 +638,10 @@ fn service(ctx: &Ctx) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{KubeVersion, Plan};
-    use crate::values::{Layer, Values};
-    use crate::versions;
+    use crate::components::common::tests::with_release;
 
     fn with_ctx<T>(version: &str, values: &str, f: impl FnOnce(&Ctx) -> T) -> T {
-        let cilium = versions::parse(version).unwrap();
-        let layer = Layer::from_yaml("test.yaml", values).unwrap();
-        let values = Values::resolve(versions::defaults(cilium), &[layer]);
-        let plan = Plan {
-            cilium,
-            release_namespace: "kube-system".into(),
-            kube: KubeVersion::parse("1.35.0").unwrap(),
-            api_versions: Default::default(),
-        };
-        f(&Ctx {
-            values: &values,
-            plan: &plan,
-            chart: None,
-        })
+        with_release(version, values, "1.35.0", f)
     }
 
     fn bootstrap_text(version: &str, values: &str) -> String {

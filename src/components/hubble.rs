@@ -7,8 +7,8 @@ use serde_json::{json, Map, Value};
 
 use super::certgen::{self, CertgenJob};
 use super::common::{
-    common_labels, labels_with_common, merged, metadata, pod_disruption_budget, put,
-    scrape_endpoint, service_account, topology_spread,
+    common_labels, dashboard_configmaps, labels_with_common, merged, metadata,
+    pod_disruption_budget, put, scrape_endpoint, service_account, topology_spread, Dashboards,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -231,64 +231,26 @@ fn service_monitor(ctx: &Ctx) -> Value {
     })
 }
 
-const DASHBOARDS: &str = "files/hubble/dashboards/";
-
-/// One ConfigMap per Grafana dashboard bundled in the chart, named after its file.
 fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    const VALUE: &str = "hubble.metrics.dashboards.enabled";
-    let Some(chart) = ctx.chart else {
-        return Err(ctx
-            .bundled(
-                VALUE,
-                "files/hubble/dashboards/hubble-dashboard.json",
-                "false",
-            )
-            .err()
-            .unwrap_or_else(|| ctx.invalid(VALUE, "needs the chart archive")));
-    };
-    let d = ctx.v("hubble.metrics.dashboards");
-    let ns = if truthy(&d["namespace"]) {
-        print(&d["namespace"])
-    } else {
-        ctx.namespace()
-    };
-    let extra = if truthy(&d["label"]) {
-        let value = if truthy(&d["labelValue"]) {
-            print(&d["labelValue"])
-        } else {
-            "1".to_string()
-        };
-        json!({ print(&d["label"]): value })
-    } else {
-        Value::Null
-    };
-    let mut out = Vec::new();
-    for path in chart.list(DASHBOARDS) {
-        let Some(file) = path.strip_prefix(DASHBOARDS) else {
-            continue;
-        };
-        let Some(stem) = file.strip_suffix(".json") else {
-            continue;
-        };
-        if stem.contains('/') {
-            continue;
-        }
-        let text = ctx.bundled(VALUE, path, "false")?;
-        let name: String = stem.chars().take(63).collect();
-        let name = name.strip_suffix('-').unwrap_or(&name).to_string();
-        out.push(json!({
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": metadata(
-                &name,
-                Some(&ns),
-                Some(labels_with_common(ctx, &[("k8s-app", "hubble"), ("app.kubernetes.io/name", "hubble"), ("app.kubernetes.io/part-of", "cilium")], &[&extra])),
-                merged(&[ctx.v("hubble.annotations"), &d["annotations"]]),
-            ),
-            "data": { format!("{stem}.json"): text },
-        }));
-    }
-    Ok(out)
+    dashboard_configmaps(
+        ctx,
+        &Dashboards {
+            dir: "files/hubble/dashboards/",
+            known_file: "hubble-dashboard.json",
+            enabled: "hubble.metrics.dashboards.enabled",
+            alternative: "false",
+            values: "hubble.metrics.dashboards",
+            app_labels: &[
+                ("k8s-app", "hubble"),
+                ("app.kubernetes.io/name", "hubble"),
+                ("app.kubernetes.io/part-of", "cilium"),
+            ],
+            annotations: &[
+                ctx.v("hubble.annotations"),
+                ctx.v("hubble.metrics.dashboards.annotations"),
+            ],
+        },
+    )
 }
 
 /// The certgen CronJob, its first-run Job, and their RBAC.

@@ -10,11 +10,7 @@ use crate::error::RenderError;
 use crate::tmpl::{bare, print, quote, range_items, truthy, with};
 
 const APP: &str = "hubble-ui";
-const APP_LABELS: [(&str, &str); 3] = [
-    ("k8s-app", APP),
-    ("app.kubernetes.io/name", APP),
-    ("app.kubernetes.io/part-of", "cilium"),
-];
+const APP_LABELS: [(&str, &str); 3] = common::app_labels(APP);
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let enabled = (ctx.on("hubble.enabled") || ctx.on("hubble.ui.standalone.enabled"))

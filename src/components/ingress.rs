@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use super::common::{common_labels, merged, metadata, put};
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, truthy};
+use crate::tmpl::{bare, print, truthy, with};
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();
@@ -41,11 +41,6 @@ fn ingress_class(ctx: &Ctx) -> Value {
     })
 }
 
-fn with(ctx: &Ctx, path: &str) -> Option<Value> {
-    let v = ctx.v(path);
-    truthy(v).then(|| v.clone())
-}
-
 fn service(ctx: &Ctx) -> Value {
     let ns = ctx.namespace();
     let svc = "ingressController.service";
@@ -70,7 +65,7 @@ fn service(ctx: &Ctx) -> Value {
     put(
         &mut spec,
         "loadBalancerClass",
-        with(ctx, &format!("{svc}.loadBalancerClass")).map(|v| bare(&v)),
+        with(ctx.v(&format!("{svc}.loadBalancerClass"))).map(|v| bare(&v)),
     );
     let alloc = ctx.v(&format!("{svc}.allocateLoadBalancerNodePorts"));
     if !alloc.is_null() {
@@ -83,13 +78,13 @@ fn service(ctx: &Ctx) -> Value {
     put(
         &mut spec,
         "loadBalancerIP",
-        with(ctx, &format!("{svc}.loadBalancerIP")).map(|v| bare(&v)),
+        with(ctx.v(&format!("{svc}.loadBalancerIP"))).map(|v| bare(&v)),
     );
     if !host_network {
         put(
             &mut spec,
             "externalTrafficPolicy",
-            with(ctx, &format!("{svc}.externalTrafficPolicy")).map(|v| bare(&v)),
+            with(ctx.v(&format!("{svc}.externalTrafficPolicy"))).map(|v| bare(&v)),
         );
     }
     let labels = merged(&[
@@ -104,7 +99,7 @@ fn service(ctx: &Ctx) -> Value {
             &ctx.text(&format!("{svc}.name")),
             Some(&ns),
             labels,
-            with(ctx, &format!("{svc}.annotations")),
+            with(ctx.v(&format!("{svc}.annotations"))),
         ),
         "spec": spec,
     })
@@ -123,7 +118,7 @@ fn endpoints(ctx: &Ctx) -> Value {
             &ctx.text(&format!("{svc}.name")),
             Some(&ns),
             labels,
-            with(ctx, &format!("{svc}.annotations")),
+            with(ctx.v(&format!("{svc}.annotations"))),
         ),
         "subsets": [{"addresses": [{"ip": "192.192.192.192"}], "ports": [{"port": 9999}]}],
     })

@@ -3,8 +3,8 @@
 use serde_json::{json, Map, Value};
 
 use super::common::{
-    self, host_path_mounts, labels, list_items, merged, metadata, priority_class_name, put,
-    service_monitor, topology_spread, MonitorSpec,
+    self, dashboard_configmaps, host_path_mounts, labels, list_items, merged, metadata,
+    priority_class_name, put, put_with, service_monitor, topology_spread, Dashboards, MonitorSpec,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -342,15 +342,13 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         }
         put(&mut container, "ports", Some(json!([p])));
     }
-    put(
+    put_with(
         &mut container,
-        "resources",
-        with(ctx.v("operator.resources")),
-    );
-    put(
-        &mut container,
-        "securityContext",
-        with(ctx.v("operator.securityContext")),
+        ctx,
+        &[
+            ("resources", "operator.resources"),
+            ("securityContext", "operator.securityContext"),
+        ],
     );
 
     let mut spec = json!({
@@ -362,15 +360,13 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         "automountServiceAccountToken": bare(ctx.v("serviceAccounts.operator.automount")),
         "volumes": volumes,
     });
-    put(
+    put_with(
         &mut spec,
-        "imagePullSecrets",
-        with(ctx.v("imagePullSecrets")),
-    );
-    put(
-        &mut spec,
-        "securityContext",
-        with(ctx.v("operator.podSecurityContext")),
+        ctx,
+        &[
+            ("imagePullSecrets", "imagePullSecrets"),
+            ("securityContext", "operator.podSecurityContext"),
+        ],
     );
     if ctx.on("operator.dnsPolicy") {
         put(
@@ -865,70 +861,27 @@ fn service(ctx: &Ctx) -> Value {
     })
 }
 
-const DASHBOARD_DIR: &str = "files/cilium-operator/dashboards/";
-
-/// One ConfigMap per bundled Grafana dashboard (read from the chart archive, never copied).
 fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     if !ctx.on("operator.dashboards.enabled") {
         return Ok(Vec::new());
     }
-    let files: Vec<String> = match ctx.chart {
-        Some(chart) => chart
-            .list(DASHBOARD_DIR)
-            .into_iter()
-            .filter(|p| {
-                p.strip_prefix(DASHBOARD_DIR)
-                    .is_some_and(|rest| !rest.contains('/') && rest.ends_with(".json"))
-            })
-            .map(str::to_string)
-            .collect(),
-        // Without an archive, ask for the one file every 1.18 chart has, to get the error that
-        // names the value and the remedy.
-        None => vec![format!("{DASHBOARD_DIR}cilium-operator-dashboard.json")],
-    };
-    let d = ctx.v("operator.dashboards");
-    let namespace = if truthy(&d["namespace"]) {
-        print(&d["namespace"])
-    } else {
-        ctx.namespace()
-    };
-    let mut out = Vec::new();
-    for path in files {
-        let text = ctx.bundled(
-            "operator.dashboards.enabled",
-            &path,
-            "false (or import the dashboard into Grafana yourself)",
-        )?;
-        let file = path.rsplit('/').next().unwrap_or(&path);
-        let stem = file.strip_suffix(".json").unwrap_or(file);
-        let name: String = stem.chars().take(63).collect();
-        let name = name.strip_suffix('-').unwrap_or(&name).to_string();
-        let mut extra = Map::new();
-        if truthy(&d["label"]) {
-            let value = if truthy(&d["labelValue"]) {
-                print(&d["labelValue"])
-            } else {
-                "1".into()
-            };
-            extra.insert(print(&bare(&d["label"])), Value::from(value));
-        }
-        let lbl = labels(
-            &[
+    dashboard_configmaps(
+        ctx,
+        &Dashboards {
+            dir: "files/cilium-operator/dashboards/",
+            known_file: "cilium-operator-dashboard.json",
+            enabled: "operator.dashboards.enabled",
+            alternative: "false (or import the dashboard into Grafana yourself)",
+            values: "operator.dashboards",
+            app_labels: &[
                 ("k8s-app", "cilium"),
                 ("app.kubernetes.io/name", "cilium-operator"),
                 ("app.kubernetes.io/part-of", "cilium"),
             ],
-            &[ctx.v("commonLabels"), &Value::Object(extra)],
-        );
-        let annotations = merged(&[&d["annotations"], ctx.v("operator.annotations")]);
-        let mut data = Map::new();
-        data.insert(format!("{stem}.json"), Value::from(text));
-        out.push(json!({
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": metadata(&name, Some(&namespace), Some(lbl), annotations),
-            "data": data,
-        }));
-    }
-    Ok(out)
+            annotations: &[
+                ctx.v("operator.dashboards.annotations"),
+                ctx.v("operator.annotations"),
+            ],
+        },
+    )
 }

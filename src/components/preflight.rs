@@ -3,12 +3,12 @@
 use serde_json::{json, Map, Value};
 
 use super::common::{
-    common_labels, envoy_daemonset_enabled, image, k8s_service_host, k8s_service_port, merged,
-    metadata, priority_class, put, read_secrets_only_from_secrets_namespace,
+    common_labels, envoy_daemonset_enabled, image, k8s_service_env, list_items, merged, metadata,
+    priority_class_name, put, put_with, read_secrets_only_from_secrets_namespace,
 };
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, quote, truthy};
+use crate::tmpl::{bare, print, quote, truthy, with};
 
 const CHECK: &str = "cilium-pre-flight-check";
 const ROLE: &str = "cilium-pre-flight";
@@ -45,23 +45,7 @@ fn part_of_labels(ctx: &Ctx) -> Option<Value> {
 }
 
 fn annotations(ctx: &Ctx) -> Option<Value> {
-    truthy(ctx.v("preflight.annotations")).then(|| ctx.v("preflight.annotations").clone())
-}
-
-/// A value the chart inserts with `toYaml` where a list is expected; anything but a list would
-/// break the chart's YAML, so it is refused.
-fn list<'a>(ctx: &Ctx<'a>, path: &str) -> Result<&'a [Value], RenderError> {
-    match ctx.v(path) {
-        Value::Array(a) => Ok(a),
-        v if !truthy(v) => Ok(&[]),
-        _ => Err(ctx.invalid(path, "must be a list")),
-    }
-}
-
-/// `with X` followed by `toYaml X`: the value itself when it is Go-template true.
-fn with(ctx: &Ctx, path: &str) -> Option<Value> {
-    let v = ctx.v(path);
-    truthy(v).then(|| v.clone())
+    with(ctx.v("preflight.annotations"))
 }
 
 /// An empty block under a key renders as null, which the comparison treats as absent.
@@ -177,25 +161,6 @@ fn etcd_mounts(ctx: &Ctx) -> Vec<Value> {
     m
 }
 
-/// KUBERNETES_SERVICE_HOST/PORT for containers that talk to the API server before Cilium runs.
-fn api_server_env(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    let mut env = Vec::new();
-    if ctx.on("k8sServiceHostRef.name") && ctx.on("k8sServiceHostRef.key") {
-        env.push(
-            json!({"name": "KUBERNETES_SERVICE_HOST", "valueFrom": {"configMapKeyRef": {
-                "name": bare(ctx.v("k8sServiceHostRef.name")),
-                "key": bare(ctx.v("k8sServiceHostRef.key")),
-            }}}),
-        );
-        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
-    }
-    if ctx.on("k8sServiceHost") {
-        env.push(json!({"name": "KUBERNETES_SERVICE_HOST", "value": k8s_service_host(ctx)?}));
-        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
-    }
-    Ok(env)
-}
-
 fn pod_labels(ctx: &Ctx, app: &str) -> Value {
     let mut own = Map::new();
     own.insert("app.kubernetes.io/part-of".into(), json!("cilium"));
@@ -214,9 +179,9 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
     let ns = ctx.namespace();
     let img = image(ctx.v("preflight.image"));
     let pull = bare(ctx.v("preflight.image.pullPolicy"));
-    let extra_env = list(ctx, "preflight.extraEnv")?;
-    let extra_mounts = list(ctx, "preflight.extraVolumeMounts")?;
-    let extra_volumes = list(ctx, "preflight.extraVolumes")?;
+    let extra_env = list_items(ctx, "preflight.extraEnv")?;
+    let extra_mounts = list_items(ctx, "preflight.extraVolumeMounts")?;
+    let extra_volumes = list_items(ctx, "preflight.extraVolumes")?;
     let five = json!(5);
 
     let mut main = json!({
@@ -237,11 +202,13 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
     mounts.extend(etcd_mounts(ctx));
     mounts.extend(extra_mounts.iter().cloned());
     put(&mut main, "volumeMounts", Some(Value::Array(mounts)));
-    put(&mut main, "resources", with(ctx, "preflight.resources"));
-    put(
+    put_with(
         &mut main,
-        "securityContext",
-        with(ctx, "preflight.securityContext"),
+        ctx,
+        &[
+            ("resources", "preflight.resources"),
+            ("securityContext", "preflight.securityContext"),
+        ],
     );
     let mut containers = vec![main];
 
@@ -267,18 +234,20 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
             "readinessProbe": probe("/tmp/read-tofqdns-precachey", five.clone(), five.clone()),
             "terminationMessagePolicy": "FallbackToLogsOnError",
         });
-        put(&mut c, "env", non_empty(api_server_env(ctx)?));
+        put(&mut c, "env", non_empty(k8s_service_env(ctx)?));
         let mut mounts = vec![json!({"name": "cilium-run", "mountPath": "/var/run/cilium"})];
         mounts.extend(etcd_mounts(ctx));
         mounts.extend(extra_mounts.iter().cloned());
         // The chart appends extraEnv here, inside the mount list.
         mounts.extend(extra_env.iter().cloned());
         put(&mut c, "volumeMounts", Some(Value::Array(mounts)));
-        put(&mut c, "resources", with(ctx, "preflight.resources"));
-        put(
+        put_with(
             &mut c,
-            "securityContext",
-            with(ctx, "preflight.securityContext"),
+            ctx,
+            &[
+                ("resources", "preflight.resources"),
+                ("securityContext", "preflight.securityContext"),
+            ],
         );
         containers.push(c);
     }
@@ -305,11 +274,13 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
             "volumeMounts": mounts,
             "terminationMessagePolicy": "FallbackToLogsOnError",
         });
-        put(&mut c, "resources", with(ctx, "preflight.resources"));
-        put(
+        put_with(
             &mut c,
-            "securityContext",
-            with(ctx, "preflight.securityContext"),
+            ctx,
+            &[
+                ("resources", "preflight.resources"),
+                ("securityContext", "preflight.securityContext"),
+            ],
         );
         containers.push(c);
     }
@@ -368,29 +339,32 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
         "terminationGracePeriodSeconds": bare(ctx.v("preflight.terminationGracePeriodSeconds")),
         "volumes": volumes,
     });
-    put(&mut spec, "affinity", with(ctx, "preflight.affinity"));
-    put(&mut spec, "imagePullSecrets", with(ctx, "imagePullSecrets"));
-    put(
+    put_with(
         &mut spec,
-        "securityContext",
-        with(ctx, "preflight.podSecurityContext"),
+        ctx,
+        &[
+            ("affinity", "preflight.affinity"),
+            ("imagePullSecrets", "imagePullSecrets"),
+            ("securityContext", "preflight.podSecurityContext"),
+        ],
     );
     put(
         &mut spec,
         "priorityClassName",
-        priority_class(
+        priority_class_name(
             ctx,
             ctx.v("preflight.priorityClassName"),
             "system-node-critical",
-        )
-        .map(|p| bare(&Value::String(p))),
+        ),
     );
-    put(
+    put_with(
         &mut spec,
-        "nodeSelector",
-        with(ctx, "preflight.nodeSelector"),
+        ctx,
+        &[
+            ("nodeSelector", "preflight.nodeSelector"),
+            ("tolerations", "preflight.tolerations"),
+        ],
     );
-    put(&mut spec, "tolerations", with(ctx, "preflight.tolerations"));
 
     let pod_annotations = merged(&[
         &json!({"kubectl.kubernetes.io/default-container": CHECK}),
@@ -413,7 +387,7 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
 fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     let ns = ctx.namespace();
     let app = "cilium-pre-flight-check-deployment";
-    let extra_env = list(ctx, "preflight.extraEnv")?;
+    let extra_env = list_items(ctx, "preflight.extraEnv")?;
     let mut c = json!({
         "name": "cnp-validator",
         "image": image(ctx.v("preflight.image")),
@@ -430,12 +404,12 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     put(
         &mut c,
         "volumeMounts",
-        with(ctx, "preflight.extraVolumeMounts"),
+        with(ctx.v("preflight.extraVolumeMounts")),
     );
-    let mut env = api_server_env(ctx)?;
+    let mut env = k8s_service_env(ctx)?;
     env.extend(extra_env.iter().cloned());
     put(&mut c, "env", non_empty(env));
-    put(&mut c, "resources", with(ctx, "preflight.resources"));
+    put(&mut c, "resources", with(ctx.v("preflight.resources")));
 
     let mut spec = json!({
         "containers": [c],
@@ -445,31 +419,38 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         "automountServiceAccountToken": bare(ctx.v("serviceAccounts.preflight.automount")),
         "terminationGracePeriodSeconds": bare(ctx.v("preflight.terminationGracePeriodSeconds")),
     });
-    put(&mut spec, "imagePullSecrets", with(ctx, "imagePullSecrets"));
-    put(&mut spec, "volumes", with(ctx, "preflight.extraVolumes"));
+    put_with(
+        &mut spec,
+        ctx,
+        &[
+            ("imagePullSecrets", "imagePullSecrets"),
+            ("volumes", "preflight.extraVolumes"),
+        ],
+    );
     put(
         &mut spec,
         "priorityClassName",
-        priority_class(
+        priority_class_name(
             ctx,
             ctx.v("preflight.priorityClassName"),
             "system-cluster-critical",
-        )
-        .map(|p| bare(&Value::String(p))),
+        ),
     );
-    put(&mut spec, "affinity", with(ctx, "preflight.affinity"));
-    put(
+    put_with(
         &mut spec,
-        "nodeSelector",
-        with(ctx, "preflight.nodeSelector"),
+        ctx,
+        &[
+            ("affinity", "preflight.affinity"),
+            ("nodeSelector", "preflight.nodeSelector"),
+            ("tolerations", "preflight.tolerations"),
+        ],
     );
-    put(&mut spec, "tolerations", with(ctx, "preflight.tolerations"));
 
     let mut tmeta = json!({"labels": pod_labels(ctx, app)});
     put(
         &mut tmeta,
         "annotations",
-        with(ctx, "preflight.podAnnotations"),
+        with(ctx.v("preflight.podAnnotations")),
     );
     let labels = merged(&[
         &json!({"app.kubernetes.io/part-of": "cilium", "app.kubernetes.io/name": CHECK}),

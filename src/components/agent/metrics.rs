@@ -1,17 +1,16 @@
 //! How the agent is observed: its headless metrics Service, the Prometheus Operator
 //! ServiceMonitor, and the Grafana dashboard ConfigMaps read from the chart archive.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{agent_on, bare_at};
 use crate::components::common::{
-    envoy_daemonset_enabled, labels, merged, metadata, scrape_endpoint,
+    dashboard_configmaps, envoy_daemonset_enabled, labels, merged, metadata, scrape_endpoint,
+    Dashboards,
 };
 use crate::components::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{bare, quote, quoted, truthy, with};
-
-const DASHBOARDS: &str = "files/cilium-agent/dashboards/";
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();
@@ -156,62 +155,21 @@ fn service_monitor(ctx: &Ctx) -> Value {
     })
 }
 
-/// One ConfigMap per Grafana dashboard JSON file the chart bundles for the agent.
 fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    let files: Vec<String> = match ctx.chart {
-        // Without the archive, `bundled` explains what is missing and how to avoid it.
-        None => {
-            ctx.bundled(
-                "dashboards.enabled",
-                &format!("{DASHBOARDS}cilium-dashboard.json"),
-                "false",
-            )?;
-            Vec::new()
-        }
-        Some(chart) => chart
-            .list(DASHBOARDS)
-            .into_iter()
-            .filter(|p| {
-                p.strip_prefix(DASHBOARDS)
-                    .is_some_and(|rest| !rest.contains('/') && rest.ends_with(".json"))
-            })
-            .map(str::to_string)
-            .collect(),
-    };
-    let mut out = Vec::new();
-    for path in files {
-        let text = ctx.bundled("dashboards.enabled", &path, "false")?;
-        let stem = path
-            .strip_prefix(DASHBOARDS)
-            .and_then(|f| f.strip_suffix(".json"))
-            .unwrap_or_default();
-        let name: String = stem.chars().take(63).collect();
-        let name = name.trim_end_matches('-').to_string();
-        let mut l = agent_labels(ctx);
-        let label = ctx.v("dashboards.label");
-        if truthy(label) {
-            let value = ctx.v("dashboards.labelValue");
-            let value = if truthy(value) {
-                quote(value)
-            } else {
-                "1".to_string()
-            };
-            l[quote(label)] = Value::String(value);
-        }
-        let annotations = merged(&[ctx.v("dashboards.annotations"), ctx.v("annotations")]);
-        let mut data = Map::new();
-        data.insert(format!("{stem}.json"), Value::String(text));
-        out.push(json!({
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": metadata(
-                &name,
-                Some(&namespace_or_own(ctx, "dashboards.namespace")),
-                Some(l),
-                annotations,
-            ),
-            "data": data,
-        }));
-    }
-    Ok(out)
+    dashboard_configmaps(
+        ctx,
+        &Dashboards {
+            dir: "files/cilium-agent/dashboards/",
+            known_file: "cilium-dashboard.json",
+            enabled: "dashboards.enabled",
+            alternative: "false",
+            values: "dashboards",
+            app_labels: &[
+                ("k8s-app", "cilium"),
+                ("app.kubernetes.io/name", "cilium-agent"),
+                ("app.kubernetes.io/part-of", "cilium"),
+            ],
+            annotations: &[ctx.v("dashboards.annotations"), ctx.v("annotations")],
+        },
+    )
 }

@@ -57,25 +57,11 @@ fn ternary_bool(ctx: &Ctx, path: &str) -> Result<bool, RenderError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{KubeVersion, Plan};
-    use crate::values::{Layer, Values};
+    use crate::components::common::tests::with_release;
 
     /// Renders the agent's objects for one release and values file, without a chart archive.
     fn agent(version: &str, yaml: &str) -> Result<Vec<Value>, RenderError> {
-        let cilium = crate::versions::parse(version).expect("supported version");
-        let layer = Layer::from_yaml("test.yaml", yaml).expect("valid YAML");
-        let values = Values::resolve(crate::versions::defaults(cilium), &[layer]);
-        let plan = Plan {
-            cilium,
-            release_namespace: "kube-system".into(),
-            kube: KubeVersion::parse("1.35.0").expect("valid"),
-            api_versions: Default::default(),
-        };
-        render(&Ctx {
-            values: &values,
-            plan: &plan,
-            chart: None,
-        })
+        with_release(version, yaml, "1.35.0", render)
     }
 
     fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> {

@@ -90,6 +90,51 @@ fn container(
     c
 }
 
+/// The flags with which the apiserver and KVStoreMesh serve metrics on the port at `port_path`.
+fn metrics_args(ctx: &Ctx, port_path: &str) -> [Value; 2] {
+    [
+        Value::String(format!(
+            "--prometheus-serve-addr=:{}",
+            quote(ctx.v(port_path))
+        )),
+        json!("--controller-group-metrics=all"),
+    ]
+}
+
+/// The apiserver and KVStoreMesh containers: settings, readiness probe and health port from
+/// their values block, plus the metrics port (name, value path) when metrics are on.
+fn serving_container(
+    ctx: &Ctx,
+    (name, values): (&str, &str),
+    (health, metrics): (&str, Option<(&str, &str)>),
+    image: (&Value, &Value),
+    io: (Vec<Value>, Vec<Value>, Vec<Value>),
+) -> Value {
+    let at = |key: &str| format!("{values}.{key}");
+    let mut c = container(
+        ctx,
+        name,
+        "/usr/bin/clustermesh-apiserver",
+        image,
+        io,
+        Settings {
+            resources: at("resources"),
+            security: at("securityContext"),
+            lifecycle: Some(at("lifecycle")),
+        },
+    );
+    c.insert(
+        "readinessProbe".into(),
+        readiness(health, ctx.v(&at("readinessProbe"))),
+    );
+    let mut ports = vec![port(health, bare(ctx.v(&at("healthPort"))))];
+    if let Some((name, path)) = metrics {
+        ports.push(port(name, bare(ctx.v(path))));
+    }
+    c.insert("ports".into(), Value::Array(ports));
+    Value::Object(c)
+}
+
 pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     let debug = ctx.on("debug.enabled");
     let img = Value::String(image(ctx.v(&p("image"))));
@@ -232,11 +277,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             ));
         }
         if metrics {
-            args.push(Value::String(format!(
-                "--prometheus-serve-addr=:{}",
-                quote(ctx.v(&p("metrics.port")))
-            )));
-            args.push(json!("--controller-group-metrics=all"));
+            args.extend(metrics_args(ctx, &p("metrics.port")));
         }
         if ctx.on("clustermesh.enableMCSAPISupport") {
             args.push(json!("--clustermesh-enable-mcs-api"));
@@ -267,10 +308,6 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             ));
         }
         env.extend(extra_env);
-        let mut ports = vec![port("apiserv-health", bare(ctx.v(&p("healthPort"))))];
-        if metrics {
-            ports.push(port("apiserv-metrics", bare(ctx.v(&p("metrics.port")))));
-        }
         let mut mounts = vec![mount(
             "etcd-admin-client",
             "/var/lib/cilium/etcd-secrets",
@@ -284,24 +321,17 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             ));
         }
         mounts.extend(extra_mounts.iter().cloned());
-        let mut c = container(
+        let metrics_port = p("metrics.port");
+        containers.push(serving_container(
             ctx,
-            "apiserver",
-            "/usr/bin/clustermesh-apiserver",
+            ("apiserver", API),
+            (
+                "apiserv-health",
+                metrics.then_some(("apiserv-metrics", &*metrics_port)),
+            ),
             (&img, &pull),
             (args, env, mounts),
-            Settings {
-                resources: p("resources"),
-                security: p("securityContext"),
-                lifecycle: Some(p("lifecycle")),
-            },
-        );
-        c.insert(
-            "readinessProbe".into(),
-            readiness("apiserv-health", ctx.v(&p("readinessProbe"))),
-        );
-        c.insert("ports".into(), Value::Array(ports));
-        containers.push(Value::Object(c));
+        ));
     }
 
     if s.kvstoremesh {
@@ -333,11 +363,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             quote(ctx.v(&k("healthPort")))
         )));
         if metrics {
-            args.push(Value::String(format!(
-                "--prometheus-serve-addr=:{}",
-                quote(ctx.v(&p("metrics.kvstoremesh.port")))
-            )));
-            args.push(json!("--controller-group-metrics=all"));
+            args.extend(metrics_args(ctx, &p("metrics.kvstoremesh.port")));
         }
         args.push(Value::String(format!("--enable-heartbeat={}", !s.crd)));
         args.extend(list_items(ctx, &k("extraArgs"))?);
@@ -346,13 +372,6 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             config_map_env("CLUSTER_ID", "cluster-id", false),
         ];
         env.extend(list_items(ctx, &k("extraEnv"))?);
-        let mut ports = vec![port("kvmesh-health", bare(ctx.v(&k("healthPort"))))];
-        if metrics {
-            ports.push(port(
-                "kvmesh-metrics",
-                bare(ctx.v(&p("metrics.kvstoremesh.port"))),
-            ));
-        }
         let mut mounts = Vec::new();
         if s.internal {
             mounts.push(mount(
@@ -370,24 +389,18 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             mounts.push(mount("etcd-config", "/var/lib/cilium", true));
         }
         mounts.extend(list_items(ctx, &k("extraVolumeMounts"))?);
-        let mut c = container(
+        let metrics_port = p("metrics.kvstoremesh.port");
+        let values = p("kvstoremesh");
+        containers.push(serving_container(
             ctx,
-            "kvstoremesh",
-            "/usr/bin/clustermesh-apiserver",
+            ("kvstoremesh", &values),
+            (
+                "kvmesh-health",
+                metrics.then_some(("kvmesh-metrics", &*metrics_port)),
+            ),
             (&img, &pull),
             (args, env, mounts),
-            Settings {
-                resources: k("resources"),
-                security: k("securityContext"),
-                lifecycle: Some(k("lifecycle")),
-            },
-        );
-        c.insert(
-            "readinessProbe".into(),
-            readiness("kvmesh-health", ctx.v(&k("readinessProbe"))),
-        );
-        c.insert("ports".into(), Value::Array(ports));
-        containers.push(Value::Object(c));
+        ));
     }
 
     let volumes = volumes(ctx, s, legacy)?;

@@ -102,24 +102,10 @@ impl State {
 }
 
 /// The chart's `fail` checks made by the Cluster Mesh templates themselves; those of
-/// validate.yaml (kvstore modes, endpoint CRD, replicas) live in `extras::validate`.
+/// validate.yaml (kvstore modes, endpoint CRD, replicas, maxConnectedClusters, the
+/// cert-manager issuer) live in `extras::validate`.
 fn validate(ctx: &Ctx) -> Result<(), RenderError> {
-    let use_api = ctx.on("clustermesh.useAPIServer");
-    let max = to_int64(ctx.v("clustermesh.maxConnectedClusters"));
-    if max != 255 && max != 511 {
-        return Err(ctx.invalid("clustermesh.maxConnectedClusters", "must be 255 or 511"));
-    }
-    if use_api
-        && ctx.on("clustermesh.apiserver.tls.auto.enabled")
-        && ctx.text("clustermesh.apiserver.tls.auto.method") == "certmanager"
-        && !ctx.on("clustermesh.apiserver.tls.auto.certManagerIssuerRef")
-    {
-        return Err(ctx.invalid(
-            "clustermesh.apiserver.tls.auto.certManagerIssuerRef",
-            "the \"certmanager\" TLS method needs an issuer reference (group, kind, name)",
-        ));
-    }
-    if use_api {
+    if ctx.on("clustermesh.useAPIServer") {
         let auth = ctx.v("clustermesh.apiserver.tls.authMode").as_str();
         if !matches!(auth, Some("legacy" | "migration" | "cluster")) {
             return Err(ctx.invalid(
@@ -132,11 +118,7 @@ fn validate(ctx: &Ctx) -> Result<(), RenderError> {
 }
 
 /// The apiserver's own labels, which most of its objects carry before `commonLabels`.
-pub(crate) const APP_LABELS: [(&str, &str); 3] = [
-    ("k8s-app", APP),
-    ("app.kubernetes.io/part-of", "cilium"),
-    ("app.kubernetes.io/name", APP),
-];
+pub(crate) const APP_LABELS: [(&str, &str); 3] = common::app_labels(APP);
 
 fn part_of_labels(ctx: &Ctx) -> Option<Value> {
     Some(labels_with_common(

@@ -3,11 +3,11 @@
 
 use serde_json::Value;
 
-use super::text::{self, duration, join, text as txt, to_float, to_int};
-use super::{has, Data, Derived};
+use super::text::{self, duration, join, text as txt, to_float};
+use super::{has, on, Data, Derived};
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{print, truthy};
+use crate::tmpl::{self, print, to_int64, truthy};
 
 /// BPF programs and map sizing, from the clock probe to map pre-allocation.
 pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
@@ -59,15 +59,15 @@ pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
     if ctx.on("bpf.nodeMapMax") {
         data.qv(ctx, "bpf-node-map-max", "bpf.nodeMapMax");
     }
-    let int_text = |path: &str| to_int(ctx.v(path)).to_string();
+    let int_text = |path: &str| to_int64(ctx.v(path)).to_string();
     if ctx.on("bpf.authMapMax") {
         data.s("bpf-auth-map-max", int_text("bpf.authMapMax"));
     }
     if truthy(&d.ct_tcp_max) {
-        data.s("bpf-ct-global-tcp-max", to_int(&d.ct_tcp_max).to_string());
+        data.s("bpf-ct-global-tcp-max", to_int64(&d.ct_tcp_max).to_string());
     }
     if truthy(&d.ct_any_max) {
-        data.s("bpf-ct-global-any-max", to_int(&d.ct_any_max).to_string());
+        data.s("bpf-ct-global-any-max", to_int64(&d.ct_any_max).to_string());
     }
     for (key, path) in [
         ("bpf-conntrack-accounting", "bpf.ctAccounting"),
@@ -252,7 +252,7 @@ fn eni(ctx: &Ctx, data: &mut Data) {
             data.s("aws-enable-prefix-delegation", "true");
         }
         data.qv(ctx, "ec2-api-endpoint", "eni.ec2APIEndpoint");
-        data.s("eni-tags", text::to_json(ctx.v("eni.eniTags"), false));
+        data.s("eni-tags", tmpl::to_raw_json(ctx.v("eni.eniTags")));
         for (key, path, sep) in [
             ("subnet-ids-filter", "eni.subnetIDsFilter", " "),
             ("subnet-tags-filter", "eni.subnetTagsFilter", ","),
@@ -267,7 +267,7 @@ fn eni(ctx: &Ctx, data: &mut Data) {
         data.qv(ctx, "eni-gc-interval", "eni.gcInterval");
     }
     if ctx.on("eni.gcTags") {
-        data.s("eni-gc-tags", text::to_json(ctx.v("eni.gcTags"), false));
+        data.s("eni-gc-tags", tmpl::to_raw_json(ctx.v("eni.gcTags")));
     }
 }
 
@@ -482,21 +482,16 @@ pub fn services(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErr
     if has(ctx, "loadBalancer") {
         load_balancer(ctx, data);
     }
-    if has(ctx, "maglev.tableSize") {
-        data.qv(ctx, "bpf-lb-maglev-table-size", "maglev.tableSize");
-    }
-    if has(ctx, "maglev.hashSeed") {
-        data.qv(ctx, "bpf-lb-maglev-hash-seed", "maglev.hashSeed");
-    }
-    if ctx.on("sessionAffinity") {
-        data.qv(ctx, "enable-session-affinity", "sessionAffinity");
-    }
-    if ctx.on("svcSourceRangeCheck") {
-        data.qv(ctx, "enable-svc-source-range-check", "svcSourceRangeCheck");
-    }
-    if has(ctx, "l2NeighDiscovery.enabled") {
-        data.qv(ctx, "enable-l2-neigh-discovery", "l2NeighDiscovery.enabled");
-    }
+    data.qv_each(
+        ctx,
+        &[
+            (has, "bpf-lb-maglev-table-size", "maglev.tableSize"),
+            (has, "bpf-lb-maglev-hash-seed", "maglev.hashSeed"),
+            (on, "enable-session-affinity", "sessionAffinity"),
+            (on, "enable-svc-source-range-check", "svcSourceRangeCheck"),
+            (has, "enable-l2-neigh-discovery", "l2NeighDiscovery.enabled"),
+        ],
+    );
     Ok(())
 }
 

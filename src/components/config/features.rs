@@ -5,10 +5,10 @@
 use serde_json::Value;
 
 use super::text::{self, duration, join, text as txt};
-use super::{has, Data, Derived};
+use super::{has, on, Data, Derived};
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{print, truthy};
+use crate::tmpl::{self, print, truthy};
 
 /// Feeder rules, the IPAM mode and its pools, and LB IPAM defaults.
 pub fn ipam(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
@@ -217,7 +217,7 @@ pub fn networking(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), Render
         if ctx.on("ciliumEndpointSlice.rateLimits") {
             data.s(
                 "ces-rate-limits",
-                text::to_json(ctx.v("ciliumEndpointSlice.rateLimits"), true),
+                tmpl::to_json(ctx.v("ciliumEndpointSlice.rateLimits")),
             );
         }
     }
@@ -332,27 +332,26 @@ fn dns_proxy(ctx: &Ctx, d: &Derived, data: &mut Data) {
             d.default_dns_transparent,
         );
     }
-    if has(ctx, "dnsProxy.socketLingerTimeout") {
-        data.qv(
-            ctx,
-            "dnsproxy-socket-linger-timeout",
-            "dnsProxy.socketLingerTimeout",
-        );
-    }
-    if ctx.on("dnsProxy.dnsRejectResponseCode") {
-        data.qv(
-            ctx,
-            "tofqdns-dns-reject-response-code",
-            "dnsProxy.dnsRejectResponseCode",
-        );
-    }
-    if has(ctx, "dnsProxy.enableDnsCompression") {
-        data.qv(
-            ctx,
-            "tofqdns-enable-dns-compression",
-            "dnsProxy.enableDnsCompression",
-        );
-    }
+    data.qv_each(
+        ctx,
+        &[
+            (
+                has,
+                "dnsproxy-socket-linger-timeout",
+                "dnsProxy.socketLingerTimeout",
+            ),
+            (
+                on,
+                "tofqdns-dns-reject-response-code",
+                "dnsProxy.dnsRejectResponseCode",
+            ),
+            (
+                has,
+                "tofqdns-enable-dns-compression",
+                "dnsProxy.enableDnsCompression",
+            ),
+        ],
+    );
     for (key, field) in [
         (
             "tofqdns-endpoint-max-ip-per-hostname",

@@ -3,11 +3,11 @@
 
 use serde_json::Value;
 
-use super::text::{self, dquoted, duration, folded, join, map_to_string, text as txt, to_int};
-use super::{has, Data, Derived};
+use super::text::{self, dquoted, duration, folded, join, map_to_string, text as txt};
+use super::{has, on, Data, Derived};
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::truthy;
+use crate::tmpl::{self, to_int64, truthy};
 
 /// From the kvstore through the Prometheus settings.
 pub fn identity_and_agent(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), RenderError> {
@@ -69,7 +69,7 @@ pub fn identity_and_agent(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<()
             "debug.metricsSamplingInterval",
         )?;
     }
-    if to_int(ctx.v("healthPort")) != 9879 {
+    if to_int64(ctx.v("healthPort")) != 9879 {
         data.dq(ctx, "agent-health-port", "healthPort")?;
     }
     if has(ctx, "clusterHealthPort") {
@@ -320,7 +320,7 @@ pub fn node_and_cni(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), Rende
         data.qv(ctx, "log-system-load", "logSystemLoad");
     }
     if ctx.on("logOptions") {
-        data.s("log-opt", text::to_json(ctx.v("logOptions"), true));
+        data.s("log-opt", tmpl::to_json(ctx.v("logOptions")));
     }
     for (key, path) in [
         ("k8s-require-ipv4-pod-cidr", "k8s.requireIPv4PodCIDR"),
@@ -419,21 +419,18 @@ fn cni_files(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), RenderError
         data.qv(ctx, "cni-exclusive", "cni.exclusive");
         data.qv(ctx, "cni-log-file", "cni.logFile");
     }
-    if ctx.on("cni.uninstall") {
-        data.qv(ctx, "cni-uninstall", "cni.uninstall");
-    }
-    if has(ctx, "cni.chainingTarget") {
-        data.qv(ctx, "cni-chaining-target", "cni.chainingTarget");
-    }
-    if has(ctx, "cni.externalRouting") {
-        data.qv(ctx, "cni-external-routing", "cni.externalRouting");
-    }
-    if ctx.on("cni.enableRouteMTUForCNIChaining") {
-        data.qv(
-            ctx,
-            "enable-route-mtu-for-cni-chaining",
-            "cni.enableRouteMTUForCNIChaining",
-        );
-    }
+    data.qv_each(
+        ctx,
+        &[
+            (on, "cni-uninstall", "cni.uninstall"),
+            (has, "cni-chaining-target", "cni.chainingTarget"),
+            (has, "cni-external-routing", "cni.externalRouting"),
+            (
+                on,
+                "enable-route-mtu-for-cni-chaining",
+                "cni.enableRouteMTUForCNIChaining",
+            ),
+        ],
+    );
     Ok(())
 }

@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use super::common;
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{print, truthy};
+use crate::tmpl::{self, print, truthy};
 
 /// The `cilium-config` ConfigMap, when the chart renders it. Other components hash it for their
 /// `cilium.io/cilium-configmap-checksum` annotation.
@@ -76,7 +76,7 @@ fn ip_masq_agent(ctx: &Ctx) -> Option<Value> {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": common::metadata("ip-masq-agent", Some(&ctx.namespace()), None, None),
-        "data": { "config": text::to_json(ctx.v("ipMasqAgent.config"), true) },
+        "data": { "config": tmpl::to_json(ctx.v("ipMasqAgent.config")) },
     }))
 }
 
@@ -112,6 +112,16 @@ impl Data {
         self.q(key, ctx.v(path));
     }
 
+    /// The chart's commonest line, table-driven: for each (condition, key, path) whose
+    /// condition holds for `path`, `qv` of that path, in the order given.
+    fn qv_each(&mut self, ctx: &Ctx, rows: &[(Cond, &str, &str)]) {
+        for (when, key, path) in rows {
+            if when(ctx, path) {
+                self.qv(ctx, key, path);
+            }
+        }
+    }
+
     /// The value at `path` printed without quotes, so YAML re-types it.
     fn bare(&mut self, ctx: &Ctx, key: &str, path: &str) -> Result<(), RenderError> {
         let v = text::bare(ctx, path, &text::text(ctx.v(path)))?;
@@ -129,6 +139,14 @@ impl Data {
     fn finish(self) -> Value {
         Value::Object(self.map.into_iter().filter(|(_, v)| !v.is_null()).collect())
     }
+}
+
+/// A test on the value at a path: `on` (`if`) or `has` (`hasKey`).
+type Cond = fn(&Ctx, &str) -> bool;
+
+/// `if` on the value at `path` (Go-template truth).
+fn on(ctx: &Ctx, path: &str) -> bool {
+    ctx.on(path)
 }
 
 /// `hasKey` on the value's parent map. Helm drops null values (user nulls and null defaults
@@ -257,25 +275,10 @@ fn coalesce(values: &[&Value]) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{KubeVersion, Plan};
-    use crate::values::{Layer, Values};
+    use crate::components::common::tests::with_release;
 
     fn render_with(version: &str, user: &str) -> Result<Option<Value>, RenderError> {
-        let cilium = crate::versions::parse(version).unwrap();
-        let layer = Layer::from_yaml("test.yaml", user).unwrap();
-        let values = Values::resolve(crate::versions::defaults(cilium), &[layer]);
-        let plan = Plan {
-            cilium,
-            release_namespace: "kube-system".into(),
-            kube: KubeVersion::parse("1.35.0").unwrap(),
-            api_versions: Default::default(),
-        };
-        let ctx = Ctx {
-            values: &values,
-            plan: &plan,
-            chart: None,
-        };
-        cilium_config(&ctx)
+        with_release(version, user, "1.35.0", cilium_config)
     }
 
     fn data(version: &str, user: &str) -> Value {

@@ -3,44 +3,10 @@
 
 use serde_json::Value;
 
-use super::super::common::upgrade_compat_at_least;
+use super::super::common::{semver, upgrade_compat_at_least};
 use super::super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::print;
-
-/// Go's `int` cast as Sprig applies it: floats truncate, numeric strings parse, the rest is 0.
-fn go_int(v: &Value) -> i64 {
-    match v {
-        Value::Number(n) => n
-            .as_i64()
-            .or_else(|| n.as_f64().map(|f| f as i64))
-            .unwrap_or(0),
-        Value::String(s) => parse_int_base0(s).unwrap_or(0),
-        Value::Bool(b) => i64::from(*b),
-        _ => 0,
-    }
-}
-
-fn parse_int_base0(s: &str) -> Option<i64> {
-    let (neg, body) = match s.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let lower = body.to_ascii_lowercase();
-    let (digits, radix) = if let Some(r) = lower.strip_prefix("0x") {
-        (r.to_string(), 16)
-    } else if let Some(r) = lower.strip_prefix("0b") {
-        (r.to_string(), 2)
-    } else if let Some(r) = lower.strip_prefix("0o") {
-        (r.to_string(), 8)
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        (lower[1..].to_string(), 8)
-    } else {
-        (lower, 10)
-    };
-    let v = i64::from_str_radix(&digits, radix).ok()?;
-    Some(if neg { -v } else { v })
-}
+use crate::tmpl::{print, to_int64 as go_int};
 
 /// Whether `key` is present in the top-level values (Helm's `hasKey .Values key`).
 fn has_top_key(ctx: &Ctx, key: &str) -> bool {
@@ -229,39 +195,6 @@ fn ui_tag_check(ctx: &Ctx, path: &str) -> Result<(), RenderError> {
         )),
         Some(_) => Ok(()),
     }
-}
-
-/// A lenient semantic version (`1`, `1.2`, `1.2.3`, optional pre-release and build): the core
-/// numbers and whether a pre-release is present.
-fn semver(s: &str) -> Option<((u64, u64, u64), bool)> {
-    let s = s.strip_prefix('v').unwrap_or(s);
-    let (s, build) = match s.split_once('+') {
-        Some((a, b)) => (a, Some(b)),
-        None => (s, None),
-    };
-    let (core, pre) = match s.split_once('-') {
-        Some((a, b)) => (a, Some(b)),
-        None => (s, None),
-    };
-    let ident_ok = |x: &str| {
-        x.split('.')
-            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
-    };
-    if !pre.is_none_or(ident_ok) || !build.is_none_or(ident_ok) {
-        return None;
-    }
-    let parts: Vec<&str> = core.split('.').collect();
-    if parts.is_empty() || parts.len() > 3 {
-        return None;
-    }
-    let mut nums = [0u64; 3];
-    for (i, p) in parts.iter().enumerate() {
-        if p.is_empty() || !p.chars().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        nums[i] = p.parse().ok()?;
-    }
-    Some(((nums[0], nums[1], nums[2]), pre.is_some()))
 }
 
 fn l7_checks(ctx: &Ctx) -> Result<(), RenderError> {
