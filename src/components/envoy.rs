@@ -470,18 +470,18 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
         "failureThreshold": bare(ctx.v("envoy.readinessProbe.failureThreshold")),
         "timeoutSeconds": 5,
     });
-    let mut container = json!({
-        "name": "cilium-envoy",
-        "image": common::image(ctx.v("envoy.image")),
-        "imagePullPolicy": bare(ctx.v("envoy.image.pullPolicy")),
-        "command": ["/usr/bin/cilium-envoy-starter"],
-        "args": args,
-        "readinessProbe": readiness,
-        "env": env,
-        "securityContext": security,
-        "terminationMessagePolicy": "FallbackToLogsOnError",
-        "volumeMounts": mounts,
-    });
+    let mut container = obj! {
+        "name" => "cilium-envoy",
+        "image" => common::image(ctx.v("envoy.image")),
+        "imagePullPolicy" => bare(ctx.v("envoy.image.pullPolicy")),
+        "command" => json!(["/usr/bin/cilium-envoy-starter"]),
+        "args" => args,
+        "readinessProbe" => readiness,
+        "env" => env,
+        "securityContext" => security,
+        "terminationMessagePolicy" => "FallbackToLogsOnError",
+        "volumeMounts" => mounts,
+    };
     if ctx.on("envoy.startupProbe.enabled") {
         put(
             &mut container,
@@ -526,16 +526,16 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     let mut containers = vec![container];
     containers.extend(list_items(ctx, "envoy.extraContainers")?);
 
-    let mut spec = json!({
-        "containers": containers,
-        "restartPolicy": "Always",
-        "priorityClassName": priority_class_name(ctx, ctx.v("envoy.priorityClassName"), "system-node-critical"),
-        "serviceAccountName": quote(ctx.v("serviceAccounts.envoy.name")),
-        "automountServiceAccountToken": bare(ctx.v("serviceAccounts.envoy.automount")),
-        "terminationGracePeriodSeconds": bare(ctx.v("envoy.terminationGracePeriodSeconds")),
-        "hostNetwork": true,
-        "volumes": volumes,
-    });
+    let mut spec = obj! {
+        "containers" => containers,
+        "restartPolicy" => "Always",
+        "priorityClassName" => priority_class_name(ctx, ctx.v("envoy.priorityClassName"), "system-node-critical"),
+        "serviceAccountName" => quote(ctx.v("serviceAccounts.envoy.name")),
+        "automountServiceAccountToken" => bare(ctx.v("serviceAccounts.envoy.automount")),
+        "terminationGracePeriodSeconds" => bare(ctx.v("envoy.terminationGracePeriodSeconds")),
+        "hostNetwork" => true,
+        "volumes" => volumes,
+    };
     put(
         &mut spec,
         "imagePullSecrets",
@@ -549,10 +549,10 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     put(&mut spec, "nodeSelector", with(ctx.v("envoy.nodeSelector")));
     put(&mut spec, "tolerations", with(ctx.v("envoy.tolerations")));
 
-    let mut ds_spec = json!({
-        "selector": {"matchLabels": {"k8s-app": "cilium-envoy"}},
-        "template": {
-            "metadata": metadata_pod(
+    let mut ds_spec = obj! {
+        "selector" => json!({"matchLabels": {"k8s-app": "cilium-envoy"}}),
+        "template" => obj! {
+            "metadata" => metadata_pod(
                 labels(
                     &[
                         ("k8s-app", "cilium-envoy"),
@@ -564,19 +564,19 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
                 ),
                 pod_annotations,
             ),
-            "spec": spec,
+            "spec" => spec,
         },
-    });
+    };
     put(
         &mut ds_spec,
         "updateStrategy",
         with(ctx.v("envoy.updateStrategy")),
     );
 
-    Ok(json!({
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": metadata(
+    Ok(obj! {
+        "apiVersion" => "apps/v1",
+        "kind" => "DaemonSet",
+        "metadata" => metadata(
             "cilium-envoy",
             Some(&ns),
             Some(labels(
@@ -590,8 +590,8 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
             )),
             with(ctx.v("envoy.annotations")),
         ),
-        "spec": ds_spec,
-    }))
+        "spec" => ds_spec,
+    })
 }
 
 fn service(ctx: &Ctx) -> Value {
