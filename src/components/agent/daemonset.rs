@@ -63,7 +63,12 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     ds.insert("kind".into(), s("DaemonSet"));
     ds.insert(
         "metadata".into(),
-        metadata(&name, Some(&namespace), Some(ds_labels), with(ctx.v("annotations"))),
+        metadata(
+            &name,
+            Some(&namespace),
+            Some(ds_labels),
+            with(ctx.v("annotations")),
+        ),
     );
     ds.insert("spec".into(), Value::Object(spec));
     Ok(vec![Value::Object(ds)])
