@@ -298,10 +298,9 @@ fn write_json(out: &mut String, v: &Value, html: bool) {
             out.push(']');
         }
         Value::Object(m) => {
-            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
-            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            // serde_json's Map is a BTreeMap here (no preserve_order), already in Go's byte order.
             out.push('{');
-            for (i, (k, x)) in entries.into_iter().enumerate() {
+            for (i, (k, x)) in m.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
@@ -329,6 +328,18 @@ fn json_number(f: f64) -> String {
 fn write_json_string(out: &mut String, s: &str, html: bool) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
+    let plain = |b: u8| {
+        b >= 0x20
+            && b < 0x80
+            && b != b'"'
+            && b != b'\\'
+            && !(html && matches!(b, b'<' | b'>' | b'&'))
+    };
+    if s.bytes().all(plain) {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -506,6 +517,16 @@ mod tests {
         assert_eq!(print(&json!(0.00001)), "1e-05");
         assert_eq!(print(&json!(123456789.0)), "1.23456789e+08");
         assert_eq!(print(&json!(2)), "2");
+    }
+
+    #[test]
+    fn json_keys_in_byte_order_and_strings_escaped() {
+        let v = json!({"b": 1.0, "B": "<a&b>\"\u{2028}", "a": [0.0000001, "x\ny"]});
+        assert_eq!(
+            to_json(&v),
+            r#"{"B":"\u003ca\u0026b\u003e\"\u2028","a":[1e-7,"x\ny"],"b":1}"#
+        );
+        assert_eq!(to_raw_json(&json!("<a>")), r#""<a>""#);
     }
 
     #[test]
