@@ -329,8 +329,7 @@ fn write_json_string(out: &mut String, s: &str, html: bool) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
     let plain = |b: u8| {
-        b >= 0x20
-            && b < 0x80
+        (0x20..0x80).contains(&b)
             && b != b'"'
             && b != b'\\'
             && !(html && matches!(b, b'<' | b'>' | b'&'))
