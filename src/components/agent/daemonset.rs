@@ -578,10 +578,9 @@ fn hubble_metrics_tls(ctx: &Ctx, a: &Agent) -> bool {
 fn hubble_tls(ctx: &Ctx) -> bool {
     ctx.on("hubble.enabled")
         && ctx.on("hubble.tls.enabled")
-        && ctx
-            .v("hubble")
-            .as_object()
-            .is_some_and(|h| h.contains_key("listenAddress"))
+        // The key's presence, read without building the merged `hubble` map: its default is a
+        // string, so it is absent exactly when it reads as null.
+        && !ctx.v("hubble.listenAddress").is_null()
 }
 
 /// `extraHostPathMounts` as volume mounts and volumes (each entry a map; anything else cannot be

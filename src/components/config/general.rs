@@ -334,7 +334,9 @@ pub fn node_and_cni(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), Rende
     if ctx.on("endpointRoutes") && ctx.on("endpointRoutes.enabled") {
         data.qv(ctx, "enable-endpoint-routes", "endpointRoutes.enabled");
     }
-    if ctx.on("ipam") && ctx.on("ipam.installUplinkRoutesForDelegatedIPAM") {
+    // A true `ipam.installUplinkRoutesForDelegatedIPAM` implies a non-empty `ipam`; testing only
+    // the leaf spares building the merged `ipam` map.
+    if ctx.on("ipam.installUplinkRoutesForDelegatedIPAM") {
         data.qv(
             ctx,
             "install-uplink-routes-for-delegated-ipam",
