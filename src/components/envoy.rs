@@ -148,24 +148,26 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
                 }],
             }]),
         );
-        let mut out = json!({
-            "name": l.name,
-            "address": socket(if v4 { l.v4 } else { l.v6 }),
-            "filterChains": [{"filters": [{
-                "name": "envoy.filters.network.http_connection_manager",
-                "typedConfig": {
-                    "@type": HCM,
-                    "statPrefix": l.name,
-                    "routeConfig": hosts,
-                    "httpFilters": [{
-                        "name": "envoy.filters.http.router",
-                        "typedConfig": {"@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"},
-                    }],
-                    "internalAddressConfig": {"cidrRanges": cidrs.clone()},
-                    "streamIdleTimeout": idle.clone(),
-                },
-            }]}],
-        });
+        let typed_config = obj! {
+            "@type" => HCM,
+            "statPrefix" => l.name,
+            "routeConfig" => hosts,
+            "httpFilters" => json!([{
+                "name": "envoy.filters.http.router",
+                "typedConfig": {"@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"},
+            }]),
+            "internalAddressConfig" => obj! {"cidrRanges" => cidrs.clone()},
+            "streamIdleTimeout" => idle.clone(),
+        };
+        let filter = obj! {
+            "name" => "envoy.filters.network.http_connection_manager",
+            "typedConfig" => typed_config,
+        };
+        let mut out = obj! {
+            "name" => l.name,
+            "address" => socket(if v4 { l.v4 } else { l.v6 }),
+            "filterChains" => vec![obj! {"filters" => vec![filter]}],
+        };
         if v4 && v6 {
             put(
                 &mut out,
@@ -236,15 +238,15 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
         }
         let mut protocol = Map::new();
         protocol.insert(HTTP_OPTIONS_KEY.into(), options);
-        let mut c = json!({
-            "name": name,
-            "type": "ORIGINAL_DST",
-            "connectTimeout": connect,
-            "circuitBreakers": {"thresholds": [{"maxRetries": retries}]},
-            "lbPolicy": "CLUSTER_PROVIDED",
-            "typedExtensionProtocolOptions": protocol,
-            "cleanupInterval": cleanup,
-        });
+        let mut c = obj! {
+            "name" => name,
+            "type" => "ORIGINAL_DST",
+            "connectTimeout" => connect.as_str(),
+            "circuitBreakers" => json!({"thresholds": [{"maxRetries": retries}]}),
+            "lbPolicy" => "CLUSTER_PROVIDED",
+            "typedExtensionProtocolOptions" => protocol,
+            "cleanupInterval" => cleanup.as_str(),
+        };
         if tls {
             put(
                 &mut c,
@@ -312,24 +314,24 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
         put(&mut admin_pipe, "mode", Some(json!(432)));
     }
 
-    Ok(json!({
-        "node": {"id": "host~127.0.0.1~no-id~localdomain", "cluster": "ingress-cluster"},
-        "staticResources": {"listeners": listeners, "clusters": clusters},
-        "dynamicResources": {"ldsConfig": xds_source.clone(), "cdsConfig": xds_source},
-        "bootstrapExtensions": [{
+    Ok(obj! {
+        "node" => json!({"id": "host~127.0.0.1~no-id~localdomain", "cluster": "ingress-cluster"}),
+        "staticResources" => obj! {"listeners" => listeners, "clusters" => clusters},
+        "dynamicResources" => obj! {"ldsConfig" => xds_source.clone(), "cdsConfig" => xds_source},
+        "bootstrapExtensions" => json!([{
             "name": "envoy.bootstrap.internal_listener",
             "typedConfig": {"@type": "type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener"},
-        }],
-        "overloadManager": {"resourceMonitors": [{
+        }]),
+        "overloadManager" => json!({"resourceMonitors": [{
             "name": "envoy.resource_monitors.global_downstream_max_connections",
             "typedConfig": {
                 "@type": "type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig",
                 "max_active_downstream_connections": "50000",
             },
-        }]},
-        "applicationLogConfig": {"logFormat": log_format},
-        "admin": {"address": {"pipe": admin_pipe}},
-    }))
+        }]}),
+        "applicationLogConfig" => obj! {"logFormat" => log_format},
+        "admin" => obj! {"address" => obj! {"pipe" => admin_pipe}},
+    })
 }
 
 fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
