@@ -69,16 +69,17 @@ pub(crate) fn pdb(ctx: &Ctx, app: &str, values: &str) -> Value {
 
 /// Where the Relay or UI pod (`app`) may run, from its values `block`, plus the image pull
 /// secrets: the pod spec fields both Deployments write the same way.
-pub(crate) fn place_pod(ctx: &Ctx, pod: &mut Value, block: &Value, app: &str) {
+pub(crate) fn place_pod(ctx: &Ctx, pod: &mut Value, block: &str, app: &str) {
+    let at = |key: &str| ctx.v(&format!("{block}.{key}"));
     put(pod, "imagePullSecrets", with(ctx.v("imagePullSecrets")));
-    put(pod, "affinity", with(&block["affinity"]));
+    put(pod, "affinity", with(at("affinity")));
     put(
         pod,
         "topologySpreadConstraints",
-        topology_spread(&block["topologySpreadConstraints"], &[("k8s-app", app)]),
+        topology_spread(at("topologySpreadConstraints"), &[("k8s-app", app)]),
     );
-    put(pod, "nodeSelector", with(&block["nodeSelector"]));
-    put(pod, "tolerations", with(&block["tolerations"]));
+    put(pod, "nodeSelector", with(at("nodeSelector")));
+    put(pod, "tolerations", with(at("tolerations")));
 }
 
 /// The Deployment spec of Relay or UI (`app`) from its values `block`: replicas, its own pods
@@ -86,28 +87,29 @@ pub(crate) fn place_pod(ctx: &Ctx, pod: &mut Value, block: &Value, app: &str) {
 /// update strategy when set.
 pub(crate) fn deployment_spec(
     ctx: &Ctx,
-    block: &Value,
+    block: &str,
     app: &str,
     pod: Value,
     annotations: Option<Value>,
 ) -> Value {
+    let at = |key: &str| ctx.v(&format!("{block}.{key}"));
     let own = [
         ("k8s-app", app),
         ("app.kubernetes.io/name", app),
         ("app.kubernetes.io/part-of", "cilium"),
     ];
-    let mut spec = json!({
-        "replicas": bare(&block["replicas"]),
-        "selector": {"matchLabels": {"k8s-app": app}},
-        "template": {
-            "metadata": {
-                "annotations": annotations,
-                "labels": labels_with_common(ctx, &own, &[&block["podLabels"]]),
+    let mut spec = obj! {
+        "replicas" => bare(at("replicas")),
+        "selector" => json!({"matchLabels": {"k8s-app": app}}),
+        "template" => obj! {
+            "metadata" => obj! {
+                "annotations" => annotations,
+                "labels" => labels_with_common(ctx, &own, &[at("podLabels")]),
             },
-            "spec": pod,
+            "spec" => pod,
         },
-    });
-    put(&mut spec, "strategy", with(&block["updateStrategy"]));
+    };
+    put(&mut spec, "strategy", with(at("updateStrategy")));
     spec
 }
 

@@ -145,10 +145,9 @@ fn scrape_annotations(ctx: &Ctx) -> Value {
 }
 
 fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
-    let r = ctx.v("hubble.relay");
     let ns = ctx.namespace();
     let tls = ctx.on("hubble.tls.enabled");
-    let checksum = if truthy(&r["rollOutPods"]) {
+    let checksum = if truthy(rv(ctx, "rollOutPods")) {
         json!({"cilium.io/hubble-relay-configmap-checksum": crate::output::sha256_hex(config)})
     } else {
         Value::Null
@@ -157,9 +156,9 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     if ctx.on("debug.enabled") {
         args.push(json!("--debug"));
     }
-    let mut ports = vec![json!({"name": "grpc", "containerPort": bare(&r["listenPort"])})];
-    if truthy(&r["prometheus"]["enabled"]) {
-        ports.push(json!({"name": "prometheus", "containerPort": bare(&r["prometheus"]["port"]), "protocol": "TCP"}));
+    let mut ports = vec![json!({"name": "grpc", "containerPort": bare(rv(ctx, "listenPort"))})];
+    if truthy(rv(ctx, "prometheus.enabled")) {
+        ports.push(json!({"name": "prometheus", "containerPort": bare(rv(ctx, "prometheus.port")), "protocol": "TCP"}));
     }
     let mut mounts =
         vec![json!({"name": "config", "mountPath": "/etc/hubble-relay", "readOnly": true})];
@@ -171,8 +170,8 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     mounts.extend(list_items(ctx, "hubble.relay.extraVolumeMounts")?);
     let mut container = json!({
         "name": "hubble-relay",
-        "image": image(&r["image"]),
-        "imagePullPolicy": bare(&Value::String(quote(&r["image"]["pullPolicy"]))),
+        "image": image(rv(ctx, "image")),
+        "imagePullPolicy": bare(&Value::String(quote(rv(ctx, "image.pullPolicy")))),
         "command": ["hubble-relay"],
         "args": args,
         "ports": ports,
@@ -185,18 +184,18 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     put(
         &mut container,
         "securityContext",
-        with(&r["securityContext"]),
+        with(rv(ctx, "securityContext")),
     );
-    put(&mut container, "env", with(&r["extraEnv"]));
-    put(&mut container, "resources", with(&r["resources"]));
+    put(&mut container, "env", with(rv(ctx, "extraEnv")));
+    put(&mut container, "resources", with(rv(ctx, "resources")));
 
     let mut volumes = vec![json!({
         "name": "config",
         "configMap": {"name": "hubble-relay-config", "items": [{"key": "config.yaml", "path": "config.yaml"}]},
     })];
     if tls {
-        let client = if truthy(&r["tls"]["client"]["existingSecret"]) {
-            print(&r["tls"]["client"]["existingSecret"])
+        let client = if truthy(rv(ctx, "tls.client.existingSecret")) {
+            print(rv(ctx, "tls.client.existingSecret"))
         } else {
             "hubble-relay-client-certs".into()
         };
@@ -210,9 +209,9 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
             "hubble-server-ca.crt",
             false,
         );
-        if truthy(&r["tls"]["server"]["enabled"]) {
-            let server = if truthy(&r["tls"]["server"]["existingSecret"]) {
-                print(&r["tls"]["server"]["existingSecret"])
+        if truthy(rv(ctx, "tls.server.enabled")) {
+            let server = if truthy(rv(ctx, "tls.server.existingSecret")) {
+                print(rv(ctx, "tls.server.existingSecret"))
             } else {
                 "hubble-relay-server-certs".into()
             };
@@ -229,45 +228,52 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     let mut pod = json!({
         "containers": [container],
         "restartPolicy": "Always",
-        "priorityClassName": bare(&Value::String(quote(&r["priorityClassName"]))),
+        "priorityClassName": bare(&Value::String(quote(rv(ctx, "priorityClassName")))),
         "serviceAccountName": quote(ctx.v("serviceAccounts.relay.name")),
         "automountServiceAccountToken": bare(&Value::String(quote(ctx.v("serviceAccounts.relay.automount")))),
-        "terminationGracePeriodSeconds": bare(&r["terminationGracePeriodSeconds"]),
+        "terminationGracePeriodSeconds": bare(rv(ctx, "terminationGracePeriodSeconds")),
         "volumes": volumes,
     });
-    put(&mut pod, "securityContext", with(&r["podSecurityContext"]));
-    super::hubble::place_pod(ctx, &mut pod, r, APP);
+    put(
+        &mut pod,
+        "securityContext",
+        with(rv(ctx, "podSecurityContext")),
+    );
+    super::hubble::place_pod(ctx, &mut pod, "hubble.relay", APP);
 
     let spec = super::hubble::deployment_spec(
         ctx,
-        r,
+        "hubble.relay",
         APP,
         pod,
-        merged(&[&checksum, &r["podAnnotations"], &scrape_annotations(ctx)]),
+        merged(&[
+            &checksum,
+            rv(ctx, "podAnnotations"),
+            &scrape_annotations(ctx),
+        ]),
     );
     Ok(json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &APP_LABELS, &[])), with(&r["annotations"])),
+        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &APP_LABELS, &[])), with(rv(ctx, "annotations"))),
         "spec": spec,
     }))
 }
 
 fn service(ctx: &Ctx) -> Value {
-    let r = ctx.v("hubble.relay");
     let ns = ctx.namespace();
     let mut port = Map::new();
     port.insert("protocol".into(), json!("TCP"));
-    let p = if truthy(&r["servicePort"]) {
-        bare(&r["servicePort"])
-    } else if truthy(&r["tls"]["server"]["enabled"]) {
+    let p = if truthy(rv(ctx, "servicePort")) {
+        bare(rv(ctx, "servicePort"))
+    } else if truthy(rv(ctx, "tls.server.enabled")) {
         json!(443)
     } else {
         json!(80)
     };
     port.insert("port".into(), p);
     port.insert("targetPort".into(), json!("grpc"));
-    let svc = &r["service"];
+    let svc = rv(ctx, "service");
     if svc["type"].as_str() == Some("NodePort") && truthy(&svc["nodePort"]) {
         port.insert("nodePort".into(), bare(&svc["nodePort"]));
     }
@@ -278,7 +284,7 @@ fn service(ctx: &Ctx) -> Value {
             APP,
             Some(&ns),
             Some(labels_with_common(ctx, &APP_LABELS, &[])),
-            merged(&[&r["annotations"], &scrape_annotations(ctx)]),
+            merged(&[rv(ctx, "annotations"), &scrape_annotations(ctx)]),
         ),
         "spec": {
             "type": quote(&svc["type"]),
@@ -358,4 +364,10 @@ fn service_account(ctx: &Ctx) -> Value {
         Some(bare(&Value::String(quote(&sa["automount"])))),
     );
     account
+}
+
+/// `.Values.hubble.relay.<key>`, read by path: taking the `hubble.relay` map whole would make the values
+/// overlay build a merged copy of it.
+fn rv<'a>(ctx: &Ctx<'a>, key: &str) -> &'a Value {
+    ctx.v(&format!("hubble.relay.{key}"))
 }

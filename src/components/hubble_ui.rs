@@ -117,11 +117,10 @@ fn configmap(ctx: &Ctx) -> Value {
 }
 
 fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
-    let u = ctx.v("hubble.ui");
     let ns = ctx.namespace();
     let relay_tls = ctx.on("hubble.relay.tls.server.enabled");
-    let fe = &u["frontend"];
-    let be = &u["backend"];
+    let fe = uv(ctx, "frontend");
+    let be = uv(ctx, "backend");
 
     let mut fe_mounts = vec![
         json!({"name": "hubble-ui-nginx-conf", "mountPath": "/etc/nginx/conf.d/default.conf", "subPath": "nginx.conf"}),
@@ -202,15 +201,15 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     if relay_tls {
         let mut vol = Map::new();
         vol.insert("name".into(), json!("hubble-ui-client-certs"));
-        if truthy(&u["standalone"]["enabled"]) {
-            if let Value::Object(m) = &u["standalone"]["tls"]["certsVolume"] {
+        if truthy(uv(ctx, "standalone.enabled")) {
+            if let Value::Object(m) = uv(ctx, "standalone.tls.certsVolume") {
                 for (k, v) in m {
                     vol.insert(k.clone(), v.clone());
                 }
             }
         } else {
-            let secret = if truthy(&u["tls"]["client"]["existingSecret"]) {
-                print(&u["tls"]["client"]["existingSecret"])
+            let secret = if truthy(uv(ctx, "tls.client.existingSecret")) {
+                print(uv(ctx, "tls.client.existingSecret"))
             } else {
                 "hubble-ui-client-certs".into()
             };
@@ -236,44 +235,43 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     volumes.extend(list_items(ctx, "hubble.ui.backend.extraVolumes")?);
 
     let mut pod = json!({
-        "priorityClassName": bare(&Value::String(quote(&u["priorityClassName"]))),
+        "priorityClassName": bare(&Value::String(quote(uv(ctx, "priorityClassName")))),
         "serviceAccountName": quote(ctx.v("serviceAccounts.ui.name")),
         "automountServiceAccountToken": bare(&Value::String(quote(ctx.v("serviceAccounts.ui.automount")))),
         "containers": [frontend, backend],
         "volumes": volumes,
     });
-    if truthy(&u["securityContext"]) {
-        let mut sc = u["securityContext"].clone();
+    if truthy(uv(ctx, "securityContext")) {
+        let mut sc = uv(ctx, "securityContext").clone();
         if let Value::Object(m) = &mut sc {
             m.remove("enabled");
         }
         put(&mut pod, "securityContext", Some(sc));
     }
-    super::hubble::place_pod(ctx, &mut pod, u, APP);
+    super::hubble::place_pod(ctx, &mut pod, "hubble.ui", APP);
 
-    let checksum = if truthy(&u["rollOutPods"]) {
+    let checksum = if truthy(uv(ctx, "rollOutPods")) {
         json!({"cilium.io/hubble-ui-nginx-configmap-checksum": crate::output::sha256_hex(config)})
     } else {
         Value::Null
     };
     let spec = super::hubble::deployment_spec(
         ctx,
-        u,
+        "hubble.ui",
         APP,
         pod,
-        merged(&[&checksum, &u["podAnnotations"]]),
+        merged(&[&checksum, uv(ctx, "podAnnotations")]),
     );
     Ok(json!({
         "kind": "Deployment",
         "apiVersion": "apps/v1",
-        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &APP_LABELS, &[&u["labels"]])), with(&u["annotations"])),
+        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &APP_LABELS, &[uv(ctx, "labels")])), with(uv(ctx, "annotations"))),
         "spec": spec,
     }))
 }
 
 fn service(ctx: &Ctx) -> Value {
-    let u = ctx.v("hubble.ui");
-    let svc = &u["service"];
+    let svc = uv(ctx, "service");
     let ns = ctx.namespace();
     let mut port = json!({"name": "http", "port": 80, "targetPort": 8081});
     if svc["type"].as_str() == Some("NodePort") && truthy(&svc["nodePort"]) {
@@ -286,7 +284,7 @@ fn service(ctx: &Ctx) -> Value {
             APP,
             Some(&ns),
             Some(labels_with_common(ctx, &APP_LABELS, &[&svc["labels"]])),
-            merged(&[&u["annotations"], &svc["annotations"]]),
+            merged(&[uv(ctx, "annotations"), &svc["annotations"]]),
         ),
         "spec": {
             "type": quote(&svc["type"]),
@@ -297,10 +295,9 @@ fn service(ctx: &Ctx) -> Value {
 }
 
 fn ingress(ctx: &Ctx) -> Value {
-    let u = ctx.v("hubble.ui");
-    let ing = &u["ingress"];
+    let ing = uv(ctx, "ingress");
     let ns = ctx.namespace();
-    let base = quote(&u["baseUrl"]);
+    let base = quote(uv(ctx, "baseUrl"));
     let rules: Vec<Value> = range_items(&ing["hosts"])
         .into_iter()
         .map(|h| {
@@ -331,7 +328,7 @@ fn ingress(ctx: &Ctx) -> Value {
             APP,
             Some(&ns),
             Some(labels_with_common(ctx, &APP_LABELS, &[&ing["labels"]])),
-            merged(&[&u["annotations"], &ing["annotations"]]),
+            merged(&[uv(ctx, "annotations"), &ing["annotations"]]),
         ),
         "spec": spec,
     })
@@ -390,4 +387,10 @@ mod tests {
         assert!(!root.contains("rewrite"));
         assert!(root.contains("listen       [::]:8081;"));
     }
+}
+
+/// `.Values.hubble.ui.<key>`, read by path: taking the `hubble.ui` map whole would make the values
+/// overlay build a merged copy of it.
+fn uv<'a>(ctx: &Ctx<'a>, key: &str) -> &'a Value {
+    ctx.v(&format!("hubble.ui.{key}"))
 }
