@@ -285,7 +285,16 @@ fn write_json(out: &mut String, v: &Value, html: bool) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&json_number(n.as_f64().unwrap_or(0.0))),
+        Value::Number(n) => {
+            let f = n.as_f64().unwrap_or(0.0);
+            match small_integer(f, 1e15) {
+                Some(i) => {
+                    use std::fmt::Write;
+                    let _ = write!(out, "{i}");
+                }
+                None => out.push_str(&json_number(f)),
+            }
+        }
         Value::String(s) => write_json_string(out, s, html),
         Value::Array(a) => {
             out.push('[');
@@ -463,6 +472,12 @@ pub fn bare(v: &Value) -> Value {
     }
 }
 
+/// `f` as an integer when it is a whole number other than zero (zero keeps its sign in some
+/// formats) and below `limit` in size, where every float format here prints plain digits.
+fn small_integer(f: f64, limit: f64) -> Option<i64> {
+    (f != 0.0 && f.fract() == 0.0 && f.abs() < limit).then_some(f as i64)
+}
+
 /// Go's strconv.FormatFloat(f, 'g', -1, 64), as used by `%v`: shortest digits, and the
 /// exponent form when the decimal exponent is below -4 or at least 6.
 pub fn go_g_float(f: f64) -> String {
@@ -478,6 +493,9 @@ pub fn go_g_float(f: f64) -> String {
             "-Inf".into()
         };
     }
+    if let Some(i) = small_integer(f, 1e6) {
+        return i.to_string();
+    }
     // Rust's `{:e}` gives the shortest round-trip digits, as Go's shortest formatting does.
     let sci = format!("{f:e}");
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
@@ -491,6 +509,9 @@ pub fn go_g_float(f: f64) -> String {
 
 /// Go's encoding/json float formatting: plain decimal between 1e-6 and 1e21, else exponent.
 pub fn go_json_float(f: f64) -> String {
+    if let Some(i) = small_integer(f, 1e15) {
+        return i.to_string();
+    }
     let abs = f.abs();
     if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
         let sci = format!("{f:e}");
@@ -516,6 +537,12 @@ mod tests {
         assert_eq!(print(&json!(0.00001)), "1e-05");
         assert_eq!(print(&json!(123456789.0)), "1.23456789e+08");
         assert_eq!(print(&json!(2)), "2");
+        assert_eq!(print(&json!(-999999.0)), "-999999");
+        assert_eq!(print(&json!(-1000000.0)), "-1e+06");
+        assert_eq!(go_json_float(123456789012345.0), "123456789012345");
+        assert_eq!(go_json_float(1e15), "1000000000000000");
+        assert_eq!(go_json_float(-0.0), "-0");
+        assert_eq!(to_json(&json!([-0.0, 3.0, 1e21, 2.5])), "[-0,3,1e+21,2.5]");
     }
 
     #[test]
