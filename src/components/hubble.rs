@@ -269,34 +269,34 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
     let spec = certgen::job_spec(ctx, &HUBBLE_CERTGEN);
     let mut out = Vec::new();
     if truthy(ctx.v("hubble.tls.auto.schedule")) {
-        out.push(json!({
-            "apiVersion": "batch/v1",
-            "kind": "CronJob",
-            "metadata": metadata(
+        out.push(obj! {
+            "apiVersion" => "batch/v1",
+            "kind" => "CronJob",
+            "metadata" => metadata(
                 "hubble-generate-certs",
                 Some(&ns),
                 Some(labels_with_common(ctx, &own, &[])),
                 merged(&[ha, ctx.v("certgen.annotations.cronJob")]),
             ),
-            "spec": {
-                "schedule": crate::tmpl::quote(ctx.v("hubble.tls.auto.schedule")),
-                "concurrencyPolicy": "Forbid",
-                "jobTemplate": {"spec": spec.clone()},
+            "spec" => obj! {
+                "schedule" => crate::tmpl::quote(ctx.v("hubble.tls.auto.schedule")),
+                "concurrencyPolicy" => "Forbid",
+                "jobTemplate" => obj! {"spec" => spec.clone()},
             },
-        }));
+        });
     }
     let hook = json!({"helm.sh/hook": "post-install,post-upgrade"});
-    out.push(json!({
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": metadata(
+    out.push(obj! {
+        "apiVersion" => "batch/v1",
+        "kind" => "Job",
+        "metadata" => metadata(
             "hubble-generate-certs",
             Some(&ns),
             Some(labels_with_common(ctx, &own, &[])),
             merged(&[&hook, ctx.v("certgen.annotations.job"), ha]),
         ),
-        "spec": spec,
-    }));
+        "spec" => spec,
+    });
     if truthy(&sa["create"]) {
         if ctx.on("rbac.create") {
             let part_of = Some(labels_with_common(

@@ -740,12 +740,12 @@ fn cluster_role(ctx: &Ctx) -> Result<Value, RenderError> {
             &["create", "update", "patch", "delete"],
         ));
     }
-    Ok(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": metadata("cilium-operator", None, Some(part_of_labels(ctx)), with(ctx.v("operator.annotations"))),
-        "rules": rules,
-    }))
+    Ok(obj! {
+        "apiVersion" => "rbac.authorization.k8s.io/v1",
+        "kind" => "ClusterRole",
+        "metadata" => metadata("cilium-operator", None, Some(part_of_labels(ctx)), with(ctx.v("operator.annotations"))),
+        "rules" => rules,
+    })
 }
 
 fn subject(ctx: &Ctx) -> Value {

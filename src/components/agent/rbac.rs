@@ -152,17 +152,17 @@ fn cluster_role(ctx: &Ctx) -> Value {
         ],
         &["patch"],
     ));
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": metadata(
+    obj! {
+        "apiVersion" => "rbac.authorization.k8s.io/v1",
+        "kind" => "ClusterRole",
+        "metadata" => metadata(
             "cilium",
             None,
             Some(labels(&[PART_OF], &[&common(ctx)])),
             with(ctx.v("annotations")),
         ),
-        "rules": rules,
-    })
+        "rules" => rules,
+    }
 }
 
 fn cluster_role_binding(ctx: &Ctx) -> Value {
