@@ -372,6 +372,12 @@ fn service_account(ctx: &Ctx) -> Value {
     common::service_account(ctx, "ui", annotations)
 }
 
+/// `.Values.hubble.ui.<key>`, read by path: taking the `hubble.ui` map whole would make the values
+/// overlay build a merged copy of it.
+fn uv<'a>(ctx: &Ctx<'a>, key: &str) -> &'a Value {
+    ctx.v(&format!("hubble.ui.{key}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::nginx_conf;
@@ -387,10 +393,4 @@ mod tests {
         assert!(!root.contains("rewrite"));
         assert!(root.contains("listen       [::]:8081;"));
     }
-}
-
-/// `.Values.hubble.ui.<key>`, read by path: taking the `hubble.ui` map whole would make the values
-/// overlay build a merged copy of it.
-fn uv<'a>(ctx: &Ctx<'a>, key: &str) -> &'a Value {
-    ctx.v(&format!("hubble.ui.{key}"))
 }
