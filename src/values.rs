@@ -385,6 +385,12 @@ impl Values {
             .get_or_init(|| self.view().to_value().into_owned())
     }
 
+    /// Whether the merged tree has `key` at its top, as `root().get(key).is_some()` says, but
+    /// without building the tree.
+    pub fn has_top_key(&self, key: &str) -> bool {
+        self.view().child(key).is_some()
+    }
+
     /// The user's values alone, every layer merged.
     pub fn user(&self) -> &Value {
         &self.user
@@ -668,6 +674,17 @@ mod tests {
         assert_eq!(v.describe_origin("e.g"), "two.yaml line 3");
         assert_eq!(v.describe_origin("e.f"), "the chart's default");
         assert_eq!(v.describe_origin("zzz"), "the chart's default");
+    }
+
+    #[test]
+    fn top_keys_as_the_built_tree_has_them() {
+        let defaults = json!({"a": {"b": 1}, "d": "x", "n": null, "k": 1});
+        let l1 = Layer::from_yaml("one.yaml", "d: null\nu: 1\nz: null\nk: 2\n").unwrap();
+        let v = Values::resolve(defaults, &[l1]);
+        for key in ["a", "d", "n", "k", "u", "z", "missing"] {
+            assert_eq!(v.has_top_key(key), v.root().get(key).is_some(), "{key}");
+        }
+        assert!(v.has_top_key("n") && !v.has_top_key("d") && !v.has_top_key("z"));
     }
 
     /// Helm's coalescing done the plain way: the whole tree copied, then the user's merged in.

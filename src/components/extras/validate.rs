@@ -10,7 +10,7 @@ use crate::tmpl::{print, to_int64 as go_int};
 
 /// Whether `key` is present in the top-level values (Helm's `hasKey .Values key`).
 fn has_top_key(ctx: &Ctx, key: &str) -> bool {
-    ctx.values.root().get(key).is_some()
+    ctx.values.has_top_key(key)
 }
 
 /// Removed options: the chart refuses them even when set to a harmless value.
