@@ -118,8 +118,31 @@ const COMPONENTS: &[Component] = &[
     spire::render,
 ];
 
+/// What several components of one render need and is costly to build: kept only while
+/// `render_all` runs (components called on their own, as in tests, build it each time).
+#[derive(Default)]
+pub(crate) struct RenderMemo {
+    pub(crate) cilium_config: Option<Option<Value>>,
+}
+
+thread_local! {
+    pub(crate) static RENDER_MEMO: std::cell::RefCell<Option<RenderMemo>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Ends the memo with `render_all`, on errors too.
+struct MemoScope;
+
+impl Drop for MemoScope {
+    fn drop(&mut self) {
+        RENDER_MEMO.with(|m| *m.borrow_mut() = None);
+    }
+}
+
 /// All objects of a render, unordered.
 pub fn render_all(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    RENDER_MEMO.with(|m| *m.borrow_mut() = Some(RenderMemo::default()));
+    let _scope = MemoScope;
     let mut out = Vec::with_capacity(64);
     for component in COMPONENTS {
         out.extend(component(ctx)?);

@@ -23,8 +23,23 @@ use crate::error::RenderError;
 use crate::tmpl::{self, print, truthy};
 
 /// The `cilium-config` ConfigMap, when the chart renders it. Other components hash it for their
-/// `cilium.io/cilium-configmap-checksum` annotation.
+/// `cilium.io/cilium-configmap-checksum` annotation, so within one `render_all` it is built once.
 pub fn cilium_config(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
+    super::RENDER_MEMO.with(|memo| {
+        if let Some(memo) = memo.borrow().as_ref() {
+            if let Some(config) = &memo.cilium_config {
+                return Ok(config.clone());
+            }
+        }
+        let config = build_cilium_config(ctx)?;
+        if let Some(memo) = memo.borrow_mut().as_mut() {
+            memo.cilium_config = Some(config.clone());
+        }
+        Ok(config)
+    })
+}
+
+fn build_cilium_config(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
     let wanted =
         ctx.on("agent") || ctx.on("operator.enabled") || ctx.on("clustermesh.useAPIServer");
     if !wanted || ctx.on("preflight.enabled") {
