@@ -122,7 +122,8 @@ const COMPONENTS: &[Component] = &[
 /// `render_all` runs (components called on their own, as in tests, build it each time).
 #[derive(Default)]
 pub(crate) struct RenderMemo {
-    pub(crate) cilium_config: Option<Option<Value>>,
+    /// `config::cilium_config_checksum`.
+    pub(crate) config_sum: Option<String>,
 }
 
 thread_local! {

@@ -183,10 +183,9 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
 
     let mut pod_annotations = Map::new();
     if ctx.on("operator.rollOutPods") {
-        let cm = super::config::cilium_config(ctx)?.unwrap_or(Value::Null);
         pod_annotations.insert(
             "cilium.io/cilium-configmap-checksum".into(),
-            Value::from(crate::output::sha256_hex(&cm)),
+            Value::String(super::config::cilium_config_checksum(ctx)?),
         );
     }
     if ctx.on("operator.prometheus.enabled")

@@ -150,10 +150,9 @@ fn pod_annotations(ctx: &Ctx) -> Result<Value, RenderError> {
         m.insert("prometheus.io/scrape".into(), s("true"));
     }
     if ctx.on("rollOutCiliumPods") {
-        let config = super::super::config::cilium_config(ctx)?.unwrap_or(Value::Null);
         m.insert(
             "cilium.io/cilium-configmap-checksum".into(),
-            s(&crate::output::sha256_hex(&config)),
+            Value::String(super::super::config::cilium_config_checksum(ctx)?),
         );
     }
     // Before Kubernetes 1.30 AppArmor is set through annotations (the pod field came later).

@@ -22,24 +22,24 @@ use super::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{self, print, truthy};
 
-/// The `cilium-config` ConfigMap, when the chart renders it. Other components hash it for their
-/// `cilium.io/cilium-configmap-checksum` annotation, so within one `render_all` it is built once.
-pub fn cilium_config(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
-    super::RENDER_MEMO.with(|memo| {
-        if let Some(memo) = memo.borrow().as_ref() {
-            if let Some(config) = &memo.cilium_config {
-                return Ok(config.clone());
-            }
+/// sha256 of `cilium_config` (of null when it is not rendered), computed once per `render_all`.
+pub fn cilium_config_checksum(ctx: &Ctx) -> Result<String, RenderError> {
+    let memo = super::RENDER_MEMO.with(|m| m.borrow().as_ref().and_then(|m| m.config_sum.clone()));
+    if let Some(sum) = memo {
+        return Ok(sum);
+    }
+    let sum = crate::output::sha256_hex(&cilium_config(ctx)?.unwrap_or(Value::Null));
+    super::RENDER_MEMO.with(|m| {
+        if let Some(m) = m.borrow_mut().as_mut() {
+            m.config_sum = Some(sum.clone());
         }
-        let config = build_cilium_config(ctx)?;
-        if let Some(memo) = memo.borrow_mut().as_mut() {
-            memo.cilium_config = Some(config.clone());
-        }
-        Ok(config)
-    })
+    });
+    Ok(sum)
 }
 
-fn build_cilium_config(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
+/// The `cilium-config` ConfigMap, when the chart renders it. Other components hash it for their
+/// `cilium.io/cilium-configmap-checksum` annotation (see `cilium_config_checksum`).
+pub fn cilium_config(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
     let wanted =
         ctx.on("agent") || ctx.on("operator.enabled") || ctx.on("clustermesh.useAPIServer");
     if !wanted || ctx.on("preflight.enabled") {
