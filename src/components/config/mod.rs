@@ -292,6 +292,35 @@ mod tests {
     use super::*;
     use crate::components::common::tests::with_release;
 
+    /// The checksum is shared within one `render_all` only: a later render with other values
+    /// gets its own.
+    #[test]
+    fn config_checksum_memo_lives_for_one_render() {
+        let sums = |user: &str| {
+            with_release("1.18.12", user, "1.35.0", |ctx| {
+                let objects = crate::components::render_all(ctx).unwrap();
+                let own = crate::output::sha256_hex(&cilium_config(ctx).unwrap().unwrap());
+                let stamped: Vec<String> = objects
+                    .iter()
+                    .filter_map(|o| {
+                        o.pointer("/spec/template/metadata/annotations")?
+                            .get("cilium.io/cilium-configmap-checksum")?
+                            .as_str()
+                            .map(String::from)
+                    })
+                    .collect();
+                (own, stamped)
+            })
+        };
+        let base = "cni: {iptablesRemoveAWSRules: false}\nhubble: {tls: {auto: {method: cronJob}}}\nrollOutCiliumPods: true\noperator: {rollOutPods: true}\n";
+        let (own1, stamped1) = sums(base);
+        let (own2, stamped2) = sums(&format!("{base}debug: {{enabled: true}}\n"));
+        assert_eq!(stamped1, vec![own1.clone(), own1.clone()]);
+        assert_eq!(stamped2, vec![own2.clone(), own2.clone()]);
+        assert_ne!(own1, own2);
+        assert!(crate::components::RENDER_MEMO.with(|m| m.borrow().is_none()));
+    }
+
     fn render_with(version: &str, user: &str) -> Result<Option<Value>, RenderError> {
         with_release(version, user, "1.35.0", cilium_config)
     }
