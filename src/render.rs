@@ -90,11 +90,7 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
             .filter(|a| !a.is_empty())
             .collect::<BTreeSet<_>>(),
     };
-    let ctx = Ctx {
-        values: &values,
-        plan: &plan,
-        chart: inputs.chart.as_ref(),
-    };
+    let ctx = Ctx::new(&values, &plan, inputs.chart.as_ref());
     let objects = components::render_all(&ctx)?;
     // An empty stream would make Argo CD prune the whole CNI: never return one.
     if objects.is_empty() {

@@ -685,11 +685,7 @@ pub(crate) mod tests {
             kube: crate::plan::KubeVersion::parse(kube).expect("valid"),
             api_versions: Default::default(),
         };
-        f(&Ctx {
-            values: &values,
-            plan: &plan,
-            chart: None,
-        })
+        f(&Ctx::new(&values, &plan, None))
     }
 
     #[test]

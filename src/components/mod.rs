@@ -36,13 +36,26 @@ pub mod preflight;
 pub mod spire;
 
 /// What every component reads: resolved values, the plan, and the chart archive if supplied.
+/// One `Ctx` serves one render, so it also carries what several components need and is costly to
+/// build.
 pub struct Ctx<'a> {
     pub values: &'a Values,
     pub plan: &'a Plan,
     pub chart: Option<&'a ChartFiles>,
+    /// `config::cilium_config_checksum`, computed on first use.
+    pub(crate) config_checksum: std::cell::OnceCell<String>,
 }
 
 impl<'a> Ctx<'a> {
+    pub fn new(values: &'a Values, plan: &'a Plan, chart: Option<&'a ChartFiles>) -> Ctx<'a> {
+        Ctx {
+            values,
+            plan,
+            chart,
+            config_checksum: std::cell::OnceCell::new(),
+        }
+    }
+
     /// `.Values.path` (null when absent).
     pub fn v(&self, path: &str) -> &'a Value {
         self.values.get(path)
@@ -118,32 +131,8 @@ const COMPONENTS: &[Component] = &[
     spire::render,
 ];
 
-/// What several components of one render need and is costly to build: kept only while
-/// `render_all` runs (components called on their own, as in tests, build it each time).
-#[derive(Default)]
-pub(crate) struct RenderMemo {
-    /// `config::cilium_config_checksum`.
-    pub(crate) config_sum: Option<String>,
-}
-
-thread_local! {
-    pub(crate) static RENDER_MEMO: std::cell::RefCell<Option<RenderMemo>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Ends the memo with `render_all`, on errors too.
-struct MemoScope;
-
-impl Drop for MemoScope {
-    fn drop(&mut self) {
-        RENDER_MEMO.with(|m| *m.borrow_mut() = None);
-    }
-}
-
 /// All objects of a render, unordered.
 pub fn render_all(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    RENDER_MEMO.with(|m| *m.borrow_mut() = Some(RenderMemo::default()));
-    let _scope = MemoScope;
     let mut out = Vec::with_capacity(64);
     for component in COMPONENTS {
         out.extend(component(ctx)?);

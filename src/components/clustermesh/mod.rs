@@ -372,11 +372,7 @@ mod tests {
             kube: crate::plan::KubeVersion::parse("1.35.0").unwrap(),
             api_versions: Default::default(),
         };
-        render(&Ctx {
-            values: &vals,
-            plan: &plan,
-            chart: None,
-        })
+        render(&Ctx::new(&vals, &plan, None))
     }
 
     fn find<'a>(objs: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> {

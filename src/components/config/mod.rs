@@ -22,19 +22,13 @@ use super::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{self, print, truthy};
 
-/// sha256 of `cilium_config` (of null when it is not rendered), computed once per `render_all`.
+/// sha256 of `cilium_config` (of null when it is not rendered), computed once per render.
 pub fn cilium_config_checksum(ctx: &Ctx) -> Result<String, RenderError> {
-    let memo = super::RENDER_MEMO.with(|m| m.borrow().as_ref().and_then(|m| m.config_sum.clone()));
-    if let Some(sum) = memo {
-        return Ok(sum);
+    if let Some(sum) = ctx.config_checksum.get() {
+        return Ok(sum.clone());
     }
     let sum = crate::output::sha256_hex(&cilium_config(ctx)?.unwrap_or(Value::Null));
-    super::RENDER_MEMO.with(|m| {
-        if let Some(m) = m.borrow_mut().as_mut() {
-            m.config_sum = Some(sum.clone());
-        }
-    });
-    Ok(sum)
+    Ok(ctx.config_checksum.get_or_init(|| sum).clone())
 }
 
 /// The `cilium-config` ConfigMap, when the chart renders it. Other components hash it for their
@@ -318,7 +312,6 @@ mod tests {
         assert_eq!(stamped1, vec![own1.clone(), own1.clone()]);
         assert_eq!(stamped2, vec![own2.clone(), own2.clone()]);
         assert_ne!(own1, own2);
-        assert!(crate::components::RENDER_MEMO.with(|m| m.borrow().is_none()));
     }
 
     fn render_with(version: &str, user: &str) -> Result<Option<Value>, RenderError> {
