@@ -95,7 +95,7 @@ fn write_inline(out: &mut String, v: &Value, level: usize) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&format_number(n)),
+        Value::Number(n) => write_number(out, n),
         Value::String(s) => write_string(out, s, level, false),
         Value::Object(_) => out.push_str("{}"),
         Value::Array(_) => out.push_str("[]"),
@@ -116,6 +116,24 @@ pub fn format_number(n: &serde_json::Number) -> String {
         return format!("{f:.0}");
     }
     crate::tmpl::go_json_float(f)
+}
+
+/// `format_number` appended to `out`; integral values (the usual case: every number in values is
+/// a float64) are printed without going through float formatting.
+fn write_number(out: &mut String, n: &serde_json::Number) {
+    use std::fmt::Write;
+    if let Some(i) = n.as_i64() {
+        let _ = write!(out, "{i}");
+        return;
+    }
+    if let Some(f) = n.as_f64() {
+        // Exactly representable integers print the same as an i64 as with `{:.0}`; -0.0 does not.
+        if f.fract() == 0.0 && f.abs() < 9.0e15 && !(f == 0.0 && f.is_sign_negative()) {
+            let _ = write!(out, "{}", f as i64);
+            return;
+        }
+    }
+    out.push_str(&format_number(n));
 }
 
 fn write_string(out: &mut String, s: &str, level: usize, is_key: bool) {
