@@ -129,9 +129,10 @@ pub fn finish(mut objects: Vec<Value>) -> String {
     if let Some(o) = objects.get_mut(target) {
         // The objects are ours and done with: stamp in place rather than copy.
         stamp(o, &hash);
-        let mut doc = String::with_capacity(bounds[target + 1] - bounds[target] + 128);
-        crate::yaml::write_document(&mut doc, o);
-        out.replace_range(bounds[target]..bounds[target + 1], &doc);
+        let tail = out.split_off(bounds[target + 1]);
+        out.truncate(bounds[target]);
+        crate::yaml::write_document(&mut out, o);
+        out.push_str(&tail);
     }
     out
 }
