@@ -110,35 +110,29 @@ pub fn finish(mut objects: Vec<Value>) -> String {
     for o in objects.iter_mut() {
         remove_content_hash(o);
     }
-    // Each document is written once; only the one that carries the hash is written again.
-    let docs: Vec<String> = objects
-        .iter()
-        .map(|o| {
-            let mut d = String::with_capacity(2048);
-            crate::yaml::write_document(&mut d, o);
-            d
-        })
-        .collect();
-    let mut hasher = Sha256::new();
-    for d in &docs {
-        hasher.update(d.as_bytes());
+    // Each document is written once, into the stream itself; only the one that carries the hash
+    // is written again, in place of its unstamped text.
+    let mut out = String::with_capacity(objects.len() * 4096);
+    let mut bounds = Vec::with_capacity(objects.len() + 1);
+    bounds.push(0);
+    for o in &objects {
+        crate::yaml::write_document(&mut out, o);
+        bounds.push(out.len());
     }
-    let hash = hex(&hasher.finalize());
+    let hash = hex(&Sha256::digest(out.as_bytes()));
     let target = objects
         .iter()
         .position(|o| {
             field(o, &["kind"]) == "ConfigMap" && field(o, &["metadata", "name"]) == "cilium-config"
         })
         .unwrap_or(0);
-    let mut out = String::with_capacity(docs.iter().map(String::len).sum::<usize>() + 100);
-    for (i, d) in docs.iter().enumerate() {
-        if i == target {
-            // The objects are ours and done with: stamp in place rather than copy.
-            stamp(&mut objects[i], &hash);
-            crate::yaml::write_document(&mut out, &objects[i]);
-        } else {
-            out.push_str(d);
-        }
+    if let Some(o) = objects.get_mut(target) {
+        // The objects are ours and done with: stamp in place rather than copy.
+        stamp(o, &hash);
+        let tail = out.split_off(bounds[target + 1]);
+        out.truncate(bounds[target]);
+        crate::yaml::write_document(&mut out, o);
+        out.push_str(&tail);
     }
     out
 }

@@ -253,7 +253,11 @@ pub fn resolve_plain(text: &str) -> Option<Value> {
     if let Some(date) = timestamp(text) {
         return Some(Value::String(date));
     }
-    let plain = text.replace('_', "");
+    let plain: std::borrow::Cow<str> = if text.contains('_') {
+        text.replace('_', "").into()
+    } else {
+        text.into()
+    };
     if let Some(i) = parse_go_int(&plain) {
         return Some(number(i as f64));
     }
@@ -262,7 +266,7 @@ pub fn resolve_plain(text: &str) -> Option<Value> {
             return Some(number(f));
         }
     }
-    match plain.as_str() {
+    match plain.as_ref() {
         // Infinity and NaN cannot pass through JSON, which Helm requires; keep the text.
         ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF"
         | ".nan" | ".NaN" | ".NAN" => Some(Value::String(text.to_string())),

@@ -95,7 +95,7 @@ fn write_inline(out: &mut String, v: &Value, level: usize) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&format_number(n)),
+        Value::Number(n) => write_number(out, n),
         Value::String(s) => write_string(out, s, level, false),
         Value::Object(_) => out.push_str("{}"),
         Value::Array(_) => out.push_str("[]"),
@@ -116,6 +116,24 @@ pub fn format_number(n: &serde_json::Number) -> String {
         return format!("{f:.0}");
     }
     crate::tmpl::go_json_float(f)
+}
+
+/// `format_number` appended to `out`; integral values (the usual case: every number in values is
+/// a float64) are printed without going through float formatting.
+fn write_number(out: &mut String, n: &serde_json::Number) {
+    use std::fmt::Write;
+    if let Some(i) = n.as_i64() {
+        let _ = write!(out, "{i}");
+        return;
+    }
+    if let Some(f) = n.as_f64() {
+        // Exactly representable integers print the same as an i64 as with `{:.0}`; -0.0 does not.
+        if f.fract() == 0.0 && f.abs() < 9.0e15 && !(f == 0.0 && f.is_sign_negative()) {
+            let _ = write!(out, "{}", f as i64);
+            return;
+        }
+    }
+    out.push_str(&format_number(n));
 }
 
 fn write_string(out: &mut String, s: &str, level: usize, is_key: bool) {
@@ -267,50 +285,68 @@ fn is_yaml11_word(s: &str) -> bool {
 }
 
 fn is_plain_safe_slow(s: &str) -> bool {
-    let Some(first) = s.chars().next() else {
+    // Letters, digits and the punctuation a plain scalar may carry anywhere.
+    const PLAIN: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut c = 0;
+        while c < 256 {
+            let b = c as u8;
+            t[c] = b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'_' | b'-'
+                        | b'.'
+                        | b'/'
+                        | b':'
+                        | b'@'
+                        | b'+'
+                        | b'='
+                        | b','
+                        | b'('
+                        | b')'
+                        | b'$'
+                        | b'^'
+                        | b'~'
+                        | b' '
+                );
+            c += 1;
+        }
+        t
+    };
+    let b = s.as_bytes();
+    let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
         return false;
     };
-    if s != s.trim() {
+    // Only ASCII passes, so the one space is the only whitespace that could lead or trail; a
+    // `: ` would start a mapping and a final `:` make a key (` #`, a comment, needs `#`, which
+    // never passes).
+    if first == b' ' || last == b' ' || last == b':' {
         return false;
     }
-    if !s.chars().all(|c| {
-        c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                '_' | '-'
-                    | '.'
-                    | '/'
-                    | ':'
-                    | '@'
-                    | '+'
-                    | '='
-                    | ','
-                    | '('
-                    | ')'
-                    | '$'
-                    | '^'
-                    | '~'
-                    | ' '
-            )
-    }) {
-        return false;
+    for (i, &c) in b.iter().enumerate() {
+        if !PLAIN[c as usize] || (c == b':' && b.get(i + 1) == Some(&b' ')) {
+            return false;
+        }
     }
     if matches!(
         first,
-        '-' | ':' | '@' | ',' | '=' | '~' | '+' | '$' | '^' | '(' | ')'
-    ) && s.len() == 1
+        b'-' | b':' | b'@' | b',' | b'=' | b'~' | b'+' | b'$' | b'^' | b'(' | b')'
+    ) && b.len() == 1
     {
         return false;
     }
-    if first == '-' && s.starts_with("- ") || s.starts_with("---") || first == '@' || first == ',' {
+    if first == b'-' && s.starts_with("- ")
+        || s.starts_with("---")
+        || first == b'@'
+        || first == b','
+    {
         return false;
     }
-    if s.contains(": ") || s.ends_with(':') || s.contains(" #") {
-        return false;
-    }
-    // Anything a YAML 1.1 resolver could read as another type keeps its quotes: booleans
-    // (go-yaml's y/n included), nulls, numbers in every base, sexagesimal and timestamps.
-    if crate::yaml::read::resolve_plain(s).is_some() || yaml11_special(s) {
+    // Only what starts like a number can read as one (the YAML 1.1 words are letters only, which
+    // `is_plain_safe` sees to, and `=` alone was refused above).
+    if (first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'.'))
+        && (crate::yaml::read::resolve_plain(s).is_some() || yaml11_special(s))
+    {
         return false;
     }
     true
