@@ -3,13 +3,15 @@
 //! Targets on a 2-core machine: ≤ 0.5 ms in-process, ≤ 3 ms whole process, ≤ 15 MB RSS.
 //! Run: `cargo bench` (it builds the release binary first if needed).
 
+#[path = "../tests/support/scenario.rs"]
+mod scenario;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use cilium_cmp::chart::ChartFiles;
 use cilium_cmp::render::Inputs;
-use serde_json::Value;
 
 fn median(mut xs: Vec<Duration>) -> Duration {
     xs.sort();
@@ -22,26 +24,8 @@ fn scenario_inputs(
     version: &str,
     charts: Option<&Path>,
 ) -> Option<Inputs> {
-    let text =
-        std::fs::read_to_string(reference.join("scenarios").join(format!("{name}.yaml"))).ok()?;
-    let scen = cilium_cmp::yaml::parse_values(&text).ok()?.value;
-    let mut inputs = Inputs::new(version);
-    inputs.namespace = scen["namespace"]
-        .as_str()
-        .unwrap_or("kube-system")
-        .to_string();
-    inputs.kube_version = scen["kubeVersion"].as_str().unwrap_or("1.35.0").to_string();
-    if let Value::Array(a) = &scen["apiVersions"] {
-        inputs.api_versions = a
-            .iter()
-            .filter_map(|x| x.as_str().map(String::from))
-            .collect();
-    }
-    inputs.values_files.push((
-        format!("{name}.yaml"),
-        cilium_cmp::yaml::to_string(&scen["values"]),
-    ));
-    if scen["needsChartArchive"] == Value::Bool(true) {
+    let (mut inputs, needs_archive) = scenario::inputs(reference, name, version)?;
+    if needs_archive {
         let archive = charts?.join(format!("cilium-{version}.tgz"));
         inputs.chart = Some(ChartFiles::open(&archive).ok()?);
     }

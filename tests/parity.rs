@@ -6,11 +6,13 @@
 //! Scenarios that need the chart archive are compared when `CILIUM_CMP_CHART_DIR` holds
 //! `cilium-VERSION.tgz`, and must be refused naming the value otherwise.
 
+#[path = "support/scenario.rs"]
+mod scenario;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cilium_cmp::chart::ChartFiles;
-use cilium_cmp::render::Inputs;
 use serde_json::Value;
 
 /// Scenarios still known to differ, as "VERSION/NAME". The test fails when one of them starts
@@ -136,23 +138,8 @@ fn compare_scenario(
     name: &str,
     charts: Option<&Path>,
 ) -> Vec<String> {
-    let scen_text =
-        std::fs::read_to_string(reference.join("scenarios").join(format!("{name}.yaml"))).unwrap();
-    let scen = cilium_cmp::yaml::parse_values(&scen_text).unwrap().value;
-    let mut inputs = Inputs::new(version);
-    inputs.namespace = scen["namespace"]
-        .as_str()
-        .unwrap_or("kube-system")
-        .to_string();
-    inputs.kube_version = scen["kubeVersion"].as_str().unwrap_or("1.35.0").to_string();
-    if let Value::Array(a) = &scen["apiVersions"] {
-        inputs.api_versions = a
-            .iter()
-            .filter_map(|x| x.as_str().map(String::from))
-            .collect();
-    }
-    let values = cilium_cmp::yaml::to_string(&scen["values"]);
-    inputs.values_files.push((format!("{name}.yaml"), values));
+    let (mut inputs, needs_archive) =
+        scenario::inputs(reference, name, version).expect("scenario reads");
     let archive = charts
         .map(|d| d.join(format!("cilium-{version}.tgz")))
         .filter(|p| p.exists());
@@ -160,7 +147,7 @@ fn compare_scenario(
         inputs.chart = Some(ChartFiles::open(a).unwrap());
     }
     let result = cilium_cmp::render(&inputs);
-    if scen["needsChartArchive"] == Value::Bool(true) && archive.is_none() {
+    if needs_archive && archive.is_none() {
         return match result {
             Err(e) if e.to_string().contains("cni.iptablesRemoveAWSRules") => vec![],
             Err(e) => vec![format!("refused, but without naming cni.iptablesRemoveAWSRules: {e}")],

@@ -1,0 +1,31 @@
+//! Reading a reference scenario (`../shared/cilium-reference/scenarios/NAME.yaml`) into render
+//! inputs, shared by the parity test and the benchmark.
+
+use std::path::Path;
+
+use cilium_cmp::render::Inputs;
+use serde_json::Value;
+
+/// A scenario's render inputs (without a chart archive) and whether it needs one.
+pub fn inputs(reference: &Path, name: &str, version: &str) -> Option<(Inputs, bool)> {
+    let text =
+        std::fs::read_to_string(reference.join("scenarios").join(format!("{name}.yaml"))).ok()?;
+    let scen = cilium_cmp::yaml::parse_values(&text).ok()?.value;
+    let mut inputs = Inputs::new(version);
+    inputs.namespace = scen["namespace"]
+        .as_str()
+        .unwrap_or("kube-system")
+        .to_string();
+    inputs.kube_version = scen["kubeVersion"].as_str().unwrap_or("1.35.0").to_string();
+    if let Value::Array(a) = &scen["apiVersions"] {
+        inputs.api_versions = a
+            .iter()
+            .filter_map(|x| x.as_str().map(String::from))
+            .collect();
+    }
+    inputs.values_files.push((
+        format!("{name}.yaml"),
+        cilium_cmp::yaml::to_string(&scen["values"]),
+    ));
+    Some((inputs, scen["needsChartArchive"] == Value::Bool(true)))
+}
