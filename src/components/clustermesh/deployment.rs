@@ -249,27 +249,9 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
 
     if s.crd {
         let metrics = ctx.on(&p("metrics.enabled"));
-        let mut args = vec![json!("clustermesh")];
-        if debug {
-            args.push(json!("--debug"));
-        }
-        args.extend([
-            json!("--cluster-name=$(CLUSTER_NAME)"),
-            json!("--cluster-id=$(CLUSTER_ID)"),
-            json!("--kvstore-opt=etcd.config=/var/lib/cilium/etcd-config.yaml"),
-            json!("--kvstore-opt=etcd.qps=20"),
-            json!("--kvstore-opt=etcd.bootstrapQps=10000"),
-        ]);
-        if !max_clusters.is_null() {
-            args.push(Value::String(format!(
-                "--max-connected-clusters={}",
-                quote(max_clusters)
-            )));
-        }
-        args.push(Value::String(format!(
-            "--health-port={}",
-            quote(ctx.v(&p("healthPort")))
-        )));
+        let mut args = kvstore_client_args("clustermesh", debug, 20);
+        args.push(json!("--kvstore-opt=etcd.bootstrapQps=10000"));
+        push_limits(&mut args, max_clusters, ctx.v(&p("healthPort")));
         if !legacy {
             args.push(json!("--cluster-users-enabled"));
             args.push(json!(
@@ -337,31 +319,13 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     if s.kvstoremesh {
         let k = |key: &str| p(&format!("kvstoremesh.{key}"));
         let metrics = s.kvstoremesh_metrics(ctx);
-        let mut args = vec![json!("kvstoremesh")];
-        if debug {
-            args.push(json!("--debug"));
-        }
-        args.extend([
-            json!("--cluster-name=$(CLUSTER_NAME)"),
-            json!("--cluster-id=$(CLUSTER_ID)"),
-            json!("--kvstore-opt=etcd.config=/var/lib/cilium/etcd-config.yaml"),
-            json!("--kvstore-opt=etcd.qps=100"),
-        ]);
+        let mut args = kvstore_client_args("kvstoremesh", debug, 100);
         if !s.external {
             args.push(json!("--kvstore-opt=etcd.bootstrapQps=10000"));
         }
         args.push(json!("--kvstore-opt=etcd.maxInflight=10"));
         args.push(json!("--clustermesh-config=/var/lib/cilium/clustermesh"));
-        if !max_clusters.is_null() {
-            args.push(Value::String(format!(
-                "--max-connected-clusters={}",
-                quote(max_clusters)
-            )));
-        }
-        args.push(Value::String(format!(
-            "--health-port={}",
-            quote(ctx.v(&k("healthPort")))
-        )));
+        push_limits(&mut args, max_clusters, ctx.v(&k("healthPort")));
         if metrics {
             args.extend(metrics_args(ctx, &p("metrics.kvstoremesh.port")));
         }
@@ -592,4 +556,34 @@ fn host_aliases(ctx: &Ctx) -> Option<Value> {
         }
     }
     (!out.is_empty()).then_some(Value::Array(out))
+}
+
+/// The leading arguments the apiserver and KVStoreMesh share: the command, `--debug`, the
+/// cluster identity and the etcd client settings (with each one's own QPS).
+fn kvstore_client_args(command: &str, debug: bool, qps: u32) -> Vec<Value> {
+    let mut args = vec![json!(command)];
+    if debug {
+        args.push(json!("--debug"));
+    }
+    args.extend([
+        json!("--cluster-name=$(CLUSTER_NAME)"),
+        json!("--cluster-id=$(CLUSTER_ID)"),
+        json!("--kvstore-opt=etcd.config=/var/lib/cilium/etcd-config.yaml"),
+        Value::String(format!("--kvstore-opt=etcd.qps={qps}")),
+    ]);
+    args
+}
+
+/// `--max-connected-clusters` (when set) and `--health-port`, as both containers pass them.
+fn push_limits(args: &mut Vec<Value>, max_clusters: &Value, health_port: &Value) {
+    if !max_clusters.is_null() {
+        args.push(Value::String(format!(
+            "--max-connected-clusters={}",
+            quote(max_clusters)
+        )));
+    }
+    args.push(Value::String(format!(
+        "--health-port={}",
+        quote(health_port)
+    )));
 }
