@@ -19,9 +19,7 @@ pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
     } else if d.default_clock_probe {
         data.s("enable-bpf-clock-probe", "true");
     }
-    if has(ctx, "bpf.tproxy") {
-        data.qv(ctx, "enable-bpf-tproxy", "bpf.tproxy");
-    }
+    data.qv_when(ctx, has, "enable-bpf-tproxy", "bpf.tproxy");
     data.bare(ctx, "monitor-aggregation", "bpf.monitorAggregation")?;
     data.s(
         "monitor-aggregation-interval",
@@ -56,9 +54,7 @@ pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
         // The chained plugin owns connectivity, so BPF host routing cannot be used.
         data.s("enable-host-legacy-routing", "true");
     }
-    if ctx.on("bpf.nodeMapMax") {
-        data.qv(ctx, "bpf-node-map-max", "bpf.nodeMapMax");
-    }
+    data.qv_when(ctx, on, "bpf-node-map-max", "bpf.nodeMapMax");
     let int_text = |path: &str| to_int64(ctx.v(path)).to_string();
     if ctx.on("bpf.authMapMax") {
         data.s("bpf-auth-map-max", int_text("bpf.authMapMax"));
@@ -171,37 +167,30 @@ pub fn routing(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErro
             "serviceNoBackendResponse",
         )?;
     }
-    if ctx.on("MTU") {
-        data.qv(ctx, "mtu", "MTU");
-    }
+    data.qv_when(ctx, on, "mtu", "MTU");
     eni(ctx, data);
     if ctx.on("azure.enabled") {
         data.s("enable-endpoint-routes", "true");
         data.s("auto-create-cilium-node-resource", "true");
-        if ctx.on("azure.userAssignedIdentityID") {
-            data.qv(
-                ctx,
-                "azure-user-assigned-identity-id",
-                "azure.userAssignedIdentityID",
-            );
-        }
+        data.qv_when(
+            ctx,
+            on,
+            "azure-user-assigned-identity-id",
+            "azure.userAssignedIdentityID",
+        );
         data.q("azure-use-primary-address", &d.azure_use_primary_address);
     }
     if ctx.on("alibabacloud.enabled") {
         data.s("enable-endpoint-routes", "true");
         data.s("auto-create-cilium-node-resource", "true");
     }
-    if has(ctx, "l7Proxy") {
-        data.qv(ctx, "enable-l7-proxy", "l7Proxy");
-    }
+    data.qv_when(ctx, has, "enable-l7-proxy", "l7Proxy");
     if !d.chaining_is("none") {
         data.put(
             "cni-chaining-mode",
             text::bare(ctx, "cni.chainingMode", &txt(&d.chaining))?,
         );
-        if has(ctx, "enableIdentityMark") {
-            data.qv(ctx, "enable-identity-mark", "enableIdentityMark");
-        }
+        data.qv_when(ctx, has, "enable-identity-mark", "enableIdentityMark");
         // Chained plugins route pod traffic themselves (portmap only adds host ports).
         if !d.chaining_is("portmap") {
             data.s("enable-local-node-route", "false");
@@ -263,9 +252,7 @@ fn eni(ctx: &Ctx, data: &mut Data) {
             }
         }
     }
-    if ctx.on("eni.gcInterval") {
-        data.qv(ctx, "eni-gc-interval", "eni.gcInterval");
-    }
+    data.qv_when(ctx, on, "eni-gc-interval", "eni.gcInterval");
     if ctx.on("eni.gcTags") {
         data.s("eni-gc-tags", tmpl::to_raw_json(ctx.v("eni.gcTags")));
     }
@@ -285,12 +272,8 @@ pub fn masquerade_and_encryption(
     data.qv(ctx, "enable-ipv4-big-tcp", "enableIPv4BIGTCP");
     data.qv(ctx, "enable-ipv6-big-tcp", "enableIPv6BIGTCP");
     data.qv(ctx, "enable-ipv6-masquerade", "enableIPv6Masquerade");
-    if has(ctx, "bpf.enableTCX") {
-        data.qv(ctx, "enable-tcx", "bpf.enableTCX");
-    }
-    if has(ctx, "bpf.datapathMode") {
-        data.qv(ctx, "datapath-mode", "bpf.datapathMode");
-    }
+    data.qv_when(ctx, has, "enable-tcx", "bpf.enableTCX");
+    data.qv_when(ctx, has, "datapath-mode", "bpf.datapathMode");
     if has(ctx, "bpf.masquerade") {
         data.qv(ctx, "enable-bpf-masquerade", "bpf.masquerade");
     } else if d.default_bpf_masquerade {
@@ -382,13 +365,12 @@ fn encryption(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
             if ctx.on("encryption.ipsec.interface") {
                 data.bare(ctx, "encrypt-interface", "encryption.ipsec.interface")?;
             }
-            if has(ctx, "encryption.ipsec.keyWatcher") {
-                data.qv(
-                    ctx,
-                    "enable-ipsec-key-watcher",
-                    "encryption.ipsec.keyWatcher",
-                );
-            }
+            data.qv_when(
+                ctx,
+                has,
+                "enable-ipsec-key-watcher",
+                "encryption.ipsec.keyWatcher",
+            );
             if ctx.on("encryption.ipsec.keyRotationDuration") {
                 data.s(
                     "ipsec-key-rotation-duration",
@@ -403,19 +385,16 @@ fn encryption(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
         }
         Some("wireguard") => {
             data.qv(ctx, "enable-wireguard", "encryption.enabled");
-            if ctx.on("encryption.wireguard.persistentKeepalive") {
-                data.qv(
-                    ctx,
-                    "wireguard-persistent-keepalive",
-                    "encryption.wireguard.persistentKeepalive",
-                );
-            }
+            data.qv_when(
+                ctx,
+                on,
+                "wireguard-persistent-keepalive",
+                "encryption.wireguard.persistentKeepalive",
+            );
         }
         _ => {}
     }
-    if ctx.on("encryption.nodeEncryption") {
-        data.qv(ctx, "encrypt-node", "encryption.nodeEncryption");
-    }
+    data.qv_when(ctx, on, "encrypt-node", "encryption.nodeEncryption");
     Ok(())
 }
 
@@ -448,12 +427,18 @@ pub fn services(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErr
             data.bare(ctx, key, path)?;
         }
     }
-    if has(ctx, "fragmentTracking") {
-        data.qv(ctx, "enable-ipv4-fragment-tracking", "fragmentTracking");
-    }
-    if ctx.on("nat46x64Gateway.enabled") {
-        data.qv(ctx, "enable-nat46x64-gateway", "nat46x64Gateway.enabled");
-    }
+    data.qv_when(
+        ctx,
+        has,
+        "enable-ipv4-fragment-tracking",
+        "fragmentTracking",
+    );
+    data.qv_when(
+        ctx,
+        on,
+        "enable-nat46x64-gateway",
+        "nat46x64Gateway.enabled",
+    );
     if ctx.on("hostFirewall") && ctx.on("hostFirewall.enabled") {
         data.qv(ctx, "enable-host-firewall", "hostFirewall.enabled");
     }
@@ -517,27 +502,28 @@ fn node_port(ctx: &Ctx, kpr: &str, data: &mut Data) {
     if kpr == "false" {
         data.qv(ctx, "enable-node-port", "nodePort.enabled");
     }
-    if has(ctx, "nodePort.range") {
-        data.qv(ctx, "node-port-range", "nodePort.range");
-    }
+    data.qv_when(ctx, has, "node-port-range", "nodePort.range");
     if has(ctx, "nodePort.addresses") {
         data.s("nodeport-addresses", join(ctx.v("nodePort.addresses"), ","));
     }
-    if has(ctx, "nodePort.directRoutingDevice") {
-        data.qv(ctx, "direct-routing-device", "nodePort.directRoutingDevice");
-    }
-    if has(ctx, "nodePort.enableHealthCheck") {
-        data.qv(
-            ctx,
-            "enable-health-check-nodeport",
-            "nodePort.enableHealthCheck",
-        );
-    }
+    data.qv_when(
+        ctx,
+        has,
+        "direct-routing-device",
+        "nodePort.directRoutingDevice",
+    );
+    data.qv_when(
+        ctx,
+        has,
+        "enable-health-check-nodeport",
+        "nodePort.enableHealthCheck",
+    );
     if ctx.on("gke.enabled") {
         data.s("enable-health-check-loadbalancer-ip", "true");
-    } else if has(ctx, "nodePort.enableHealthCheckLoadBalancerIP") {
-        data.qv(
+    } else {
+        data.qv_when(
             ctx,
+            has,
             "enable-health-check-loadbalancer-ip",
             "nodePort.enableHealthCheckLoadBalancerIP",
         );
@@ -551,9 +537,7 @@ fn node_port(ctx: &Ctx, kpr: &str, data: &mut Data) {
 }
 
 fn load_balancer(ctx: &Ctx, data: &mut Data) {
-    if ctx.on("loadBalancer.standalone") {
-        data.qv(ctx, "bpf-lb-only", "loadBalancer.standalone");
-    }
+    data.qv_when(ctx, on, "bpf-lb-only", "loadBalancer.standalone");
     for (key, path) in [
         ("bpf-lb-mode", "loadBalancer.mode"),
         ("bpf-lb-algorithm", "loadBalancer.algorithm"),

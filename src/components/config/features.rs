@@ -23,13 +23,12 @@ pub fn ipam(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> 
     } else {
         data.q("ipam", &d.ipam);
     }
-    if ctx.on("ipam.multiPoolPreAllocation") {
-        data.qv(
-            ctx,
-            "ipam-multi-pool-pre-allocation",
-            "ipam.multiPoolPreAllocation",
-        );
-    }
+    data.qv_when(
+        ctx,
+        on,
+        "ipam-multi-pool-pre-allocation",
+        "ipam.multiPoolPreAllocation",
+    );
     if ctx.on("ipam.ciliumNodeUpdateRate") {
         data.s(
             "ipam-cilium-node-update-rate",
@@ -56,9 +55,7 @@ pub fn ipam(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> 
         data.s("enable-node-ipam", "true");
     }
     data.dq(ctx, "default-lb-service-ipam", "defaultLBServiceIPAM")?;
-    if ctx.on("apiRateLimit") {
-        data.qv(ctx, "api-rate-limit", "apiRateLimit");
-    }
+    data.qv_when(ctx, on, "api-rate-limit", "apiRateLimit");
     Ok(())
 }
 
@@ -119,20 +116,18 @@ pub fn networking(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), Render
     if ctx.on("egressGateway.enabled") {
         data.s("enable-egress-gateway", "true");
     }
-    if has(ctx, "egressGateway.reconciliationTriggerInterval") {
-        data.qv(
-            ctx,
-            "egress-gateway-reconciliation-trigger-interval",
-            "egressGateway.reconciliationTriggerInterval",
-        );
-    }
-    if ctx.on("egressGateway.maxPolicyEntries") {
-        data.qv(
-            ctx,
-            "egress-gateway-policy-map-max",
-            "egressGateway.maxPolicyEntries",
-        );
-    }
+    data.qv_when(
+        ctx,
+        has,
+        "egress-gateway-reconciliation-trigger-interval",
+        "egressGateway.reconciliationTriggerInterval",
+    );
+    data.qv_when(
+        ctx,
+        on,
+        "egress-gateway-policy-map-max",
+        "egressGateway.maxPolicyEntries",
+    );
     if has(ctx, "vtep") {
         data.qv(ctx, "enable-vtep", "vtep.enabled");
         for field in ["endpoint", "cidr", "mask", "mac"] {
@@ -145,12 +140,13 @@ pub fn networking(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), Render
     if ctx.on("crdWaitTimeout") {
         data.s("crd-wait-timeout", duration(ctx, "crdWaitTimeout")?);
     }
-    if ctx.on("enableK8sEndpointSlice") {
-        data.qv(ctx, "enable-k8s-endpoint-slice", "enableK8sEndpointSlice");
-    }
-    if has(ctx, "k8s.serviceProxyName") {
-        data.qv(ctx, "k8s-service-proxy-name", "k8s.serviceProxyName");
-    }
+    data.qv_when(
+        ctx,
+        on,
+        "enable-k8s-endpoint-slice",
+        "enableK8sEndpointSlice",
+    );
+    data.qv_when(ctx, has, "k8s-service-proxy-name", "k8s.serviceProxyName");
     if ctx.on("customCalls") && ctx.on("customCalls.enabled") {
         data.qv(ctx, "enable-custom-calls", "customCalls.enabled");
     }
@@ -196,22 +192,17 @@ pub fn networking(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), Render
     if !ctx.on("securityContext.privileged") {
         data.s("procfs", "/host/proc");
     }
-    if has(ctx, "bpf.root") {
-        data.qv(ctx, "bpf-root", "bpf.root");
-    }
-    if has(ctx, "cgroup.hostRoot") {
-        data.qv(ctx, "cgroup-root", "cgroup.hostRoot");
-    }
+    data.qv_when(ctx, has, "bpf-root", "bpf.root");
+    data.qv_when(ctx, has, "cgroup-root", "cgroup.hostRoot");
     if ctx.on("bpf.vlanBypass") {
         data.s("vlan-bpf-bypass", join(ctx.v("bpf.vlanBypass"), " "));
     }
-    if ctx.on("bpf.disableExternalIPMitigation") {
-        data.qv(
-            ctx,
-            "disable-external-ip-mitigation",
-            "bpf.disableExternalIPMitigation",
-        );
-    }
+    data.qv_when(
+        ctx,
+        on,
+        "disable-external-ip-mitigation",
+        "bpf.disableExternalIPMitigation",
+    );
     if ctx.on("ciliumEndpointSlice.enabled") {
         data.s("enable-cilium-endpoint-slice", "true");
         if ctx.on("ciliumEndpointSlice.rateLimits") {
@@ -222,16 +213,13 @@ pub fn networking(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), Render
         }
     }
     data.qv(ctx, "identity-management-mode", "identityManagementMode");
-    if has(ctx, "sctp.enabled") {
-        data.qv(ctx, "enable-sctp", "sctp.enabled");
-    }
-    if has(ctx, "dnsPolicyUnloadOnShutdown") {
-        data.qv(
-            ctx,
-            "dns-policy-unload-on-shutdown",
-            "dnsPolicyUnloadOnShutdown",
-        );
-    }
+    data.qv_when(ctx, has, "enable-sctp", "sctp.enabled");
+    data.qv_when(
+        ctx,
+        has,
+        "dns-policy-unload-on-shutdown",
+        "dnsPolicyUnloadOnShutdown",
+    );
     Ok(())
 }
 
@@ -313,9 +301,12 @@ pub fn operator_and_dns(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), R
     if ctx.on("dnsProxy") {
         dns_proxy(ctx, d, data);
     }
-    if has(ctx, "agentNotReadyTaintKey") {
-        data.qv(ctx, "agent-not-ready-taint-key", "agentNotReadyTaintKey");
-    }
+    data.qv_when(
+        ctx,
+        has,
+        "agent-not-ready-taint-key",
+        "agentNotReadyTaintKey",
+    );
     Ok(())
 }
 
@@ -457,13 +448,12 @@ pub fn auth_envoy_and_mesh(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<()
         "envoy-keep-cap-netbindservice",
         "envoy.securityContext.capabilities.keepCapNetBindService",
     );
-    if has(ctx, "clustermesh.maxConnectedClusters") {
-        data.qv(
-            ctx,
-            "max-connected-clusters",
-            "clustermesh.maxConnectedClusters",
-        );
-    }
+    data.qv_when(
+        ctx,
+        has,
+        "max-connected-clusters",
+        "clustermesh.maxConnectedClusters",
+    );
     for (key, path) in [
         (
             "clustermesh-enable-endpoint-sync",
@@ -491,13 +481,12 @@ pub fn auth_envoy_and_mesh(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<()
     ] {
         data.qv(ctx, key, path);
     }
-    if has(ctx, "daemon.enableSourceIPVerification") {
-        data.qv(
-            ctx,
-            "enable-source-ip-verification",
-            "daemon.enableSourceIPVerification",
-        );
-    }
+    data.qv_when(
+        ctx,
+        has,
+        "enable-source-ip-verification",
+        "daemon.enableSourceIPVerification",
+    );
     if ctx.v("connectivityProbeFrequencyRatio").is_number() {
         data.qv(
             ctx,

@@ -27,13 +27,12 @@ pub fn identity_and_agent(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<()
             data.s(key, duration(ctx, path)?);
         }
     }
-    if has(ctx, "disableEnvoyVersionCheck") {
-        data.qv(
-            ctx,
-            "disable-envoy-version-check",
-            "disableEnvoyVersionCheck",
-        );
-    }
+    data.qv_when(
+        ctx,
+        has,
+        "disable-envoy-version-check",
+        "disableEnvoyVersionCheck",
+    );
     data.bare(ctx, "identity-allocation-mode", "identityAllocationMode")?;
     for (key, path) in [
         (
@@ -55,9 +54,7 @@ pub fn identity_and_agent(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<()
             duration(ctx, "identityChangeGracePeriod")?,
         );
     }
-    if has(ctx, "labels") {
-        data.qv(ctx, "labels", "labels");
-    }
+    data.qv_when(ctx, has, "labels", "labels");
     data.qv(ctx, "debug", "debug.enabled");
     if has(ctx, "debug.verbose") {
         data.dq(ctx, "debug-verbose", "debug.verbose")?;
@@ -316,9 +313,7 @@ pub fn node_and_cni(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), Rende
             data.qv(ctx, &format!("{prefix}-port"), &format!("{path}.port"));
         }
     }
-    if ctx.on("logSystemLoad") {
-        data.qv(ctx, "log-system-load", "logSystemLoad");
-    }
+    data.qv_when(ctx, on, "log-system-load", "logSystemLoad");
     if ctx.on("logOptions") {
         data.s("log-opt", tmpl::to_json(ctx.v("logOptions")));
     }
@@ -336,39 +331,36 @@ pub fn node_and_cni(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), Rende
     }
     // A true `ipam.installUplinkRoutesForDelegatedIPAM` implies a non-empty `ipam`; testing only
     // the leaf spares building the merged `ipam` map.
-    if ctx.on("ipam.installUplinkRoutesForDelegatedIPAM") {
-        data.qv(
-            ctx,
-            "install-uplink-routes-for-delegated-ipam",
-            "ipam.installUplinkRoutesForDelegatedIPAM",
-        );
-    }
-    if has(ctx, "k8sNetworkPolicy.enabled") {
-        data.qv(ctx, "enable-k8s-networkpolicy", "k8sNetworkPolicy.enabled");
-    }
+    data.qv_when(
+        ctx,
+        on,
+        "install-uplink-routes-for-delegated-ipam",
+        "ipam.installUplinkRoutesForDelegatedIPAM",
+    );
+    data.qv_when(
+        ctx,
+        has,
+        "enable-k8s-networkpolicy",
+        "k8sNetworkPolicy.enabled",
+    );
     data.qv(
         ctx,
         "enable-endpoint-lockdown-on-policy-overflow",
         "endpointLockdownOnMapOverflow",
     );
     cni_files(ctx, d, data)?;
-    if ctx.on("kubeConfigPath") {
-        data.qv(ctx, "k8s-kubeconfig-path", "kubeConfigPath");
-    }
+    data.qv_when(ctx, on, "k8s-kubeconfig-path", "kubeConfigPath");
     // Other chained plugins own connectivity, so endpoint health checks would fail.
     let health = ctx.on("endpointHealthChecking.enabled")
         && (d.chaining_is("portmap") || d.chaining_is("none"));
     data.s("enable-endpoint-health-checking", health.to_string());
-    if has(ctx, "healthChecking") {
-        data.qv(ctx, "enable-health-checking", "healthChecking");
-    }
-    if ctx.on("healthCheckICMPFailureThreshold") {
-        data.qv(
-            ctx,
-            "health-check-icmp-failure-threshold",
-            "healthCheckICMPFailureThreshold",
-        );
-    }
+    data.qv_when(ctx, has, "enable-health-checking", "healthChecking");
+    data.qv_when(
+        ctx,
+        on,
+        "health-check-icmp-failure-threshold",
+        "healthCheckICMPFailureThreshold",
+    );
     data.s(
         "enable-well-known-identities",
         ctx.on("wellKnownIdentities.enabled").to_string(),

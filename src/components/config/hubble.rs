@@ -23,13 +23,12 @@ pub fn hubble(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), RenderErro
         }
     }
     metrics(ctx, data)?;
-    if has(ctx, "hubble.networkPolicyCorrelation.enabled") {
-        data.qv(
-            ctx,
-            "hubble-network-policy-correlation-enabled",
-            "hubble.networkPolicyCorrelation.enabled",
-        );
-    }
+    data.qv_when(
+        ctx,
+        has,
+        "hubble-network-policy-correlation-enabled",
+        "hubble.networkPolicyCorrelation.enabled",
+    );
     if ctx.on("hubble.redact") && ctx.v("hubble.redact.enabled") == &Value::Bool(true) {
         redact(ctx, data)?;
     }
@@ -73,13 +72,12 @@ pub fn hubble(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), RenderErro
     {
         data.s("hubble-prefer-ipv6", "true");
     }
-    if has(ctx, "hubble.skipUnknownCGroupIDs") {
-        data.qv(
-            ctx,
-            "hubble-skip-unknown-cgroup-ids",
-            "hubble.skipUnknownCGroupIDs",
-        );
-    }
+    data.qv_when(
+        ctx,
+        has,
+        "hubble-skip-unknown-cgroup-ids",
+        "hubble.skipUnknownCGroupIDs",
+    );
     Ok(())
 }
 

@@ -125,9 +125,14 @@ impl Data {
     /// condition holds for `path`, `qv` of that path, in the order given.
     fn qv_each(&mut self, ctx: &Ctx, rows: &[(Cond, &str, &str)]) {
         for (when, key, path) in rows {
-            if when(ctx, path) {
-                self.qv(ctx, key, path);
-            }
+            self.qv_when(ctx, *when, key, path);
+        }
+    }
+
+    /// One row of `qv_each`: `qv` of `path` when `when` holds for it.
+    fn qv_when(&mut self, ctx: &Ctx, when: Cond, key: &str, path: &str) {
+        if when(ctx, path) {
+            self.qv(ctx, key, path);
         }
     }
 
