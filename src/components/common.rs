@@ -600,6 +600,26 @@ pub struct MonitorSpec<'a> {
     pub job_label: bool,
 }
 
+/// The chart's own labels on the agent, Hubble, Hubble Relay and clustermesh ServiceMonitors:
+/// Cilium 1.18.2 added `app.kubernetes.io/name` to all four (and `part-of` to Relay's, which had
+/// none before), so the change lives here once.
+pub fn monitor_labels<'a>(
+    ctx: &Ctx,
+    name: &'a str,
+    part_of_before: bool,
+) -> Vec<(&'a str, &'a str)> {
+    if ctx.plan.cilium.at_least(1, 18, 2) {
+        vec![
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", name),
+        ]
+    } else if part_of_before {
+        vec![("app.kubernetes.io/part-of", "cilium")]
+    } else {
+        Vec::new()
+    }
+}
+
 /// A ServiceMonitor for a component's metrics Service, in the `MonitorSpec` shape.
 pub fn service_monitor(ctx: &Ctx, s: MonitorSpec) -> Value {
     let v = |k: &str| ctx.v(&format!("{}.{k}", s.values));

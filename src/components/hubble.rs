@@ -185,14 +185,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     } else {
         own_ns.clone()
     };
-    let fixed: &[(&str, &str)] = if ctx.plan.cilium.at_least(1, 18, 2) {
-        &[
-            ("app.kubernetes.io/part-of", "cilium"),
-            ("app.kubernetes.io/name", "hubble"),
-        ]
-    } else {
-        &[("app.kubernetes.io/part-of", "cilium")]
-    };
+    let fixed = &super::common::monitor_labels(ctx, "hubble", true);
     let mut endpoint = scrape_endpoint(sm, "hubble-metrics", true, true);
     if ctx.on("hubble.metrics.tls.enabled") {
         // Sprig's merge keeps the user's keys and only adds a missing serverName.

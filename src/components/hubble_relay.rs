@@ -327,14 +327,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     } else {
         own_ns.clone()
     };
-    let fixed: &[(&str, &str)] = if ctx.plan.cilium.at_least(1, 18, 2) {
-        &[
-            ("app.kubernetes.io/part-of", "cilium"),
-            ("app.kubernetes.io/name", APP),
-        ]
-    } else {
-        &[]
-    };
+    let fixed = &super::common::monitor_labels(ctx, APP, false);
     let endpoint = scrape_endpoint(sm, "metrics", false, true);
     json!({
         "apiVersion": "monitoring.coreos.com/v1",

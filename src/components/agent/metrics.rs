@@ -101,11 +101,7 @@ fn endpoint(ctx: &Ctx, port: &str, prefix: &str, scrape_timeout: bool) -> Value 
 }
 
 fn service_monitor(ctx: &Ctx) -> Value {
-    let mut fixed = vec![("app.kubernetes.io/part-of", "cilium")];
-    // 1.18.2 added the name label, which the ServiceMonitor's own selector also uses.
-    if ctx.plan.cilium.at_least(1, 18, 2) {
-        fixed.push(("app.kubernetes.io/name", "cilium-agent"));
-    }
+    let fixed = super::super::common::monitor_labels(ctx, "cilium-agent", true);
     let sm_labels = labels(
         &fixed,
         &[

@@ -262,11 +262,7 @@ fn service_monitor(ctx: &Ctx, s: &State) -> Result<Option<Value>, RenderError> {
     } else {
         s.namespace.clone()
     };
-    let mut fixed = vec![("app.kubernetes.io/part-of", "cilium")];
-    // The name label was added in 1.18.2.
-    if ctx.plan.cilium.at_least(1, 18, 2) {
-        fixed.push(("app.kubernetes.io/name", APP));
-    }
+    let fixed = super::common::monitor_labels(ctx, APP, true);
     let labels = Some(labels(
         &fixed,
         &[ctx.v("commonLabels"), ctx.v(&sm("labels"))],
