@@ -3,6 +3,10 @@
 //! Targets on a 2-core machine: ≤ 0.5 ms in-process, ≤ 3 ms whole process, ≤ 15 MB RSS.
 //! Run: `cargo bench` (it builds the release binary first if needed).
 
+// The binary's allocator, so that the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "../tests/support/scenario.rs"]
 mod scenario;
 

@@ -57,7 +57,7 @@ fn field<'a>(o: &'a Value, path: &[&str]) -> &'a str {
 }
 
 /// Sort key: install-order rank, then kind name (for custom resources), namespace, name.
-fn order_key(o: &Value) -> (usize, String, String, String) {
+fn order_key(o: &Value) -> (usize, &str, &str, &str) {
     let kind = field(o, &["kind"]);
     let rank = KIND_ORDER
         .iter()
@@ -65,10 +65,20 @@ fn order_key(o: &Value) -> (usize, String, String, String) {
         .unwrap_or(KIND_ORDER.len());
     (
         rank,
-        kind.to_string(),
-        field(o, &["metadata", "namespace"]).to_string(),
-        field(o, &["metadata", "name"]).to_string(),
+        kind,
+        field(o, &["metadata", "namespace"]),
+        field(o, &["metadata", "name"]),
     )
+}
+
+/// The objects in install order (a stable sort: equal keys keep the components' order).
+fn sorted(objects: Vec<Value>) -> Vec<Value> {
+    let keys: Vec<_> = objects.iter().map(order_key).collect();
+    let mut order: Vec<usize> = (0..objects.len()).collect();
+    order.sort_by_key(|&i| keys[i]);
+    drop(keys);
+    let mut slots: Vec<Option<Value>> = objects.into_iter().map(Some).collect();
+    order.iter().filter_map(|&i| slots[i].take()).collect()
 }
 
 /// Canonical text of one object (without the `---` line): the form every checksum is taken of.
@@ -104,37 +114,83 @@ fn stream(objects: &[Value]) -> String {
     out
 }
 
+/// What stands in for the hash until it is known: the same length, so the text around it
+/// never moves.
+const PLACEHOLDER: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
 /// Orders the objects, hashes the stream and stamps the hash; returns the final text.
-pub fn finish(mut objects: Vec<Value>) -> String {
-    objects.sort_by_cached_key(order_key);
-    for o in objects.iter_mut() {
-        remove_content_hash(o);
-    }
-    // Each document is written once, into the stream itself; only the one that carries the hash
-    // is written again, in place of its unstamped text.
-    let mut out = String::with_capacity(objects.len() * 4096);
-    let mut bounds = Vec::with_capacity(objects.len() + 1);
-    bounds.push(0);
-    for o in &objects {
-        crate::yaml::write_document(&mut out, o);
-        bounds.push(out.len());
-    }
-    let hash = hex(&Sha256::digest(out.as_bytes()));
+///
+/// Each document is written once, the carrier of the hash with a placeholder in its place. The
+/// hash is taken over the stream without the annotation (the lines that only it brings), as
+/// `verify` recomputes it, and then written over the placeholder.
+pub fn finish(objects: Vec<Value>) -> String {
+    let objects = sorted(objects);
     let target = objects
         .iter()
         .position(|o| {
             field(o, &["kind"]) == "ConfigMap" && field(o, &["metadata", "name"]) == "cilium-config"
         })
         .unwrap_or(0);
-    if let Some(o) = objects.get_mut(target) {
-        // The objects are ours and done with: stamp in place rather than copy.
-        stamp(o, &hash);
-        let tail = out.split_off(bounds[target + 1]);
-        out.truncate(bounds[target]);
-        crate::yaml::write_document(&mut out, o);
-        out.push_str(&tail);
+    let mut out = String::with_capacity(objects.len() * 4096);
+    let mut carrier = None;
+    for (i, mut o) in objects.into_iter().enumerate() {
+        remove_content_hash(&mut o);
+        if i != target {
+            // Written and dropped at once, while its memory is still in cache.
+            crate::yaml::write_document(&mut out, &o);
+            continue;
+        }
+        let start = out.len();
+        stamp(&mut o, PLACEHOLDER);
+        crate::yaml::write_document(&mut out, &o);
+        carrier = Some((o, start, out.len()));
     }
-    out
+    let Some((mut carrier, start, end)) = carrier else {
+        return out;
+    };
+    match annotation_lines(&out[start..]) {
+        Some((from, to, digits)) => {
+            let (from, to, digits) = (start + from, start + to, start + digits);
+            let mut hasher = Sha256::new();
+            hasher.update(&out.as_bytes()[..from]);
+            hasher.update(&out.as_bytes()[to..]);
+            let hash = hex(&hasher.finalize());
+            out.replace_range(digits..digits + hash.len(), &hash);
+            out
+        }
+        // Not reached with this writer; kept so a change to it cannot stamp a wrong hash.
+        None => {
+            remove_content_hash(&mut carrier);
+            let mut unstamped = String::with_capacity(out.len());
+            unstamped.push_str(&out[..start]);
+            crate::yaml::write_document(&mut unstamped, &carrier);
+            unstamped.push_str(&out[end..]);
+            let hash = hex(&Sha256::digest(unstamped.as_bytes()));
+            stamp(&mut carrier, &hash);
+            let mut stamped = String::with_capacity(out.len());
+            stamped.push_str(&out[..start]);
+            crate::yaml::write_document(&mut stamped, &carrier);
+            stamped.push_str(&out[end..]);
+            stamped
+        }
+    }
+}
+
+/// In one written document stamped with the placeholder: the byte range of the lines the
+/// annotation alone brings (its own, and `annotations:` when it is the only one), and where the
+/// placeholder's digits start.
+fn annotation_lines(doc: &str) -> Option<(usize, usize, usize)> {
+    let line = format!("\n    {CONTENT_HASH_ANNOTATION}: sha256:{PLACEHOLDER}\n");
+    let at = doc.find(&line)?;
+    let (from, to) = (at + 1, at + line.len());
+    let digits = to - 1 - PLACEHOLDER.len();
+    const PARENT: &str = "\n  annotations:";
+    let alone = doc[..at].ends_with(PARENT) && !doc[to..].starts_with("    ");
+    Some(if alone {
+        (at + 1 - PARENT.len(), to, digits)
+    } else {
+        (from, to, digits)
+    })
 }
 
 fn stamp(o: &mut Value, hash: &str) {
@@ -156,13 +212,15 @@ fn stamp(o: &mut Value, hash: &str) {
 }
 
 fn remove_content_hash(o: &mut Value) {
-    if let Some(Value::Object(ann)) = o.pointer_mut("/metadata/annotations") {
-        ann.remove(CONTENT_HASH_ANNOTATION);
-        if ann.is_empty() {
-            if let Some(Value::Object(meta)) = o.pointer_mut("/metadata") {
-                meta.remove("annotations");
-            }
-        }
+    let Some(Value::Object(meta)) = o.get_mut("metadata") else {
+        return;
+    };
+    let Some(Value::Object(ann)) = meta.get_mut("annotations") else {
+        return;
+    };
+    ann.remove(CONTENT_HASH_ANNOTATION);
+    if ann.is_empty() {
+        meta.remove("annotations");
     }
 }
 
@@ -182,6 +240,96 @@ pub fn verify(text: &str) -> Result<(Option<String>, String), String> {
         remove_content_hash(&mut d);
         objects.push(d);
     }
-    objects.sort_by_cached_key(order_key);
+    let objects = sorted(objects);
     Ok((stamped, sha256_bytes(stream(&objects).as_bytes())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn config_map(name: &str, annotations: Option<Value>) -> Value {
+        let mut o = json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "kube-system", "labels": {"a": "b"}},
+            "data": {"k": "v"},
+        });
+        if let Some(a) = annotations {
+            o["metadata"]["annotations"] = a;
+        }
+        o
+    }
+
+    fn objects(carrier_annotations: Option<Value>) -> Vec<Value> {
+        vec![
+            json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "cilium"}}),
+            config_map("cilium-config", carrier_annotations),
+            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "cilium"}}),
+        ]
+    }
+
+    /// The stamped hash is the one `verify` recomputes: the hash of the stream without it.
+    #[test]
+    fn the_stamped_hash_is_the_hash_of_the_unstamped_stream() {
+        let cases = [
+            None,
+            Some(json!({"z-last": "1"})),
+            Some(json!({"a-first": "1"})),
+            Some(json!({"a-first": "1", "z-last": "2"})),
+            // A stale stamp of ours is replaced, not kept.
+            Some(json!({CONTENT_HASH_ANNOTATION: "sha256:stale"})),
+        ];
+        for annotations in cases {
+            let text = finish(objects(annotations.clone()));
+            let (stamped, computed) = verify(&text).unwrap();
+            assert_eq!(stamped.as_deref(), Some(computed.as_str()), "{annotations:?}");
+            assert_eq!(text.matches(CONTENT_HASH_ANNOTATION).count(), 1);
+            let mut unstamped = sorted(objects(annotations));
+            unstamped.iter_mut().for_each(remove_content_hash);
+            assert_eq!(computed, sha256_bytes(stream(&unstamped).as_bytes()));
+        }
+    }
+
+    #[test]
+    fn without_cilium_config_the_first_object_carries_the_hash() {
+        let mut objs = objects(None);
+        objs.remove(1);
+        objs.push(config_map("other", None));
+        let text = finish(objs);
+        let first = text.split("\n---\n").next().unwrap();
+        assert!(first.contains("kind: ServiceAccount"), "{text}");
+        assert!(first.contains(CONTENT_HASH_ANNOTATION), "{text}");
+        let (stamped, computed) = verify(&text).unwrap();
+        assert_eq!(stamped, Some(computed));
+    }
+
+    #[test]
+    fn objects_are_in_install_order_and_stable_among_equals() {
+        let text = finish(vec![
+            json!({"kind": "Deployment", "metadata": {"name": "b"}}),
+            json!({"kind": "ServiceAccount", "metadata": {"name": "z"}}),
+            json!({"kind": "Deployment", "metadata": {"name": "a"}}),
+            json!({"kind": "Widget", "metadata": {"name": "a"}, "spec": 1}),
+            json!({"kind": "Widget", "metadata": {"name": "a"}, "spec": 2}),
+        ]);
+        let kinds: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("kind:") || l.starts_with("spec:"))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "kind: ServiceAccount",
+                "kind: Deployment",
+                "kind: Deployment",
+                "kind: Widget",
+                "spec: 1",
+                "kind: Widget",
+                "spec: 2"
+            ]
+        );
+        assert!(text.find("name: a").unwrap() < text.find("name: b").unwrap());
+    }
 }

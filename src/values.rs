@@ -214,9 +214,12 @@ impl PathIndex {
             let word = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
             h = (h.rotate_left(5) ^ word).wrapping_mul(K);
         }
-        let mut tail = [0u8; 8];
-        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+        let tail = chunks
+            .remainder()
+            .iter()
+            .rev()
+            .fold(0u64, |w, &b| (w << 8) | b as u64);
+        h = (h.rotate_left(5) ^ tail).wrapping_mul(K);
         (h >> (64 - self.bits)) as usize
     }
 
@@ -460,13 +463,18 @@ impl Values {
                 Some(Value::Null) => return &NULL,
                 Some(uv) => uv,
             };
-            if let (Value::Object(um), Some(Value::Object(dm))) = (uv, index.get(&path[..end])) {
-                if end == path.len() {
+            if let Value::Object(um) = uv {
+                // Further down, whatever the user's map lacks is the defaults' (and where the
+                // default is no map, the index has nothing below it): no need to look the
+                // default up on the way.
+                if end < path.len() {
+                    over = um;
+                    start = end + 1;
+                    continue;
+                }
+                if let Some(Value::Object(dm)) = index.get(path) {
                     return self.built_node(path, View::Merged(dm, um));
                 }
-                over = um;
-                start = end + 1;
-                continue;
             }
             // The user's value replaces the default here, whole.
             let mut node = View::User(uv);

@@ -44,6 +44,11 @@ pub struct Ctx<'a> {
     pub chart: Option<&'a ChartFiles>,
     /// `config::cilium_config_checksum`, computed on first use.
     pub(crate) config_checksum: std::cell::OnceCell<String>,
+    /// The `cilium-config` ConfigMap built for that checksum, kept for the config component to
+    /// take, so the largest ConfigMap is built once per render.
+    pub(crate) config_map: std::cell::Cell<Option<Value>>,
+    /// `namespace()`, which nearly every object's metadata reads.
+    namespace: String,
 }
 
 impl<'a> Ctx<'a> {
@@ -53,6 +58,11 @@ impl<'a> Ctx<'a> {
             plan,
             chart,
             config_checksum: std::cell::OnceCell::new(),
+            config_map: std::cell::Cell::new(None),
+            namespace: match crate::tmpl::quote(values.get("namespaceOverride")) {
+                over if !over.is_empty() => over,
+                _ => plan.release_namespace.clone(),
+            },
         }
     }
 
@@ -73,12 +83,7 @@ impl<'a> Ctx<'a> {
 
     /// The namespace of Cilium's objects: `namespaceOverride`, else the release namespace.
     pub fn namespace(&self) -> String {
-        let over = self.text("namespaceOverride");
-        if over.is_empty() {
-            self.plan.release_namespace.clone()
-        } else {
-            over
-        }
+        self.namespace.clone()
     }
 
     /// An error about one value, naming where the user set it.

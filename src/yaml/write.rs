@@ -154,7 +154,17 @@ fn literal_ok(s: &str) -> bool {
     if matches!(b.first(), Some(b'\n' | b' ' | b'\t')) {
         return false;
     }
-    for (i, &c) in b.iter().enumerate() {
+    let mut i = 0;
+    while i < b.len() {
+        // Eight printable ASCII bytes at a time need no closer look (texts are mostly those).
+        if let Some(word) = b.get(i..i + 8) {
+            let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
+            if all_printable_ascii(w) {
+                i += 8;
+                continue;
+            }
+        }
+        let c = b[i];
         match c {
             // No line may end in a space or tab.
             b'\n' if i > 0 && matches!(b[i - 1], b' ' | b'\t') => return false,
@@ -168,8 +178,22 @@ fn literal_ok(s: &str) -> bool {
             0xe2 if matches!(b.get(i + 1..i + 3), Some([0x80, 0xa8 | 0xa9])) => return false,
             _ => {}
         }
+        i += 1;
     }
     !matches!(b.last(), Some(b' ' | b'\t'))
+}
+
+/// True when all eight bytes of `w` lie in 0x20..=0x7e (no control character, no DEL, no byte
+/// of a multi-byte character).
+fn all_printable_ascii(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte below 0x20 borrows into its high bit; a byte of 0x7f or more has it, or gets it
+    // when one is added to every byte. Carries only ever add false alarms, which the caller
+    // then checks byte by byte.
+    let below = w.wrapping_sub(ONES * 0x20) & !w;
+    let above = w.wrapping_add(ONES) | w;
+    (below | above) & HIGH == 0
 }
 
 fn write_literal(out: &mut String, s: &str, level: usize) {
@@ -246,7 +270,10 @@ fn is_plain_safe(s: &str) -> bool {
         t
     };
     let b = s.as_bytes();
-    if b.first().is_some_and(u8::is_ascii_alphabetic) && b.iter().all(|&c| NAME[c as usize]) {
+    // Without an early exit the loop runs without a branch per byte.
+    if b.first().is_some_and(u8::is_ascii_alphabetic)
+        && b.iter().fold(true, |ok, &c| ok & NAME[c as usize])
+    {
         return !is_yaml11_word(s);
     }
     is_plain_safe_slow(s)
@@ -409,6 +436,53 @@ mod tests {
                 Value::Object(m.iter().map(|(k, v)| (k.clone(), normalise(v))).collect())
             }
             other => other.clone(),
+        }
+    }
+
+    /// `literal_ok` byte by byte, without the eight-byte shortcut.
+    fn literal_ok_slowly(s: &str) -> bool {
+        let b = s.as_bytes();
+        if matches!(b.first(), Some(b'\n' | b' ' | b'\t')) {
+            return false;
+        }
+        for (i, &c) in b.iter().enumerate() {
+            let bad = match c {
+                b'\n' => i > 0 && matches!(b[i - 1], b' ' | b'\t'),
+                b'\t' => false,
+                0..=0x1f | 0x7f => true,
+                0xc2 => matches!(b.get(i + 1), Some(0x80..=0x9f)),
+                0xef => b.get(i + 1..i + 3) == Some(&[0xbb, 0xbf]),
+                0xe2 => matches!(b.get(i + 1..i + 3), Some([0x80, 0xa8 | 0xa9])),
+                _ => false,
+            };
+            if bad {
+                return false;
+            }
+        }
+        !matches!(b.last(), Some(b' ' | b'\t'))
+    }
+
+    #[test]
+    fn the_fast_literal_check_agrees_with_the_byte_by_byte_one() {
+        let specials = [
+            " \n", "\t\n", "\r", "\u{7f}", "\u{85}", "\u{9f}", "\u{a0}", "\u{feff}", "\u{2028}",
+            "\u{2029}", "\u{2027}", "é", "~", "\u{1}", "\n", "\t", "}", " ",
+        ];
+        let mut checked = 0;
+        for special in specials {
+            for before in 0..20 {
+                for after in 0..12 {
+                    let s = format!("a{}{special}{}\nend", "x".repeat(before), "y".repeat(after));
+                    assert_eq!(literal_ok(&s), literal_ok_slowly(&s), "{s:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, specials.len() * 240);
+        for w in [0u64, u64::MAX, 0x2020_2020_2020_2020, 0x7e7e_7e7e_7e7e_7e7e] {
+            let bytes = w.to_le_bytes();
+            let printable = bytes.iter().all(|b| (0x20..=0x7e).contains(b));
+            assert_eq!(all_printable_ascii(w), printable, "{w:#x}");
         }
     }
 

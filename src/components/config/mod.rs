@@ -27,7 +27,9 @@ pub fn cilium_config_checksum(ctx: &Ctx) -> Result<String, RenderError> {
     if let Some(sum) = ctx.config_checksum.get() {
         return Ok(sum.clone());
     }
-    let sum = crate::output::sha256_hex(&cilium_config(ctx)?.unwrap_or(Value::Null));
+    let config = cilium_config(ctx)?;
+    let sum = crate::output::sha256_hex(config.as_ref().unwrap_or(&Value::Null));
+    ctx.config_map.set(config);
     Ok(ctx.config_checksum.get_or_init(|| sum).clone())
 }
 
@@ -70,7 +72,11 @@ pub fn cilium_config(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
 }
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    let mut out: Vec<Value> = cilium_config(ctx)?.into_iter().collect();
+    let config = match ctx.config_map.take() {
+        Some(built) => Some(built),
+        None => cilium_config(ctx)?,
+    };
+    let mut out: Vec<Value> = config.into_iter().collect();
     out.extend(ip_masq_agent(ctx));
     Ok(out)
 }
