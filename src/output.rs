@@ -284,7 +284,11 @@ mod tests {
         for annotations in cases {
             let text = finish(objects(annotations.clone()));
             let (stamped, computed) = verify(&text).unwrap();
-            assert_eq!(stamped.as_deref(), Some(computed.as_str()), "{annotations:?}");
+            assert_eq!(
+                stamped.as_deref(),
+                Some(computed.as_str()),
+                "{annotations:?}"
+            );
             assert_eq!(text.matches(CONTENT_HASH_ANNOTATION).count(), 1);
             let mut unstamped = sorted(objects(annotations));
             unstamped.iter_mut().for_each(remove_content_hash);

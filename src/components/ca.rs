@@ -1,6 +1,6 @@
 //! Mirrors the chart's templates: cilium-ca-bundle-configmap.yaml, cilium-ca-secret.yaml
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::common::{common_labels, metadata};
 use super::Ctx;
@@ -48,7 +48,7 @@ fn ca_bundle(ctx: &Ctx) -> Result<Value, RenderError> {
     } else {
         ("ConfigMap", "data")
     };
-    Ok(json!({
+    Ok(tree!({
         "apiVersion": "v1",
         "kind": kind,
         "metadata": metadata(&name, Some(&ns), common_labels(ctx), None),
@@ -98,7 +98,7 @@ fn ca_secret(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
     let cert = pem_from_base64(ctx, "tls.ca.cert", "certificate")?;
     let key = pem_from_base64(ctx, "tls.ca.key", "private key")?;
     let ns = ctx.namespace();
-    Ok(Some(json!({
+    Ok(Some(tree!({
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": metadata("cilium-ca", Some(&ns), common_labels(ctx), None),

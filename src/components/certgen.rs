@@ -2,7 +2,7 @@
 //! CronJobs (hubble/tls-cronjob/, clustermesh-apiserver/tls-cronjob/), whose templates have the
 //! same shape and differ only in the fields of `CertgenJob`.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::common::{image, merged, put};
 use super::Ctx;
@@ -30,17 +30,17 @@ pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
     let ns = ctx.namespace();
     let mut args = Vec::new();
     if ctx.on("debug.enabled") {
-        args.push(json!("--debug"));
+        args.push(tree!("--debug"));
     }
-    args.push(json!(format!(
+    args.push(tree!(format!(
         "--ca-generate={}",
         ctx.text("certgen.generateCA")
     )));
-    args.push(json!("--ca-reuse-secret"));
-    args.push(json!(format!("--ca-secret-namespace={ns}")));
-    args.push(json!("--ca-secret-name=cilium-ca"));
-    args.push(json!("--ca-common-name=Cilium CA"));
-    let mut container = json!({
+    args.push(tree!("--ca-reuse-secret"));
+    args.push(tree!(format!("--ca-secret-namespace={ns}")));
+    args.push(tree!("--ca-secret-name=cilium-ca"));
+    args.push(tree!("--ca-common-name=Cilium CA"));
+    let mut container = tree!({
         "name": "certgen",
         "image": image(&cg["image"]),
         "imagePullPolicy": bare(&Value::String(quote(&cg["image"]["pullPolicy"]))),
@@ -63,7 +63,7 @@ pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
         put(
             &mut container,
             "securityContext",
-            Some(json!({"capabilities": {"drop": ["ALL"]}, "allowPrivilegeEscalation": false})),
+            Some(tree!({"capabilities": {"drop": ["ALL"]}, "allowPrivilegeEscalation": false})),
         );
     }
     put(
@@ -85,7 +85,7 @@ pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
         put(
             &mut pod,
             "securityContext",
-            Some(json!({"seccompProfile": {"type": "RuntimeDefault"}})),
+            Some(tree!({"seccompProfile": {"type": "RuntimeDefault"}})),
         );
     }
     put(&mut pod, "nodeSelector", with(&cg["nodeSelector"]));
@@ -104,7 +104,7 @@ pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
     );
     put(&mut pod, "volumes", with(&cg["extraVolumes"]));
     put(&mut pod, "affinity", with(&cg["affinity"]));
-    let pod_labels = merged(&[&json!({"k8s-app": job.app}), ctx.v(job.pod_labels)]);
+    let pod_labels = merged(&[&tree!({"k8s-app": job.app}), ctx.v(job.pod_labels)]);
     obj! {
         "template" => obj! {
             "metadata" => obj! {"labels" => pod_labels},
@@ -118,6 +118,7 @@ pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
 mod tests {
     use super::*;
     use crate::components::common::tests::with_release;
+    use serde_json::json;
 
     fn config(_: &Ctx) -> String {
         "certs: []\n".into()

@@ -1,6 +1,6 @@
 //! Helpers the chart shares between components (its `_helpers.tpl`), in one place.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::Ctx;
 use crate::error::RenderError;
@@ -350,7 +350,7 @@ pub fn dashboard_configmaps(ctx: &Ctx, spec: &Dashboards) -> Result<Vec<Value>, 
         let text = ctx.bundled(spec.enabled, path, spec.alternative)?;
         let name: String = stem.chars().take(63).collect();
         let name = name.strip_suffix('-').unwrap_or(&name);
-        out.push(json!({
+        out.push(tree!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": metadata(name, Some(&ns), Some(labels.clone()), annotations.clone()),
@@ -377,18 +377,18 @@ pub fn list_items(ctx: &Ctx, path: &str) -> Result<Vec<Value>, RenderError> {
 pub fn k8s_service_env(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut env = Vec::new();
     if ctx.on("k8sServiceHostRef.name") && ctx.on("k8sServiceHostRef.key") {
-        env.push(json!({
+        env.push(tree!({
             "name": "KUBERNETES_SERVICE_HOST",
             "valueFrom": {"configMapKeyRef": {
                 "name": bare(ctx.v("k8sServiceHostRef.name")),
                 "key": bare(ctx.v("k8sServiceHostRef.key")),
             }},
         }));
-        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
+        env.push(tree!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
     }
     if ctx.on("k8sServiceHost") {
-        env.push(json!({"name": "KUBERNETES_SERVICE_HOST", "value": k8s_service_host(ctx)?}));
-        env.push(json!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
+        env.push(tree!({"name": "KUBERNETES_SERVICE_HOST", "value": k8s_service_host(ctx)?}));
+        env.push(tree!({"name": "KUBERNETES_SERVICE_PORT", "value": k8s_service_port(ctx)?}));
     }
     Ok(env)
 }
@@ -403,7 +403,7 @@ pub fn priority_class_name(ctx: &Ctx, own: &Value, critical: &str) -> Option<Val
 /// `commonLabels`, and the given annotations (callers merge the component's and the account's
 /// own maps in the order their template writes them, which differs between components).
 pub fn service_account(ctx: &Ctx, account: &str, annotations: Option<Value>) -> Value {
-    json!({
+    tree!({
         "apiVersion": "v1",
         "kind": "ServiceAccount",
         "metadata": metadata(
@@ -438,9 +438,9 @@ pub fn pod_disruption_budget(
     }
     spec.insert(
         "selector".into(),
-        json!({"matchLabels": labels(selector, &[])}),
+        tree!({"matchLabels": labels(selector, &[])}),
     );
-    json!({
+    tree!({
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
         "metadata": metadata(
@@ -468,7 +468,7 @@ pub fn topology_spread(constraints: &Value, selector: &[(&str, &str)]) -> Option
                 put(
                     &mut c,
                     "labelSelector",
-                    Some(json!({"matchLabels": labels(selector, &[])})),
+                    Some(tree!({"matchLabels": labels(selector, &[])})),
                 );
             }
             c
@@ -491,7 +491,7 @@ pub fn host_path_mounts(
     let mut mounts = Vec::new();
     let mut volumes = Vec::new();
     for m in entries {
-        let mut mount = json!({
+        let mut mount = tree!({
             "name": bare(&m["name"]),
             "mountPath": bare(&m["mountPath"]),
             "readOnly": bare(&m["readOnly"]),
@@ -504,11 +504,11 @@ pub fn host_path_mounts(
             );
         }
         mounts.push(mount);
-        let mut host = json!({"path": bare(&m["hostPath"])});
+        let mut host = tree!({"path": bare(&m["hostPath"])});
         if truthy(&m["hostPathType"]) {
             put(&mut host, "type", Some(bare(&m["hostPathType"])));
         }
-        volumes.push(json!({"name": bare(&m["name"]), "hostPath": host}));
+        volumes.push(tree!({"name": bare(&m["name"]), "hostPath": host}));
     }
     Ok((mounts, volumes))
 }
@@ -521,14 +521,14 @@ pub fn ca_bundle_source(ctx: &Ctx, path: &str, optional: bool) -> Value {
     } else {
         "configMap"
     };
-    let mut src = json!({
+    let mut src = tree!({
         "name": bare(ctx.v("tls.caBundle.name")),
         "items": [{"key": bare(ctx.v("tls.caBundle.key")), "path": path}],
     });
     if optional {
         put(&mut src, "optional", Some(Value::Bool(true)));
     }
-    json!({ kind: src })
+    tree!({ kind: src })
 }
 
 /// The sources of a projected TLS volume: the certificate Secret's key pair (`items`, already
@@ -543,13 +543,13 @@ pub fn cert_sources(
 ) -> Vec<Value> {
     let bundle = ctx.on("tls.caBundle.enabled");
     if !bundle {
-        items.push(json!({"key": "ca.crt", "path": ca_path}));
+        items.push(tree!({"key": "ca.crt", "path": ca_path}));
     }
-    let mut secret = json!({"name": secret, "items": items});
+    let mut secret = tree!({"name": secret, "items": items});
     if optional {
         put(&mut secret, "optional", Some(Value::Bool(true)));
     }
-    let mut out = vec![json!({ "secret": secret })];
+    let mut out = vec![tree!({ "secret": secret })];
     if bundle {
         out.push(ca_bundle_source(ctx, ca_path, optional));
     }
@@ -565,7 +565,7 @@ pub fn scrape_endpoint(
     honor_labels: bool,
     scrape_timeout: bool,
 ) -> Value {
-    let mut e = json!({
+    let mut e = tree!({
         "port": port,
         "interval": quote(&block["interval"]),
         "path": "/metrics",
@@ -639,7 +639,7 @@ pub fn service_monitor(ctx: &Ctx, s: MonitorSpec) -> Value {
     );
     let annotations = merged(&[ctx.v(s.annotations), v("annotations")]);
     let endpoint = scrape_endpoint(ctx.v(s.values), s.port, true, true);
-    let mut spec = json!({
+    let mut spec = tree!({
         "selector": {"matchLabels": labels(s.selector, &[])},
         "namespaceSelector": {"matchNames": [ctx.namespace()]},
         "endpoints": [endpoint],
@@ -652,7 +652,7 @@ pub fn service_monitor(ctx: &Ctx, s: MonitorSpec) -> Value {
             Some(crate::tmpl::quoted(v("jobLabel"))),
         );
     }
-    json!({
+    tree!({
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "ServiceMonitor",
         "metadata": metadata(s.name, Some(&namespace), Some(meta_labels), annotations),

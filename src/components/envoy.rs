@@ -1,6 +1,6 @@
 //! Mirrors the chart's templates: cilium-envoy/
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::common::{
     self, host_path_mounts, labels, list_items, metadata, priority_class_name, put,
@@ -59,7 +59,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
 fn config_map(ctx: &Ctx) -> Result<Value, RenderError> {
     let mut text = to_json(&bootstrap(ctx)?);
     text.push('\n');
-    Ok(json!({
+    Ok(tree!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata(
@@ -122,11 +122,11 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
             ("192.168.0.0", 16),
             ("127.0.0.1", 32),
         ] {
-            cidrs.push(json!({"addressPrefix": p, "prefixLen": l}));
+            cidrs.push(tree!({"addressPrefix": p, "prefixLen": l}));
         }
     }
     if v6 {
-        cidrs.push(json!({"addressPrefix": "::1", "prefixLen": 128}));
+        cidrs.push(tree!({"addressPrefix": "::1", "prefixLen": 128}));
     }
     let cidrs = if cidrs.is_empty() {
         Value::Null
@@ -134,11 +134,11 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
         Value::Array(cidrs)
     };
     let listener = |l: Listener| {
-        let socket = |address: &str| json!({"socketAddress": {"address": address, "portValue": l.port.clone()}});
+        let socket = |address: &str| tree!({"socketAddress": {"address": address, "portValue": l.port.clone()}});
         let mut hosts = Map::new();
         hosts.insert(
             l.hosts_key.into(),
-            json!([{
+            tree!([{
                 "name": l.route,
                 "domains": ["*"],
                 "routes": [{
@@ -152,7 +152,7 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
             "@type" => HCM,
             "statPrefix" => l.name,
             "routeConfig" => hosts,
-            "httpFilters" => json!([{
+            "httpFilters" => tree!([{
                 "name": "envoy.filters.http.router",
                 "typedConfig": {"@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"},
             }]),
@@ -172,7 +172,7 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
             put(
                 &mut out,
                 "additionalAddresses",
-                Some(json!([{"address": socket(l.dual)}])),
+                Some(tree!([{"address": socket(l.dual)}])),
             );
         }
         out
@@ -224,17 +224,17 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
     let retries = bare(ctx.v("envoy.maxConcurrentRetries"));
     let per_conn = bare(ctx.v("envoy.maxRequestsPerConnection"));
     let original_dst = |name: &str, tls: bool| {
-        let mut options = json!({
+        let mut options = tree!({
             "@type": HTTP_OPTIONS,
             "commonHttpProtocolOptions": {
-                "idleTimeout": idle_conn,
-                "maxConnectionDuration": max_duration,
-                "maxRequestsPerConnection": per_conn,
+                "idleTimeout": &idle_conn,
+                "maxConnectionDuration": &max_duration,
+                "maxRequestsPerConnection": &per_conn,
             },
             "useDownstreamProtocolConfig": {},
         });
         if tls {
-            put(&mut options, "upstreamHttpProtocolOptions", Some(json!({})));
+            put(&mut options, "upstreamHttpProtocolOptions", Some(tree!({})));
         }
         let mut protocol = Map::new();
         protocol.insert(HTTP_OPTIONS_KEY.into(), options);
@@ -242,7 +242,7 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
             "name" => name,
             "type" => "ORIGINAL_DST",
             "connectTimeout" => connect.as_str(),
-            "circuitBreakers" => json!({"thresholds": [{"maxRetries": retries}]}),
+            "circuitBreakers" => tree!({"thresholds": [{"maxRetries": &retries}]}),
             "lbPolicy" => "CLUSTER_PROVIDED",
             "typedExtensionProtocolOptions" => protocol,
             "cleanupInterval" => cleanup.as_str(),
@@ -251,7 +251,7 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
             put(
                 &mut c,
                 "transportSocket",
-                Some(json!({
+                Some(tree!({
                     "name": "cilium.tls_wrapper",
                     "typedConfig": {"@type": "type.googleapis.com/cilium.UpstreamTlsWrapperContext"},
                 })),
@@ -260,10 +260,10 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
         c
     };
     let pipe_cluster = |name: &str, socket: &str| {
-        json!({
+        tree!({
             "name": name,
             "type": "STATIC",
-            "connectTimeout": connect,
+            "connectTimeout": &connect,
             "loadAssignment": {
                 "clusterName": name,
                 "endpoints": [{"lbEndpoints": [{"endpoint": {"address": {"pipe": {"path": socket}}}}]}],
@@ -274,7 +274,7 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
     let mut xds_options = Map::new();
     xds_options.insert(
         HTTP_OPTIONS_KEY.into(),
-        json!({"@type": HTTP_OPTIONS, "explicitHttpConfig": {"http2ProtocolOptions": {}}}),
+        tree!({"@type": HTTP_OPTIONS, "explicitHttpConfig": {"http2ProtocolOptions": {}}}),
     );
     put(
         &mut xds,
@@ -291,7 +291,7 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
     ];
 
     let fetch = format!("{}s", inline(ctx, "envoy.initialFetchTimeoutSeconds")?);
-    let xds_source = json!({
+    let xds_source = tree!({
         "initialFetchTimeout": fetch,
         "apiConfigSource": {
             "apiType": "GRPC",
@@ -303,26 +303,26 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
     });
 
     let log_format = if ctx.on("envoy.log.format_json") {
-        json!({"jsonFormat": ctx.v("envoy.log.format_json").clone()})
+        tree!({"jsonFormat": ctx.v("envoy.log.format_json").clone()})
     } else {
-        json!({"textFormat": inline(ctx, "envoy.log.format")?})
+        tree!({"textFormat": inline(ctx, "envoy.log.format")?})
     };
 
-    let mut admin_pipe = json!({"path": "/var/run/cilium/envoy/sockets/admin.sock"});
+    let mut admin_pipe = tree!({"path": "/var/run/cilium/envoy/sockets/admin.sock"});
     if ctx.plan.cilium.at_least(1, 18, 8) {
         // Socket permissions 0660 (octal), which YAML reads as 432.
-        put(&mut admin_pipe, "mode", Some(json!(432)));
+        put(&mut admin_pipe, "mode", Some(tree!(432)));
     }
 
     Ok(obj! {
-        "node" => json!({"id": "host~127.0.0.1~no-id~localdomain", "cluster": "ingress-cluster"}),
+        "node" => tree!({"id": "host~127.0.0.1~no-id~localdomain", "cluster": "ingress-cluster"}),
         "staticResources" => obj! {"listeners" => listeners, "clusters" => clusters},
         "dynamicResources" => obj! {"ldsConfig" => xds_source.clone(), "cdsConfig" => xds_source},
-        "bootstrapExtensions" => json!([{
+        "bootstrapExtensions" => tree!([{
             "name": "envoy.bootstrap.internal_listener",
             "typedConfig": {"@type": "type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener"},
         }]),
-        "overloadManager" => json!({"resourceMonitors": [{
+        "overloadManager" => tree!({"resourceMonitors": [{
             "name": "envoy.resource_monitors.global_downstream_max_connections",
             "typedConfig": {
                 "@type": "type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig",
@@ -401,7 +401,7 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     args.extend(list_items(ctx, "envoy.extraArgs")?);
 
     let health = bare(ctx.v("envoy.healthPort"));
-    let http_get = json!({
+    let http_get = tree!({
         "host": loopback(ctx),
         "path": "/healthz",
         "port": health,
@@ -409,22 +409,22 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     });
 
     let mut env = vec![
-        json!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}}}),
-        json!({"name": "CILIUM_K8S_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}),
+        tree!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}}}),
+        tree!({"name": "CILIUM_K8S_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}),
     ];
     env.extend(common::k8s_service_env(ctx)?);
     env.extend(list_items(ctx, "envoy.extraEnv")?);
 
     let security = if privileged {
-        json!({"privileged": true})
+        tree!({"privileged": true})
     } else {
-        let mut caps = json!({"drop": ["ALL"]});
+        let mut caps = tree!({"drop": ["ALL"]});
         put(
             &mut caps,
             "add",
             with(ctx.v("envoy.securityContext.capabilities.envoy")),
         );
-        let mut s = json!({"capabilities": caps});
+        let mut s = tree!({"capabilities": caps});
         put(
             &mut s,
             "seLinuxOptions",
@@ -436,9 +436,9 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     let run_path = quote(ctx.v("daemon.runPath"));
     let bpf_mount = ctx.on("bpf.autoMount.enabled");
     let mut mounts = vec![
-        json!({"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": false}),
-        json!({"name": "envoy-artifacts", "mountPath": "/var/run/cilium/envoy/artifacts", "readOnly": true}),
-        json!({"name": "envoy-config", "mountPath": "/var/run/cilium/envoy/", "readOnly": true}),
+        tree!({"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": false}),
+        tree!({"name": "envoy-artifacts", "mountPath": "/var/run/cilium/envoy/artifacts", "readOnly": true}),
+        tree!({"name": "envoy-config", "mountPath": "/var/run/cilium/envoy/", "readOnly": true}),
     ];
     let cm_name = if ctx.on("envoy.bootstrapConfigMap") {
         print(ctx.v("envoy.bootstrapConfigMap"))
@@ -446,17 +446,17 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
         "cilium-envoy-config".to_string()
     };
     let mut volumes = vec![
-        json!({"name": "envoy-sockets", "hostPath": {"path": format!("{run_path}/envoy/sockets"), "type": "DirectoryOrCreate"}}),
-        json!({"name": "envoy-artifacts", "hostPath": {"path": format!("{run_path}/envoy/artifacts"), "type": "DirectoryOrCreate"}}),
-        json!({"name": "envoy-config", "configMap": {
+        tree!({"name": "envoy-sockets", "hostPath": {"path": format!("{run_path}/envoy/sockets"), "type": "DirectoryOrCreate"}}),
+        tree!({"name": "envoy-artifacts", "hostPath": {"path": format!("{run_path}/envoy/artifacts"), "type": "DirectoryOrCreate"}}),
+        tree!({"name": "envoy-config", "configMap": {
             "name": cm_name,
             "defaultMode": 256,
             "items": [{"key": "bootstrap-config.json", "path": "bootstrap-config.json"}],
         }}),
     ];
     if bpf_mount {
-        mounts.push(json!({"name": "bpf-maps", "mountPath": "/sys/fs/bpf", "mountPropagation": "HostToContainer"}));
-        volumes.push(json!({"name": "bpf-maps", "hostPath": {"path": "/sys/fs/bpf", "type": "DirectoryOrCreate"}}));
+        mounts.push(tree!({"name": "bpf-maps", "mountPath": "/sys/fs/bpf", "mountPropagation": "HostToContainer"}));
+        volumes.push(tree!({"name": "bpf-maps", "hostPath": {"path": "/sys/fs/bpf", "type": "DirectoryOrCreate"}}));
     }
     let (extra_mounts, extra_volumes) =
         host_path_mounts(ctx, "envoy.extraHostPathMounts", HOST_PATH_NOT_A_MAP)?;
@@ -465,8 +465,8 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     volumes.extend(extra_volumes);
     volumes.extend(list_items(ctx, "envoy.extraVolumes")?);
 
-    let readiness = json!({
-        "httpGet": http_get,
+    let readiness = tree!({
+        "httpGet": &http_get,
         "periodSeconds": bare(ctx.v("envoy.readinessProbe.periodSeconds")),
         "successThreshold": 1,
         "failureThreshold": bare(ctx.v("envoy.readinessProbe.failureThreshold")),
@@ -476,7 +476,7 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
         "name" => "cilium-envoy",
         "image" => common::image(ctx.v("envoy.image")),
         "imagePullPolicy" => bare(ctx.v("envoy.image.pullPolicy")),
-        "command" => json!(["/usr/bin/cilium-envoy-starter"]),
+        "command" => tree!(["/usr/bin/cilium-envoy-starter"]),
         "args" => args,
         "readinessProbe" => readiness,
         "env" => env,
@@ -488,8 +488,8 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
         put(
             &mut container,
             "startupProbe",
-            Some(json!({
-                "httpGet": http_get,
+            Some(tree!({
+                "httpGet": &http_get,
                 "failureThreshold": bare(ctx.v("envoy.startupProbe.failureThreshold")),
                 "periodSeconds": bare(ctx.v("envoy.startupProbe.periodSeconds")),
                 "successThreshold": 1,
@@ -501,7 +501,7 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
         put(
             &mut container,
             "livenessProbe",
-            Some(json!({
+            Some(tree!({
                 "httpGet": http_get,
                 "periodSeconds": bare(ctx.v("envoy.livenessProbe.periodSeconds")),
                 "successThreshold": 1,
@@ -513,13 +513,13 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     put(&mut container, "resources", with(ctx.v("envoy.resources")));
     if ctx.on("envoy.prometheus.enabled") {
         let port = bare(ctx.v("envoy.prometheus.port"));
-        let mut ports = vec![json!({
-            "name": "envoy-metrics", "containerPort": port, "hostPort": port, "protocol": "TCP",
+        let mut ports = vec![tree!({
+            "name": "envoy-metrics", "containerPort": &port, "hostPort": port, "protocol": "TCP",
         })];
         if ctx.on("envoy.debug.admin.enabled") && ctx.on("envoy.debug.admin.port") {
             let admin = bare(ctx.v("envoy.debug.admin.port"));
-            ports.push(json!({
-                "name": "envoy-admin", "containerPort": admin, "hostPort": admin, "protocol": "TCP",
+            ports.push(tree!({
+                "name": "envoy-admin", "containerPort": &admin, "hostPort": admin, "protocol": "TCP",
             }));
         }
         put(&mut container, "ports", Some(Value::Array(ports)));
@@ -552,7 +552,7 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     put(&mut spec, "tolerations", with(ctx.v("envoy.tolerations")));
 
     let mut ds_spec = obj! {
-        "selector" => json!({"matchLabels": {"k8s-app": "cilium-envoy"}}),
+        "selector" => tree!({"matchLabels": {"k8s-app": "cilium-envoy"}}),
         "template" => obj! {
             "metadata" => metadata_pod(
                 labels(
@@ -606,7 +606,7 @@ fn service(ctx: &Ctx) -> Value {
         );
     }
     let annotations = common::merged(&[&Value::Object(own), ctx.v("envoy.annotations")]);
-    json!({
+    tree!({
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": metadata(

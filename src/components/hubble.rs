@@ -3,7 +3,7 @@
 //! Also the PodDisruptionBudget builder of Hubble Relay and UI; the certgen Job spec its CronJob
 //! shares with Cluster Mesh lives in `certgen`.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::certgen::{self, CertgenJob};
 use super::common::{
@@ -100,7 +100,7 @@ pub(crate) fn deployment_spec(
     ];
     let mut spec = obj! {
         "replicas" => bare(at("replicas")),
-        "selector" => json!({"matchLabels": {"k8s-app": app}}),
+        "selector" => tree!({"matchLabels": {"k8s-app": app}}),
         "template" => obj! {
             "metadata" => obj! {
                 "annotations" => annotations,
@@ -118,11 +118,11 @@ fn peer_service(ctx: &Ctx) -> Value {
     let port = if ctx.on("hubble.peerService.servicePort") {
         bare(ctx.v("hubble.peerService.servicePort"))
     } else if ctx.on("hubble.tls.enabled") {
-        json!(443)
+        tree!(443)
     } else {
-        json!(80)
+        tree!(80)
     };
-    json!({
+    tree!({
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": metadata(
@@ -149,12 +149,12 @@ fn metrics_service(ctx: &Ctx) -> Value {
     let scrape = if ctx.on("hubble.metrics.serviceMonitor.enabled") {
         Value::Null
     } else {
-        json!({
+        tree!({
             "prometheus.io/scrape": "true",
             "prometheus.io/port": crate::tmpl::quote(ctx.v("hubble.metrics.port")),
         })
     };
-    json!({
+    tree!({
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": metadata(
@@ -197,11 +197,11 @@ fn service_monitor(ctx: &Ctx) -> Value {
             Value::String(format!("{}.hubble-metrics.cilium.io", cluster_dns(ctx)))
         });
         put(&mut endpoint, "tlsConfig", Some(Value::Object(tls)));
-        put(&mut endpoint, "scheme", Some(json!("https")));
+        put(&mut endpoint, "scheme", Some(tree!("https")));
     } else {
-        put(&mut endpoint, "scheme", Some(json!("http")));
+        put(&mut endpoint, "scheme", Some(tree!("http")));
     }
-    let mut spec = json!({
+    let mut spec = tree!({
         "selector": {"matchLabels": {"k8s-app": "hubble"}},
         "namespaceSelector": {"matchNames": [own_ns]},
         "endpoints": [endpoint],
@@ -210,10 +210,10 @@ fn service_monitor(ctx: &Ctx) -> Value {
         put(
             &mut spec,
             "jobLabel",
-            Some(json!(crate::tmpl::quote(&sm["jobLabel"]))),
+            Some(tree!(crate::tmpl::quote(&sm["jobLabel"]))),
         );
     }
-    json!({
+    tree!({
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "ServiceMonitor",
         "metadata": metadata(
@@ -278,7 +278,7 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
             },
         });
     }
-    let hook = json!({"helm.sh/hook": "post-install,post-upgrade"});
+    let hook = tree!({"helm.sh/hook": "post-install,post-upgrade"});
     out.push(obj! {
         "apiVersion" => "batch/v1",
         "kind" => "Job",
@@ -297,7 +297,7 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
                 &[("app.kubernetes.io/part-of", "cilium")],
                 &[],
             ));
-            out.push(json!({
+            out.push(tree!({
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "Role",
                 "metadata": metadata("hubble-generate-certs", Some(&ns), part_of.clone(), with(ha)),
@@ -310,7 +310,7 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
                         "verbs": ["get", "update"]},
                 ],
             }));
-            out.push(json!({
+            out.push(tree!({
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "RoleBinding",
                 "metadata": metadata("hubble-generate-certs", Some(&ns), part_of, with(ha)),
@@ -502,23 +502,23 @@ fn cert_manager(ctx: &Ctx) -> Vec<Value> {
 /// One cert-manager Certificate; `extra` is the values block with extra DNS names and IPs.
 fn certificate(ctx: &Ctx, name: &str, cn: &str, extra: &str, usages: &[&str]) -> Value {
     let ns = ctx.namespace();
-    let mut dns = vec![json!(cn)];
+    let mut dns = vec![tree!(cn)];
     let mut spec = Map::new();
     spec.insert(
         "issuerRef".into(),
         ctx.v("hubble.tls.auto.certManagerIssuerRef").clone(),
     );
-    spec.insert("secretName".into(), json!(name));
-    spec.insert("commonName".into(), json!(cn));
+    spec.insert("secretName".into(), tree!(name));
+    spec.insert("commonName".into(), tree!(cn));
     if !extra.is_empty() {
         let block = ctx.v(extra);
         for d in range_items(&block["extraDnsNames"]) {
-            dns.push(json!(crate::tmpl::quote(d)));
+            dns.push(tree!(crate::tmpl::quote(d)));
         }
         if truthy(&block["extraIpAddresses"]) {
             let ips: Vec<Value> = range_items(&block["extraIpAddresses"])
                 .into_iter()
-                .map(|ip| json!(crate::tmpl::quote(ip)))
+                .map(|ip| tree!(crate::tmpl::quote(ip)))
                 .collect();
             spec.insert("ipAddresses".into(), Value::Array(ips));
         }
@@ -528,10 +528,10 @@ fn certificate(ctx: &Ctx, name: &str, cn: &str, extra: &str, usages: &[&str]) ->
         "duration".into(),
         bare(&Value::String(format!("{}h0m0s", validity_hours(ctx)))),
     );
-    spec.insert("privateKey".into(), json!({"rotationPolicy": "Always"}));
-    spec.insert("isCA".into(), json!(false));
-    spec.insert("usages".into(), json!(usages));
-    json!({
+    spec.insert("privateKey".into(), tree!({"rotationPolicy": "Always"}));
+    spec.insert("isCA".into(), tree!(false));
+    spec.insert("usages".into(), tree!(usages));
+    tree!({
         "apiVersion": "cert-manager.io/v1",
         "kind": "Certificate",
         "metadata": metadata(name, Some(&ns), common_labels(ctx), with(ctx.v("hubble.annotations"))),
@@ -607,7 +607,7 @@ fn tls_secret(ctx: &Ctx, name: &str, block: &str) -> Result<Value, RenderError> 
         }
         data.insert(key.into(), bare(&Value::String(print(v))));
     }
-    Ok(json!({
+    Ok(tree!({
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": metadata(name, Some(&ns), common_labels(ctx), with(ctx.v("hubble.annotations"))),

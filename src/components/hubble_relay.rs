@@ -1,6 +1,6 @@
 //! Mirrors the chart's templates: hubble-relay/
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::common::{
     self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata,
@@ -122,7 +122,7 @@ fn config_text(ctx: &Ctx) -> String {
 
 fn configmap(ctx: &Ctx) -> Value {
     let ns = ctx.namespace();
-    json!({
+    tree!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata("hubble-relay-config", Some(&ns), common_labels(ctx), with(ctx.v("hubble.relay.annotations"))),
@@ -135,7 +135,7 @@ fn scrape_annotations(ctx: &Ctx) -> Value {
     if ctx.on("hubble.relay.prometheus.enabled")
         && !ctx.on("hubble.relay.prometheus.serviceMonitor.enabled")
     {
-        json!({
+        tree!({
             "prometheus.io/port": quote(ctx.v("hubble.relay.prometheus.port")),
             "prometheus.io/scrape": "true",
         })
@@ -148,27 +148,27 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     let ns = ctx.namespace();
     let tls = ctx.on("hubble.tls.enabled");
     let checksum = if truthy(rv(ctx, "rollOutPods")) {
-        json!({"cilium.io/hubble-relay-configmap-checksum": crate::output::sha256_hex(config)})
+        tree!({"cilium.io/hubble-relay-configmap-checksum": crate::output::sha256_hex(config)})
     } else {
         Value::Null
     };
-    let mut args = vec![json!("serve")];
+    let mut args = vec![tree!("serve")];
     if ctx.on("debug.enabled") {
-        args.push(json!("--debug"));
+        args.push(tree!("--debug"));
     }
-    let mut ports = vec![json!({"name": "grpc", "containerPort": bare(rv(ctx, "listenPort"))})];
+    let mut ports = vec![tree!({"name": "grpc", "containerPort": bare(rv(ctx, "listenPort"))})];
     if truthy(rv(ctx, "prometheus.enabled")) {
-        ports.push(json!({"name": "prometheus", "containerPort": bare(rv(ctx, "prometheus.port")), "protocol": "TCP"}));
+        ports.push(tree!({"name": "prometheus", "containerPort": bare(rv(ctx, "prometheus.port")), "protocol": "TCP"}));
     }
     let mut mounts =
-        vec![json!({"name": "config", "mountPath": "/etc/hubble-relay", "readOnly": true})];
+        vec![tree!({"name": "config", "mountPath": "/etc/hubble-relay", "readOnly": true})];
     if tls {
         mounts.push(
-            json!({"name": "tls", "mountPath": "/var/lib/hubble-relay/tls", "readOnly": true}),
+            tree!({"name": "tls", "mountPath": "/var/lib/hubble-relay/tls", "readOnly": true}),
         );
     }
     mounts.extend(list_items(ctx, "hubble.relay.extraVolumeMounts")?);
-    let mut container = json!({
+    let mut container = tree!({
         "name": "hubble-relay",
         "image": image(rv(ctx, "image")),
         "imagePullPolicy": bare(&Value::String(quote(rv(ctx, "image.pullPolicy")))),
@@ -189,7 +189,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     put(&mut container, "env", with(rv(ctx, "extraEnv")));
     put(&mut container, "resources", with(rv(ctx, "resources")));
 
-    let mut volumes = vec![json!({
+    let mut volumes = vec![tree!({
         "name": "config",
         "configMap": {"name": "hubble-relay-config", "items": [{"key": "config.yaml", "path": "config.yaml"}]},
     })];
@@ -203,8 +203,8 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
             ctx,
             &client,
             vec![
-                json!({"key": "tls.crt", "path": "client.crt"}),
-                json!({"key": "tls.key", "path": "client.key"}),
+                tree!({"key": "tls.crt", "path": "client.crt"}),
+                tree!({"key": "tls.key", "path": "client.key"}),
             ],
             "hubble-server-ca.crt",
             false,
@@ -215,13 +215,13 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
             } else {
                 "hubble-relay-server-certs".into()
             };
-            sources.push(json!({"secret": {"name": server, "items": [
+            sources.push(tree!({"secret": {"name": server, "items": [
                 {"key": "tls.crt", "path": "server.crt"},
                 {"key": "tls.key", "path": "server.key"},
             ]}}));
         }
         // defaultMode 0400 (octal) as YAML 1.1 reads it.
-        volumes.push(json!({"name": "tls", "projected": {"defaultMode": 256, "sources": sources}}));
+        volumes.push(tree!({"name": "tls", "projected": {"defaultMode": 256, "sources": sources}}));
     }
     volumes.extend(list_items(ctx, "hubble.relay.extraVolumes")?);
 
@@ -263,21 +263,21 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
 fn service(ctx: &Ctx) -> Value {
     let ns = ctx.namespace();
     let mut port = Map::new();
-    port.insert("protocol".into(), json!("TCP"));
+    port.insert("protocol".into(), tree!("TCP"));
     let p = if truthy(rv(ctx, "servicePort")) {
         bare(rv(ctx, "servicePort"))
     } else if truthy(rv(ctx, "tls.server.enabled")) {
-        json!(443)
+        tree!(443)
     } else {
-        json!(80)
+        tree!(80)
     };
     port.insert("port".into(), p);
-    port.insert("targetPort".into(), json!("grpc"));
+    port.insert("targetPort".into(), tree!("grpc"));
     let svc = rv(ctx, "service");
     if svc["type"].as_str() == Some("NodePort") && truthy(&svc["nodePort"]) {
         port.insert("nodePort".into(), bare(&svc["nodePort"]));
     }
-    json!({
+    tree!({
         "kind": "Service",
         "apiVersion": "v1",
         "metadata": metadata(
@@ -296,7 +296,7 @@ fn service(ctx: &Ctx) -> Value {
 
 fn metrics_service(ctx: &Ctx) -> Value {
     let ns = ctx.namespace();
-    json!({
+    tree!({
         "kind": "Service",
         "apiVersion": "v1",
         "metadata": metadata(
@@ -329,7 +329,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     };
     let fixed = &super::common::monitor_labels(ctx, APP, false);
     let endpoint = scrape_endpoint(sm, "metrics", false, true);
-    json!({
+    tree!({
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "ServiceMonitor",
         "metadata": metadata(

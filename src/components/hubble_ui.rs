@@ -1,6 +1,6 @@
 //! Mirrors the chart's templates: hubble-ui/
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::common::{
     self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata, put,
@@ -108,7 +108,7 @@ fn configmap(ctx: &Ctx) -> Value {
         &ctx.text("hubble.ui.baseUrl"),
         ctx.on("hubble.ui.frontend.server.ipv6.enabled"),
     );
-    json!({
+    tree!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata("hubble-ui-nginx", Some(&ns), common_labels(ctx), with(ctx.v("hubble.ui.annotations"))),
@@ -123,11 +123,11 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     let be = uv(ctx, "backend");
 
     let mut fe_mounts = vec![
-        json!({"name": "hubble-ui-nginx-conf", "mountPath": "/etc/nginx/conf.d/default.conf", "subPath": "nginx.conf"}),
-        json!({"name": "tmp-dir", "mountPath": "/tmp"}),
+        tree!({"name": "hubble-ui-nginx-conf", "mountPath": "/etc/nginx/conf.d/default.conf", "subPath": "nginx.conf"}),
+        tree!({"name": "tmp-dir", "mountPath": "/tmp"}),
     ];
     fe_mounts.extend(list_items(ctx, "hubble.ui.frontend.extraVolumeMounts")?);
-    let mut frontend = json!({
+    let mut frontend = tree!({
         "name": "frontend",
         "image": image(&fe["image"]),
         "imagePullPolicy": bare(&Value::String(quote(&fe["image"]["pullPolicy"]))),
@@ -145,24 +145,24 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
         with(&fe["securityContext"]),
     );
 
-    let mut env = vec![json!({"name": "EVENTS_SERVER_PORT", "value": "8090"})];
+    let mut env = vec![tree!({"name": "EVENTS_SERVER_PORT", "value": "8090"})];
     if relay_tls {
-        env.push(json!({"name": "FLOWS_API_ADDR", "value": "hubble-relay:443"}));
-        env.push(json!({"name": "TLS_TO_RELAY_ENABLED", "value": "true"}));
-        env.push(json!({"name": "TLS_RELAY_SERVER_NAME", "value": bare(&Value::String(ctx.text("hubble.relay.tls.server.relayName")))}));
-        env.push(json!({"name": "TLS_RELAY_CA_CERT_FILES", "value": "/var/lib/hubble-ui/certs/hubble-relay-ca.crt"}));
-        env.push(json!({"name": "TLS_RELAY_CLIENT_CERT_FILE", "value": "/var/lib/hubble-ui/certs/client.crt"}));
-        env.push(json!({"name": "TLS_RELAY_CLIENT_KEY_FILE", "value": "/var/lib/hubble-ui/certs/client.key"}));
+        env.push(tree!({"name": "FLOWS_API_ADDR", "value": "hubble-relay:443"}));
+        env.push(tree!({"name": "TLS_TO_RELAY_ENABLED", "value": "true"}));
+        env.push(tree!({"name": "TLS_RELAY_SERVER_NAME", "value": bare(&Value::String(ctx.text("hubble.relay.tls.server.relayName")))}));
+        env.push(tree!({"name": "TLS_RELAY_CA_CERT_FILES", "value": "/var/lib/hubble-ui/certs/hubble-relay-ca.crt"}));
+        env.push(tree!({"name": "TLS_RELAY_CLIENT_CERT_FILE", "value": "/var/lib/hubble-ui/certs/client.crt"}));
+        env.push(tree!({"name": "TLS_RELAY_CLIENT_KEY_FILE", "value": "/var/lib/hubble-ui/certs/client.key"}));
     } else {
-        env.push(json!({"name": "FLOWS_API_ADDR", "value": "hubble-relay:80"}));
+        env.push(tree!({"name": "FLOWS_API_ADDR", "value": "hubble-relay:80"}));
     }
     env.extend(list_items(ctx, "hubble.ui.backend.extraEnv")?);
     let mut be_mounts = Vec::new();
     if relay_tls {
-        be_mounts.push(json!({"name": "hubble-ui-client-certs", "mountPath": "/var/lib/hubble-ui/certs", "readOnly": true}));
+        be_mounts.push(tree!({"name": "hubble-ui-client-certs", "mountPath": "/var/lib/hubble-ui/certs", "readOnly": true}));
     }
     be_mounts.extend(list_items(ctx, "hubble.ui.backend.extraVolumeMounts")?);
-    let mut backend = json!({
+    let mut backend = tree!({
         "name": "backend",
         "image": image(&be["image"]),
         "imagePullPolicy": bare(&Value::String(quote(&be["image"]["pullPolicy"]))),
@@ -174,14 +174,14 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
         put(
             &mut backend,
             "livenessProbe",
-            Some(json!({"httpGet": {"path": "/healthz", "port": 8090}})),
+            Some(tree!({"httpGet": {"path": "/healthz", "port": 8090}})),
         );
     }
     if truthy(&be["readinessProbe"]["enabled"]) {
         put(
             &mut backend,
             "readinessProbe",
-            Some(json!({"httpGet": {"path": "/healthz", "port": 8090}})),
+            Some(tree!({"httpGet": {"path": "/healthz", "port": 8090}})),
         );
     }
     put(&mut backend, "resources", with(&be["resources"]));
@@ -195,12 +195,12 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     );
 
     let mut volumes = vec![
-        json!({"configMap": {"defaultMode": 420, "name": "hubble-ui-nginx"}, "name": "hubble-ui-nginx-conf"}),
-        json!({"emptyDir": {}, "name": "tmp-dir"}),
+        tree!({"configMap": {"defaultMode": 420, "name": "hubble-ui-nginx"}, "name": "hubble-ui-nginx-conf"}),
+        tree!({"emptyDir": {}, "name": "tmp-dir"}),
     ];
     if relay_tls {
         let mut vol = Map::new();
-        vol.insert("name".into(), json!("hubble-ui-client-certs"));
+        vol.insert("name".into(), tree!("hubble-ui-client-certs"));
         if truthy(uv(ctx, "standalone.enabled")) {
             if let Value::Object(m) = uv(ctx, "standalone.tls.certsVolume") {
                 for (k, v) in m {
@@ -217,8 +217,8 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
                 ctx,
                 &secret,
                 vec![
-                    json!({"key": "tls.crt", "path": "client.crt"}),
-                    json!({"key": "tls.key", "path": "client.key"}),
+                    tree!({"key": "tls.crt", "path": "client.crt"}),
+                    tree!({"key": "tls.key", "path": "client.key"}),
                 ],
                 "hubble-relay-ca.crt",
                 false,
@@ -226,7 +226,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
             // defaultMode 0400 (octal) as YAML 1.1 reads it.
             vol.insert(
                 "projected".into(),
-                json!({"defaultMode": 256, "sources": sources}),
+                tree!({"defaultMode": 256, "sources": sources}),
             );
         }
         volumes.push(Value::Object(vol));
@@ -251,7 +251,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     super::hubble::place_pod(ctx, &mut pod, "hubble.ui", APP);
 
     let checksum = if truthy(uv(ctx, "rollOutPods")) {
-        json!({"cilium.io/hubble-ui-nginx-configmap-checksum": crate::output::sha256_hex(config)})
+        tree!({"cilium.io/hubble-ui-nginx-configmap-checksum": crate::output::sha256_hex(config)})
     } else {
         Value::Null
     };
@@ -273,11 +273,11 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
 fn service(ctx: &Ctx) -> Value {
     let svc = uv(ctx, "service");
     let ns = ctx.namespace();
-    let mut port = json!({"name": "http", "port": 80, "targetPort": 8081});
+    let mut port = tree!({"name": "http", "port": 80, "targetPort": 8081});
     if svc["type"].as_str() == Some("NodePort") && truthy(&svc["nodePort"]) {
         put(&mut port, "nodePort", Some(bare(&svc["nodePort"])));
     }
-    json!({
+    tree!({
         "kind": "Service",
         "apiVersion": "v1",
         "metadata": metadata(
@@ -301,10 +301,10 @@ fn ingress(ctx: &Ctx) -> Value {
     let rules: Vec<Value> = range_items(&ing["hosts"])
         .into_iter()
         .map(|h| {
-            json!({
+            tree!({
                 "host": bare(&Value::String(quote(h))),
                 "http": {"paths": [{
-                    "path": base,
+                    "path": &base,
                     "pathType": "Prefix",
                     "backend": {"service": {"name": APP, "port": {"name": "http"}}},
                 }]},
@@ -321,7 +321,7 @@ fn ingress(ctx: &Ctx) -> Value {
     if !rules.is_empty() {
         spec.insert("rules".into(), Value::Array(rules));
     }
-    json!({
+    tree!({
         "apiVersion": "networking.k8s.io/v1",
         "kind": "Ingress",
         "metadata": metadata(
@@ -343,7 +343,7 @@ fn rbac(ctx: &Ctx) -> Vec<Value> {
     let ann = with(ctx.v("hubble.ui.annotations"));
     let read = ["get", "list", "watch"];
     vec![
-        json!({
+        tree!({
             "kind": "ClusterRole",
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "metadata": metadata(APP, None, part_of.clone(), ann.clone()),
@@ -354,7 +354,7 @@ fn rbac(ctx: &Ctx) -> Vec<Value> {
                 {"apiGroups": ["cilium.io"], "resources": ["*"], "verbs": read},
             ],
         }),
-        json!({
+        tree!({
             "kind": "ClusterRoleBinding",
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "metadata": metadata(APP, None, part_of, ann),

@@ -1,6 +1,6 @@
 //! Mirrors the chart's templates: cilium-ingress-class.yaml, cilium-ingress-service.yaml, cilium-gateway-api-class.yaml
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::common::{common_labels, merged, metadata, put};
 use super::Ctx;
@@ -32,8 +32,8 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
 fn ingress_class(ctx: &Ctx) -> Value {
     let annotations = ctx
         .on("ingressController.default")
-        .then(|| json!({"ingressclass.kubernetes.io/is-default-class": "true"}));
-    json!({
+        .then(|| tree!({"ingressclass.kubernetes.io/is-default-class": "true"}));
+    tree!({
         "apiVersion": "networking.k8s.io/v1",
         "kind": "IngressClass",
         "metadata": metadata("cilium", None, common_labels(ctx), annotations),
@@ -49,18 +49,18 @@ fn service(ctx: &Ctx) -> Value {
     // zero stayed; later releases write them only when set.
     let always_node_ports = !ctx.plan.cilium.at_least(1, 18, 2);
     let port = |name: &str, number: u16, node_port: &Value| {
-        let mut p = json!({"name": name, "port": number, "protocol": "TCP"});
+        let mut p = tree!({"name": name, "port": number, "protocol": "TCP"});
         if always_node_ports || truthy(node_port) {
             put(&mut p, "nodePort", Some(bare(node_port)));
         }
         p
     };
-    let mut spec = json!({
+    let mut spec = tree!({
         "ports": [
             port("http", 80, ctx.v("ingressController.service.insecureNodePort")),
             port("https", 443, ctx.v("ingressController.service.secureNodePort")),
         ],
-        "type": if host_network { json!("ClusterIP") } else { bare(ctx.v(&format!("{svc}.type"))) },
+        "type": if host_network { tree!("ClusterIP") } else { bare(ctx.v(&format!("{svc}.type"))) },
     });
     put(
         &mut spec,
@@ -88,11 +88,11 @@ fn service(ctx: &Ctx) -> Value {
         );
     }
     let labels = merged(&[
-        &json!({"cilium.io/ingress": "true", "app.kubernetes.io/part-of": "cilium"}),
+        &tree!({"cilium.io/ingress": "true", "app.kubernetes.io/part-of": "cilium"}),
         ctx.v(&format!("{svc}.labels")),
         ctx.v("commonLabels"),
     ]);
-    json!({
+    tree!({
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": metadata(
@@ -111,7 +111,7 @@ fn endpoints(ctx: &Ctx) -> Value {
     let ns = ctx.namespace();
     let svc = "ingressController.service";
     let labels = merged(&[ctx.v("commonLabels"), ctx.v(&format!("{svc}.labels"))]);
-    json!({
+    tree!({
         "apiVersion": "v1",
         "kind": "Endpoints",
         "metadata": metadata(
@@ -125,7 +125,7 @@ fn endpoints(ctx: &Ctx) -> Value {
 }
 
 fn gateway_class(ctx: &Ctx) -> Value {
-    json!({
+    tree!({
         "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "GatewayClass",
         "metadata": metadata("cilium", None, common_labels(ctx), None),

@@ -18,6 +18,9 @@ macro_rules! obj {
     }};
 }
 
+#[macro_use]
+pub mod tree;
+
 pub mod agent;
 pub mod ca;
 pub mod certgen;

@@ -1,6 +1,6 @@
 //! Mirrors the chart's templates: cilium-operator/
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::common::{
     self, dashboard_configmaps, host_path_mounts, labels, list_items, merged, metadata,
@@ -93,7 +93,7 @@ pub(super) fn service_account_object(
         if let Value::Object(m) = &mut own {
             m.insert(k.to_string(), v);
         } else if own.is_null() {
-            own = json!({ k: v });
+            own = tree!({ k: v });
         }
     }
     common::service_account(ctx, account, merged(&[component_annotations, &own]))
@@ -170,7 +170,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     let strategy_v = ctx.v("operator.updateStrategy");
     let strategy = if print(replicas) == "1" && strategy_v["type"].as_str() == Some("RollingUpdate")
     {
-        Some(json!({
+        Some(tree!({
             "rollingUpdate": {
                 "maxSurge": bare(&strategy_v["rollingUpdate"]["maxSurge"]),
                 "maxUnavailable": "100%",
@@ -210,21 +210,21 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     args.extend(list_items(ctx, "operator.extraArgs")?);
 
     let mut env = vec![
-        json!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}}}),
-        json!({"name": "CILIUM_K8S_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}),
+        tree!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}}}),
+        tree!({"name": "CILIUM_K8S_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}),
     ];
     if clustermesh_sync(ctx) {
         env.push(
-            json!({"name": "CILIUM_CLUSTERMESH_CONFIG", "value": "/var/lib/cilium/clustermesh/"}),
+            tree!({"name": "CILIUM_CLUSTERMESH_CONFIG", "value": "/var/lib/cilium/clustermesh/"}),
         );
     }
-    env.push(json!({"name": "CILIUM_DEBUG", "valueFrom": {"configMapKeyRef": {"key": "debug", "name": "cilium-config", "optional": true}}}));
+    env.push(tree!({"name": "CILIUM_DEBUG", "valueFrom": {"configMapKeyRef": {"key": "debug", "name": "cilium-config", "optional": true}}}));
     let secret_env = |name: &str, secret: &str, optional: bool| {
-        let mut r = json!({"name": secret, "key": name});
+        let mut r = tree!({"name": secret, "key": name});
         if optional {
             put(&mut r, "optional", Some(Value::Bool(true)));
         }
-        json!({"name": name, "valueFrom": {"secretKeyRef": r}})
+        tree!({"name": name, "valueFrom": {"secretKeyRef": r}})
     };
     if ctx.on("eni.enabled") && !ctx.on("eni.iamRole") {
         for k in [
@@ -251,7 +251,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
             ("AZURE_RESOURCE_GROUP", "azure.resourceGroup"),
         ] {
             if ctx.on(path) {
-                env.push(json!({"name": var, "value": bare(ctx.v(path))}));
+                env.push(tree!({"name": var, "value": bare(ctx.v(path))}));
             }
         }
         env.push(secret_env("AZURE_CLIENT_ID", "cilium-azure", false));
@@ -261,44 +261,44 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
 
     let host_network = ctx.on("operator.hostNetwork");
     let probe = |initial: f64, period: f64, failure: Option<f64>| {
-        let mut get = json!({"path": "/healthz", "port": 9234, "scheme": "HTTP"});
+        let mut get = tree!({"path": "/healthz", "port": 9234, "scheme": "HTTP"});
         if host_network {
             put(&mut get, "host", Some(Value::from(loopback(ctx))));
         }
-        let mut p = json!({
+        let mut p = tree!({
             "httpGet": get,
             "initialDelaySeconds": initial,
             "periodSeconds": period,
             "timeoutSeconds": 3,
         });
         if let Some(f) = failure {
-            put(&mut p, "failureThreshold", Some(json!(f)));
+            put(&mut p, "failureThreshold", Some(tree!(f)));
         }
         p
     };
 
     let mut mounts = vec![
-        json!({"name": "cilium-config-path", "mountPath": "/tmp/cilium/config-map", "readOnly": true}),
+        tree!({"name": "cilium-config-path", "mountPath": "/tmp/cilium/config-map", "readOnly": true}),
     ];
     let mut volumes =
-        vec![json!({"name": "cilium-config-path", "configMap": {"name": "cilium-config"}})];
+        vec![tree!({"name": "cilium-config-path", "configMap": {"name": "cilium-config"}})];
     if ctx.on("etcd.enabled") {
-        mounts.push(json!({"name": "etcd-config-path", "mountPath": "/var/lib/etcd-config", "readOnly": true}));
-        volumes.push(json!({"name": "etcd-config-path", "configMap": {
+        mounts.push(tree!({"name": "etcd-config-path", "mountPath": "/var/lib/etcd-config", "readOnly": true}));
+        volumes.push(tree!({"name": "etcd-config-path", "configMap": {
             "name": "cilium-config", "defaultMode": 256,
             "items": [{"key": "etcd-config", "path": "etcd.config"}]}}));
         if ctx.on("etcd.ssl") {
-            mounts.push(json!({"name": "etcd-secrets", "mountPath": "/var/lib/etcd-secrets", "readOnly": true}));
-            volumes.push(json!({"name": "etcd-secrets", "secret": {
+            mounts.push(tree!({"name": "etcd-secrets", "mountPath": "/var/lib/etcd-secrets", "readOnly": true}));
+            volumes.push(tree!({"name": "etcd-secrets", "secret": {
                 "secretName": "cilium-etcd-secrets", "defaultMode": 256, "optional": true}}));
         }
     }
     if clustermesh_sync(ctx) {
-        mounts.push(json!({"name": "clustermesh-secrets", "mountPath": "/var/lib/cilium/clustermesh", "readOnly": true}));
+        mounts.push(tree!({"name": "clustermesh-secrets", "mountPath": "/var/lib/cilium/clustermesh", "readOnly": true}));
     }
     if ctx.on("kubeConfigPath") {
-        mounts.push(json!({"name": "kube-config", "mountPath": bare(ctx.v("kubeConfigPath")), "readOnly": true}));
-        volumes.push(json!({"name": "kube-config", "hostPath": {"path": bare(ctx.v("kubeConfigPath")), "type": "FileOrCreate"}}));
+        mounts.push(tree!({"name": "kube-config", "mountPath": bare(ctx.v("kubeConfigPath")), "readOnly": true}));
+        volumes.push(tree!({"name": "kube-config", "hostPath": {"path": bare(ctx.v("kubeConfigPath")), "type": "FileOrCreate"}}));
     }
     let spire = ctx.on("authentication.mutual.spire.enabled");
     let spire_dir = bare(&Value::from(path_dir(&quote(
@@ -306,7 +306,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     ))));
     if spire {
         mounts
-            .push(json!({"name": "spire-agent-socket", "mountPath": spire_dir, "readOnly": true}));
+            .push(tree!({"name": "spire-agent-socket", "mountPath": &spire_dir, "readOnly": true}));
     }
     let (extra_mounts, extra_volumes) =
         host_path_mounts(ctx, "operator.extraHostPathMounts", HOST_PATH_NOT_A_MAP)?;
@@ -314,7 +314,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     mounts.extend(list_items(ctx, "operator.extraVolumeMounts")?);
     volumes.extend(extra_volumes);
     if spire {
-        volumes.push(json!({"name": "spire-agent-socket", "hostPath": {"path": spire_dir, "type": "DirectoryOrCreate"}}));
+        volumes.push(tree!({"name": "spire-agent-socket", "hostPath": {"path": spire_dir, "type": "DirectoryOrCreate"}}));
     }
     volumes.extend(list_items(ctx, "operator.extraVolumes")?);
     if clustermesh_sync(ctx) {
@@ -325,7 +325,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         "name" => "cilium-operator",
         "image" => operator_image(ctx),
         "imagePullPolicy" => bare(ctx.v("operator.image.pullPolicy")),
-        "command" => json!([format!("cilium-operator-{cloud}")]),
+        "command" => tree!([format!("cilium-operator-{cloud}")]),
         "args" => args,
         "env" => env,
         "livenessProbe" => probe(60.0, 10.0, None),
@@ -335,11 +335,11 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     };
     if ctx.on("operator.prometheus.enabled") {
         let port = bare(ctx.v("operator.prometheus.port"));
-        let mut p = json!({"name": "prometheus", "containerPort": port, "protocol": "TCP"});
+        let mut p = tree!({"name": "prometheus", "containerPort": &port, "protocol": "TCP"});
         if host_network {
             put(&mut p, "hostPort", Some(port));
         }
-        put(&mut container, "ports", Some(json!([p])));
+        put(&mut container, "ports", Some(tree!([p])));
     }
     put_with(
         &mut container,
@@ -398,7 +398,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
             for c in clusters {
                 if let Value::Array(ips) = &c["ips"] {
                     for ip in ips {
-                        aliases.push(json!({
+                        aliases.push(tree!({
                             "ip": bare(ip),
                             "hostnames": [format!("{}.{domain}", quote(&c["name"]))],
                         }));
@@ -419,7 +419,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
                 "an empty list makes the chart write the agent-not-ready toleration (agentNotReadyTaintKey) outside any list, which is invalid YAML; keep at least one toleration, or set agentNotReadyTaintKey: null",
             ));
         }
-        tolerations.push(json!({"key": bare(taint), "operator": "Exists"}));
+        tolerations.push(tree!({"key": bare(taint), "operator": "Exists"}));
     }
     if !tolerations.is_empty() {
         put(&mut spec, "tolerations", Some(Value::Array(tolerations)));
@@ -427,7 +427,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
 
     let mut deploy_spec = obj! {
         "replicas" => bare(replicas),
-        "selector" => json!({"matchLabels": labels(SELECTOR, &[])}),
+        "selector" => tree!({"matchLabels": labels(SELECTOR, &[])}),
         "template" => obj! {
             "metadata" => metadata_pod(
                 labels(&own_labels, &[common_labels, ctx.v("operator.podLabels")]),
@@ -453,7 +453,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
 
 /// Pod template metadata: labels always, annotations when any.
 pub(super) fn metadata_pod(labels: Value, annotations: Option<Value>) -> Value {
-    let mut m = json!({"labels": labels});
+    let mut m = tree!({"labels": labels});
     put(&mut m, "annotations", annotations);
     m
 }
@@ -462,8 +462,8 @@ pub(super) fn metadata_pod(labels: Value, annotations: Option<Value>) -> Value {
 fn clustermesh_volume(ctx: &Ctx) -> Value {
     let cert = |secret: &str, prefix: &str| {
         let items = vec![
-            json!({"key": "tls.key", "path": format!("{prefix}-etcd-client.key")}),
-            json!({"key": "tls.crt", "path": format!("{prefix}-etcd-client.crt")}),
+            tree!({"key": "tls.key", "path": format!("{prefix}-etcd-client.key")}),
+            tree!({"key": "tls.crt", "path": format!("{prefix}-etcd-client.crt")}),
         ];
         common::cert_sources(
             ctx,
@@ -473,10 +473,10 @@ fn clustermesh_volume(ctx: &Ctx) -> Value {
             true,
         )
     };
-    let mut sources = vec![json!({"secret": {"name": "cilium-clustermesh", "optional": true}})];
+    let mut sources = vec![tree!({"secret": {"name": "cilium-clustermesh", "optional": true}})];
     sources.extend(cert("clustermesh-apiserver-remote-cert", "common"));
     sources.extend(cert("clustermesh-apiserver-local-cert", "local"));
-    json!({"name": "clustermesh-secrets", "projected": {"defaultMode": 256, "sources": sources}})
+    tree!({"name": "clustermesh-secrets", "projected": {"defaultMode": 256, "sources": sources}})
 }
 
 fn service_account(ctx: &Ctx) -> Value {
@@ -495,7 +495,7 @@ fn part_of_labels(ctx: &Ctx) -> Value {
 }
 
 fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
-    json!({"apiGroups": groups, "resources": resources, "verbs": verbs})
+    tree!({"apiGroups": groups, "resources": resources, "verbs": verbs})
 }
 
 fn cluster_role(ctx: &Ctx) -> Result<Value, RenderError> {
@@ -517,7 +517,7 @@ fn cluster_role(ctx: &Ctx) -> Result<Value, RenderError> {
         pod_verbs.push("delete");
     }
     rules.push(rule(&[""], &["pods"], &pod_verbs));
-    rules.push(json!({"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["cilium-config"], "verbs": ["patch"]}));
+    rules.push(tree!({"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["cilium-config"], "verbs": ["patch"]}));
     if remove_taints || node_status || has_duration(ctx.v("operator.endpointGCInterval")) {
         rules.push(rule(&[""], &["nodes"], &["list", "watch"]));
     }
@@ -647,7 +647,7 @@ fn cluster_role(ctx: &Ctx) -> Result<Value, RenderError> {
     .iter()
     .map(|c| format!("{c}.cilium.io"))
     .collect();
-    rules.push(json!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["update"], "resourceNames": crds}));
+    rules.push(tree!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["update"], "resourceNames": crds}));
     rules.push(rule(
         &["cilium.io"],
         &[
@@ -748,7 +748,7 @@ fn cluster_role(ctx: &Ctx) -> Result<Value, RenderError> {
 }
 
 fn subject(ctx: &Ctx) -> Value {
-    json!([{
+    tree!([{
         "kind": "ServiceAccount",
         "name": quote(ctx.v("serviceAccounts.operator.name")),
         "namespace": ctx.namespace(),
@@ -756,7 +756,7 @@ fn subject(ctx: &Ctx) -> Value {
 }
 
 fn cluster_role_binding(ctx: &Ctx) -> Value {
-    json!({
+    tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
         "metadata": metadata("cilium-operator", None, Some(part_of_labels(ctx)), with(ctx.v("operator.annotations"))),
@@ -798,13 +798,13 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
             Some(part_of_labels(ctx)),
             with(ctx.v("operator.annotations")),
         );
-        out.push(json!({
+        out.push(tree!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",
-            "metadata": meta,
+            "metadata": &meta,
             "rules": [rule(&[""], &["secrets"], &["create", "delete", "update", "patch"])],
         }));
-        out.push(json!({
+        out.push(tree!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "RoleBinding",
             "metadata": meta,
@@ -821,7 +821,7 @@ fn azure_secret(ctx: &Ctx) -> Value {
         let text = if truthy(v) { print(v) } else { String::new() };
         b64enc(text.as_bytes())
     };
-    json!({
+    tree!({
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": metadata("cilium-azure", Some(&ctx.namespace()), common::common_labels(ctx), with(ctx.v("operator.annotations"))),
@@ -834,7 +834,7 @@ fn azure_secret(ctx: &Ctx) -> Value {
 }
 
 fn service(ctx: &Ctx) -> Value {
-    json!({
+    tree!({
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": metadata(

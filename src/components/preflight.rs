@@ -1,6 +1,6 @@
 //! Mirrors the chart's templates: cilium-preflight/
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::common::{
     common_labels, envoy_daemonset_enabled, image, k8s_service_env, list_items, merged, metadata,
@@ -39,7 +39,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
 
 fn part_of_labels(ctx: &Ctx) -> Option<Value> {
     merged(&[
-        &json!({"app.kubernetes.io/part-of": "cilium"}),
+        &tree!({"app.kubernetes.io/part-of": "cilium"}),
         ctx.v("commonLabels"),
     ])
 }
@@ -63,32 +63,32 @@ fn cluster_role(ctx: &Ctx) -> Value {
     }
     let read = ["get", "list", "watch"];
     let mut rules = vec![
-        json!({"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": read}),
-        json!({"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": read}),
-        json!({"apiGroups": [""], "resources": core, "verbs": read}),
+        tree!({"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": read}),
+        tree!({"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": read}),
+        tree!({"apiGroups": [""], "resources": core, "verbs": read}),
     ];
     if ctx.on("hubble.enabled") && ctx.on("hubble.dropEventEmitter.enabled") {
         rules.push(
-            json!({"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}),
+            tree!({"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}),
         );
     }
     if ctx.on("annotateK8sNode") {
-        rules.push(json!({"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]}));
+        rules.push(tree!({"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]}));
     }
     if ctx.on("l2announcements.enabled") {
         rules.push(
-            json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+            tree!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
             "verbs": ["create", "get", "update", "list", "delete"]}),
         );
     }
     rules.push(
-        json!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
+        tree!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
         "verbs": ["list", "watch", "get"]}),
     );
     if secrets && !merged_secrets {
-        rules.push(json!({"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}));
+        rules.push(tree!({"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}));
     }
-    rules.push(json!({"apiGroups": ["cilium.io"], "resources": [
+    rules.push(tree!({"apiGroups": ["cilium.io"], "resources": [
         "ciliumloadbalancerippools", "ciliumbgppeeringpolicies", "ciliumbgpnodeconfigs",
         "ciliumbgpadvertisements", "ciliumbgppeerconfigs", "ciliumclusterwideenvoyconfigs",
         "ciliumclusterwidenetworkpolicies", "ciliumegressgatewaypolicies", "ciliumendpoints",
@@ -96,20 +96,20 @@ fn cluster_role(ctx: &Ctx) -> Value {
         "ciliumlocalredirectpolicies", "ciliumnetworkpolicies", "ciliumnodes",
         "ciliumnodeconfigs", "ciliumcidrgroups", "ciliuml2announcementpolicies",
         "ciliumpodippools"], "verbs": ["list", "watch"]}));
-    rules.push(json!({"apiGroups": ["cilium.io"],
+    rules.push(tree!({"apiGroups": ["cilium.io"],
         "resources": ["ciliumidentities", "ciliumendpoints", "ciliumnodes"], "verbs": ["create"]}));
     rules.push(
-        json!({"apiGroups": ["cilium.io"], "resources": ["ciliumidentities"], "verbs": ["update"]}),
+        tree!({"apiGroups": ["cilium.io"], "resources": ["ciliumidentities"], "verbs": ["update"]}),
     );
-    rules.push(json!({"apiGroups": ["cilium.io"], "resources": ["ciliumendpoints"], "verbs": ["delete", "get"]}));
+    rules.push(tree!({"apiGroups": ["cilium.io"], "resources": ["ciliumendpoints"], "verbs": ["delete", "get"]}));
     rules.push(
-        json!({"apiGroups": ["cilium.io"], "resources": ["ciliumnodes", "ciliumnodes/status"],
+        tree!({"apiGroups": ["cilium.io"], "resources": ["ciliumnodes", "ciliumnodes/status"],
         "verbs": ["get", "update"]}),
     );
-    rules.push(json!({"apiGroups": ["cilium.io"], "resources": [
+    rules.push(tree!({"apiGroups": ["cilium.io"], "resources": [
         "ciliumendpoints/status", "ciliumendpoints", "ciliuml2announcementpolicies/status",
         "ciliumbgpnodeconfigs/status"], "verbs": ["patch"]}));
-    json!({
+    tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
         "metadata": metadata(ROLE, None, part_of_labels(ctx), annotations(ctx)),
@@ -118,7 +118,7 @@ fn cluster_role(ctx: &Ctx) -> Value {
 }
 
 fn cluster_role_binding(ctx: &Ctx) -> Value {
-    json!({
+    tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
         "metadata": metadata(ROLE, None, part_of_labels(ctx), annotations(ctx)),
@@ -133,7 +133,7 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
 
 fn service_account(ctx: &Ctx) -> Value {
     let ns = ctx.namespace();
-    json!({
+    tree!({
         "apiVersion": "v1",
         "kind": "ServiceAccount",
         "metadata": metadata(
@@ -146,16 +146,16 @@ fn service_account(ctx: &Ctx) -> Value {
 }
 
 fn probe(file: &str, delay: Value, period: Value) -> Value {
-    json!({"exec": {"command": ["cat", file]}, "initialDelaySeconds": delay, "periodSeconds": period})
+    tree!({"exec": {"command": ["cat", file]}, "initialDelaySeconds": delay, "periodSeconds": period})
 }
 
 /// The etcd mounts every pre-flight container shares when Cilium uses an external kvstore.
 fn etcd_mounts(ctx: &Ctx) -> Vec<Value> {
     let mut m = Vec::new();
     if ctx.on("etcd.enabled") {
-        m.push(json!({"name": "etcd-config-path", "mountPath": "/var/lib/etcd-config", "readOnly": true}));
+        m.push(tree!({"name": "etcd-config-path", "mountPath": "/var/lib/etcd-config", "readOnly": true}));
         if ctx.on("etcd.ssl") {
-            m.push(json!({"name": "etcd-secrets", "mountPath": "/var/lib/etcd-secrets", "readOnly": true}));
+            m.push(tree!({"name": "etcd-secrets", "mountPath": "/var/lib/etcd-secrets", "readOnly": true}));
         }
     }
     m
@@ -163,10 +163,10 @@ fn etcd_mounts(ctx: &Ctx) -> Vec<Value> {
 
 fn pod_labels(ctx: &Ctx, app: &str) -> Value {
     let mut own = Map::new();
-    own.insert("app.kubernetes.io/part-of".into(), json!("cilium"));
-    own.insert("k8s-app".into(), json!(app));
-    own.insert("app.kubernetes.io/name".into(), json!(CHECK));
-    own.insert("kubernetes.io/cluster-service".into(), json!("true"));
+    own.insert("app.kubernetes.io/part-of".into(), tree!("cilium"));
+    own.insert("k8s-app".into(), tree!(app));
+    own.insert("app.kubernetes.io/name".into(), tree!(CHECK));
+    own.insert("kubernetes.io/cluster-service".into(), tree!("true"));
     merged(&[
         &Value::Object(own),
         ctx.v("commonLabels"),
@@ -182,23 +182,23 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
     let extra_env = list_items(ctx, "preflight.extraEnv")?;
     let extra_mounts = list_items(ctx, "preflight.extraVolumeMounts")?;
     let extra_volumes = list_items(ctx, "preflight.extraVolumes")?;
-    let five = json!(5);
+    let five = tree!(5);
 
-    let mut main = json!({
+    let mut main = tree!({
         "name": CHECK,
-        "image": img,
-        "imagePullPolicy": pull,
+        "image": &img,
+        "imagePullPolicy": &pull,
         "command": ["/bin/sh"],
         "args": ["-c", "touch /tmp/ready; sleep 1h"],
         "livenessProbe": probe("/tmp/ready", five.clone(), five.clone()),
         "readinessProbe": probe("/tmp/ready", five.clone(), five.clone()),
         "terminationMessagePolicy": "FallbackToLogsOnError",
     });
-    let mut env = vec![json!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {
+    let mut env = vec![tree!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {
         "apiVersion": "v1", "fieldPath": "spec.nodeName"}}})];
     env.extend(extra_env.iter().cloned());
     put(&mut main, "env", Some(Value::Array(env)));
-    let mut mounts = vec![json!({"name": "cilium-run", "mountPath": "/var/run/cilium"})];
+    let mut mounts = vec![tree!({"name": "cilium-run", "mountPath": "/var/run/cilium"})];
     mounts.extend(etcd_mounts(ctx));
     mounts.extend(extra_mounts.iter().cloned());
     put(&mut main, "volumeMounts", Some(Value::Array(mounts)));
@@ -224,10 +224,10 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
             "cilium-dbg preflight fqdn-poller --tofqdns-pre-cache {};\ntouch /tmp/ready-tofqdns-precache;\n",
             ctx.text("preflight.tofqdnsPreCache")
         );
-        let mut c = json!({
+        let mut c = tree!({
             "name": "cilium-pre-flight-fqdn-precache",
-            "image": img,
-            "imagePullPolicy": pull,
+            "image": &img,
+            "imagePullPolicy": &pull,
             "command": ["/bin/sh"],
             "args": ["-ec", script],
             "livenessProbe": probe("/tmp/read-tofqdns-precachey", five.clone(), five.clone()),
@@ -235,7 +235,7 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
             "terminationMessagePolicy": "FallbackToLogsOnError",
         });
         put(&mut c, "env", non_empty(k8s_service_env(ctx)?));
-        let mut mounts = vec![json!({"name": "cilium-run", "mountPath": "/var/run/cilium"})];
+        let mut mounts = vec![tree!({"name": "cilium-run", "mountPath": "/var/run/cilium"})];
         mounts.extend(etcd_mounts(ctx));
         mounts.extend(extra_mounts.iter().cloned());
         // The chart appends extraEnv here, inside the mount list.
@@ -257,16 +257,16 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
     let envoy_config = !ctx.plan.cilium.at_least(1, 18, 6);
     if envoy {
         let mut mounts = vec![
-            json!({"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": false}),
-            json!({"name": "envoy-artifacts", "mountPath": "/var/run/cilium/envoy/artifacts", "readOnly": true}),
+            tree!({"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": false}),
+            tree!({"name": "envoy-artifacts", "mountPath": "/var/run/cilium/envoy/artifacts", "readOnly": true}),
         ];
         if envoy_config {
-            mounts.push(json!({"name": "envoy-config", "mountPath": "/var/run/cilium/envoy/", "readOnly": true}));
+            mounts.push(tree!({"name": "envoy-config", "mountPath": "/var/run/cilium/envoy/", "readOnly": true}));
         }
-        let mut c = json!({
+        let mut c = tree!({
             "name": "cilium-pre-flight-envoy",
             "image": image(ctx.v("preflight.envoy.image")),
-            "imagePullPolicy": pull,
+            "imagePullPolicy": &pull,
             "command": ["/bin/sh"],
             "args": ["-c", "touch /tmp/ready; sleep 1h"],
             "livenessProbe": probe("/tmp/ready", five.clone(), five.clone()),
@@ -286,26 +286,26 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
     }
 
     let mut volumes = vec![
-        json!({"name": "cilium-run", "hostPath": {"path": "/var/run/cilium", "type": "DirectoryOrCreate"}}),
-        json!({"name": "bpf-maps", "hostPath": {"path": "/sys/fs/bpf", "type": "DirectoryOrCreate"}}),
+        tree!({"name": "cilium-run", "hostPath": {"path": "/var/run/cilium", "type": "DirectoryOrCreate"}}),
+        tree!({"name": "bpf-maps", "hostPath": {"path": "/sys/fs/bpf", "type": "DirectoryOrCreate"}}),
     ];
     if ctx.on("etcd.enabled") {
         volumes.push(
-            json!({"name": "etcd-config-path", "configMap": {"name": "cilium-config",
+            tree!({"name": "etcd-config-path", "configMap": {"name": "cilium-config",
             "defaultMode": 256, "items": [{"key": "etcd-config", "path": "etcd.config"}]}}),
         );
         if ctx.on("etcd.ssl") {
             volumes.push(
-                json!({"name": "etcd-secrets", "secret": {"secretName": "cilium-etcd-secrets",
+                tree!({"name": "etcd-secrets", "secret": {"secretName": "cilium-etcd-secrets",
                 "defaultMode": 256, "optional": true}}),
             );
         }
     }
     if envoy {
         let run = ctx.text("daemon.runPath");
-        volumes.push(json!({"name": "envoy-sockets", "hostPath": {
+        volumes.push(tree!({"name": "envoy-sockets", "hostPath": {
             "path": format!("{run}/envoy/sockets"), "type": "DirectoryOrCreate"}}));
-        volumes.push(json!({"name": "envoy-artifacts", "hostPath": {
+        volumes.push(tree!({"name": "envoy-artifacts", "hostPath": {
             "path": format!("{run}/envoy/artifacts"), "type": "DirectoryOrCreate"}}));
         if envoy_config {
             let own = ctx.v("envoy.bootstrapConfigMap");
@@ -314,18 +314,18 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
             } else {
                 "cilium-envoy-config".to_string()
             };
-            volumes.push(json!({"name": "envoy-config", "configMap": {"name": name,
+            volumes.push(tree!({"name": "envoy-config", "configMap": {"name": name,
                 "defaultMode": 256,
                 "items": [{"key": "bootstrap-config.json", "path": "bootstrap-config.json"}]}}));
         }
     }
     volumes.extend(extra_volumes.iter().cloned());
 
-    let mut spec = json!({
+    let mut spec = tree!({
         "initContainers": [{
             "name": "clean-cilium-state",
-            "image": img,
-            "imagePullPolicy": pull,
+            "image": &img,
+            "imagePullPolicy": &pull,
             "command": ["/bin/echo"],
             "args": ["hello"],
             "terminationMessagePolicy": "FallbackToLogsOnError",
@@ -367,10 +367,10 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
     );
 
     let pod_annotations = merged(&[
-        &json!({"kubectl.kubernetes.io/default-container": CHECK}),
+        &tree!({"kubectl.kubernetes.io/default-container": CHECK}),
         ctx.v("preflight.podAnnotations"),
     ]);
-    Ok(json!({
+    Ok(tree!({
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
         "metadata": metadata(CHECK, Some(&ns), common_labels(ctx), annotations(ctx)),
@@ -388,7 +388,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     let ns = ctx.namespace();
     let app = "cilium-pre-flight-check-deployment";
     let extra_env = list_items(ctx, "preflight.extraEnv")?;
-    let mut c = json!({
+    let mut c = tree!({
         "name": "cnp-validator",
         "image": image(ctx.v("preflight.image")),
         "imagePullPolicy": bare(ctx.v("preflight.image.pullPolicy")),
@@ -411,7 +411,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     put(&mut c, "env", non_empty(env));
     put(&mut c, "resources", with(ctx.v("preflight.resources")));
 
-    let mut spec = json!({
+    let mut spec = tree!({
         "containers": [c],
         "hostNetwork": true,
         "restartPolicy": "Always",
@@ -446,17 +446,17 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         ],
     );
 
-    let mut tmeta = json!({"labels": pod_labels(ctx, app)});
+    let mut tmeta = tree!({"labels": pod_labels(ctx, app)});
     put(
         &mut tmeta,
         "annotations",
         with(ctx.v("preflight.podAnnotations")),
     );
     let labels = merged(&[
-        &json!({"app.kubernetes.io/part-of": "cilium", "app.kubernetes.io/name": CHECK}),
+        &tree!({"app.kubernetes.io/part-of": "cilium", "app.kubernetes.io/name": CHECK}),
         ctx.v("commonLabels"),
     ]);
-    Ok(json!({
+    Ok(tree!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": metadata(CHECK, Some(&ns), labels, annotations(ctx)),
@@ -471,7 +471,7 @@ fn pod_disruption_budget(ctx: &Ctx) -> Value {
     let ns = ctx.namespace();
     let app = "cilium-pre-flight-check-deployment";
     let pdb = ctx.v("preflight.podDisruptionBudget");
-    let mut spec = json!({
+    let mut spec = tree!({
         "selector": {"matchLabels": {"k8s-app": app, "kubernetes.io/cluster-service": "true"}},
     });
     for key in ["maxUnavailable", "minAvailable"] {
@@ -485,7 +485,7 @@ fn pod_disruption_budget(ctx: &Ctx) -> Value {
         put(&mut spec, "unhealthyPodEvictionPolicy", Some(bare(policy)));
     }
     let labels = merged(&[
-        &json!({
+        &tree!({
             "k8s-app": app,
             "app.kubernetes.io/part-of": "cilium",
             "app.kubernetes.io/name": CHECK,
@@ -493,7 +493,7 @@ fn pod_disruption_budget(ctx: &Ctx) -> Value {
         }),
         ctx.v("commonLabels"),
     ]);
-    json!({
+    tree!({
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
         "metadata": metadata(CHECK, Some(&ns), labels, annotations(ctx)),

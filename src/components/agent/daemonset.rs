@@ -1,7 +1,7 @@
 //! The `cilium` DaemonSet: the agent container (plus the optional monitor sidecar), the init
 //! containers that prepare each node, and the host volumes they share.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::{agent_on, bare_at, eq_text, s, ternary_bool};
 use crate::components::common::{
@@ -38,7 +38,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         ],
         &[ctx.v("commonLabels")],
     );
-    let mut selector = json!({"k8s-app": "cilium"});
+    let mut selector = tree!({"k8s-app": "cilium"});
     if ctx.on("keepDeprecatedLabels") {
         ds_labels["kubernetes.io/cluster-service"] = s("true");
         selector["kubernetes.io/cluster-service"] = s("true");
@@ -116,13 +116,13 @@ impl Agent {
     /// Privileged mode, or SELinux options and the given capabilities on top of dropping all.
     fn security_context(&self, ctx: &Ctx, capabilities: &str) -> Value {
         if self.privileged {
-            return json!({"privileged": true});
+            return tree!({"privileged": true});
         }
         let mut caps = Map::new();
         if let Some(add) = with(ctx.v(&format!("securityContext.capabilities.{capabilities}"))) {
             caps.insert("add".into(), add);
         }
-        caps.insert("drop".into(), json!(["ALL"]));
+        caps.insert("drop".into(), tree!(["ALL"]));
         let mut sc = Map::new();
         if let Some(se) = with(ctx.v("securityContext.seLinuxOptions")) {
             sc.insert("seLinuxOptions".into(), se);
@@ -133,11 +133,11 @@ impl Agent {
 }
 
 fn field_env(name: &str, field: &str) -> Value {
-    json!({"name": name, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": field}}})
+    tree!({"name": name, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": field}}})
 }
 
 fn config_env(name: &str, key: &str) -> Value {
-    json!({"name": name, "valueFrom": {"configMapKeyRef": {"name": "cilium-config", "key": key, "optional": true}}})
+    tree!({"name": name, "valueFrom": {"configMapKeyRef": {"name": "cilium-config", "key": key, "optional": true}}})
 }
 
 fn pod_annotations(ctx: &Ctx) -> Result<Value, RenderError> {
@@ -279,7 +279,7 @@ fn host_aliases(ctx: &Ctx) -> Vec<Value> {
             let name = quote(&cluster["name"]);
             if let Value::Array(ips) = &cluster["ips"] {
                 for ip in ips {
-                    out.push(json!({"ip": bare(ip), "hostnames": [format!("{name}.{domain}")]}));
+                    out.push(tree!({"ip": bare(ip), "hostnames": [format!("{name}.{domain}")]}));
                 }
             }
         }
@@ -294,14 +294,14 @@ fn health_get(ctx: &Ctx, require_k8s: bool) -> Result<Value, RenderError> {
     } else {
         "::1"
     };
-    let mut headers = vec![json!({"name": "brief", "value": "true"})];
+    let mut headers = vec![tree!({"name": "brief", "value": "true"})];
     if require_k8s {
-        headers.push(json!({
+        headers.push(tree!({
             "name": "require-k8s-connectivity",
             "value": quoted(ctx.v("livenessProbe.requireK8sConnectivity")),
         }));
     }
-    Ok(json!({
+    Ok(tree!({
         "host": host,
         "path": "/healthz",
         "port": bare_at(ctx, "healthPort"),
@@ -311,41 +311,41 @@ fn health_get(ctx: &Ctx, require_k8s: bool) -> Result<Value, RenderError> {
 }
 
 fn port(name: &str, number: Value) -> Value {
-    json!({"name": name, "containerPort": number.clone(), "hostPort": number, "protocol": "TCP"})
+    tree!({"name": name, "containerPort": number.clone(), "hostPort": number, "protocol": "TCP"})
 }
 
 fn mount(name: &str, path: Value) -> Value {
-    json!({"name": name, "mountPath": path})
+    tree!({"name": name, "mountPath": path})
 }
 
 fn mount_ro(name: &str, path: Value) -> Value {
-    json!({"name": name, "mountPath": path, "readOnly": true})
+    tree!({"name": name, "mountPath": path, "readOnly": true})
 }
 
 fn agent_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     let mut c = a.container("cilium-agent");
     if ctx.on("sleepAfterInit") {
-        c.insert("command".into(), json!(["/bin/bash", "-c", "--"]));
+        c.insert("command".into(), tree!(["/bin/bash", "-c", "--"]));
         c.insert(
             "args".into(),
-            json!(["while true; do\n  sleep 30;\ndone\n"]),
+            tree!(["while true; do\n  sleep 30;\ndone\n"]),
         );
         c.insert(
             "livenessProbe".into(),
-            json!({"exec": {"command": ["true"]}}),
+            tree!({"exec": {"command": ["true"]}}),
         );
         c.insert(
             "readinessProbe".into(),
-            json!({"exec": {"command": ["true"]}}),
+            tree!({"exec": {"command": ["true"]}}),
         );
     } else {
-        c.insert("command".into(), json!(["cilium-agent"]));
+        c.insert("command".into(), tree!(["cilium-agent"]));
         let mut args = vec![s("--config-dir=/tmp/cilium/config-map")];
         args.extend(list_items(ctx, "extraArgs")?);
         c.insert("args".into(), Value::Array(args));
         c.insert(
             "startupProbe".into(),
-            json!({
+            tree!({
                 "httpGet": health_get(ctx, false)?,
                 "failureThreshold": bare_at(ctx, "startupProbe.failureThreshold"),
                 "periodSeconds": bare_at(ctx, "startupProbe.periodSeconds"),
@@ -355,7 +355,7 @@ fn agent_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
         );
         // Agents first installed before Cilium 1.8 keep probing through the CLI.
         let cli_probes = ctx.on("keepDeprecatedProbes") || !upgrade_compat_at_least(ctx, 1, 8);
-        let cli = json!({"command": ["cilium", "status", "--brief"]});
+        let cli = tree!({"command": ["cilium", "status", "--brief"]});
         let mut liveness = Map::new();
         let mut readiness = Map::new();
         if cli_probes {
@@ -373,12 +373,12 @@ fn agent_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
                 "periodSeconds".into(),
                 bare_at(ctx, &format!("{key}.periodSeconds")),
             );
-            probe.insert("successThreshold".into(), json!(1));
+            probe.insert("successThreshold".into(), tree!(1));
             probe.insert(
                 "failureThreshold".into(),
                 bare_at(ctx, &format!("{key}.failureThreshold")),
             );
-            probe.insert("timeoutSeconds".into(), json!(5));
+            probe.insert("timeoutSeconds".into(), tree!(5));
         }
         c.insert("livenessProbe".into(), Value::Object(liveness));
         c.insert("readinessProbe".into(), Value::Object(readiness));
@@ -387,16 +387,16 @@ fn agent_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     let mut env = vec![
         field_env("K8S_NODE_NAME", "spec.nodeName"),
         field_env("CILIUM_K8S_NAMESPACE", "metadata.namespace"),
-        json!({"name": "CILIUM_CLUSTERMESH_CONFIG", "value": "/var/lib/cilium/clustermesh/"}),
-        json!({"name": "GOMEMLIMIT", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1"}}}),
+        tree!({"name": "CILIUM_CLUSTERMESH_CONFIG", "value": "/var/lib/cilium/clustermesh/"}),
+        tree!({"name": "GOMEMLIMIT", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1"}}}),
     ];
     env.extend(a.api_server_env.iter().cloned());
     if ctx.on("k8sClientExponentialBackoff.enabled") {
-        env.push(json!({
+        env.push(tree!({
             "name": "KUBE_CLIENT_BACKOFF_BASE",
             "value": quoted(ctx.v("k8sClientExponentialBackoff.backoffBaseSeconds")),
         }));
-        env.push(json!({
+        env.push(tree!({
             "name": "KUBE_CLIENT_BACKOFF_DURATION",
             "value": quoted(ctx.v("k8sClientExponentialBackoff.backoffMaxDurationSeconds")),
         }));
@@ -409,12 +409,12 @@ fn agent_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
         if ctx.on("cni.iptablesRemoveAWSRules") && !eq_text(ctx, "cni.chainingMode", "aws-cni")? {
             lifecycle.insert(
                 "postStart".into(),
-                json!({"exec": {"command": ["bash", "-c", aws_cleanup_script(ctx)?]}}),
+                tree!({"exec": {"command": ["bash", "-c", aws_cleanup_script(ctx)?]}}),
             );
         }
         lifecycle.insert(
             "preStop".into(),
-            json!({"exec": {"command": ["/cni-uninstall.sh"]}}),
+            tree!({"exec": {"command": ["/cni-uninstall.sh"]}}),
         );
         c.insert("lifecycle".into(), Value::Object(lifecycle));
     }
@@ -478,20 +478,20 @@ fn aws_cleanup_script(ctx: &Ctx) -> Result<String, RenderError> {
 fn agent_mounts(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     let mut m = Vec::new();
     if ctx.on("authentication.mutual.spire.enabled") {
-        m.push(json!({
+        m.push(tree!({
             "name": "spire-agent-socket",
             "mountPath": spire_socket_dir(ctx),
             "readOnly": false,
         }));
     }
     if a.envoy_ds {
-        m.push(json!({"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": false}));
+        m.push(tree!({"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": false}));
     }
     if !a.privileged {
         m.push(mount("host-proc-sys-net", s("/host/proc/sys/net")));
         m.push(mount("host-proc-sys-kernel", s("/host/proc/sys/kernel")));
     }
-    m.push(json!({
+    m.push(tree!({
         "name": "bpf-maps",
         "mountPath": "/sys/fs/bpf",
         "mountPropagation": if a.privileged { "Bidirectional" } else { "HostToContainer" },
@@ -500,7 +500,7 @@ fn agent_mounts(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         m.push(mount("cilium-cgroup", bare_at(ctx, "cgroup.hostRoot")));
     }
     m.push(mount("cilium-run", s("/var/run/cilium")));
-    m.push(json!({"name": "cilium-netns", "mountPath": "/var/run/cilium/netns", "mountPropagation": "HostToContainer"}));
+    m.push(tree!({"name": "cilium-netns", "mountPath": "/var/run/cilium/netns", "mountPropagation": "HostToContainer"}));
     m.push(mount(
         "etc-cni-netd",
         bare_at(ctx, "cni.hostConfDirMountPath"),
@@ -594,7 +594,7 @@ fn host_path_mounts(ctx: &Ctx) -> Result<(Vec<Value>, Vec<Value>), RenderError> 
 
 fn monitor_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     let mut c = a.container("cilium-monitor");
-    c.insert("command".into(), json!(["/bin/bash", "-c", "--"]));
+    c.insert("command".into(), tree!(["/bin/bash", "-c", "--"]));
     let mut script = String::from(
         "for i in {1..5}; do \\\n  [ -S /var/run/cilium/monitor1_2.sock ] && break || sleep 10;\\\n  done; \\\ncilium-dbg monitor",
     );
@@ -604,7 +604,7 @@ fn monitor_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
             script.push_str(&quote(t));
         }
     }
-    c.insert("args".into(), json!([script]));
+    c.insert("args".into(), tree!([script]));
     c.insert(
         "terminationMessagePolicy".into(),
         s("FallbackToLogsOnError"),
@@ -674,7 +674,7 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     c.insert("terminationMessagePolicy".into(), fallback.clone());
     out.push(Value::Object(c));
 
-    let host_tool_mounts = json!([
+    let host_tool_mounts = tree!([
         {"name": "hostproc", "mountPath": "/hostproc"},
         {"name": "cni-path", "mountPath": "/hostbin"},
     ]);
@@ -683,7 +683,7 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         let mut c = a.container("mount-cgroup");
         c.insert(
             "env".into(),
-            json!([
+            tree!([
                 {"name": "CGROUP_ROOT", "value": bare_at(ctx, "cgroup.hostRoot")},
                 {"name": "BIN_PATH", "value": bare_at(ctx, "cni.binPath")},
             ]),
@@ -691,7 +691,7 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         with_resources(&mut c, &with(ctx.v("cgroup.autoMount.resources")));
         c.insert(
             "command".into(),
-            json!(["sh", "-ec", "cp /usr/bin/cilium-mount /hostbin/cilium-mount;\nnsenter --cgroup=/hostproc/1/ns/cgroup --mount=/hostproc/1/ns/mnt \"${BIN_PATH}/cilium-mount\" $CGROUP_ROOT;\nrm /hostbin/cilium-mount\n"]),
+            tree!(["sh", "-ec", "cp /usr/bin/cilium-mount /hostbin/cilium-mount;\nnsenter --cgroup=/hostproc/1/ns/cgroup --mount=/hostproc/1/ns/mnt \"${BIN_PATH}/cilium-mount\" $CGROUP_ROOT;\nrm /hostbin/cilium-mount\n"]),
         );
         c.insert("volumeMounts".into(), host_tool_mounts.clone());
         c.insert("terminationMessagePolicy".into(), fallback.clone());
@@ -707,11 +707,11 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         with_resources(&mut c, &init_resources);
         c.insert(
             "env".into(),
-            json!([{"name": "BIN_PATH", "value": bare_at(ctx, "cni.binPath")}]),
+            tree!([{"name": "BIN_PATH", "value": bare_at(ctx, "cni.binPath")}]),
         );
         c.insert(
             "command".into(),
-            json!(["sh", "-ec", "cp /usr/bin/cilium-sysctlfix /hostbin/cilium-sysctlfix;\nnsenter --mount=/hostproc/1/ns/mnt \"${BIN_PATH}/cilium-sysctlfix\";\nrm /hostbin/cilium-sysctlfix\n"]),
+            tree!(["sh", "-ec", "cp /usr/bin/cilium-sysctlfix /hostbin/cilium-sysctlfix;\nnsenter --mount=/hostproc/1/ns/mnt \"${BIN_PATH}/cilium-sysctlfix\";\nrm /hostbin/cilium-sysctlfix\n"]),
         );
         c.insert("volumeMounts".into(), host_tool_mounts);
         c.insert("terminationMessagePolicy".into(), fallback.clone());
@@ -728,14 +728,14 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         with_resources(&mut c, &init_resources);
         c.insert(
             "args".into(),
-            json!(["mount | grep \"/sys/fs/bpf type bpf\" || mount -t bpf bpf /sys/fs/bpf"]),
+            tree!(["mount | grep \"/sys/fs/bpf type bpf\" || mount -t bpf bpf /sys/fs/bpf"]),
         );
-        c.insert("command".into(), json!(["/bin/bash", "-c", "--"]));
+        c.insert("command".into(), tree!(["/bin/bash", "-c", "--"]));
         c.insert("terminationMessagePolicy".into(), fallback.clone());
-        c.insert("securityContext".into(), json!({"privileged": true}));
+        c.insert("securityContext".into(), tree!({"privileged": true}));
         c.insert(
             "volumeMounts".into(),
-            json!([{"name": "bpf-maps", "mountPath": "/sys/fs/bpf", "mountPropagation": "Bidirectional"}]),
+            tree!([{"name": "bpf-maps", "mountPath": "/sys/fs/bpf", "mountPropagation": "Bidirectional"}]),
         );
         out.push(Value::Object(c));
     }
@@ -749,18 +749,18 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         );
         c.insert(
             "command".into(),
-            json!(["sh", "-c", format!("until test -s {}; do\n  echo \"Waiting on node-init to run...\";\n  sleep 1;\ndone\n", go_quote(&file))]),
+            tree!(["sh", "-c", format!("until test -s {}; do\n  echo \"Waiting on node-init to run...\";\n  sleep 1;\ndone\n", go_quote(&file))]),
         );
         c.insert("terminationMessagePolicy".into(), fallback.clone());
         c.insert(
             "volumeMounts".into(),
-            json!([{"name": "cilium-bootstrap-file-dir", "mountPath": "/tmp/cilium-bootstrap.d"}]),
+            tree!([{"name": "cilium-bootstrap-file-dir", "mountPath": "/tmp/cilium-bootstrap.d"}]),
         );
         out.push(Value::Object(c));
     }
 
     let mut c = a.container("clean-cilium-state");
-    c.insert("command".into(), json!(["/init-container.sh"]));
+    c.insert("command".into(), tree!(["/init-container.sh"]));
     let mut env = vec![
         config_env("CILIUM_ALL_STATE", "clean-cilium-state"),
         config_env("CILIUM_BPF_STATE", "clean-cilium-bpf-state"),
@@ -776,7 +776,7 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     );
     let mut mounts = vec![
         mount("bpf-maps", s("/sys/fs/bpf")),
-        json!({"name": "cilium-cgroup", "mountPath": bare_at(ctx, "cgroup.hostRoot"), "mountPropagation": "HostToContainer"}),
+        tree!({"name": "cilium-cgroup", "mountPath": bare_at(ctx, "cgroup.hostRoot"), "mountPropagation": "HostToContainer"}),
         mount("cilium-run", s("/var/run/cilium")),
     ];
     mounts.extend(list_items(ctx, "extraVolumeMounts")?);
@@ -787,10 +787,10 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     if wait_for_kube_proxy(ctx) {
         let mut c = a.container("wait-for-kube-proxy");
         with_resources(&mut c, &init_resources);
-        c.insert("securityContext".into(), json!({"privileged": true}));
+        c.insert("securityContext".into(), tree!({"privileged": true}));
         c.insert(
             "command".into(),
-            json!(["bash", "-c", kube_proxy_wait_script(ctx)?]),
+            tree!(["bash", "-c", kube_proxy_wait_script(ctx)?]),
         );
         c.insert("terminationMessagePolicy".into(), fallback.clone());
         out.push(Value::Object(c));
@@ -798,7 +798,7 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
 
     if ctx.on("cni.install") {
         let mut c = a.container("install-cni-binaries");
-        c.insert("command".into(), json!(["/install-plugin.sh"]));
+        c.insert("command".into(), tree!(["/install-plugin.sh"]));
         with_resources(&mut c, &with(ctx.v("cni.resources")));
         let mut sc = Map::new();
         if a.privileged {
@@ -806,12 +806,12 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         } else if let Some(se) = with(ctx.v("securityContext.seLinuxOptions")) {
             sc.insert("seLinuxOptions".into(), se);
         }
-        sc.insert("capabilities".into(), json!({"drop": ["ALL"]}));
+        sc.insert("capabilities".into(), tree!({"drop": ["ALL"]}));
         c.insert("securityContext".into(), Value::Object(sc));
         c.insert("terminationMessagePolicy".into(), fallback);
         c.insert(
             "volumeMounts".into(),
-            json!([{"name": "cni-path", "mountPath": "/host/opt/cni/bin"}]),
+            tree!([{"name": "cni-path", "mountPath": "/host/opt/cni/bin"}]),
         );
         out.push(Value::Object(c));
     }
@@ -887,7 +887,7 @@ fn host_path(name: &str, path: Value, kind: Option<&str>) -> Value {
     if let Some(k) = kind {
         hp.insert("type".into(), s(k));
     }
-    json!({"name": name, "hostPath": hp})
+    tree!({"name": name, "hostPath": hp})
 }
 
 /// A CA bundle (Secret or ConfigMap, per `tls.caBundle.useSecret`, which the chart passes to
@@ -905,8 +905,8 @@ fn cert_sources(
     ca_file: &str,
 ) -> Result<Vec<Value>, RenderError> {
     let items = vec![
-        json!({"key": "tls.key", "path": format!("{prefix}.key")}),
-        json!({"key": "tls.crt", "path": format!("{prefix}.crt")}),
+        tree!({"key": "tls.key", "path": format!("{prefix}.key")}),
+        tree!({"key": "tls.crt", "path": format!("{prefix}.crt")}),
     ];
     if ctx.on("tls.caBundle.enabled") {
         ternary_bool(ctx, "tls.caBundle.useSecret")?;
@@ -916,8 +916,8 @@ fn cert_sources(
 
 fn server_cert_items() -> Vec<Value> {
     vec![
-        json!({"key": "tls.crt", "path": "server.crt"}),
-        json!({"key": "tls.key", "path": "server.key"}),
+        tree!({"key": "tls.crt", "path": "server.crt"}),
+        tree!({"key": "tls.key", "path": "server.key"}),
     ]
 }
 
@@ -934,7 +934,7 @@ fn secret_name(ctx: &Ctx, path: &str, default: &str) -> Value {
 fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     let dir_or_create = Some("DirectoryOrCreate");
     let mut v = vec![
-        json!({"name": "tmp", "emptyDir": {}}),
+        tree!({"name": "tmp", "emptyDir": {}}),
         host_path("cilium-run", bare_at(ctx, "daemon.runPath"), dir_or_create),
         host_path("cilium-netns", s("/var/run/netns"), dir_or_create),
         host_path("bpf-maps", s("/sys/fs/bpf"), dir_or_create),
@@ -992,7 +992,7 @@ fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         ));
     }
     if ctx.on("etcd.enabled") {
-        v.push(json!({
+        v.push(tree!({
             "name": "etcd-config-path",
             "configMap": {
                 "name": "cilium-config",
@@ -1001,7 +1001,7 @@ fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
             },
         }));
         if ctx.on("etcd.ssl") {
-            v.push(json!({
+            v.push(tree!({
                 "name": "etcd-secrets",
                 "secret": {"secretName": "cilium-etcd-secrets", "defaultMode": MODE_0400, "optional": true},
             }));
@@ -1009,7 +1009,7 @@ fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     }
     // Every entry of cilium-clustermesh becomes a file, so peers can change without restarts;
     // KVStoreMesh's certificate is mounted even when it is off, for the same reason.
-    let mut sources = vec![json!({"secret": {"name": "cilium-clustermesh", "optional": true}})];
+    let mut sources = vec![tree!({"secret": {"name": "cilium-clustermesh", "optional": true}})];
     sources.extend(cert_sources(
         ctx,
         "clustermesh-apiserver-remote-cert",
@@ -1022,12 +1022,12 @@ fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         "local-etcd-client",
         "local-etcd-client-ca.crt",
     )?);
-    v.push(json!({
+    v.push(tree!({
         "name": "clustermesh-secrets",
         "projected": {"defaultMode": MODE_0400, "sources": sources},
     }));
     if ctx.on("ipMasqAgent") && ctx.on("ipMasqAgent.enabled") {
-        v.push(json!({
+        v.push(tree!({
             "name": "ip-masq-agent",
             "configMap": {
                 "name": "ip-masq-agent",
@@ -1037,13 +1037,13 @@ fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         }));
     }
     if ipsec(ctx)? {
-        v.push(json!({
+        v.push(tree!({
             "name": "cilium-ipsec-secrets",
             "secret": {"secretName": bare_at(ctx, "encryption.ipsec.secretName")},
         }));
     }
     if ctx.on("cni.configMap") {
-        v.push(json!({
+        v.push(tree!({
             "name": "cni-configuration",
             "configMap": {"name": bare_at(ctx, "cni.configMap")},
         }));
@@ -1064,9 +1064,9 @@ fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         let mut items = server_cert_items();
         let bundle = ctx.on("tls.caBundle.enabled");
         if !bundle {
-            items.push(json!({"key": "ca.crt", "path": "client-ca.crt"}));
+            items.push(tree!({"key": "ca.crt", "path": "client-ca.crt"}));
         }
-        let mut sources = vec![json!({"secret": {
+        let mut sources = vec![tree!({"secret": {
             "name": secret_name(ctx, "hubble.tls.server.existingSecret", "hubble-server-certs"),
             "optional": true,
             "items": items,
@@ -1074,7 +1074,7 @@ fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         if bundle {
             sources.push(ca_bundle_source(ctx, "client-ca.crt")?);
         }
-        v.push(json!({
+        v.push(tree!({
             "name": "hubble-tls",
             "projected": {"defaultMode": MODE_0400, "sources": sources},
         }));
@@ -1093,7 +1093,7 @@ fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
                 let mut src = Map::new();
                 src.insert(
                     kind.into(),
-                    json!({
+                    tree!({
                         "name": bare_at(ctx, "hubble.metrics.tls.server.mtls.name"),
                         "optional": false,
                         "items": [{"key": bare_at(ctx, "hubble.metrics.tls.server.mtls.key"), "path": "client-ca.crt"}],
@@ -1102,30 +1102,30 @@ fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
                 extra = Some(Value::Object(src));
             } else if !ctx.on("tls.caBundle.enabled") {
                 // The server's own CA doubles as the client CA.
-                items.push(json!({"key": "ca.crt", "path": "client-ca.crt"}));
+                items.push(tree!({"key": "ca.crt", "path": "client-ca.crt"}));
             } else {
                 extra = Some(ca_bundle_source(ctx, "client-ca.crt")?);
             }
         }
-        let mut sources = vec![json!({"secret": {
+        let mut sources = vec![tree!({"secret": {
             "name": secret_name(ctx, "hubble.metrics.tls.server.existingSecret", "hubble-metrics-server-certs"),
             "optional": true,
             "items": items,
         }})];
         sources.extend(extra);
-        v.push(json!({
+        v.push(tree!({
             "name": "hubble-metrics-tls",
             "projected": {"defaultMode": MODE_0400, "sources": sources},
         }));
     }
     if ctx.on("hubble.metrics.dynamic.enabled") {
-        v.push(json!({
+        v.push(tree!({
             "name": "hubble-dynamic-metrics-config",
             "configMap": {"name": bare_at(ctx, "hubble.metrics.dynamic.config.configMapName"), "optional": true},
         }));
     }
     if ctx.on("hubble.export.dynamic.enabled") {
-        v.push(json!({
+        v.push(tree!({
             "name": "hubble-flowlog-config",
             "configMap": {"name": bare_at(ctx, "hubble.export.dynamic.config.configMapName"), "optional": true},
         }));

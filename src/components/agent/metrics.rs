@@ -1,7 +1,7 @@
 //! How the agent is observed: its headless metrics Service, the Prometheus Operator
 //! ServiceMonitor, and the Grafana dashboard ConfigMaps read from the chart archive.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{agent_on, bare_at};
 use crate::components::common::{
@@ -38,7 +38,7 @@ fn agent_labels(ctx: &Ctx) -> Value {
 }
 
 fn port(name: &str, port: Value, target: &str) -> Value {
-    json!({"name": name, "port": port, "protocol": "TCP", "targetPort": target})
+    tree!({"name": name, "port": port, "protocol": "TCP", "targetPort": target})
 }
 
 fn service(ctx: &Ctx) -> Option<Value> {
@@ -60,7 +60,7 @@ fn service(ctx: &Ctx) -> Option<Value> {
             (with(ctx.v("annotations")), ports)
         } else if ctx.on("envoy.prometheus.enabled") && !envoy_ds {
             // Only Envoy's metrics, scraped through annotations.
-            let annotations = json!({
+            let annotations = tree!({
                 "prometheus.io/scrape": "true",
                 "prometheus.io/port": quoted(ctx.v("envoy.prometheus.port")),
             });
@@ -73,7 +73,7 @@ fn service(ctx: &Ctx) -> Option<Value> {
         } else {
             return None;
         };
-    Some(json!({
+    Some(tree!({
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": metadata("cilium-agent", Some(&ctx.namespace()), Some(agent_labels(ctx)), annotations),
@@ -128,7 +128,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
             true,
         ));
     }
-    let mut spec = json!({
+    let mut spec = tree!({
         "selector": {"matchLabels": {"app.kubernetes.io/name": "cilium-agent"}},
         "namespaceSelector": {"matchNames": [ctx.namespace()]},
         "endpoints": endpoints,
@@ -138,7 +138,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     if truthy(job) {
         spec["jobLabel"] = quoted(job);
     }
-    json!({
+    tree!({
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "ServiceMonitor",
         "metadata": metadata(

@@ -1,7 +1,7 @@
 //! The agent's identity and permissions: ServiceAccount, ClusterRole(Binding), and the Roles
 //! (with their bindings) in Cilium's own namespace and in each feature's secrets namespace.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::agent_on;
 use crate::components::common::{
@@ -39,7 +39,7 @@ fn common(ctx: &Ctx) -> Value {
 }
 
 fn sa_subject(ctx: &Ctx) -> Value {
-    json!([{
+    tree!([{
         "kind": "ServiceAccount",
         "name": quoted(ctx.v("serviceAccounts.cilium.name")),
         "namespace": ctx.namespace(),
@@ -55,7 +55,7 @@ fn service_account(ctx: &Ctx) -> Value {
 }
 
 fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
-    json!({"apiGroups": groups, "resources": resources, "verbs": verbs})
+    tree!({"apiGroups": groups, "resources": resources, "verbs": verbs})
 }
 
 fn cluster_role(ctx: &Ctx) -> Value {
@@ -166,7 +166,7 @@ fn cluster_role(ctx: &Ctx) -> Value {
 }
 
 fn cluster_role_binding(ctx: &Ctx) -> Value {
-    json!({
+    tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
         "metadata": metadata(
@@ -185,7 +185,7 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
 }
 
 fn config_role(ctx: &Ctx) -> Value {
-    json!({
+    tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "Role",
         "metadata": metadata(
@@ -199,7 +199,7 @@ fn config_role(ctx: &Ctx) -> Value {
 }
 
 fn config_role_binding(ctx: &Ctx) -> Value {
-    json!({
+    tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
         "metadata": metadata(
@@ -302,7 +302,7 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
     let mut out = Vec::new();
     for (role_on, binding_on, g) in grants {
         if role_on {
-            out.push(json!({
+            out.push(tree!({
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "Role",
                 "metadata": metadata(
@@ -315,7 +315,7 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
             }));
         }
         if binding_on {
-            out.push(json!({
+            out.push(tree!({
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "RoleBinding",
                 "metadata": metadata(

@@ -68,7 +68,7 @@ fn secret(
             data.insert(format!("{cname}.etcd-client.crt"), bare(&tls["cert"]));
         }
     }
-    let mut obj = serde_json::json!({
+    let mut obj = tree!({
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": metadata(name, Some(ns), common_labels(ctx), mesh_annotations(ctx)),

@@ -1,7 +1,7 @@
 //! The clustermesh-apiserver Deployment: etcd (with its init container), the apiserver that
 //! mirrors CRD state into etcd, and KVStoreMesh that caches remote clusters.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::{mesh_annotations, State, API, APP, APP_LABELS};
 use crate::components::common::{
@@ -19,19 +19,19 @@ fn p(key: &str) -> String {
 }
 
 fn config_map_env(name: &str, key: &str, optional: bool) -> Value {
-    let mut r = json!({"name": "cilium-config", "key": key});
+    let mut r = tree!({"name": "cilium-config", "key": key});
     if optional {
         put(&mut r, "optional", Some(Value::Bool(true)));
     }
-    json!({"name": name, "valueFrom": {"configMapKeyRef": r}})
+    tree!({"name": name, "valueFrom": {"configMapKeyRef": r}})
 }
 
 fn field_env(name: &str, path: &str) -> Value {
-    json!({"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}})
+    tree!({"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}})
 }
 
 fn mount(name: &str, path: &str, read_only: bool) -> Value {
-    let mut m = json!({"name": name, "mountPath": path});
+    let mut m = tree!({"name": name, "mountPath": path});
     if read_only {
         put(&mut m, "readOnly", Some(Value::Bool(true)));
     }
@@ -39,12 +39,12 @@ fn mount(name: &str, path: &str, read_only: bool) -> Value {
 }
 
 fn port(name: &str, number: Value) -> Value {
-    json!({"name": name, "containerPort": number, "protocol": "TCP"})
+    tree!({"name": name, "containerPort": number, "protocol": "TCP"})
 }
 
 /// The readiness probe on a named port, with the user's probe settings merged in.
 fn readiness(port: &str, user: &Value) -> Value {
-    let base = json!({"httpGet": {"path": "/readyz", "port": port}});
+    let base = tree!({"httpGet": {"path": "/readyz", "port": port}});
     merged(&[&base, user]).unwrap_or(base)
 }
 
@@ -71,16 +71,16 @@ fn container(
     settings: Settings,
 ) -> Map<String, Value> {
     let mut c = Map::new();
-    c.insert("name".into(), json!(name));
+    c.insert("name".into(), tree!(name));
     c.insert("image".into(), img.clone());
     c.insert("imagePullPolicy".into(), pull.clone());
-    c.insert("command".into(), json!([command]));
+    c.insert("command".into(), tree!([command]));
     c.insert("args".into(), Value::Array(args));
     c.insert("env".into(), Value::Array(env));
     c.insert("volumeMounts".into(), Value::Array(mounts));
     c.insert(
         "terminationMessagePolicy".into(),
-        json!("FallbackToLogsOnError"),
+        tree!("FallbackToLogsOnError"),
     );
     set(&mut c, "resources", with(ctx.v(&settings.resources)));
     set(&mut c, "securityContext", with(ctx.v(&settings.security)));
@@ -97,7 +97,7 @@ fn metrics_args(ctx: &Ctx, port_path: &str) -> [Value; 2] {
             "--prometheus-serve-addr=:{}",
             quote(ctx.v(port_path))
         )),
-        json!("--controller-group-metrics=all"),
+        tree!("--controller-group-metrics=all"),
     ]
 }
 
@@ -149,14 +149,14 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     let mut containers = Vec::new();
 
     if s.internal {
-        let mut args = vec![json!("etcdinit")];
+        let mut args = vec![tree!("etcdinit")];
         if debug {
-            args.push(json!("--debug"));
+            args.push(tree!("--debug"));
         }
         args.extend([
-            json!("--etcd-cluster-name=clustermesh-apiserver"),
-            json!("--etcd-initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)"),
-            json!("--etcd-data-dir=/var/run/etcd"),
+            tree!("--etcd-cluster-name=clustermesh-apiserver"),
+            tree!("--etcd-initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)"),
+            tree!("--etcd-data-dir=/var/run/etcd"),
         ]);
         args.extend(list_items(ctx, &p("etcd.init.extraArgs"))?);
         let mut env = vec![
@@ -182,26 +182,26 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
 
         let etcd_metrics = ctx.on(&p("metrics.etcd.enabled"));
         let mut args = vec![
-            json!("--data-dir=/var/run/etcd"),
-            json!("--name=clustermesh-apiserver"),
-            json!("--client-cert-auth"),
-            json!("--trusted-ca-file=/var/lib/etcd-secrets/ca.crt"),
-            json!("--cert-file=/var/lib/etcd-secrets/tls.crt"),
-            json!("--key-file=/var/lib/etcd-secrets/tls.key"),
+            tree!("--data-dir=/var/run/etcd"),
+            tree!("--name=clustermesh-apiserver"),
+            tree!("--client-cert-auth"),
+            tree!("--trusted-ca-file=/var/lib/etcd-secrets/ca.crt"),
+            tree!("--cert-file=/var/lib/etcd-secrets/tls.crt"),
+            tree!("--key-file=/var/lib/etcd-secrets/tls.key"),
         ];
         if pod_ip_urls {
-            args.push(json!(
+            args.push(tree!(
                 "--listen-client-urls=https://127.0.0.1:2379,https://[$(HOSTNAME_IP)]:2379"
             ));
-            args.push(json!(
+            args.push(tree!(
                 "--advertise-client-urls=https://[$(HOSTNAME_IP)]:2379"
             ));
         } else {
-            args.push(json!("--listen-client-urls=https://0.0.0.0:2379"));
-            args.push(json!("--advertise-client-urls=https://localhost:2379"));
+            args.push(tree!("--listen-client-urls=https://0.0.0.0:2379"));
+            args.push(tree!("--advertise-client-urls=https://localhost:2379"));
         }
-        args.push(json!("--initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)"));
-        args.push(json!("--auto-compaction-retention=1"));
+        args.push(tree!("--initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)"));
+        args.push(tree!("--auto-compaction-retention=1"));
         if etcd_metrics {
             let host = if pod_ip_urls {
                 "[$(HOSTNAME_IP)]"
@@ -217,12 +217,12 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
                 quote(ctx.v(&p("metrics.etcd.mode")))
             )));
         }
-        let mut env = vec![json!({"name": "ETCDCTL_API", "value": "3"})];
+        let mut env = vec![tree!({"name": "ETCDCTL_API", "value": "3"})];
         if pod_ip_urls {
             env.push(field_env("HOSTNAME_IP", "status.podIP"));
         }
         env.push(field_env("INITIAL_CLUSTER_TOKEN", "metadata.uid"));
-        let mut ports = vec![json!({"name": "etcd", "containerPort": 2379, "protocol": "TCP"})];
+        let mut ports = vec![tree!({"name": "etcd", "containerPort": 2379, "protocol": "TCP"})];
         if etcd_metrics {
             ports.push(port("etcd-metrics", bare(ctx.v(&p("metrics.etcd.port")))));
         }
@@ -250,11 +250,11 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     if s.crd {
         let metrics = ctx.on(&p("metrics.enabled"));
         let mut args = kvstore_client_args("clustermesh", debug, 20);
-        args.push(json!("--kvstore-opt=etcd.bootstrapQps=10000"));
+        args.push(tree!("--kvstore-opt=etcd.bootstrapQps=10000"));
         push_limits(&mut args, max_clusters, ctx.v(&p("healthPort")));
         if !legacy {
-            args.push(json!("--cluster-users-enabled"));
-            args.push(json!(
+            args.push(tree!("--cluster-users-enabled"));
+            args.push(tree!(
                 "--cluster-users-config-path=/var/lib/cilium/etcd-config/users.yaml"
             ));
         }
@@ -262,10 +262,10 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
             args.extend(metrics_args(ctx, &p("metrics.port")));
         }
         if ctx.on("clustermesh.enableMCSAPISupport") {
-            args.push(json!("--clustermesh-enable-mcs-api"));
+            args.push(tree!("--clustermesh-enable-mcs-api"));
         }
         if ctx.on("ciliumEndpointSlice.enabled") {
-            args.push(json!("--enable-cilium-endpoint-slice"));
+            args.push(tree!("--enable-cilium-endpoint-slice"));
         }
         args.extend(list_items(ctx, &p("extraArgs"))?);
         let mut env = vec![
@@ -321,10 +321,10 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         let metrics = s.kvstoremesh_metrics(ctx);
         let mut args = kvstore_client_args("kvstoremesh", debug, 100);
         if !s.external {
-            args.push(json!("--kvstore-opt=etcd.bootstrapQps=10000"));
+            args.push(tree!("--kvstore-opt=etcd.bootstrapQps=10000"));
         }
-        args.push(json!("--kvstore-opt=etcd.maxInflight=10"));
-        args.push(json!("--clustermesh-config=/var/lib/cilium/clustermesh"));
+        args.push(tree!("--kvstore-opt=etcd.maxInflight=10"));
+        args.push(tree!("--clustermesh-config=/var/lib/cilium/clustermesh"));
         push_limits(&mut args, max_clusters, ctx.v(&k("healthPort")));
         if metrics {
             args.extend(metrics_args(ctx, &p("metrics.kvstoremesh.port")));
@@ -389,7 +389,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     if !volumes.is_empty() {
         pod.insert("volumes".into(), Value::Array(volumes));
     }
-    pod.insert("restartPolicy".into(), json!("Always"));
+    pod.insert("restartPolicy".into(), tree!("Always"));
     set(
         &mut pod,
         "priorityClassName",
@@ -425,7 +425,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
 
     let pod_annotations = merged(&[
         ctx.v(&p("podAnnotations")),
-        &json!({"kubectl.kubernetes.io/default-container": "apiserver"}),
+        &tree!({"kubectl.kubernetes.io/default-container": "apiserver"}),
     ]);
     let pod_labels = Some(labels_with_common(
         ctx,
@@ -438,10 +438,10 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
 
     let mut spec = Map::new();
     spec.insert("replicas".into(), bare(ctx.v(&p("replicas"))));
-    spec.insert("selector".into(), json!({"matchLabels": {"k8s-app": APP}}));
+    spec.insert("selector".into(), tree!({"matchLabels": {"k8s-app": APP}}));
     if s.external {
         // KVStoreMesh takes no lock on an external etcd, so two Pods must never overlap.
-        spec.insert("strategy".into(), json!({"type": "Recreate"}));
+        spec.insert("strategy".into(), tree!({"type": "Recreate"}));
     } else {
         set(&mut spec, "strategy", with(ctx.v(&p("updateStrategy"))));
     }
@@ -462,11 +462,11 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
 /// A projected volume of one cert Secret (tls.crt/tls.key) plus its CA.
 fn cert_volume(ctx: &Ctx, name: &str, secret: &str) -> Value {
     let items = vec![
-        json!({"key": "tls.crt", "path": "tls.crt"}),
-        json!({"key": "tls.key", "path": "tls.key"}),
+        tree!({"key": "tls.crt", "path": "tls.crt"}),
+        tree!({"key": "tls.key", "path": "tls.key"}),
     ];
     let sources = common::cert_sources(ctx, secret, items, "ca.crt", false);
-    json!({"name": name, "projected": {"defaultMode": MODE_0400, "sources": sources}})
+    tree!({"name": name, "projected": {"defaultMode": MODE_0400, "sources": sources}})
 }
 
 fn volumes(ctx: &Ctx, s: &State, legacy: bool) -> Result<Vec<Value>, RenderError> {
@@ -483,7 +483,7 @@ fn volumes(ctx: &Ctx, s: &State, legacy: bool) -> Result<Vec<Value>, RenderError
             "clustermesh-apiserver-admin-cert",
         ));
         if !legacy {
-            v.push(json!({
+            v.push(tree!({
                 "name": "etcd-users-config",
                 "configMap": {"name": "clustermesh-remote-users", "defaultMode": MODE_0400},
             }));
@@ -493,21 +493,21 @@ fn volumes(ctx: &Ctx, s: &State, legacy: bool) -> Result<Vec<Value>, RenderError
         } else {
             ""
         };
-        v.push(json!({"name": "etcd-data-dir", "emptyDir": {"medium": medium}}));
+        v.push(tree!({"name": "etcd-data-dir", "emptyDir": {"medium": medium}}));
     }
     if s.kvstoremesh {
         // The CA bundle option reached this volume in 1.18.5.
         let bundle = ctx.on("tls.caBundle.enabled") && ctx.plan.cilium.at_least(1, 18, 5);
         let mut items = vec![
-            json!({"key": "tls.key", "path": "common-etcd-client.key"}),
-            json!({"key": "tls.crt", "path": "common-etcd-client.crt"}),
+            tree!({"key": "tls.key", "path": "common-etcd-client.key"}),
+            tree!({"key": "tls.crt", "path": "common-etcd-client.crt"}),
         ];
         if !bundle {
-            items.push(json!({"key": "ca.crt", "path": "common-etcd-client-ca.crt"}));
+            items.push(tree!({"key": "ca.crt", "path": "common-etcd-client-ca.crt"}));
         }
         let mut sources = vec![
-            json!({"secret": {"name": "cilium-kvstoremesh", "optional": true}}),
-            json!({"secret": {
+            tree!({"secret": {"name": "cilium-kvstoremesh", "optional": true}}),
+            tree!({"secret": {
                 "name": "clustermesh-apiserver-remote-cert",
                 "optional": true,
                 "items": items,
@@ -520,12 +520,12 @@ fn volumes(ctx: &Ctx, s: &State, legacy: bool) -> Result<Vec<Value>, RenderError
                 true,
             ));
         }
-        v.push(json!({
+        v.push(tree!({
             "name": "kvstoremesh-secrets",
             "projected": {"defaultMode": MODE_0400, "sources": sources},
         }));
         if s.external {
-            v.push(json!({
+            v.push(tree!({
                 "name": "etcd-config",
                 "configMap": {
                     "name": "cilium-config",
@@ -552,7 +552,7 @@ fn host_aliases(ctx: &Ctx) -> Option<Value> {
         };
         let host = format!("{}.{domain}", quote(&c["name"]));
         for ip in ips {
-            out.push(json!({"ip": bare(ip), "hostnames": [host]}));
+            out.push(tree!({"ip": bare(ip), "hostnames": [&host]}));
         }
     }
     (!out.is_empty()).then_some(Value::Array(out))
@@ -561,14 +561,14 @@ fn host_aliases(ctx: &Ctx) -> Option<Value> {
 /// The leading arguments the apiserver and KVStoreMesh share: the command, `--debug`, the
 /// cluster identity and the etcd client settings (with each one's own QPS).
 fn kvstore_client_args(command: &str, debug: bool, qps: u32) -> Vec<Value> {
-    let mut args = vec![json!(command)];
+    let mut args = vec![tree!(command)];
     if debug {
-        args.push(json!("--debug"));
+        args.push(tree!("--debug"));
     }
     args.extend([
-        json!("--cluster-name=$(CLUSTER_NAME)"),
-        json!("--cluster-id=$(CLUSTER_ID)"),
-        json!("--kvstore-opt=etcd.config=/var/lib/cilium/etcd-config.yaml"),
+        tree!("--cluster-name=$(CLUSTER_NAME)"),
+        tree!("--cluster-id=$(CLUSTER_ID)"),
+        tree!("--kvstore-opt=etcd.config=/var/lib/cilium/etcd-config.yaml"),
         Value::String(format!("--kvstore-opt=etcd.qps={qps}")),
     ]);
     args

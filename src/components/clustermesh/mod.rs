@@ -8,7 +8,7 @@ mod config;
 mod deployment;
 mod tls;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::common::{
     self, identity_allocation_crd, labels, labels_with_common, merged, metadata,
@@ -138,11 +138,11 @@ fn service(ctx: &Ctx) -> Result<Value, RenderError> {
     let ty = ctx.v(&p("type"));
     let ty_s = ty.as_str().unwrap_or_default();
     let lb = ty_s == "LoadBalancer";
-    let mut port = json!({"port": 2379});
+    let mut port = tree!({"port": 2379});
     if ty_s == "NodePort" && ctx.on(&p("nodePort")) {
         put(&mut port, "nodePort", Some(bare(ctx.v(&p("nodePort")))));
     }
-    let mut spec = json!({
+    let mut spec = tree!({
         "type": bare(ty),
         "selector": {"k8s-app": APP},
         "ports": [port],
@@ -196,7 +196,7 @@ fn metrics_service(ctx: &Ctx, s: &State) -> Option<Value> {
         return None;
     }
     let m = |k: &str| format!("{API}.metrics.{k}");
-    let port = |name: &str, path: &str| json!({"name": name, "port": bare(ctx.v(path)), "protocol": "TCP", "targetPort": name});
+    let port = |name: &str, path: &str| tree!({"name": name, "port": bare(ctx.v(path)), "protocol": "TCP", "targetPort": name});
     let mut ports = Vec::new();
     if s.internal && s.crd && ctx.on(&m("enabled")) {
         ports.push(port("apiserv-metrics", &m("port")));
@@ -216,7 +216,7 @@ fn metrics_service(ctx: &Ctx, s: &State) -> Option<Value> {
         ],
         &[ctx.v("commonLabels")],
     ));
-    let mut spec = json!({
+    let mut spec = tree!({
         "clusterIP": "None",
         "type": "ClusterIP",
         "selector": {"k8s-app": APP},
@@ -268,12 +268,12 @@ fn service_monitor(ctx: &Ctx, s: &State) -> Result<Option<Value>, RenderError> {
         &[ctx.v("commonLabels"), ctx.v(&sm("labels"))],
     ));
     let annotations = merged(&[ctx.v("clustermesh.annotations"), ctx.v(&sm("annotations"))]);
-    let mut spec = json!({
+    let mut spec = tree!({
         "selector": {"matchLabels": {
             "app.kubernetes.io/name": APP,
             "app.kubernetes.io/component": "metrics",
         }},
-        "namespaceSelector": {"matchNames": [s.namespace]},
+        "namespaceSelector": {"matchNames": [&s.namespace]},
     });
     if !endpoints.is_empty() {
         put(&mut spec, "endpoints", Some(Value::Array(endpoints)));
@@ -295,17 +295,17 @@ fn service_account(ctx: &Ctx) -> Value {
 }
 
 fn cluster_role(ctx: &Ctx) -> Value {
-    let read = json!(["get", "list", "watch"]);
+    let read = tree!(["get", "list", "watch"]);
     let mut rules = vec![
-        json!({"apiGroups": ["cilium.io"], "resources": [
+        tree!({"apiGroups": ["cilium.io"], "resources": [
             "ciliumidentities", "ciliumendpoints", "ciliumnodes", "ciliumendpointslices",
-        ], "verbs": read}),
-        json!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": read}),
-        json!({"apiGroups": [""], "resources": ["endpoints", "namespaces", "services"], "verbs": read}),
-        json!({"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": read}),
+        ], "verbs": &read}),
+        tree!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": &read}),
+        tree!({"apiGroups": [""], "resources": ["endpoints", "namespaces", "services"], "verbs": &read}),
+        tree!({"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": &read}),
     ];
     if ctx.on("clustermesh.enableMCSAPISupport") {
-        rules.push(json!({"apiGroups": ["multicluster.x-k8s.io"], "resources": ["serviceexports"], "verbs": read}));
+        rules.push(tree!({"apiGroups": ["multicluster.x-k8s.io"], "resources": ["serviceexports"], "verbs": &read}));
     }
     obj! {
         "apiVersion" => "rbac.authorization.k8s.io/v1",
@@ -316,7 +316,7 @@ fn cluster_role(ctx: &Ctx) -> Value {
 }
 
 fn cluster_role_binding(ctx: &Ctx) -> Value {
-    json!({
+    tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
         "metadata": metadata(APP, None, part_of_labels(ctx), mesh_annotations(ctx)),
@@ -340,7 +340,7 @@ fn users_config_map(ctx: &Ctx) -> Value {
             ));
         }
     }
-    json!({
+    tree!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata(
@@ -356,6 +356,7 @@ fn users_config_map(ctx: &Ctx) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn render_with(version: &str, values: &str) -> Result<Vec<Value>, RenderError> {
         let cilium = crate::versions::parse(version).unwrap();

@@ -2,7 +2,7 @@
 //! cert-manager Certificates ("certmanager"), or Secrets from values (auto TLS off). The chart's
 //! "helm" method mints random keys and is never used (see `plan`).
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{mesh_annotations, part_of_labels, State, API};
 use crate::components::certgen::{self, CertgenJob};
@@ -132,7 +132,7 @@ fn cron_job(ctx: &Ctx, s: &State) -> Value {
         ],
         &[ctx.v("commonLabels")],
     ));
-    json!({
+    tree!({
         "apiVersion": "batch/v1",
         "kind": "CronJob",
         "metadata": metadata(CERTGEN, Some(&s.namespace), labels, mesh_annotations(ctx)),
@@ -147,16 +147,16 @@ fn cron_job(ctx: &Ctx, s: &State) -> Value {
 fn job(ctx: &Ctx, s: &State) -> Value {
     // The chart lists commonLabels before part-of, so part-of wins a clash.
     let labels = merged(&[
-        &json!({"k8s-app": CERTGEN}),
+        &tree!({"k8s-app": CERTGEN}),
         ctx.v("commonLabels"),
-        &json!({"app.kubernetes.io/part-of": "cilium"}),
+        &tree!({"app.kubernetes.io/part-of": "cilium"}),
     ]);
     let annotations = merged(&[
-        &json!({"helm.sh/hook": "post-install,post-upgrade"}),
+        &tree!({"helm.sh/hook": "post-install,post-upgrade"}),
         ctx.v("certgen.annotations.job"),
         ctx.v("clustermesh.annotations"),
     ]);
-    json!({
+    tree!({
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": metadata(CERTGEN, Some(&s.namespace), labels, annotations),
@@ -165,7 +165,7 @@ fn job(ctx: &Ctx, s: &State) -> Value {
 }
 
 fn role(ctx: &Ctx) -> Value {
-    json!({
+    tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "Role",
         "metadata": metadata(CERTGEN, Some(&ctx.namespace()), part_of_labels(ctx), mesh_annotations(ctx)),
@@ -185,7 +185,7 @@ fn role(ctx: &Ctx) -> Value {
 }
 
 fn role_binding(ctx: &Ctx) -> Value {
-    json!({
+    tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
         "metadata": metadata(CERTGEN, Some(&ctx.namespace()), part_of_labels(ctx), mesh_annotations(ctx)),
@@ -213,7 +213,7 @@ fn duration(ctx: &Ctx) -> String {
 
 fn certificate(ctx: &Ctx, which: &str, common_name: String) -> Value {
     let name = format!("clustermesh-apiserver-{which}-cert");
-    json!({
+    tree!({
         "apiVersion": "cert-manager.io/v1",
         "kind": "Certificate",
         "metadata": metadata(&name, Some(&ctx.namespace()), common_labels(ctx), mesh_annotations(ctx)),
@@ -250,8 +250,8 @@ fn server_certificate(ctx: &Ctx) -> Result<Value, RenderError> {
         }
     };
     let mut dns = vec![
-        json!("clustermesh-apiserver.cilium.io"),
-        json!("*.mesh.cilium.io"),
+        tree!("clustermesh-apiserver.cilium.io"),
+        tree!("*.mesh.cilium.io"),
         Value::String(format!("clustermesh-apiserver.{ns}.svc")),
     ];
     dns.extend(
@@ -259,14 +259,14 @@ fn server_certificate(ctx: &Ctx) -> Result<Value, RenderError> {
             .into_iter()
             .map(quoted),
     );
-    let mut ips = vec![json!("127.0.0.1"), json!("::1")];
+    let mut ips = vec![tree!("127.0.0.1"), tree!("::1")];
     ips.extend(
         range_items(ctx.v(&p("server.extraIpAddresses")))
             .into_iter()
             .map(quoted),
     );
     let name = "clustermesh-apiserver-server-cert";
-    Ok(json!({
+    Ok(tree!({
         "apiVersion": "cert-manager.io/v1",
         "kind": "Certificate",
         "metadata": metadata(name, Some(&ns), labels, ann),
@@ -294,7 +294,7 @@ fn provided_secret(ctx: &Ctx, which: &str) -> Result<Value, RenderError> {
         }
         Ok(bare(v))
     };
-    let mut data = json!({"tls.crt": required("cert")?, "tls.key": required("key")?});
+    let mut data = tree!({"tls.crt": required("cert")?, "tls.key": required("key")?});
     put(&mut data, "ca.crt", Some(bare(ctx.v("tls.ca.cert"))));
     Ok(obj! {
         "apiVersion" => "v1",

@@ -15,7 +15,7 @@ use super::common::{
     envoy_daemonset_text, read_secrets_only_from_secrets_namespace, secret_sync_enabled,
     upgrade_compat,
 };
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::common;
 use super::Ctx;
@@ -87,7 +87,7 @@ fn ip_masq_agent(ctx: &Ctx) -> Option<Value> {
     if !(ctx.on("ipMasqAgent.enabled") && ctx.on("ipMasqAgent.config")) {
         return None;
     }
-    Some(json!({
+    Some(tree!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": common::metadata("ip-masq-agent", Some(&ctx.namespace()), None, None),
@@ -236,9 +236,9 @@ impl Derived {
         let chaining = if !ctx.v("cni.chainingMode").is_null() {
             ctx.v("cni.chainingMode").clone()
         } else if !ctx.v("cni.chainingTarget").is_null() {
-            json!("generic-veth")
+            tree!("generic-veth")
         } else {
-            json!("none")
+            tree!("none")
         };
 
         let azure_default = if since(12) && ctx.on("azure.enabled") {
@@ -247,7 +247,7 @@ impl Derived {
             "true"
         };
         Ok(Derived {
-            ipam: coalesce(&[ctx.v("ipam.mode")]).unwrap_or_else(|| json!("cluster-pool")),
+            ipam: coalesce(&[ctx.v("ipam.mode")]).unwrap_or_else(|| tree!("cluster-pool")),
             kube_proxy_replacement,
             chaining,
             envoy_ds_text: envoy_daemonset_text(ctx),
@@ -262,11 +262,11 @@ impl Derived {
                 (true, false) => "[::1]:9234",
             },
             ct_tcp_max: coalesce(&[ctx.v("bpf.ctTcpMax")])
-                .unwrap_or_else(|| json!(if since_1_8 { 0 } else { 524288 })),
+                .unwrap_or_else(|| tree!(if since_1_8 { 0 } else { 524288 })),
             ct_any_max: coalesce(&[ctx.v("bpf.ctAnyMax")])
-                .unwrap_or_else(|| json!(if since_1_8 { 0 } else { 262144 })),
+                .unwrap_or_else(|| tree!(if since_1_8 { 0 } else { 262144 })),
             azure_use_primary_address: coalesce(&[ctx.v("azure.usePrimaryAddress")])
-                .unwrap_or_else(|| json!(azure_default)),
+                .unwrap_or_else(|| tree!(azure_default)),
             socket_lb: coalesce(&[ctx.v("socketLB"), ctx.v("hostServices")]).unwrap_or(Value::Null),
             default_dns_transparent: if since(12) { "true" } else { "false" },
             default_ipv4_masquerade: if since(18) && ctx.on("eni.enabled") {
@@ -296,6 +296,7 @@ fn coalesce(values: &[&Value]) -> Option<Value> {
 mod tests {
     use super::*;
     use crate::components::common::tests::with_release;
+    use serde_json::json;
 
     /// The checksum is shared within one `render_all` only: a later render with other values
     /// gets its own.

@@ -7,7 +7,7 @@ mod validate;
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::common::{common_labels, merged, metadata};
 use super::Ctx;
@@ -39,7 +39,7 @@ fn resource_quotas(ctx: &Ctx) -> Vec<Value> {
         return Vec::new();
     }
     let quota_spec = |pods: &Value, class: &str| {
-        json!({
+        tree!({
             "hard": {"pods": quote(pods)},
             "scopeSelector": {"matchExpressions": [{
                 "operator": "In", "scopeName": "PriorityClass", "values": [class],
@@ -48,7 +48,7 @@ fn resource_quotas(ctx: &Ctx) -> Vec<Value> {
     };
     let mut out = Vec::new();
     if ctx.on("agent") {
-        out.push(json!({
+        out.push(tree!({
             "apiVersion": "v1",
             "kind": "ResourceQuota",
             "metadata": metadata("cilium-resource-quota", Some(&ns), None, None),
@@ -57,10 +57,10 @@ fn resource_quotas(ctx: &Ctx) -> Vec<Value> {
     }
     if ctx.on("operator.enabled") {
         let labels = merged(&[
-            &json!({"app.kubernetes.io/part-of": "cilium"}),
+            &tree!({"app.kubernetes.io/part-of": "cilium"}),
             ctx.v("commonLabels"),
         ]);
-        out.push(json!({
+        out.push(tree!({
             "apiVersion": "v1",
             "kind": "ResourceQuota",
             "metadata": metadata("cilium-operator-resource-quota", Some(&ns), labels, None),
@@ -94,14 +94,14 @@ fn secrets_namespaces(ctx: &Ctx) -> Vec<Value> {
         names.insert(print(name), ());
     }
     let labels = merged(&[
-        &json!({"app.kubernetes.io/part-of": "cilium"}),
+        &tree!({"app.kubernetes.io/part-of": "cilium"}),
         ctx.v("commonLabels"),
     ]);
     let annotations = ctx.v("secretsNamespaceAnnotations");
     names
         .into_keys()
         .map(|name| {
-            json!({
+            tree!({
                 "apiVersion": "v1",
                 "kind": "Namespace",
                 "metadata": metadata(&name, None, labels.clone(), truthy(annotations).then(|| annotations.clone())),
@@ -126,7 +126,7 @@ fn configmap(ctx: &Ctx, name_path: &str, key: &str, body: String) -> Value {
         Value::String(s) => s,
         other => print(&other),
     };
-    json!({
+    tree!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata(&name, Some(&ns), common_labels(ctx), None),
