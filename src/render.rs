@@ -53,8 +53,8 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
         layers.push(Layer::from_set(&inputs.set)?);
     }
     let mut values = match versions::defaults_indexed(cilium) {
-        Some((tree, index)) => Values::resolve_indexed(tree, index, &layers),
-        None => Values::resolve(versions::defaults(cilium), &layers),
+        Some((tree, index)) => Values::resolve_indexed(tree, index, layers),
+        None => Values::resolve(versions::defaults(cilium), layers),
     };
     let violations =
         crate::schema::check_lazy(&values, values.user(), versions::schema_lazy(cilium));

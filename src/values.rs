@@ -101,7 +101,9 @@ pub struct Values {
     overlay: Value,
     /// Only what the user wrote, all layers merged (nulls kept): what the schema check reads.
     user: Value,
-    origins: BTreeMap<String, Origin>,
+    /// The layers as written, for `origin` (only errors and a few checks ask, so nothing is
+    /// indexed ahead of them).
+    layers: Vec<Layer>,
     /// The nodes that must be built to be returned whole, by path; built on first use.
     built: OnceLock<Built>,
 }
@@ -310,7 +312,7 @@ impl<'a> View<'a> {
 
 impl Values {
     /// Merges user layers (in order) over the chart's defaults.
-    pub fn resolve(defaults: Value, layers: &[Layer]) -> Values {
+    pub fn resolve(defaults: Value, layers: impl Into<Vec<Layer>>) -> Values {
         Values::resolve_shared(Arc::new(defaults), layers)
     }
 
@@ -318,7 +320,7 @@ impl Values {
     pub fn resolve_indexed(
         defaults: &'static Value,
         index: &'static PathIndex,
-        layers: &[Layer],
+        layers: impl Into<Vec<Layer>>,
     ) -> Values {
         let defaults = if defaults.is_object() {
             Defaults::Indexed(defaults, index)
@@ -329,7 +331,7 @@ impl Values {
     }
 
     /// As `resolve`, over defaults shared with other renders (never copied).
-    pub fn resolve_shared(defaults: Arc<Value>, layers: &[Layer]) -> Values {
+    pub fn resolve_shared(defaults: Arc<Value>, layers: impl Into<Vec<Layer>>) -> Values {
         let defaults = if defaults.is_object() {
             defaults
         } else {
@@ -338,18 +340,17 @@ impl Values {
         Values::over(Defaults::Shared(defaults), layers)
     }
 
-    fn over(defaults: Defaults, layers: &[Layer]) -> Values {
+    fn over(defaults: Defaults, layers: impl Into<Vec<Layer>>) -> Values {
+        let layers = layers.into();
         let mut user = Value::Object(Map::new());
-        let mut origins = BTreeMap::new();
-        for layer in layers {
+        for layer in &layers {
             merge_user(&mut user, &layer.value);
-            record_origins(&layer.value, "", layer, &mut origins);
         }
         Values {
             defaults,
             overlay: user.clone(),
             user,
-            origins,
+            layers,
             built: OnceLock::new(),
         }
     }
@@ -524,8 +525,16 @@ impl Values {
     }
 
     /// Where the user wrote `path`, if they did.
-    pub fn origin(&self, path: &str) -> Option<&Origin> {
-        self.origins.get(path)
+    pub fn origin(&self, path: &str) -> Option<Origin> {
+        let layer = self
+            .layers
+            .iter()
+            .rev()
+            .find(|l| contains_path(&l.value, path))?;
+        Some(Origin {
+            source: layer.source.clone(),
+            line: layer.lines.get(path).copied(),
+        })
     }
 
     /// Describes where `path` comes from: the user's file and line, or the chart's default.
@@ -644,24 +653,19 @@ fn strip_nulls(v: Value) -> Value {
     }
 }
 
-fn record_origins(v: &Value, prefix: &str, layer: &Layer, out: &mut BTreeMap<String, Origin>) {
-    if let Value::Object(m) = v {
-        for (k, child) in m {
-            let path = if prefix.is_empty() {
-                k.clone()
-            } else {
-                format!("{prefix}.{k}")
-            };
-            out.insert(
-                path.clone(),
-                Origin {
-                    source: layer.source.clone(),
-                    line: layer.lines.get(&path).copied(),
-                },
-            );
-            record_origins(child, &path, layer, out);
-        }
-    }
+/// Whether a map tree holds `path`, its keys joined with dots (keys that contain dots
+/// themselves included, so every path written can be found).
+fn contains_path(v: &Value, path: &str) -> bool {
+    let Value::Object(m) = v else {
+        return false;
+    };
+    m.iter().any(|(k, child)| match path.strip_prefix(k.as_str()) {
+        Some("") => true,
+        Some(rest) => rest
+            .strip_prefix('.')
+            .is_some_and(|rest| contains_path(child, rest)),
+        None => false,
+    })
 }
 
 #[cfg(test)]
@@ -682,6 +686,22 @@ mod tests {
         assert_eq!(v.describe_origin("e.g"), "two.yaml line 3");
         assert_eq!(v.describe_origin("e.f"), "the chart's default");
         assert_eq!(v.describe_origin("zzz"), "the chart's default");
+    }
+
+    /// The last layer that wrote a path names it, whatever it wrote (null too), and keys that
+    /// hold dots are found as written.
+    #[test]
+    fn origins_name_the_last_layer_that_wrote_the_path() {
+        let l1 = Layer::from_yaml("one.yaml", "a:\n  b: 5\n  c: 1\nx.y: {z: 1}\n").unwrap();
+        let l2 = Layer::from_yaml("two.yaml", "a:\n  c: null\n").unwrap();
+        let set = Layer::from_set(&["a.b=6".to_string()]).unwrap();
+        let v = Values::resolve(json!({}), vec![l1, l2, set]);
+        assert_eq!(v.describe_origin("a.b"), "--set");
+        assert_eq!(v.describe_origin("a.c"), "two.yaml line 2");
+        assert_eq!(v.describe_origin("a"), "--set");
+        assert_eq!(v.describe_origin("x.y.z"), "one.yaml line 4");
+        assert!(v.user_set("x.y"));
+        assert!(!v.user_set("a.b.c") && !v.user_set("a.bb") && !v.user_set("x"));
     }
 
     #[test]
@@ -744,9 +764,9 @@ mod tests {
         let leaked: &'static Value = Box::leak(Box::new(defaults.clone()));
         let index: &'static PathIndex = Box::leak(Box::new(PathIndex::new(leaked)));
         for v in [
-            Values::resolve(defaults.clone(), &layers),
-            Values::resolve_shared(shared, &layers),
-            Values::resolve_indexed(leaked, index, &layers),
+            Values::resolve(defaults.clone(), layers.clone()),
+            Values::resolve_shared(shared, layers.clone()),
+            Values::resolve_indexed(leaked, index, layers.clone()),
         ] {
             for p in &all {
                 assert_eq!(v.get(p), lookup(&want, p), "{p}");

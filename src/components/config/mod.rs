@@ -156,8 +156,9 @@ impl Data {
         Ok(())
     }
 
-    fn finish(self) -> Value {
-        Value::Object(self.map.into_iter().filter(|(_, v)| !v.is_null()).collect())
+    fn finish(mut self) -> Value {
+        self.map.retain(|_, v| !v.is_null());
+        Value::Object(self.map)
     }
 }
 
