@@ -33,7 +33,10 @@ impl std::fmt::Display for Origin {
 pub struct Layer {
     pub source: String,
     pub value: Value,
-    pub lines: BTreeMap<String, usize>,
+    /// The file's text (none for `--set`): lines are found in it again when an error or a
+    /// check asks where a value was written, so a render does not record them.
+    text: Option<String>,
+    lines: OnceLock<BTreeMap<String, usize>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -47,20 +50,22 @@ pub enum ValuesError {
 impl Layer {
     /// Parses a values file's text; `source` names it in errors.
     pub fn from_yaml(source: &str, text: &str) -> Result<Layer, ValuesError> {
-        let doc = yaml::parse_values(text).map_err(|e| ValuesError::Parse {
+        let value = yaml::parse_value(text).map_err(|e| ValuesError::Parse {
             file: source.to_string(),
             message: e.to_string(),
         })?;
-        match doc.value {
+        match value {
             Value::Object(_) => Ok(Layer {
                 source: source.to_string(),
-                value: doc.value,
-                lines: doc.lines,
+                value,
+                text: Some(text.to_string()),
+                lines: OnceLock::new(),
             }),
             Value::Null => Ok(Layer {
                 source: source.to_string(),
                 value: Value::Object(Map::new()),
-                lines: BTreeMap::new(),
+                text: None,
+                lines: OnceLock::new(),
             }),
             _ => Err(ValuesError::Parse {
                 file: source.to_string(),
@@ -81,8 +86,22 @@ impl Layer {
         Ok(Layer {
             source: "--set".into(),
             value: root,
-            lines: BTreeMap::new(),
+            text: None,
+            lines: OnceLock::new(),
         })
+    }
+
+    /// The line `path` was written on, when this layer is a file that holds it.
+    pub fn line(&self, path: &str) -> Option<usize> {
+        let text = self.text.as_deref()?;
+        self.lines
+            .get_or_init(|| {
+                yaml::parse_values(text)
+                    .map(|doc| doc.lines)
+                    .unwrap_or_default()
+            })
+            .get(path)
+            .copied()
     }
 }
 
@@ -533,7 +552,7 @@ impl Values {
             .find(|l| contains_path(&l.value, path))?;
         Some(Origin {
             source: layer.source.clone(),
-            line: layer.lines.get(path).copied(),
+            line: layer.line(path),
         })
     }
 

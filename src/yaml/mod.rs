@@ -7,5 +7,5 @@
 pub mod read;
 pub mod write;
 
-pub use read::{parse_stream, parse_values, Located, ReadError};
+pub use read::{parse_stream, parse_value, parse_values, Located, ReadError};
 pub use write::{to_string, write_document};

@@ -24,7 +24,16 @@ pub enum ReadError {
 
 /// Parses a single-document YAML text (an empty text is an empty mapping, as Helm treats it).
 pub fn parse_values(text: &str) -> Result<Located, ReadError> {
-    let mut docs = parse_stream(text)?;
+    single(read_stream(text, true)?)
+}
+
+/// `parse_values` without recording lines: for a render, which needs them only to report an
+/// error (and can read the text again then).
+pub fn parse_value(text: &str) -> Result<Value, ReadError> {
+    single(read_stream(text, false)?).map(|doc| doc.value)
+}
+
+fn single(mut docs: Vec<Located>) -> Result<Located, ReadError> {
     match docs.len() {
         0 => Ok(Located {
             value: Value::Object(Map::new()),
@@ -40,10 +49,15 @@ pub fn parse_values(text: &str) -> Result<Located, ReadError> {
 
 /// Parses every document of a YAML stream; empty documents are dropped.
 pub fn parse_stream(text: &str) -> Result<Vec<Located>, ReadError> {
+    read_stream(text, true)
+}
+
+fn read_stream(text: &str, record_lines: bool) -> Result<Vec<Located>, ReadError> {
     let mut reader = Reader {
         parser: Parser::new_from_str(text),
         anchors: BTreeMap::new(),
         lines: BTreeMap::new(),
+        record_lines,
     };
     let mut docs = Vec::new();
     loop {
@@ -56,7 +70,7 @@ pub fn parse_stream(text: &str) -> Result<Vec<Located>, ReadError> {
                 let value = match event {
                     Event::DocumentEnd => Value::Null,
                     other => {
-                        let v = reader.node(other, span, "")?;
+                        let v = reader.node(other, span, "", 0)?;
                         let (end, span) = reader.next()?;
                         if !matches!(end, Event::DocumentEnd) {
                             return Err(syntax(span, "expected the end of the document"));
@@ -82,6 +96,8 @@ struct Reader<'a> {
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
     anchors: BTreeMap<usize, Value>,
     lines: BTreeMap<String, usize>,
+    /// Whether to fill `lines` (and so build every node's path).
+    record_lines: bool,
 }
 
 fn syntax(span: Span, message: &str) -> ReadError {
@@ -106,11 +122,19 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn node(&mut self, event: Event<'a>, span: Span, path: &str) -> Result<Value, ReadError> {
-        if path.matches('.').count() > MAX_DEPTH {
+    /// One node; `path` names it in `lines` (empty when lines are not recorded), `depth` counts
+    /// the collections it is in.
+    fn node(
+        &mut self,
+        event: Event<'a>,
+        span: Span,
+        path: &str,
+        depth: usize,
+    ) -> Result<Value, ReadError> {
+        if depth > MAX_DEPTH {
             return Err(syntax(span, "the document is nested too deeply"));
         }
-        if !path.is_empty() {
+        if self.record_lines && !path.is_empty() {
             self.lines.insert(path.to_string(), span.start.line());
         }
         match event {
@@ -134,8 +158,12 @@ impl<'a> Reader<'a> {
                     if matches!(ev, Event::SequenceEnd) {
                         break;
                     }
-                    let child = format!("{path}[{}]", items.len());
-                    items.push(self.node(ev, sp, &child)?);
+                    let child = if self.record_lines {
+                        format!("{path}[{}]", items.len())
+                    } else {
+                        String::new()
+                    };
+                    items.push(self.node(ev, sp, &child, depth + 1)?);
                 }
                 let v = Value::Array(items);
                 if anchor > 0 {
@@ -153,15 +181,15 @@ impl<'a> Reader<'a> {
                     }
                     let is_merge =
                         matches!(&ev, Event::Scalar(t, ScalarStyle::Plain, _, _) if t == "<<");
-                    let key = self.node(ev, sp, "")?;
+                    let key = self.node(ev, sp, "", depth + 1)?;
                     let key = key_string(&key);
                     let (vev, vsp) = self.next()?;
-                    let child = if path.is_empty() {
-                        key.clone()
-                    } else {
-                        format!("{path}.{key}")
+                    let child = match (self.record_lines, path.is_empty()) {
+                        (false, _) => String::new(),
+                        (true, true) => key.clone(),
+                        (true, false) => format!("{path}.{key}"),
                     };
-                    let value = self.node(vev, vsp, &child)?;
+                    let value = self.node(vev, vsp, &child, depth + 1)?;
                     if is_merge {
                         // YAML 1.1 merge keys, which go-yaml honours: entries written
                         // in the mapping itself win over merged ones.

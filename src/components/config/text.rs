@@ -42,13 +42,13 @@ pub fn folded(ctx: &Ctx, path: &str, items: &Value) -> Result<Value, RenderError
 }
 
 fn from_line(ctx: &Ctx, path: &str, doc: &str) -> Result<Value, RenderError> {
-    let parsed = crate::yaml::parse_values(doc).map_err(|e| {
+    let parsed = crate::yaml::parse_value(doc).map_err(|e| {
         ctx.invalid(
             path,
             format!("printed into cilium-config unquoted, this value makes the ConfigMap invalid YAML ({e}); use plain text without YAML syntax"),
         )
     })?;
-    match parsed.value {
+    match parsed {
         Value::Object(mut m) if m.len() == 1 => Ok(m.remove("k").unwrap_or(Value::Null)),
         _ => Err(ctx.invalid(
             path,
