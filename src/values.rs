@@ -678,13 +678,14 @@ fn contains_path(v: &Value, path: &str) -> bool {
     let Value::Object(m) = v else {
         return false;
     };
-    m.iter().any(|(k, child)| match path.strip_prefix(k.as_str()) {
-        Some("") => true,
-        Some(rest) => rest
-            .strip_prefix('.')
-            .is_some_and(|rest| contains_path(child, rest)),
-        None => false,
-    })
+    m.iter()
+        .any(|(k, child)| match path.strip_prefix(k.as_str()) {
+            Some("") => true,
+            Some(rest) => rest
+                .strip_prefix('.')
+                .is_some_and(|rest| contains_path(child, rest)),
+            None => false,
+        })
 }
 
 #[cfg(test)]

@@ -130,6 +130,18 @@ fn pem_from_base64(ctx: &Ctx, path: &str, what: &str) -> Result<Vec<u8>, RenderE
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/// Each byte's value in `ALPHABET`, or `INVALID`.
+const DECODE: [u8; 256] = {
+    let mut table = [INVALID; 256];
+    let mut i = 0;
+    while i < ALPHABET.len() {
+        table[ALPHABET[i] as usize] = i as u8;
+        i += 1;
+    }
+    table
+};
+const INVALID: u8 = 0xff;
+
 /// Standard padded base64, as Go's `base64.StdEncoding`.
 fn base64_encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
@@ -153,10 +165,14 @@ fn base64_encode(bytes: &[u8]) -> String {
 
 /// Go's `base64.StdEncoding.DecodeString`: padding required, line breaks ignored.
 fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let symbols: Vec<u8> = text
-        .bytes()
-        .filter(|b| *b != b'\n' && *b != b'\r')
-        .collect();
+    let symbols: std::borrow::Cow<[u8]> = if text.contains(['\n', '\r']) {
+        text.bytes()
+            .filter(|b| *b != b'\n' && *b != b'\r')
+            .collect::<Vec<u8>>()
+            .into()
+    } else {
+        text.as_bytes().into()
+    };
     if symbols.len() % 4 != 0 {
         return None;
     }
@@ -174,12 +190,21 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
                 }
                 break;
             }
-            let v = ALPHABET.iter().position(|&a| a == c)? as u32;
+            let v = DECODE[c as usize];
+            if v == INVALID {
+                return None;
+            }
+            let v = u32::from(v);
             n |= v << (18 - 6 * i);
             count += 1;
         }
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&bytes[..count - 1]);
+        out.push((n >> 16) as u8);
+        if count > 2 {
+            out.push((n >> 8) as u8);
+        }
+        if count > 3 {
+            out.push(n as u8);
+        }
     }
     Some(out)
 }

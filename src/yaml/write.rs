@@ -264,7 +264,10 @@ fn is_plain_safe(s: &str) -> bool {
         let mut c = 0;
         while c < 256 {
             let b = c as u8;
-            t[c] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/');
+            // `+` and `=` too (base64 text: certificates, keys): after a letter neither can
+            // make a plain scalar read as anything but a string.
+            t[c] =
+                b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/' | b'+' | b'=');
             c += 1;
         }
         t
