@@ -30,6 +30,14 @@ pub fn parse_values(text: &str) -> Result<Located, ReadError> {
 /// `parse_values` without recording lines: for a render, which needs them only to report an
 /// error (and can read the text again then).
 pub fn parse_value(text: &str) -> Result<Value, ReadError> {
+    match super::fast::read(text) {
+        Some(value) => Ok(value),
+        None => read_full(text),
+    }
+}
+
+/// `parse_value` by the full reader alone.
+pub(super) fn read_full(text: &str) -> Result<Value, ReadError> {
     single(read_stream(text, false)?).map(|doc| doc.value)
 }
 
@@ -108,7 +116,7 @@ fn syntax(span: Span, message: &str) -> ReadError {
 }
 
 /// Documents nested deeper than this are refused instead of risking the stack.
-const MAX_DEPTH: usize = 200;
+pub(super) const MAX_DEPTH: usize = 200;
 
 impl<'a> Reader<'a> {
     fn next(&mut self) -> Result<(Event<'a>, Span), ReadError> {
@@ -231,7 +239,7 @@ impl<'a> Reader<'a> {
 }
 
 /// Keys become strings, as they do when Helm passes values through JSON.
-fn key_string(key: &Value) -> String {
+pub(super) fn key_string(key: &Value) -> String {
     match key {
         Value::String(s) => s.clone(),
         Value::Null => "null".into(),
@@ -240,7 +248,7 @@ fn key_string(key: &Value) -> String {
 }
 
 /// Resolves one scalar with go-yaml v2's rules, then applies JSON's view of numbers.
-fn scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Value, String> {
+pub(super) fn scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Value, String> {
     match tag {
         Some("str") => return Ok(Value::String(text.to_string())),
         Some("null") => return Ok(Value::Null),
