@@ -37,11 +37,13 @@ fn scenario_inputs(
 }
 
 /// Runs the binary once, reading its output as a caller would, and returns the wall time and
-/// that process's own peak resident set in KiB. `wait4` reports the rusage of exactly the child
-/// it reaps, so neither `cargo build` nor earlier runs are counted.
+/// the peak resident set in KiB that `wait4` reports for it. The kernel counts in that peak the
+/// memory of the process the child was spawned from (it starts as a copy, or a borrower, of
+/// it), so this is only the binary's own figure when called from a small process: see
+/// `measure_in_fresh_process`.
 // The child is reaped by wait4 below, which std's `wait` cannot see.
 #[allow(clippy::zombie_processes)]
-fn run_measured(bin: &Path, args: &[&std::ffi::OsStr]) -> (Duration, i64) {
+fn run_measured(bin: &Path, args: &[std::ffi::OsString]) -> (Duration, i64) {
     use std::io::Read;
     let t = Instant::now();
     let mut child = Command::new(bin)
@@ -72,7 +74,39 @@ fn run_measured(bin: &Path, args: &[&std::ffi::OsStr]) -> (Duration, i64) {
     (elapsed, usage.ru_maxrss)
 }
 
+/// Rounds the measurements are spread over: each round renders every scenario a few times and
+/// runs the binary a few times, so a burst of load from elsewhere on the machine lands on a
+/// little of everything rather than on all the samples of one scenario.
+const ROUNDS: usize = 10;
+const RENDERS_PER_ROUND: usize = 20;
+const RUNS_PER_ROUND: usize = 5;
+
+/// The argument that makes this program measure one run of the binary and print the figures.
+const MEASURE_CHILD: &str = "--measure-child";
+
+/// `run_measured` in a fresh copy of this program, which holds none of the scenarios and chart
+/// archives loaded here, so the peak resident set is the binary's own.
+fn measure_in_fresh_process(bin: &Path, args: &[std::ffi::OsString]) -> Option<(Duration, i64)> {
+    let out = Command::new(std::env::current_exe().ok()?)
+        .arg(MEASURE_CHILD)
+        .arg(bin)
+        .args(args)
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut figures = text.split_whitespace().map(|f| f.parse::<u64>().ok());
+    let nanos = figures.next()??;
+    let rss = figures.next()??;
+    Some((Duration::from_nanos(nanos), rss as i64))
+}
+
 fn main() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == MEASURE_CHILD) && argv.len() > 2 {
+        let (wall, rss) = run_measured(Path::new(&argv[2]), &argv[3..]);
+        println!("{} {rss}", wall.as_nanos());
+        return;
+    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let reference = root.join("../shared/cilium-reference");
     let version = "1.18.12";
@@ -92,69 +126,106 @@ fn main() {
         })
         .collect();
     names.sort();
-    println!("in-process render, Cilium {version}, median of 200 renders:");
-    let mut all = Vec::new();
+
+    // (name, inputs, samples), or (name, why skipped).
+    let mut measured = Vec::new();
+    let mut skipped = Vec::new();
     for name in &names {
-        let Some(inputs) = scenario_inputs(&reference, name, version, charts.as_deref()) else {
-            println!("  {name:<40} skipped (needs CILIUM_CMP_CHART_DIR with cilium-{version}.tgz)");
-            continue;
-        };
-        if cilium_cmp::render(&inputs).is_err() {
-            println!("  {name:<40} skipped (render refused)");
-            continue;
+        match scenario_inputs(&reference, name, version, charts.as_deref()) {
+            None => skipped.push((
+                name.clone(),
+                format!("skipped (needs CILIUM_CMP_CHART_DIR with cilium-{version}.tgz)"),
+            )),
+            Some(inputs) if cilium_cmp::render(&inputs).is_err() => {
+                skipped.push((name.clone(), "skipped (render refused)".to_string()))
+            }
+            Some(inputs) => measured.push((name.clone(), inputs, Vec::new())),
         }
-        let times: Vec<Duration> = (0..200)
-            .map(|_| {
-                let t = Instant::now();
-                let out = cilium_cmp::render(&inputs);
-                let e = t.elapsed();
-                std::hint::black_box(out.ok());
-                e
-            })
-            .collect();
-        let m = median(times);
-        all.push(m);
-        println!("  {name:<40} {:>8.3} ms", m.as_secs_f64() * 1e3);
-    }
-    if !all.is_empty() {
-        println!(
-            "  worst median: {:.3} ms (target ≤ 0.5 ms)",
-            all.iter().max().unwrap().as_secs_f64() * 1e3
-        );
     }
 
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "-q"])
-        .current_dir(root)
-        .status();
-    let bin = root.join("target/release/cilium-cmp");
-    if !status.is_ok_and(|s| s.success()) || !bin.exists() {
+    let whole = whole_process_setup(root, &reference, version);
+    let mut runs: Vec<(Duration, i64)> = Vec::new();
+    if let Some((bin, args)) = &whole {
+        for _ in 0..5 {
+            measure_in_fresh_process(bin, args);
+        }
+    }
+    for _ in 0..ROUNDS {
+        for (_, inputs, samples) in measured.iter_mut() {
+            for _ in 0..RENDERS_PER_ROUND {
+                let t = Instant::now();
+                let out = cilium_cmp::render(inputs);
+                let e = t.elapsed();
+                std::hint::black_box(out.ok());
+                samples.push(e);
+            }
+        }
+        if let Some((bin, args)) = &whole {
+            runs.extend((0..RUNS_PER_ROUND).filter_map(|_| measure_in_fresh_process(bin, args)));
+        }
+    }
+
+    println!(
+        "in-process render, Cilium {version}, median of {} renders ({ROUNDS} rounds):",
+        ROUNDS * RENDERS_PER_ROUND
+    );
+    let mut rows: Vec<(String, String)> = skipped;
+    let mut worst = Duration::ZERO;
+    for (name, _, samples) in measured {
+        let m = median(samples);
+        worst = worst.max(m);
+        rows.push((name, format!("{:>8.3} ms", m.as_secs_f64() * 1e3)));
+    }
+    rows.sort();
+    for (name, figure) in rows {
+        println!("  {name:<40} {figure}");
+    }
+    println!(
+        "  worst median: {:.3} ms (target ≤ 0.5 ms)",
+        worst.as_secs_f64() * 1e3
+    );
+
+    if runs.is_empty() {
         println!("release binary not available: whole-process figures skipped");
         return;
     }
-    let values = std::env::temp_dir().join("cilium-cmp-bench-talos-ichor-noaws.yaml");
-    let inputs =
-        scenario_inputs(&reference, "talos-ichor-noaws", version, None).expect("scenario present");
-    std::fs::write(&values, &inputs.values_files[0].1).unwrap();
-    let args: Vec<&std::ffi::OsStr> = vec![
-        "render".as_ref(),
-        "--cilium-version".as_ref(),
-        version.as_ref(),
-        "-f".as_ref(),
-        values.as_os_str(),
-    ];
-    for _ in 0..5 {
-        run_measured(&bin, &args);
-    }
-    let runs: Vec<(Duration, i64)> = (0..50).map(|_| run_measured(&bin, &args)).collect();
+    let n = runs.len();
     let m = median(runs.iter().map(|r| r.0).collect());
     let rss = runs.iter().map(|r| r.1).max().unwrap_or(0);
     println!(
-        "whole process, talos-ichor-noaws: median wall {:.2} ms over 50 runs (target ≤ 3 ms)",
+        "whole process, talos-ichor-noaws: median wall {:.2} ms over {n} runs (target ≤ 3 ms)",
         m.as_secs_f64() * 1e3
     );
     println!(
         "whole process, talos-ichor-noaws: peak RSS {:.1} MB (target ≤ 15 MB)",
         rss as f64 / 1024.0
     );
+}
+
+/// Builds the release binary and writes talos-ichor-noaws's values to a file; the binary and
+/// its arguments, or None when it cannot be built.
+fn whole_process_setup(
+    root: &Path,
+    reference: &Path,
+    version: &str,
+) -> Option<(PathBuf, Vec<std::ffi::OsString>)> {
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "-q"])
+        .current_dir(root)
+        .status();
+    let bin = root.join("target/release/cilium-cmp");
+    if !status.is_ok_and(|s| s.success()) || !bin.exists() {
+        return None;
+    }
+    let values = std::env::temp_dir().join("cilium-cmp-bench-talos-ichor-noaws.yaml");
+    let (inputs, _) = scenario::inputs(reference, "talos-ichor-noaws", version)?;
+    std::fs::write(&values, &inputs.values_files[0].1).ok()?;
+    let args = vec![
+        "render".into(),
+        "--cilium-version".into(),
+        version.into(),
+        "-f".into(),
+        values.into_os_string(),
+    ];
+    Some((bin, args))
 }
