@@ -148,7 +148,7 @@ pub fn finish(objects: Vec<Value>) -> String {
     let Some((mut carrier, start, end)) = carrier else {
         return out;
     };
-    match annotation_lines(&out[start..]) {
+    match annotation_lines(&out[start..end]) {
         Some((from, to, digits)) => {
             let (from, to, digits) = (start + from, start + to, start + digits);
             let mut hasher = Sha256::new();
@@ -178,16 +178,38 @@ pub fn finish(objects: Vec<Value>) -> String {
 
 /// In one written document stamped with the placeholder: the byte range of the lines the
 /// annotation alone brings (its own, and `annotations:` when it is the only one), and where the
-/// placeholder's digits start.
+/// placeholder's digits start. Found by the document's structure (top-level `metadata:`, its
+/// `annotations:`, the keys at that level), so text inside values can never be taken for it.
 fn annotation_lines(doc: &str) -> Option<(usize, usize, usize)> {
-    let line = format!("\n    {CONTENT_HASH_ANNOTATION}: sha256:{PLACEHOLDER}\n");
-    let at = doc.find(&line)?;
-    let (from, to) = (at + 1, at + line.len());
+    let ours = format!("    {CONTENT_HASH_ANNOTATION}: sha256:{PLACEHOLDER}");
+    // (start, line) of every line.
+    let mut lines = doc
+        .split_inclusive('\n')
+        .scan(0, |at, line| {
+            let start = *at;
+            *at += line.len();
+            Some((start, line.trim_end_matches('\n')))
+        })
+        .skip_while(|(_, line)| *line != "metadata:")
+        .skip(1)
+        .take_while(|(_, line)| line.starts_with("  "))
+        .skip_while(|(_, line)| *line != "  annotations:");
+    let (parent, _) = lines.next()?;
+    let (mut found, mut keys) = (None, 0);
+    for (start, line) in lines.take_while(|(_, line)| line.starts_with("    ")) {
+        // Deeper lines continue a value; lines at this depth are keys.
+        if line.as_bytes().get(4) == Some(&b' ') {
+            continue;
+        }
+        keys += 1;
+        if line == ours {
+            found = Some((start, start + line.len() + 1));
+        }
+    }
+    let (from, to) = found?;
     let digits = to - 1 - PLACEHOLDER.len();
-    const PARENT: &str = "\n  annotations:";
-    let alone = doc[..at].ends_with(PARENT) && !doc[to..].starts_with("    ");
-    Some(if alone {
-        (at + 1 - PARENT.len(), to, digits)
+    Some(if keys == 1 {
+        (parent, to, digits)
     } else {
         (from, to, digits)
     })
@@ -294,6 +316,30 @@ mod tests {
             unstamped.iter_mut().for_each(remove_content_hash);
             assert_eq!(computed, sha256_bytes(stream(&unstamped).as_bytes()));
         }
+    }
+
+    /// Text inside values that looks like the stamped line is never taken for it.
+    #[test]
+    fn the_hash_goes_where_the_annotation_is_not_where_text_looks_like_it() {
+        let decoy = format!("x\n{CONTENT_HASH_ANNOTATION}: sha256:{PLACEHOLDER}\ny\n");
+        let mut carrier = config_map("cilium-config", Some(json!({"a-first": decoy})));
+        carrier["data"]["k"] = json!(decoy);
+        let mut objects = objects(None);
+        objects[1] = carrier.clone();
+        let text = finish(objects);
+        let (stamped, computed) = verify(&text).unwrap();
+        assert_eq!(stamped, Some(computed));
+        // The decoys were left as they were, in data and in the other annotation.
+        assert_eq!(text.matches(PLACEHOLDER).count(), 2, "{text}");
+        stamp(&mut carrier, PLACEHOLDER);
+        let doc = crate::yaml::to_string(&carrier);
+        let (from, to, digits) = annotation_lines(&doc).unwrap();
+        assert!(doc[from..to].starts_with("    cilium-cmp.io/content-hash: sha256:"));
+        assert!(
+            doc[..from].contains("metadata:\n  annotations:\n    a-first:"),
+            "{doc}"
+        );
+        assert_eq!(&doc[digits..digits + PLACEHOLDER.len()], PLACEHOLDER);
     }
 
     #[test]
