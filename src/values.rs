@@ -136,15 +136,41 @@ struct Built {
     nodes: Vec<(String, OnceLock<Value>)>,
     /// A one-word Bloom filter of the overlay's top-level keys: most lookups concern values
     /// the user did not touch, and this tells so without searching the overlay.
-    top_keys: u64,
+    top_keys: TopKeys,
 }
 
-/// The Bloom filter bit of a top-level key.
-fn key_bit(key: &[u8]) -> u64 {
-    let h = key.iter().fold(0x811c_9dc5u32, |h, &c| {
-        (h ^ c as u32).wrapping_mul(0x0100_0193)
-    });
-    1 << (h >> 26)
+/// A 512-bit Bloom filter (two bits a key) of the overlay's top-level keys: with the few dozen
+/// a values file has, it turns away all but a few percent of the lookups under keys the user
+/// did not write (a 64-bit one with one bit a key let through about a quarter).
+#[derive(Debug, Clone, Default)]
+struct TopKeys([u64; 8]);
+
+impl TopKeys {
+    fn all() -> TopKeys {
+        TopKeys([u64::MAX; 8])
+    }
+
+    fn bits(key: &[u8]) -> [(usize, u64); 2] {
+        let h = key.iter().fold(0x811c_9dc5u32, |h, &c| {
+            (h ^ c as u32).wrapping_mul(0x0100_0193)
+        });
+        [
+            ((h >> 29) as usize, 1 << ((h >> 23) & 63)),
+            (((h >> 14) & 7) as usize, 1 << ((h >> 8) & 63)),
+        ]
+    }
+
+    fn insert(&mut self, key: &[u8]) {
+        for (word, bit) in TopKeys::bits(key) {
+            self.0[word] |= bit;
+        }
+    }
+
+    fn may_hold(&self, key: &[u8]) -> bool {
+        TopKeys::bits(key)
+            .iter()
+            .all(|&(word, bit)| self.0[word] & bit != 0)
+    }
 }
 
 static NULL: Value = Value::Null;
@@ -389,8 +415,11 @@ impl Values {
             collect_built(self.view(), &mut String::new(), &mut nodes);
             nodes.sort();
             let top_keys = match &self.overlay {
-                Value::Object(m) => m.keys().fold(0, |f, k| f | key_bit(k.as_bytes())),
-                _ => u64::MAX,
+                Value::Object(m) => m.keys().fold(TopKeys::default(), |mut f, k| {
+                    f.insert(k.as_bytes());
+                    f
+                }),
+                _ => TopKeys::all(),
             };
             Built {
                 root: OnceLock::new(),
@@ -467,7 +496,7 @@ impl Values {
             i
         };
         let first = next_dot(0);
-        if self.built().top_keys & key_bit(&b[..first]) == 0 {
+        if !self.built().top_keys.may_hold(&b[..first]) {
             return index.get(path).unwrap_or(&NULL);
         }
         let mut over = overlay;
