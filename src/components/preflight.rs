@@ -202,14 +202,7 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
     mounts.extend(etcd_mounts(ctx));
     mounts.extend(extra_mounts.iter().cloned());
     put(&mut main, "volumeMounts", Some(Value::Array(mounts)));
-    put_with(
-        &mut main,
-        ctx,
-        &[
-            ("resources", "preflight.resources"),
-            ("securityContext", "preflight.securityContext"),
-        ],
-    );
+    with_preflight_resources(&mut main, ctx);
     let mut containers = vec![main];
 
     let precache = ctx.v("preflight.tofqdnsPreCache");
@@ -241,14 +234,7 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
         // The chart appends extraEnv here, inside the mount list.
         mounts.extend(extra_env.iter().cloned());
         put(&mut c, "volumeMounts", Some(Value::Array(mounts)));
-        put_with(
-            &mut c,
-            ctx,
-            &[
-                ("resources", "preflight.resources"),
-                ("securityContext", "preflight.securityContext"),
-            ],
-        );
+        with_preflight_resources(&mut c, ctx);
         containers.push(c);
     }
 
@@ -274,14 +260,7 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
             "volumeMounts": mounts,
             "terminationMessagePolicy": "FallbackToLogsOnError",
         });
-        put_with(
-            &mut c,
-            ctx,
-            &[
-                ("resources", "preflight.resources"),
-                ("securityContext", "preflight.securityContext"),
-            ],
-        );
+        with_preflight_resources(&mut c, ctx);
         containers.push(c);
     }
 
@@ -499,4 +478,16 @@ fn pod_disruption_budget(ctx: &Ctx) -> Value {
         "metadata": metadata(CHECK, Some(&ns), labels, annotations(ctx)),
         "spec": spec,
     })
+}
+
+/// Every pre-flight container takes the same resources and security context.
+fn with_preflight_resources(container: &mut Value, ctx: &Ctx) {
+    put_with(
+        container,
+        ctx,
+        &[
+            ("resources", "preflight.resources"),
+            ("securityContext", "preflight.securityContext"),
+        ],
+    );
 }
