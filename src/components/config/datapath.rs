@@ -26,20 +26,19 @@ pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
         duration(ctx, "bpf.monitorInterval")?,
     );
     data.bare(ctx, "monitor-aggregation-flags", "bpf.monitorFlags")?;
-    for (key, path) in [
-        (
-            "bpf-events-default-rate-limit",
-            "bpf.events.default.rateLimit",
-        ),
-        (
-            "bpf-events-default-burst-limit",
-            "bpf.events.default.burstLimit",
-        ),
-    ] {
-        if ctx.on(path) {
-            data.qv(ctx, key, path);
-        }
-    }
+    data.qv_set(
+        ctx,
+        &[
+            (
+                "bpf-events-default-rate-limit",
+                "bpf.events.default.rateLimit",
+            ),
+            (
+                "bpf-events-default-burst-limit",
+                "bpf.events.default.burstLimit",
+            ),
+        ],
+    );
     if to_float(ctx.v("bpf.mapDynamicSizeRatio")) != 0.0 {
         data.qv(ctx, "bpf-map-dynamic-size-ratio", "bpf.mapDynamicSizeRatio");
     } else if d.default_map_ratio != 0.0 {
@@ -151,15 +150,14 @@ pub fn routing(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErro
     if routing_mode.as_str() == Some("native") {
         native_routing_checks(ctx, d)?;
     }
-    for (key, path) in [
-        ("tunnel-port", "tunnelPort"),
-        ("tunnel-source-port-range", "tunnelSourcePortRange"),
-        ("underlay-protocol", "underlayProtocol"),
-    ] {
-        if ctx.on(path) {
-            data.qv(ctx, key, path);
-        }
-    }
+    data.qv_set(
+        ctx,
+        &[
+            ("tunnel-port", "tunnelPort"),
+            ("tunnel-source-port-range", "tunnelSourcePortRange"),
+            ("underlay-protocol", "underlayProtocol"),
+        ],
+    );
     if ctx.on("serviceNoBackendResponse") {
         data.dq(
             ctx,

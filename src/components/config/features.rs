@@ -40,17 +40,16 @@ pub fn ipam(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> 
         Some("multi-pool") => data.s("auto-create-cilium-pod-ip-pools", multi_pools(ctx)),
         _ => {}
     }
-    for (key, path) in [
-        (
-            "limit-ipam-api-burst",
-            "ipam.operator.externalAPILimitBurstSize",
-        ),
-        ("limit-ipam-api-qps", "ipam.operator.externalAPILimitQPS"),
-    ] {
-        if ctx.on(path) {
-            data.qv(ctx, key, path);
-        }
-    }
+    data.qv_set(
+        ctx,
+        &[
+            (
+                "limit-ipam-api-burst",
+                "ipam.operator.externalAPILimitBurstSize",
+            ),
+            ("limit-ipam-api-qps", "ipam.operator.externalAPILimitQPS"),
+        ],
+    );
     if ctx.on("nodeIPAM.enabled") {
         data.s("enable-node-ipam", "true");
     }
@@ -259,19 +258,18 @@ pub fn operator_and_dns(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), R
     if ctx.on("annotateK8sNode") {
         data.s("annotate-k8s-node", "true");
     }
-    for (key, path) in [
-        ("k8s-client-qps", "k8sClientRateLimit.qps"),
-        ("k8s-client-burst", "k8sClientRateLimit.burst"),
-        ("operator-k8s-client-qps", "k8sClientRateLimit.operator.qps"),
-        (
-            "operator-k8s-client-burst",
-            "k8sClientRateLimit.operator.burst",
-        ),
-    ] {
-        if ctx.on(path) {
-            data.qv(ctx, key, path);
-        }
-    }
+    data.qv_set(
+        ctx,
+        &[
+            ("k8s-client-qps", "k8sClientRateLimit.qps"),
+            ("k8s-client-burst", "k8sClientRateLimit.burst"),
+            ("operator-k8s-client-qps", "k8sClientRateLimit.operator.qps"),
+            (
+                "operator-k8s-client-burst",
+                "k8sClientRateLimit.operator.burst",
+            ),
+        ],
+    );
     let set_taints = ctx.v("operator.setNodeTaints");
     let remove_taints = ctx.on("operator.removeNodeTaints");
     if truthy(set_taints) && !remove_taints {
@@ -423,26 +421,25 @@ pub fn auth_envoy_and_mesh(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<()
     }
     data.s("external-envoy-proxy", d.envoy_ds_text.clone());
     data.qv(ctx, "envoy-base-id", "envoy.baseID");
-    for (key, path) in [
-        (
-            "envoy-http-upstream-linger-timeout",
-            "envoy.httpUpstreamLingerTimeout",
-        ),
-        (
-            "envoy-policy-restore-timeout",
-            "envoy.policyRestoreTimeoutDuration",
-        ),
-        ("envoy-log", "envoy.log.path"),
-        ("envoy-default-log-level", "envoy.log.defaultLevel"),
-        (
-            "envoy-access-log-buffer-size",
-            "envoy.log.accessLogBufferSize",
-        ),
-    ] {
-        if ctx.on(path) {
-            data.qv(ctx, key, path);
-        }
-    }
+    data.qv_set(
+        ctx,
+        &[
+            (
+                "envoy-http-upstream-linger-timeout",
+                "envoy.httpUpstreamLingerTimeout",
+            ),
+            (
+                "envoy-policy-restore-timeout",
+                "envoy.policyRestoreTimeoutDuration",
+            ),
+            ("envoy-log", "envoy.log.path"),
+            ("envoy-default-log-level", "envoy.log.defaultLevel"),
+            (
+                "envoy-access-log-buffer-size",
+                "envoy.log.accessLogBufferSize",
+            ),
+        ],
+    );
     data.qv(
         ctx,
         "envoy-keep-cap-netbindservice",

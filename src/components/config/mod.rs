@@ -135,6 +135,13 @@ impl Data {
         }
     }
 
+    /// `qv` of every (key, path) whose value is set, in the order given.
+    fn qv_set(&mut self, ctx: &Ctx, rows: &[(&str, &str)]) {
+        for (key, path) in rows {
+            self.qv_when(ctx, on, key, path);
+        }
+    }
+
     /// One row of `qv_each`: `qv` of `path` when `when` holds for it.
     fn qv_when(&mut self, ctx: &Ctx, when: Cond, key: &str, path: &str) {
         if when(ctx, path) {
