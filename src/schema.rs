@@ -19,13 +19,6 @@ pub struct Violation {
     pub message: String,
 }
 
-/// Checks every user-written value against the schema.
-pub fn check(values: &Values, user: &Value, schema: &Value) -> Vec<Violation> {
-    let mut out = Vec::new();
-    walk(values.view(), user, schema, "", &mut out);
-    out
-}
-
 /// A chart's schema, read lazily: only the nodes along the paths the user wrote are split into
 /// their members, and only the nodes a value is checked against are parsed whole.
 pub struct LazySchema {
@@ -110,14 +103,15 @@ impl std::fmt::Debug for LazySchema {
     }
 }
 
-/// `check` against a lazily read schema: the same violations, reading only what it needs.
+/// Checks every user-written value against a lazily read schema, reading only what it needs.
 pub fn check_lazy(values: &Values, user: &Value, schema: &LazySchema) -> Vec<Violation> {
     let mut out = Vec::new();
     walk_lazy(values.view(), user, &schema.root, "", &mut out);
     out
 }
 
-/// `walk`, over a lazily read schema.
+/// Descends along what the user wrote while the schema describes an object by its properties;
+/// anywhere else the whole resolved value is checked at once.
 fn walk_lazy(
     resolved: View<'_>,
     user: &Value,
@@ -152,39 +146,6 @@ fn walk_lazy(
     let resolved = resolved.to_value();
     if !resolved.is_null() && !valid(&resolved, schema.value()) {
         out.push(violation(path, schema.value(), &resolved));
-    }
-}
-
-fn walk(resolved: View<'_>, user: &Value, schema: &Value, path: &str, out: &mut Vec<Violation>) {
-    // Descend along what the user wrote while the schema describes an object by its properties;
-    // anywhere else the whole resolved value is checked at once.
-    if let (Value::Object(u), Some(props)) =
-        (user, schema.get("properties").and_then(Value::as_object))
-    {
-        if resolved.is_object() {
-            // A map's type is all `type_allows` reads, so the map itself need not be built.
-            if !type_allows(schema, &Value::Object(Map::new())) {
-                out.push(violation(path, schema, &resolved.to_value()));
-                return;
-            }
-            for (k, uv) in u {
-                let Some(rv) = resolved.child(k) else {
-                    continue;
-                };
-                let child = join(path, k);
-                if let Some(s) = props.get(k) {
-                    walk(rv, uv, s, &child, out);
-                }
-            }
-            return;
-        }
-    }
-    if path.is_empty() {
-        return;
-    }
-    let resolved = resolved.to_value();
-    if !resolved.is_null() && !valid(&resolved, schema) {
-        out.push(violation(path, schema, &resolved));
     }
 }
 
@@ -349,6 +310,52 @@ mod tests {
     use super::*;
     use crate::values::Layer;
     use serde_json::json;
+
+    /// The reference the lazy walk is held to: the same walk over the whole parsed schema.
+    fn check(values: &Values, user: &Value, schema: &Value) -> Vec<Violation> {
+        let mut out = Vec::new();
+        walk(values.view(), user, schema, "", &mut out);
+        out
+    }
+
+    fn walk(
+        resolved: View<'_>,
+        user: &Value,
+        schema: &Value,
+        path: &str,
+        out: &mut Vec<Violation>,
+    ) {
+        // Descend along what the user wrote while the schema describes an object by its properties;
+        // anywhere else the whole resolved value is checked at once.
+        if let (Value::Object(u), Some(props)) =
+            (user, schema.get("properties").and_then(Value::as_object))
+        {
+            if resolved.is_object() {
+                // A map's type is all `type_allows` reads, so the map itself need not be built.
+                if !type_allows(schema, &Value::Object(Map::new())) {
+                    out.push(violation(path, schema, &resolved.to_value()));
+                    return;
+                }
+                for (k, uv) in u {
+                    let Some(rv) = resolved.child(k) else {
+                        continue;
+                    };
+                    let child = join(path, k);
+                    if let Some(s) = props.get(k) {
+                        walk(rv, uv, s, &child, out);
+                    }
+                }
+                return;
+            }
+        }
+        if path.is_empty() {
+            return;
+        }
+        let resolved = resolved.to_value();
+        if !resolved.is_null() && !valid(&resolved, schema) {
+            out.push(violation(path, schema, &resolved));
+        }
+    }
 
     fn run(defaults: Value, user_yaml: &str, schema: Value) -> Vec<Violation> {
         let layer = Layer::from_yaml("u.yaml", user_yaml).unwrap();

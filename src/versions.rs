@@ -167,8 +167,10 @@ pub(crate) fn defaults_indexed(
     loaded(version).map(|d| (d.tree, &d.index))
 }
 
-/// The chart's values schema for a supported release, whole.
-pub fn schema(version: CiliumVersion) -> &'static serde_json::Value {
+/// The chart's values schema for a supported release, whole (renders read it lazily; tests hold
+/// that to this).
+#[cfg(test)]
+pub(crate) fn schema(version: CiliumVersion) -> &'static serde_json::Value {
     static CACHE: [OnceLock<serde_json::Value>; RELEASES.len()] =
         [const { OnceLock::new() }; RELEASES.len()];
     static EMPTY: serde_json::Value = serde_json::Value::Null;
