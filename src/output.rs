@@ -132,48 +132,34 @@ pub fn finish(objects: Vec<Value>) -> String {
         })
         .unwrap_or(0);
     let mut out = String::with_capacity(objects.len() * 4096);
-    let mut carrier = None;
+    let mut carrier = 0..0;
     for (i, mut o) in objects.into_iter().enumerate() {
         remove_content_hash(&mut o);
-        if i != target {
-            // Written and dropped at once, while its memory is still in cache.
-            crate::yaml::write_document(&mut out, &o);
-            continue;
-        }
         let start = out.len();
-        stamp(&mut o, PLACEHOLDER);
+        if i == target {
+            stamp(&mut o, PLACEHOLDER);
+        }
+        // Written and dropped at once, while its memory is still in cache.
         crate::yaml::write_document(&mut out, &o);
-        carrier = Some((o, start, out.len()));
+        if i == target {
+            carrier = start..out.len();
+        }
     }
-    let Some((mut carrier, start, end)) = carrier else {
+    // Nothing to find only where the carrier's metadata is not a map, so nothing was stamped.
+    let Some((from, to, digits)) = annotation_lines(&out[carrier.clone()]) else {
         return out;
     };
-    match annotation_lines(&out[start..end]) {
-        Some((from, to, digits)) => {
-            let (from, to, digits) = (start + from, start + to, start + digits);
-            let mut hasher = Sha256::new();
-            hasher.update(&out.as_bytes()[..from]);
-            hasher.update(&out.as_bytes()[to..]);
-            let hash = hex(&hasher.finalize());
-            out.replace_range(digits..digits + hash.len(), &hash);
-            out
-        }
-        // Not reached with this writer; kept so a change to it cannot stamp a wrong hash.
-        None => {
-            remove_content_hash(&mut carrier);
-            let mut unstamped = String::with_capacity(out.len());
-            unstamped.push_str(&out[..start]);
-            crate::yaml::write_document(&mut unstamped, &carrier);
-            unstamped.push_str(&out[end..]);
-            let hash = hex(&Sha256::digest(unstamped.as_bytes()));
-            stamp(&mut carrier, &hash);
-            let mut stamped = String::with_capacity(out.len());
-            stamped.push_str(&out[..start]);
-            crate::yaml::write_document(&mut stamped, &carrier);
-            stamped.push_str(&out[end..]);
-            stamped
-        }
-    }
+    let (from, to, digits) = (
+        carrier.start + from,
+        carrier.start + to,
+        carrier.start + digits,
+    );
+    let mut hasher = Sha256::new();
+    hasher.update(&out.as_bytes()[..from]);
+    hasher.update(&out.as_bytes()[to..]);
+    let hash = hex(&hasher.finalize());
+    out.replace_range(digits..digits + hash.len(), &hash);
+    out
 }
 
 /// In one written document stamped with the placeholder: the byte range of the lines the
@@ -340,6 +326,14 @@ mod tests {
             "{doc}"
         );
         assert_eq!(&doc[digits..digits + PLACEHOLDER.len()], PLACEHOLDER);
+    }
+
+    /// A carrier whose metadata is no map cannot carry the hash: the stream is left unstamped.
+    #[test]
+    fn a_carrier_without_a_metadata_map_is_left_unstamped() {
+        let text = finish(vec![json!({"kind": "Namespace", "metadata": "odd"})]);
+        assert_eq!(verify(&text).unwrap().0, None);
+        assert!(!text.contains(PLACEHOLDER));
     }
 
     #[test]

@@ -104,7 +104,7 @@ fn write_inline(out: &mut String, v: &Value, level: usize) {
 
 /// Numbers as Helm's toYaml prints them: integral values without a fraction, others in Go's
 /// shortest form (which is also what JSON would carry).
-pub fn format_number(n: &serde_json::Number) -> String {
+fn format_number(n: &serde_json::Number) -> String {
     if let Some(i) = n.as_i64() {
         return i.to_string();
     }
