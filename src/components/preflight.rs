@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 
+use super::agent::rbac::agent_rules;
 use super::common::{
     common_labels, envoy_daemonset_enabled, image, k8s_service_env, list_items, merged, metadata,
     priority_class_name, put, put_with, read_secrets_only_from_secrets_namespace,
@@ -54,61 +55,8 @@ fn non_empty(items: Vec<Value>) -> Option<Value> {
 }
 
 fn cluster_role(ctx: &Ctx) -> Value {
-    let secrets = read_secrets_only_from_secrets_namespace(ctx);
-    // From 1.18.5 the secrets permission joined the core read rule instead of a separate `get`.
-    let merged_secrets = ctx.plan.cilium.at_least(1, 18, 5);
-    let mut core = vec!["namespaces", "services", "pods", "endpoints", "nodes"];
-    if secrets && merged_secrets {
-        core.push("secrets");
-    }
-    let read = ["get", "list", "watch"];
-    let mut rules = vec![
-        tree!({"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": read}),
-        tree!({"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": read}),
-        tree!({"apiGroups": [""], "resources": core, "verbs": read}),
-    ];
-    if ctx.on("hubble.enabled") && ctx.on("hubble.dropEventEmitter.enabled") {
-        rules.push(
-            tree!({"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}),
-        );
-    }
-    if ctx.on("annotateK8sNode") {
-        rules.push(tree!({"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]}));
-    }
-    if ctx.on("l2announcements.enabled") {
-        rules.push(
-            tree!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-            "verbs": ["create", "get", "update", "list", "delete"]}),
-        );
-    }
-    rules.push(
-        tree!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
-        "verbs": ["list", "watch", "get"]}),
-    );
-    if secrets && !merged_secrets {
-        rules.push(tree!({"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}));
-    }
-    rules.push(tree!({"apiGroups": ["cilium.io"], "resources": [
-        "ciliumloadbalancerippools", "ciliumbgppeeringpolicies", "ciliumbgpnodeconfigs",
-        "ciliumbgpadvertisements", "ciliumbgppeerconfigs", "ciliumclusterwideenvoyconfigs",
-        "ciliumclusterwidenetworkpolicies", "ciliumegressgatewaypolicies", "ciliumendpoints",
-        "ciliumendpointslices", "ciliumenvoyconfigs", "ciliumidentities",
-        "ciliumlocalredirectpolicies", "ciliumnetworkpolicies", "ciliumnodes",
-        "ciliumnodeconfigs", "ciliumcidrgroups", "ciliuml2announcementpolicies",
-        "ciliumpodippools"], "verbs": ["list", "watch"]}));
-    rules.push(tree!({"apiGroups": ["cilium.io"],
-        "resources": ["ciliumidentities", "ciliumendpoints", "ciliumnodes"], "verbs": ["create"]}));
-    rules.push(
-        tree!({"apiGroups": ["cilium.io"], "resources": ["ciliumidentities"], "verbs": ["update"]}),
-    );
-    rules.push(tree!({"apiGroups": ["cilium.io"], "resources": ["ciliumendpoints"], "verbs": ["delete", "get"]}));
-    rules.push(
-        tree!({"apiGroups": ["cilium.io"], "resources": ["ciliumnodes", "ciliumnodes/status"],
-        "verbs": ["get", "update"]}),
-    );
-    rules.push(tree!({"apiGroups": ["cilium.io"], "resources": [
-        "ciliumendpoints/status", "ciliumendpoints", "ciliuml2announcementpolicies/status",
-        "ciliumbgpnodeconfigs/status"], "verbs": ["patch"]}));
+    // The agent's rules; the chart's pre-flight copy inverts the Secrets condition.
+    let rules = agent_rules(ctx, read_secrets_only_from_secrets_namespace(ctx));
     tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",

@@ -11,7 +11,7 @@ use crate::tmpl::{self, bare};
 
 mod daemonset;
 mod metrics;
-mod rbac;
+pub(crate) mod rbac;
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();

@@ -58,13 +58,14 @@ fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
     tree!({"apiGroups": groups, "resources": resources, "verbs": verbs})
 }
 
-fn cluster_role(ctx: &Ctx) -> Value {
-    let read_secrets_anywhere = !read_secrets_only_from_secrets_namespace(ctx);
-    // From 1.18.5 the agent lists and watches Secrets with the other core objects; before, it
-    // could only get them, in a rule of their own further down.
+/// The rules of the agent's ClusterRole, which the pre-flight check's ClusterRole repeats: the
+/// two differ only in when they may read Secrets, which the caller says.
+pub(crate) fn agent_rules(ctx: &Ctx, read_secrets: bool) -> Vec<Value> {
+    // From 1.18.5 Secrets are listed and watched with the other core objects; before, they could
+    // only be got, in a rule of their own further down.
     let secrets_in_core_rule = ctx.plan.cilium.at_least(1, 18, 5);
     let mut core = vec!["namespaces", "services", "pods", "endpoints", "nodes"];
-    if read_secrets_anywhere && secrets_in_core_rule {
+    if read_secrets && secrets_in_core_rule {
         core.push("secrets");
     }
     let mut rules = vec![
@@ -98,7 +99,7 @@ fn cluster_role(ctx: &Ctx) -> Value {
         &["customresourcedefinitions"],
         &["list", "watch", "get"],
     ));
-    if read_secrets_anywhere && !secrets_in_core_rule {
+    if read_secrets && !secrets_in_core_rule {
         rules.push(rule(&[""], &["secrets"], &["get"]));
     }
     rules.push(rule(
@@ -152,6 +153,11 @@ fn cluster_role(ctx: &Ctx) -> Value {
         ],
         &["patch"],
     ));
+    rules
+}
+
+fn cluster_role(ctx: &Ctx) -> Value {
+    let rules = agent_rules(ctx, !read_secrets_only_from_secrets_namespace(ctx));
     obj! {
         "apiVersion" => "rbac.authorization.k8s.io/v1",
         "kind" => "ClusterRole",
