@@ -28,14 +28,34 @@ pub fn print(v: &Value) -> String {
             _ => go_g_float(n.as_f64().unwrap_or(0.0)),
         },
         Value::String(s) => s.clone(),
-        Value::Array(a) => format!("[{}]", a.iter().map(print).collect::<Vec<_>>().join(" ")),
+        Value::Array(_) | Value::Object(_) => go_composite(v, print),
+    }
+}
+
+/// What `printf "%s"` prints: as `%v` for strings, lists and maps, Go's `%!s(type=value)` for
+/// the other kinds.
+pub fn percent_s(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "%!s(<nil>)".into(),
+        Value::Bool(b) => format!("%!s(bool={b})"),
+        Value::Number(n) => format!("%!s(float64={})", go_g_float(n.as_f64().unwrap_or(0.0))),
+        Value::Array(_) | Value::Object(_) => go_composite(v, percent_s),
+    }
+}
+
+/// Go's printing of a list (`[a b]`) or map (`map[k:v]`), each element printed by `item`.
+fn go_composite(v: &Value, item: fn(&Value) -> String) -> String {
+    match v {
+        Value::Array(a) => format!("[{}]", a.iter().map(item).collect::<Vec<_>>().join(" ")),
         Value::Object(m) => format!(
             "map[{}]",
             m.iter()
-                .map(|(k, v)| format!("{k}:{}", print(v)))
+                .map(|(k, v)| format!("{k}:{}", item(v)))
                 .collect::<Vec<_>>()
                 .join(" ")
         ),
+        other => item(other),
     }
 }
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{go_g_float, parse_duration, print, range_items, truthy};
+use crate::tmpl::{parse_duration, percent_s, print, range_items, truthy};
 
 /// `{{ x }}` as Helm prints it: nil prints nothing (Helm blanks Go's `<no value>`), which is
 /// what `quote` prints inside its quotes.
@@ -108,27 +108,6 @@ pub fn map_to_string(v: &Value) -> String {
             .collect::<Vec<_>>()
             .join(","),
         _ => String::new(),
-    }
-}
-
-/// Go's `%s` of a value: strings as they are, other scalars in Go's bad-verb form.
-fn percent_s(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "%!s(<nil>)".into(),
-        Value::Bool(b) => format!("%!s(bool={b})"),
-        Value::Number(n) => format!("%!s(float64={})", go_g_float(n.as_f64().unwrap_or(0.0))),
-        Value::Array(a) => format!(
-            "[{}]",
-            a.iter().map(percent_s).collect::<Vec<_>>().join(" ")
-        ),
-        Value::Object(m) => format!(
-            "map[{}]",
-            m.iter()
-                .map(|(k, v)| format!("{k}:{}", percent_s(v)))
-                .collect::<Vec<_>>()
-                .join(" ")
-        ),
     }
 }
 
