@@ -73,14 +73,14 @@ pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
     );
     let sa = ctx.v(job.service_account);
     let sa_name = quote(&sa["name"]);
-    let mut pod = obj! {
-        "containers" => vec![container],
-        "hostNetwork" => job.host_network,
-        "serviceAccount" => sa_name.as_str(),
-        "serviceAccountName" => sa_name,
-        "automountServiceAccountToken" => bare(&Value::String(quote(&sa["automount"]))),
-        "restartPolicy" => "OnFailure",
-    };
+    let mut pod = tree!({
+        "containers": vec![container],
+        "hostNetwork": job.host_network,
+        "serviceAccount": sa_name.as_str(),
+        "serviceAccountName": sa_name,
+        "automountServiceAccountToken": bare(&Value::String(quote(&sa["automount"]))),
+        "restartPolicy": "OnFailure",
+    });
     if job.hardened {
         put(
             &mut pod,
@@ -105,13 +105,13 @@ pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
     put(&mut pod, "volumes", with(&cg["extraVolumes"]));
     put(&mut pod, "affinity", with(&cg["affinity"]));
     let pod_labels = merged(&[&tree!({"k8s-app": job.app}), ctx.v(job.pod_labels)]);
-    obj! {
-        "template" => obj! {
-            "metadata" => obj! {"labels" => pod_labels},
-            "spec" => pod,
-        },
-        "ttlSecondsAfterFinished" => bare(&cg["ttlSecondsAfterFinished"]),
-    }
+    tree!({
+        "template": tree!({
+            "metadata": tree!({"labels": pod_labels}),
+            "spec": pod,
+        }),
+        "ttlSecondsAfterFinished": bare(&cg["ttlSecondsAfterFinished"]),
+    })
 }
 
 #[cfg(test)]

@@ -148,26 +148,26 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
                 }],
             }]),
         );
-        let typed_config = obj! {
-            "@type" => HCM,
-            "statPrefix" => l.name,
-            "routeConfig" => hosts,
-            "httpFilters" => tree!([{
+        let typed_config = tree!({
+            "@type": HCM,
+            "statPrefix": l.name,
+            "routeConfig": hosts,
+            "httpFilters": tree!([{
                 "name": "envoy.filters.http.router",
                 "typedConfig": {"@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"},
             }]),
-            "internalAddressConfig" => obj! {"cidrRanges" => cidrs.clone()},
-            "streamIdleTimeout" => idle.clone(),
-        };
-        let filter = obj! {
-            "name" => "envoy.filters.network.http_connection_manager",
-            "typedConfig" => typed_config,
-        };
-        let mut out = obj! {
-            "name" => l.name,
-            "address" => socket(if v4 { l.v4 } else { l.v6 }),
-            "filterChains" => vec![obj! {"filters" => vec![filter]}],
-        };
+            "internalAddressConfig": tree!({"cidrRanges": cidrs.clone()}),
+            "streamIdleTimeout": idle.clone(),
+        });
+        let filter = tree!({
+            "name": "envoy.filters.network.http_connection_manager",
+            "typedConfig": typed_config,
+        });
+        let mut out = tree!({
+            "name": l.name,
+            "address": socket(if v4 { l.v4 } else { l.v6 }),
+            "filterChains": vec![tree!({"filters": vec![filter]})],
+        });
         if v4 && v6 {
             put(
                 &mut out,
@@ -238,15 +238,15 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
         }
         let mut protocol = Map::new();
         protocol.insert(HTTP_OPTIONS_KEY.into(), options);
-        let mut c = obj! {
-            "name" => name,
-            "type" => "ORIGINAL_DST",
-            "connectTimeout" => connect.as_str(),
-            "circuitBreakers" => tree!({"thresholds": [{"maxRetries": &retries}]}),
-            "lbPolicy" => "CLUSTER_PROVIDED",
-            "typedExtensionProtocolOptions" => protocol,
-            "cleanupInterval" => cleanup.as_str(),
-        };
+        let mut c = tree!({
+            "name": name,
+            "type": "ORIGINAL_DST",
+            "connectTimeout": connect.as_str(),
+            "circuitBreakers": tree!({"thresholds": [{"maxRetries": &retries}]}),
+            "lbPolicy": "CLUSTER_PROVIDED",
+            "typedExtensionProtocolOptions": protocol,
+            "cleanupInterval": cleanup.as_str(),
+        });
         if tls {
             put(
                 &mut c,
@@ -314,24 +314,24 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
         put(&mut admin_pipe, "mode", Some(tree!(432)));
     }
 
-    Ok(obj! {
-        "node" => tree!({"id": "host~127.0.0.1~no-id~localdomain", "cluster": "ingress-cluster"}),
-        "staticResources" => obj! {"listeners" => listeners, "clusters" => clusters},
-        "dynamicResources" => obj! {"ldsConfig" => xds_source.clone(), "cdsConfig" => xds_source},
-        "bootstrapExtensions" => tree!([{
+    Ok(tree!({
+        "node": tree!({"id": "host~127.0.0.1~no-id~localdomain", "cluster": "ingress-cluster"}),
+        "staticResources": tree!({"listeners": listeners, "clusters": clusters}),
+        "dynamicResources": tree!({"ldsConfig": xds_source.clone(), "cdsConfig": xds_source}),
+        "bootstrapExtensions": tree!([{
             "name": "envoy.bootstrap.internal_listener",
             "typedConfig": {"@type": "type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener"},
         }]),
-        "overloadManager" => tree!({"resourceMonitors": [{
+        "overloadManager": tree!({"resourceMonitors": [{
             "name": "envoy.resource_monitors.global_downstream_max_connections",
             "typedConfig": {
                 "@type": "type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig",
                 "max_active_downstream_connections": "50000",
             },
         }]}),
-        "applicationLogConfig" => obj! {"logFormat" => log_format},
-        "admin" => obj! {"address" => obj! {"pipe" => admin_pipe}},
-    })
+        "applicationLogConfig": tree!({"logFormat": log_format}),
+        "admin": tree!({"address": tree!({"pipe": admin_pipe})}),
+    }))
 }
 
 fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
@@ -472,18 +472,18 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
         "failureThreshold": bare(ctx.v("envoy.readinessProbe.failureThreshold")),
         "timeoutSeconds": 5,
     });
-    let mut container = obj! {
-        "name" => "cilium-envoy",
-        "image" => common::image(ctx.v("envoy.image")),
-        "imagePullPolicy" => bare(ctx.v("envoy.image.pullPolicy")),
-        "command" => tree!(["/usr/bin/cilium-envoy-starter"]),
-        "args" => args,
-        "readinessProbe" => readiness,
-        "env" => env,
-        "securityContext" => security,
-        "terminationMessagePolicy" => "FallbackToLogsOnError",
-        "volumeMounts" => mounts,
-    };
+    let mut container = tree!({
+        "name": "cilium-envoy",
+        "image": common::image(ctx.v("envoy.image")),
+        "imagePullPolicy": bare(ctx.v("envoy.image.pullPolicy")),
+        "command": tree!(["/usr/bin/cilium-envoy-starter"]),
+        "args": args,
+        "readinessProbe": readiness,
+        "env": env,
+        "securityContext": security,
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+        "volumeMounts": mounts,
+    });
     if ctx.on("envoy.startupProbe.enabled") {
         put(
             &mut container,
@@ -528,16 +528,16 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     let mut containers = vec![container];
     containers.extend(list_items(ctx, "envoy.extraContainers")?);
 
-    let mut spec = obj! {
-        "containers" => containers,
-        "restartPolicy" => "Always",
-        "priorityClassName" => priority_class_name(ctx, ctx.v("envoy.priorityClassName"), "system-node-critical"),
-        "serviceAccountName" => quote(ctx.v("serviceAccounts.envoy.name")),
-        "automountServiceAccountToken" => bare(ctx.v("serviceAccounts.envoy.automount")),
-        "terminationGracePeriodSeconds" => bare(ctx.v("envoy.terminationGracePeriodSeconds")),
-        "hostNetwork" => true,
-        "volumes" => volumes,
-    };
+    let mut spec = tree!({
+        "containers": containers,
+        "restartPolicy": "Always",
+        "priorityClassName": priority_class_name(ctx, ctx.v("envoy.priorityClassName"), "system-node-critical"),
+        "serviceAccountName": quote(ctx.v("serviceAccounts.envoy.name")),
+        "automountServiceAccountToken": bare(ctx.v("serviceAccounts.envoy.automount")),
+        "terminationGracePeriodSeconds": bare(ctx.v("envoy.terminationGracePeriodSeconds")),
+        "hostNetwork": true,
+        "volumes": volumes,
+    });
     put(
         &mut spec,
         "imagePullSecrets",
@@ -551,10 +551,10 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
     put(&mut spec, "nodeSelector", with(ctx.v("envoy.nodeSelector")));
     put(&mut spec, "tolerations", with(ctx.v("envoy.tolerations")));
 
-    let mut ds_spec = obj! {
-        "selector" => tree!({"matchLabels": {"k8s-app": "cilium-envoy"}}),
-        "template" => obj! {
-            "metadata" => metadata_pod(
+    let mut ds_spec = tree!({
+        "selector": tree!({"matchLabels": {"k8s-app": "cilium-envoy"}}),
+        "template": tree!({
+            "metadata": metadata_pod(
                 labels(
                     &[
                         ("k8s-app", "cilium-envoy"),
@@ -566,19 +566,19 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
                 ),
                 pod_annotations,
             ),
-            "spec" => spec,
-        },
-    };
+            "spec": spec,
+        }),
+    });
     put(
         &mut ds_spec,
         "updateStrategy",
         with(ctx.v("envoy.updateStrategy")),
     );
 
-    Ok(obj! {
-        "apiVersion" => "apps/v1",
-        "kind" => "DaemonSet",
-        "metadata" => metadata(
+    Ok(tree!({
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": metadata(
             "cilium-envoy",
             Some(&ns),
             Some(labels(
@@ -592,8 +592,8 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
             )),
             with(ctx.v("envoy.annotations")),
         ),
-        "spec" => ds_spec,
-    })
+        "spec": ds_spec,
+    }))
 }
 
 fn service(ctx: &Ctx) -> Value {

@@ -98,17 +98,17 @@ pub(crate) fn deployment_spec(
         ("app.kubernetes.io/name", app),
         ("app.kubernetes.io/part-of", "cilium"),
     ];
-    let mut spec = obj! {
-        "replicas" => bare(at("replicas")),
-        "selector" => tree!({"matchLabels": {"k8s-app": app}}),
-        "template" => obj! {
-            "metadata" => obj! {
-                "annotations" => annotations,
-                "labels" => labels_with_common(ctx, &own, &[at("podLabels")]),
-            },
-            "spec" => pod,
-        },
-    };
+    let mut spec = tree!({
+        "replicas": bare(at("replicas")),
+        "selector": tree!({"matchLabels": {"k8s-app": app}}),
+        "template": tree!({
+            "metadata": tree!({
+                "annotations": annotations,
+                "labels": labels_with_common(ctx, &own, &[at("podLabels")]),
+            }),
+            "spec": pod,
+        }),
+    });
     put(&mut spec, "strategy", with(at("updateStrategy")));
     spec
 }
@@ -262,34 +262,34 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
     let spec = certgen::job_spec(ctx, &HUBBLE_CERTGEN);
     let mut out = Vec::new();
     if truthy(ctx.v("hubble.tls.auto.schedule")) {
-        out.push(obj! {
-            "apiVersion" => "batch/v1",
-            "kind" => "CronJob",
-            "metadata" => metadata(
+        out.push(tree!({
+            "apiVersion": "batch/v1",
+            "kind": "CronJob",
+            "metadata": metadata(
                 "hubble-generate-certs",
                 Some(&ns),
                 Some(labels_with_common(ctx, &own, &[])),
                 merged(&[ha, ctx.v("certgen.annotations.cronJob")]),
             ),
-            "spec" => obj! {
-                "schedule" => crate::tmpl::quote(ctx.v("hubble.tls.auto.schedule")),
-                "concurrencyPolicy" => "Forbid",
-                "jobTemplate" => obj! {"spec" => spec.clone()},
-            },
-        });
+            "spec": tree!({
+                "schedule": crate::tmpl::quote(ctx.v("hubble.tls.auto.schedule")),
+                "concurrencyPolicy": "Forbid",
+                "jobTemplate": tree!({"spec": spec.clone()}),
+            }),
+        }));
     }
     let hook = tree!({"helm.sh/hook": "post-install,post-upgrade"});
-    out.push(obj! {
-        "apiVersion" => "batch/v1",
-        "kind" => "Job",
-        "metadata" => metadata(
+    out.push(tree!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": metadata(
             "hubble-generate-certs",
             Some(&ns),
             Some(labels_with_common(ctx, &own, &[])),
             merged(&[&hook, ctx.v("certgen.annotations.job"), ha]),
         ),
-        "spec" => spec,
-    });
+        "spec": spec,
+    }));
     if truthy(&sa["create"]) {
         if ctx.on("rbac.create") {
             let part_of = Some(labels_with_common(

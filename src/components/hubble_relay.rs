@@ -225,15 +225,15 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     }
     volumes.extend(list_items(ctx, "hubble.relay.extraVolumes")?);
 
-    let mut pod = obj! {
-        "containers" => vec![container],
-        "restartPolicy" => "Always",
-        "priorityClassName" => bare(&Value::String(quote(rv(ctx, "priorityClassName")))),
-        "serviceAccountName" => quote(ctx.v("serviceAccounts.relay.name")),
-        "automountServiceAccountToken" => bare(&Value::String(quote(ctx.v("serviceAccounts.relay.automount")))),
-        "terminationGracePeriodSeconds" => bare(rv(ctx, "terminationGracePeriodSeconds")),
-        "volumes" => volumes,
-    };
+    let mut pod = tree!({
+        "containers": vec![container],
+        "restartPolicy": "Always",
+        "priorityClassName": bare(&Value::String(quote(rv(ctx, "priorityClassName")))),
+        "serviceAccountName": quote(ctx.v("serviceAccounts.relay.name")),
+        "automountServiceAccountToken": bare(&Value::String(quote(ctx.v("serviceAccounts.relay.automount")))),
+        "terminationGracePeriodSeconds": bare(rv(ctx, "terminationGracePeriodSeconds")),
+        "volumes": volumes,
+    });
     put(
         &mut pod,
         "securityContext",
@@ -252,12 +252,12 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
             &scrape_annotations(ctx),
         ]),
     );
-    Ok(obj! {
-        "apiVersion" => "apps/v1",
-        "kind" => "Deployment",
-        "metadata" => metadata(APP, Some(&ns), Some(labels_with_common(ctx, &APP_LABELS, &[])), with(rv(ctx, "annotations"))),
-        "spec" => spec,
-    })
+    Ok(tree!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &APP_LABELS, &[])), with(rv(ctx, "annotations"))),
+        "spec": spec,
+    }))
 }
 
 fn service(ctx: &Ctx) -> Value {

@@ -234,13 +234,13 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     volumes.extend(list_items(ctx, "hubble.ui.frontend.extraVolumes")?);
     volumes.extend(list_items(ctx, "hubble.ui.backend.extraVolumes")?);
 
-    let mut pod = obj! {
-        "priorityClassName" => bare(&Value::String(quote(uv(ctx, "priorityClassName")))),
-        "serviceAccountName" => quote(ctx.v("serviceAccounts.ui.name")),
-        "automountServiceAccountToken" => bare(&Value::String(quote(ctx.v("serviceAccounts.ui.automount")))),
-        "containers" => vec![frontend, backend],
-        "volumes" => volumes,
-    };
+    let mut pod = tree!({
+        "priorityClassName": bare(&Value::String(quote(uv(ctx, "priorityClassName")))),
+        "serviceAccountName": quote(ctx.v("serviceAccounts.ui.name")),
+        "automountServiceAccountToken": bare(&Value::String(quote(ctx.v("serviceAccounts.ui.automount")))),
+        "containers": vec![frontend, backend],
+        "volumes": volumes,
+    });
     if truthy(uv(ctx, "securityContext")) {
         let mut sc = uv(ctx, "securityContext").clone();
         if let Value::Object(m) = &mut sc {
@@ -262,12 +262,12 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
         pod,
         merged(&[&checksum, uv(ctx, "podAnnotations")]),
     );
-    Ok(obj! {
-        "kind" => "Deployment",
-        "apiVersion" => "apps/v1",
-        "metadata" => metadata(APP, Some(&ns), Some(labels_with_common(ctx, &APP_LABELS, &[uv(ctx, "labels")])), with(uv(ctx, "annotations"))),
-        "spec" => spec,
-    })
+    Ok(tree!({
+        "kind": "Deployment",
+        "apiVersion": "apps/v1",
+        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &APP_LABELS, &[uv(ctx, "labels")])), with(uv(ctx, "annotations"))),
+        "spec": spec,
+    }))
 }
 
 fn service(ctx: &Ctx) -> Value {

@@ -8,16 +8,6 @@ use crate::error::RenderError;
 use crate::plan::Plan;
 use crate::values::Values;
 
-/// An object built from `key => value` pairs, each value moved in with `Value::from`: unlike
-/// `json!`, interpolated trees are not deep-copied through serde's serializer.
-macro_rules! obj {
-    ($($k:expr => $v:expr),* $(,)?) => {{
-        let mut m = serde_json::Map::new();
-        $( m.insert(String::from($k), serde_json::Value::from($v)); )*
-        serde_json::Value::Object(m)
-    }};
-}
-
 #[macro_use]
 pub mod tree;
 

@@ -321,18 +321,18 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         volumes.push(clustermesh_volume(ctx));
     }
 
-    let mut container = obj! {
-        "name" => "cilium-operator",
-        "image" => operator_image(ctx),
-        "imagePullPolicy" => bare(ctx.v("operator.image.pullPolicy")),
-        "command" => tree!([format!("cilium-operator-{cloud}")]),
-        "args" => args,
-        "env" => env,
-        "livenessProbe" => probe(60.0, 10.0, None),
-        "readinessProbe" => probe(0.0, 5.0, Some(5.0)),
-        "volumeMounts" => mounts,
-        "terminationMessagePolicy" => "FallbackToLogsOnError",
-    };
+    let mut container = tree!({
+        "name": "cilium-operator",
+        "image": operator_image(ctx),
+        "imagePullPolicy": bare(ctx.v("operator.image.pullPolicy")),
+        "command": tree!([format!("cilium-operator-{cloud}")]),
+        "args": args,
+        "env": env,
+        "livenessProbe": probe(60.0, 10.0, None),
+        "readinessProbe": probe(0.0, 5.0, Some(5.0)),
+        "volumeMounts": mounts,
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+    });
     if ctx.on("operator.prometheus.enabled") {
         let port = bare(ctx.v("operator.prometheus.port"));
         let mut p = tree!({"name": "prometheus", "containerPort": &port, "protocol": "TCP"});
@@ -350,15 +350,15 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         ],
     );
 
-    let mut spec = obj! {
-        "containers" => vec![container],
-        "hostNetwork" => bare(ctx.v("operator.hostNetwork")),
-        "restartPolicy" => "Always",
-        "priorityClassName" => priority_class_name(ctx, ctx.v("operator.priorityClassName"), "system-cluster-critical"),
-        "serviceAccountName" => quote(ctx.v("serviceAccounts.operator.name")),
-        "automountServiceAccountToken" => bare(ctx.v("serviceAccounts.operator.automount")),
-        "volumes" => volumes,
-    };
+    let mut spec = tree!({
+        "containers": vec![container],
+        "hostNetwork": bare(ctx.v("operator.hostNetwork")),
+        "restartPolicy": "Always",
+        "priorityClassName": priority_class_name(ctx, ctx.v("operator.priorityClassName"), "system-cluster-critical"),
+        "serviceAccountName": quote(ctx.v("serviceAccounts.operator.name")),
+        "automountServiceAccountToken": bare(ctx.v("serviceAccounts.operator.automount")),
+        "volumes": volumes,
+    });
     put_with(
         &mut spec,
         ctx,
@@ -425,30 +425,30 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         put(&mut spec, "tolerations", Some(Value::Array(tolerations)));
     }
 
-    let mut deploy_spec = obj! {
-        "replicas" => bare(replicas),
-        "selector" => tree!({"matchLabels": labels(SELECTOR, &[])}),
-        "template" => obj! {
-            "metadata" => metadata_pod(
+    let mut deploy_spec = tree!({
+        "replicas": bare(replicas),
+        "selector": tree!({"matchLabels": labels(SELECTOR, &[])}),
+        "template": tree!({
+            "metadata": metadata_pod(
                 labels(&own_labels, &[common_labels, ctx.v("operator.podLabels")]),
                 pod_annotations,
             ),
-            "spec" => spec,
-        },
-    };
+            "spec": spec,
+        }),
+    });
     put(&mut deploy_spec, "strategy", strategy);
 
-    Ok(obj! {
-        "apiVersion" => "apps/v1",
-        "kind" => "Deployment",
-        "metadata" => metadata(
+    Ok(tree!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(
             "cilium-operator",
             Some(&ns),
             Some(labels(&own_labels, &[common_labels])),
             with(ctx.v("operator.annotations")),
         ),
-        "spec" => deploy_spec,
-    })
+        "spec": deploy_spec,
+    }))
 }
 
 /// Pod template metadata: labels always, annotations when any.
@@ -739,12 +739,12 @@ fn cluster_role(ctx: &Ctx) -> Result<Value, RenderError> {
             &["create", "update", "patch", "delete"],
         ));
     }
-    Ok(obj! {
-        "apiVersion" => "rbac.authorization.k8s.io/v1",
-        "kind" => "ClusterRole",
-        "metadata" => metadata("cilium-operator", None, Some(part_of_labels(ctx)), with(ctx.v("operator.annotations"))),
-        "rules" => rules,
-    })
+    Ok(tree!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": metadata("cilium-operator", None, Some(part_of_labels(ctx)), with(ctx.v("operator.annotations"))),
+        "rules": rules,
+    }))
 }
 
 fn subject(ctx: &Ctx) -> Value {

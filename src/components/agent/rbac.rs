@@ -158,17 +158,17 @@ pub(crate) fn agent_rules(ctx: &Ctx, read_secrets: bool) -> Vec<Value> {
 
 fn cluster_role(ctx: &Ctx) -> Value {
     let rules = agent_rules(ctx, !read_secrets_only_from_secrets_namespace(ctx));
-    obj! {
-        "apiVersion" => "rbac.authorization.k8s.io/v1",
-        "kind" => "ClusterRole",
-        "metadata" => metadata(
+    tree!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": metadata(
             "cilium",
             None,
             Some(labels(&[PART_OF], &[&common(ctx)])),
             with(ctx.v("annotations")),
         ),
-        "rules" => rules,
-    }
+        "rules": rules,
+    })
 }
 
 fn cluster_role_binding(ctx: &Ctx) -> Value {

@@ -447,16 +447,16 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     }
     spec.insert(
         "template".into(),
-        obj! {"metadata" => template_meta, "spec" => pod},
+        tree!({"metadata": template_meta, "spec": pod}),
     );
 
     let labels = Some(labels_with_common(ctx, &APP_LABELS, &[]));
-    Ok(obj! {
-        "apiVersion" => "apps/v1",
-        "kind" => "Deployment",
-        "metadata" => metadata(APP, Some(&s.namespace), labels, mesh_annotations(ctx)),
-        "spec" => spec,
-    })
+    Ok(tree!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(APP, Some(&s.namespace), labels, mesh_annotations(ctx)),
+        "spec": spec,
+    }))
 }
 
 /// A projected volume of one cert Secret (tls.crt/tls.key) plus its CA.

@@ -183,12 +183,12 @@ fn service(ctx: &Ctx) -> Result<Value, RenderError> {
         &[ctx.v("commonLabels"), ctx.v(&p("labels"))],
     ));
     let annotations = merged(&[ctx.v("clustermesh.annotations"), ctx.v(&p("annotations"))]);
-    Ok(obj! {
-        "apiVersion" => "v1",
-        "kind" => "Service",
-        "metadata" => metadata(APP, Some(&ctx.namespace()), labels, annotations),
-        "spec" => spec,
-    })
+    Ok(tree!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(APP, Some(&ctx.namespace()), labels, annotations),
+        "spec": spec,
+    }))
 }
 
 fn metrics_service(ctx: &Ctx, s: &State) -> Option<Value> {
@@ -224,17 +224,17 @@ fn metrics_service(ctx: &Ctx, s: &State) -> Option<Value> {
     if !ports.is_empty() {
         put(&mut spec, "ports", Some(Value::Array(ports)));
     }
-    Some(obj! {
-        "apiVersion" => "v1",
-        "kind" => "Service",
-        "metadata" => metadata(
+    Some(tree!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(
             "clustermesh-apiserver-metrics",
             Some(&ctx.namespace()),
             labels,
             mesh_annotations(ctx),
         ),
-        "spec" => spec,
-    })
+        "spec": spec,
+    }))
 }
 
 fn service_monitor(ctx: &Ctx, s: &State) -> Result<Option<Value>, RenderError> {
@@ -278,12 +278,12 @@ fn service_monitor(ctx: &Ctx, s: &State) -> Result<Option<Value>, RenderError> {
     if !endpoints.is_empty() {
         put(&mut spec, "endpoints", Some(Value::Array(endpoints)));
     }
-    Ok(Some(obj! {
-        "apiVersion" => "monitoring.coreos.com/v1",
-        "kind" => "ServiceMonitor",
-        "metadata" => metadata(APP, Some(&ns), labels, annotations),
-        "spec" => spec,
-    }))
+    Ok(Some(tree!({
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": metadata(APP, Some(&ns), labels, annotations),
+        "spec": spec,
+    })))
 }
 
 fn service_account(ctx: &Ctx) -> Value {
@@ -307,12 +307,12 @@ fn cluster_role(ctx: &Ctx) -> Value {
     if ctx.on("clustermesh.enableMCSAPISupport") {
         rules.push(tree!({"apiGroups": ["multicluster.x-k8s.io"], "resources": ["serviceexports"], "verbs": &read}));
     }
-    obj! {
-        "apiVersion" => "rbac.authorization.k8s.io/v1",
-        "kind" => "ClusterRole",
-        "metadata" => metadata(APP, None, part_of_labels(ctx), mesh_annotations(ctx)),
-        "rules" => rules,
-    }
+    tree!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": metadata(APP, None, part_of_labels(ctx), mesh_annotations(ctx)),
+        "rules": rules,
+    })
 }
 
 fn cluster_role_binding(ctx: &Ctx) -> Value {

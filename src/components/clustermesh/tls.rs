@@ -296,16 +296,16 @@ fn provided_secret(ctx: &Ctx, which: &str) -> Result<Value, RenderError> {
     };
     let mut data = tree!({"tls.crt": required("cert")?, "tls.key": required("key")?});
     put(&mut data, "ca.crt", Some(bare(ctx.v("tls.ca.cert"))));
-    Ok(obj! {
-        "apiVersion" => "v1",
-        "kind" => "Secret",
-        "metadata" => metadata(
+    Ok(tree!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": metadata(
             &format!("clustermesh-apiserver-{which}-cert"),
             Some(&ctx.namespace()),
             common_labels(ctx),
             mesh_annotations(ctx),
         ),
-        "type" => "kubernetes.io/tls",
-        "data" => data,
-    })
+        "type": "kubernetes.io/tls",
+        "data": data,
+    }))
 }

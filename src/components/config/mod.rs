@@ -63,12 +63,12 @@ pub fn cilium_config(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
         common::common_labels(ctx),
         None,
     );
-    Ok(Some(obj! {
-        "apiVersion" => "v1",
-        "kind" => "ConfigMap",
-        "metadata" => metadata,
-        "data" => data.finish(),
-    }))
+    Ok(Some(tree!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata,
+        "data": data.finish(),
+    })))
 }
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
