@@ -44,41 +44,26 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         selector["kubernetes.io/cluster-service"] = s("true");
     }
 
-    // Trees are moved into place: `json!` would deep-copy every interpolated Value.
-    let mut pod_meta = Map::new();
-    pod_meta.insert("annotations".into(), pod_annotations(ctx)?);
-    pod_meta.insert("labels".into(), pod_labels(ctx));
-    let mut template = Map::new();
-    template.insert("metadata".into(), Value::Object(pod_meta));
-    template.insert("spec".into(), pod_spec(ctx, &a)?);
-    let mut spec = Map::new();
-    spec.insert("selector".into(), obj1("matchLabels", selector));
-    spec.insert("template".into(), Value::Object(template));
-    if let Some(u) = with(ctx.v("updateStrategy")) {
-        spec.insert("updateStrategy".into(), u);
-    }
+    let mut spec = tree!({
+        "selector": {"matchLabels": selector},
+        "template": {
+            "metadata": {"annotations": pod_annotations(ctx)?, "labels": pod_labels(ctx)},
+            "spec": pod_spec(ctx, &a)?,
+        },
+    });
+    common::put(&mut spec, "updateStrategy", with(ctx.v("updateStrategy")));
     let name = quote(&bare_at(ctx, "name"));
-    let mut ds = Map::new();
-    ds.insert("apiVersion".into(), s("apps/v1"));
-    ds.insert("kind".into(), s("DaemonSet"));
-    ds.insert(
-        "metadata".into(),
-        metadata(
+    Ok(vec![tree!({
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": metadata(
             &name,
             Some(&namespace),
             Some(ds_labels),
             with(ctx.v("annotations")),
         ),
-    );
-    ds.insert("spec".into(), Value::Object(spec));
-    Ok(vec![Value::Object(ds)])
-}
-
-/// `{key: value}`, moving the value in.
-fn obj1(key: &str, value: Value) -> Value {
-    let mut m = Map::new();
-    m.insert(key.into(), value);
-    Value::Object(m)
+        "spec": spec,
+    })])
 }
 
 /// What several containers share, computed once.
