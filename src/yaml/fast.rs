@@ -380,6 +380,33 @@ mod tests {
         }
     }
 
+    /// The shipped Talos example, then each reference scenario's values (the first `limit`
+    /// scenarios) as this project writes them and, with `raw`, as the scenario's author did.
+    fn real_values_texts(limit: usize, raw: bool) -> Vec<String> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut texts =
+            vec![std::fs::read_to_string(root.join("examples/talos/values.yaml")).unwrap()];
+        let Ok(dir) = std::fs::read_dir(root.join("../shared/cilium-reference/scenarios")) else {
+            return texts;
+        };
+        let mut paths: Vec<_> = dir.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for path in paths.iter().take(limit) {
+            let text = std::fs::read_to_string(path).unwrap();
+            let doc = crate::yaml::parse_values(&text).unwrap().value;
+            texts.push(crate::yaml::to_string(&doc["values"]));
+            if let (true, Some(at)) = (raw, text.find("\nvalues:\n")) {
+                let block: Vec<&str> = text[at + 9..]
+                    .lines()
+                    .take_while(|l| l.starts_with("  ") || l.is_empty())
+                    .map(|l| l.get(2..).unwrap_or(""))
+                    .collect();
+                texts.push(block.join("\n") + "\n");
+            }
+        }
+        texts
+    }
+
     /// Thousands of near-misses: real values texts with one to three lines changed, indented,
     /// doubled or dropped, or a value replaced by something tricky. Whatever is read here must be what the
     /// full reader reads (a text the full reader refuses must be declined).
@@ -447,30 +474,7 @@ mod tests {
             "- - x",
             "-x",
         ];
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut bases =
-            vec![std::fs::read_to_string(root.join("examples/talos/values.yaml")).unwrap()];
-        let scenarios = root.join("../shared/cilium-reference/scenarios");
-        if let Ok(dir) = std::fs::read_dir(&scenarios) {
-            let mut paths: Vec<_> = dir.flatten().map(|e| e.path()).collect();
-            paths.sort();
-            for path in paths.iter().take(12) {
-                let doc = crate::yaml::parse_values(&std::fs::read_to_string(path).unwrap())
-                    .unwrap()
-                    .value;
-                bases.push(crate::yaml::to_string(&doc["values"]));
-                // The values as the scenario's author wrote them, too.
-                let raw = std::fs::read_to_string(path).unwrap();
-                if let Some(at) = raw.find("\nvalues:\n") {
-                    let block: Vec<String> = raw[at + 9..]
-                        .lines()
-                        .take_while(|l| l.starts_with("  ") || l.is_empty())
-                        .map(|l| l.get(2..).unwrap_or("").to_string())
-                        .collect();
-                    bases.push(block.join("\n") + "\n");
-                }
-            }
-        }
+        let mut bases = real_values_texts(12, true);
         bases.push(
             "a:\n  b: |\n    one\n    two\n  c:\n  - x\n  - k: v\n    l: |-\n      t\n".into(),
         );
@@ -524,17 +528,7 @@ mod tests {
     /// take this path) and read as the full reader reads them.
     #[test]
     fn reads_real_values_files() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut texts =
-            vec![std::fs::read_to_string(root.join("examples/talos/values.yaml")).unwrap()];
-        let scenarios = root.join("../shared/cilium-reference/scenarios");
-        if let Ok(dir) = std::fs::read_dir(&scenarios) {
-            for entry in dir.flatten() {
-                let text = std::fs::read_to_string(entry.path()).unwrap();
-                let doc = crate::yaml::parse_values(&text).unwrap().value;
-                texts.push(crate::yaml::to_string(&doc["values"]));
-            }
-        }
+        let texts = real_values_texts(usize::MAX, false);
         for text in &texts {
             assert!(agrees(text), "declined:\n{text}");
         }
