@@ -83,20 +83,20 @@ pub fn priority_class(ctx: &Ctx, own: &Value, critical: &str) -> Option<String> 
 
 /// What the chart's `envoyDaemonSetEnabled` helper prints: `false` without L7 proxying, else
 /// `envoy.enabled` as written, else whether `upgradeCompatibility` allows the 1.16 default.
-pub fn envoy_daemonset_text(ctx: &Ctx) -> String {
+pub fn envoy_daemonset_text(ctx: &Ctx) -> Result<String, RenderError> {
     if !ctx.on("l7Proxy") {
-        return "false".into();
+        return Ok("false".into());
     }
     let e = ctx.v("envoy.enabled");
     if !e.is_null() {
-        return print(e);
+        return Ok(print(e));
     }
-    since_compat(ctx, 16).to_string()
+    Ok(upgrade_compat_at_least(ctx, 1, 16)?.to_string())
 }
 
 /// The standalone Envoy DaemonSet runs: the chart compares the helper's text with "true".
-pub fn envoy_daemonset_enabled(ctx: &Ctx) -> bool {
-    envoy_daemonset_text(ctx) == "true"
+pub fn envoy_daemonset_enabled(ctx: &Ctx) -> Result<bool, RenderError> {
+    Ok(envoy_daemonset_text(ctx)? == "true")
 }
 
 /// What the chart's `readSecretsOnlyFromSecretsNamespace` helper prints.
@@ -118,34 +118,23 @@ pub fn read_secrets_only_from_secrets_namespace(ctx: &Ctx) -> bool {
 }
 
 /// What the chart's `secretSyncEnabled` helper prints.
-pub fn secret_sync_text(ctx: &Ctx) -> String {
+pub fn secret_sync_text(ctx: &Ctx) -> Result<String, RenderError> {
     let own = ctx.v("tls.secretSync.enabled");
     if !own.is_null() {
-        return print(own);
+        return Ok(print(own));
     }
-    since_compat(ctx, 17).to_string()
+    Ok(upgrade_compat_at_least(ctx, 1, 17)?.to_string())
 }
 
 /// Secret synchronisation is on: the chart compares the helper's text with "true".
-pub fn secret_sync_enabled(ctx: &Ctx) -> bool {
-    secret_sync_text(ctx) == "true"
+pub fn secret_sync_enabled(ctx: &Ctx) -> Result<bool, RenderError> {
+    Ok(secret_sync_text(ctx)? == "true")
 }
 
 /// `semverCompare ">=MAJOR.MINOR" (default "MAJOR.MINOR" .upgradeCompatibility)`: true when
-/// unset; an unparsable value counts as unset here (the config component refuses it).
-pub fn upgrade_compat_at_least(ctx: &Ctx, major: u64, minor: u64) -> bool {
-    match upgrade_compat(ctx) {
-        Ok(Some(v)) => v >= (major, minor),
-        _ => true,
-    }
-}
-
-/// `semverCompare ">=1.MINOR" (default "1.MINOR" .Values.upgradeCompatibility)`.
-pub fn since_compat(ctx: &Ctx, minor: u64) -> bool {
-    match upgrade_compat(ctx) {
-        Ok(Some(v)) => v >= (1, minor),
-        _ => true,
-    }
+/// unset; a value that is not a version fails, as Helm's comparison fails the render.
+pub fn upgrade_compat_at_least(ctx: &Ctx, major: u64, minor: u64) -> Result<bool, RenderError> {
+    Ok(upgrade_compat(ctx)?.is_none_or(|v| v >= (major, minor)))
 }
 
 /// `upgradeCompatibility` as (major, minor) when set. Helm's semver comparison fails on text
@@ -818,6 +807,29 @@ pub(crate) mod tests {
                 json!({"secret": {"name": "b", "optional": true, "items": [{"key": "k", "path": "ca.crt"}]}})
             );
         });
+    }
+
+    /// Helm's `semverCompare` fails the render on an `upgradeCompatibility` that is no version,
+    /// wherever a template asks; the pre-flight check alone asks through the Envoy helper.
+    #[test]
+    fn a_compatibility_version_that_is_no_version_fails_wherever_it_is_read() {
+        let values = "preflight: {enabled: true}\nupgradeCompatibility: perturbed\ncni: {iptablesRemoveAWSRules: false}\nhubble: {tls: {auto: {method: cronJob}}}\n";
+        with_release("1.18.3", values, "1.35.0", |ctx| {
+            assert!(envoy_daemonset_text(ctx).is_err());
+            assert!(secret_sync_text(ctx).is_err());
+            let err = crate::components::render_all(ctx).unwrap_err().to_string();
+            assert!(err.contains("upgradeCompatibility"), "{err}");
+        });
+        with_release(
+            "1.18.3",
+            "upgradeCompatibility: \"1.15\"\n",
+            "1.35.0",
+            |ctx| {
+                assert_eq!(envoy_daemonset_text(ctx).unwrap(), "false");
+                assert!(!upgrade_compat_at_least(ctx, 1, 16).unwrap());
+                assert!(upgrade_compat_at_least(ctx, 1, 14).unwrap());
+            },
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::error::RenderError;
 use crate::tmpl::{bare, print, quote, quoted, to_int64, to_json, truthy, with};
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    if !common::envoy_daemonset_enabled(ctx) {
+    if !common::envoy_daemonset_enabled(ctx)? {
         return Ok(Vec::new());
     }
     let preflight = ctx.on("preflight.enabled");

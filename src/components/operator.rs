@@ -32,7 +32,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
             out.push(cluster_role(ctx)?);
             out.push(cluster_role_binding(ctx));
         }
-        out.extend(secret_roles(ctx));
+        out.extend(secret_roles(ctx)?);
     }
     if ctx.on("operator.podDisruptionBudget.enabled") {
         out.push(common::pod_disruption_budget(
@@ -542,7 +542,8 @@ fn cluster_role(ctx: &Ctx) -> Result<Value, RenderError> {
     }
     rules.push(rule(&[""], &["services/status"], &["update", "patch"]));
     let mut ns_res = vec!["namespaces"];
-    if ingress || gateway || ctx.on("bgpControlPlane.enabled") || common::secret_sync_enabled(ctx) {
+    if ingress || gateway || ctx.on("bgpControlPlane.enabled") || common::secret_sync_enabled(ctx)?
+    {
         ns_res.push("secrets");
     }
     rules.push(rule(&[""], &ns_res, &["get", "list", "watch"]));
@@ -767,7 +768,7 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
 
 /// Roles (and their bindings) that let the operator write synced TLS secrets into the
 /// secrets namespaces of Ingress, Gateway API and TLS interception.
-fn secret_roles(ctx: &Ctx) -> Vec<Value> {
+fn secret_roles(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();
     let wanted = [
         (
@@ -783,7 +784,7 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
         ),
         (
             "cilium-operator-tlsinterception-secrets",
-            common::secret_sync_enabled(ctx),
+            common::secret_sync_enabled(ctx)?,
             "tls.secretsNamespace.name",
         ),
     ];
@@ -812,7 +813,7 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
             "subjects": subject(ctx),
         }));
     }
-    out
+    Ok(out)
 }
 
 fn azure_secret(ctx: &Ctx) -> Value {

@@ -186,7 +186,7 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
         containers.push(c);
     }
 
-    let envoy = envoy_daemonset_enabled(ctx);
+    let envoy = envoy_daemonset_enabled(ctx)?;
     // Until 1.18.6 the envoy check container also mounted the bootstrap ConfigMap.
     let envoy_config = !ctx.plan.cilium.at_least(1, 18, 6);
     if envoy {

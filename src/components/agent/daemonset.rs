@@ -82,7 +82,7 @@ impl Agent {
             image: s(&image(ctx.v("image"))),
             pull_policy: bare_at(ctx, "image.pullPolicy"),
             privileged: ctx.on("securityContext.privileged"),
-            envoy_ds: envoy_daemonset_enabled(ctx),
+            envoy_ds: envoy_daemonset_enabled(ctx)?,
             hubble_metrics: ctx.on("hubble.metrics.enabled")
                 || ctx.on("hubble.metrics.dynamic.enabled"),
             api_server_env: k8s_service_env(ctx)?,
@@ -339,7 +339,7 @@ fn agent_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
             }),
         );
         // Agents first installed before Cilium 1.8 keep probing through the CLI.
-        let cli_probes = ctx.on("keepDeprecatedProbes") || !upgrade_compat_at_least(ctx, 1, 8);
+        let cli_probes = ctx.on("keepDeprecatedProbes") || !upgrade_compat_at_least(ctx, 1, 8)?;
         let cli = tree!({"command": ["cilium", "status", "--brief"]});
         let mut liveness = Map::new();
         let mut readiness = Map::new();

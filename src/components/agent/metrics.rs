@@ -15,9 +15,9 @@ use crate::tmpl::{bare, quote, quoted, truthy, with};
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();
     if agent_on(ctx) && ctx.on("prometheus.enabled") {
-        out.extend(service(ctx));
+        out.extend(service(ctx)?);
         if ctx.on("prometheus.serviceMonitor.enabled") {
-            out.push(service_monitor(ctx));
+            out.push(service_monitor(ctx)?);
         }
     }
     if ctx.on("dashboards.enabled") {
@@ -41,8 +41,8 @@ fn port(name: &str, port: Value, target: &str) -> Value {
     tree!({"name": name, "port": port, "protocol": "TCP", "targetPort": target})
 }
 
-fn service(ctx: &Ctx) -> Option<Value> {
-    let envoy_ds = envoy_daemonset_enabled(ctx);
+fn service(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
+    let envoy_ds = envoy_daemonset_enabled(ctx)?;
     let (annotations, ports) =
         if ctx.on("prometheus.serviceMonitor.enabled") || ctx.on("prometheus.metricsService") {
             let mut ports = vec![port(
@@ -71,9 +71,9 @@ fn service(ctx: &Ctx) -> Option<Value> {
             )];
             (Some(annotations), ports)
         } else {
-            return None;
+            return Ok(None);
         };
-    Some(tree!({
+    Ok(Some(tree!({
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": metadata("cilium-agent", Some(&ctx.namespace()), Some(agent_labels(ctx)), annotations),
@@ -83,7 +83,7 @@ fn service(ctx: &Ctx) -> Option<Value> {
             "selector": {"k8s-app": "cilium"},
             "ports": ports,
         },
-    }))
+    })))
 }
 
 /// `| default (include "cilium.namespace" .)`, printed bare.
@@ -100,7 +100,7 @@ fn endpoint(ctx: &Ctx, port: &str, prefix: &str, scrape_timeout: bool) -> Value 
     scrape_endpoint(ctx.v(prefix), port, true, scrape_timeout)
 }
 
-fn service_monitor(ctx: &Ctx) -> Value {
+fn service_monitor(ctx: &Ctx) -> Result<Value, RenderError> {
     let fixed = super::super::common::monitor_labels(ctx, "cilium-agent", true);
     let sm_labels = labels(
         &fixed,
@@ -115,7 +115,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     ]);
     let mut endpoints = vec![endpoint(ctx, "metrics", "prometheus.serviceMonitor", false)];
     // Envoy embedded in the agent is scraped through the agent's Service.
-    if !envoy_daemonset_enabled(ctx)
+    if !envoy_daemonset_enabled(ctx)?
         && !ctx.on("preflight.enabled")
         && ctx.on("envoy.prometheus.enabled")
         && ctx.on("envoy.prometheus.serviceMonitor.enabled")
@@ -138,7 +138,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     if truthy(job) {
         spec["jobLabel"] = quoted(job);
     }
-    tree!({
+    Ok(tree!({
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "ServiceMonitor",
         "metadata": metadata(
@@ -148,7 +148,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
             annotations,
         ),
         "spec": spec,
-    })
+    }))
 }
 
 fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {

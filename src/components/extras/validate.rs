@@ -228,7 +228,7 @@ fn l7_checks(ctx: &Ctx) -> Result<(), RenderError> {
         let kpr = ctx.v("kubeProxyReplacement");
         let disabled = print(kpr) == "disabled";
         let unset_old =
-            !has_top_key(ctx, "kubeProxyReplacement") && !upgrade_compat_at_least(ctx, 1, 14);
+            !has_top_key(ctx, "kubeProxyReplacement") && !upgrade_compat_at_least(ctx, 1, 14)?;
         if disabled || unset_old {
             return Err(ctx.invalid(
                 "kubeProxyReplacement",
