@@ -5,6 +5,7 @@
 //! `components` (one module per Cilium component) → `output` (canonical YAML, content hash).
 
 pub mod argocd;
+pub mod changes;
 pub mod chart;
 pub mod components;
 pub mod error;

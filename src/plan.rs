@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::changes::{Change, ChangeSet};
 use crate::error::RenderError;
 use crate::values::Values;
 use crate::versions::CiliumVersion;
@@ -55,9 +56,32 @@ pub struct Plan {
     pub release_namespace: String,
     pub kube: KubeVersion,
     pub api_versions: BTreeSet<String>,
+    /// The chart changes this Cilium release has (`changes.rs`).
+    pub changes: ChangeSet,
 }
 
 impl Plan {
+    /// The plan of one render; the release's chart changes are looked up here, once.
+    pub fn new(
+        cilium: CiliumVersion,
+        release_namespace: &str,
+        kube: KubeVersion,
+        api_versions: BTreeSet<String>,
+    ) -> Plan {
+        Plan {
+            cilium,
+            release_namespace: release_namespace.to_string(),
+            kube,
+            api_versions,
+            changes: ChangeSet::of(cilium),
+        }
+    }
+
+    /// Whether this release's chart has the named change.
+    pub fn has(&self, change: Change) -> bool {
+        self.changes.has(change)
+    }
+
     /// `.Capabilities.APIVersions.Has`: only what the caller declared (Argo CD passes the
     /// cluster's list), as `helm template --api-versions` does for custom resources.
     pub fn has_api(&self, group_version: &str) -> bool {

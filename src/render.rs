@@ -78,18 +78,18 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     if let Some(chart) = &inputs.chart {
         chart.check_version(&cilium.to_string())?;
     }
-    let plan = Plan {
+    let plan = Plan::new(
         cilium,
-        release_namespace: inputs.namespace.clone(),
-        kube: KubeVersion::parse(&inputs.kube_version)?,
-        api_versions: inputs
+        &inputs.namespace,
+        KubeVersion::parse(&inputs.kube_version)?,
+        inputs
             .api_versions
             .iter()
             .flat_map(|a| a.split(','))
             .map(|a| a.trim().to_string())
             .filter(|a| !a.is_empty())
             .collect::<BTreeSet<_>>(),
-    };
+    );
     let ctx = Ctx::new(&values, &plan, inputs.chart.as_ref());
     let objects = components::render_all(&ctx)?;
     // An empty stream would make Argo CD prune the whole CNI: never return one.

@@ -170,6 +170,8 @@ fn versions_lists_every_supported_release() {
     let out = bin().arg("versions").output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines.contains(&"1.18.0") && lines.contains(&"1.18.12"));
-    assert_eq!(lines.len(), 13);
+    for v in ["1.18.0", "1.18.12", "1.19.0", "1.19.6", "1.20.0"] {
+        assert!(lines.contains(&v), "{v} missing from {lines:?}");
+    }
+    assert_eq!(lines.len(), 13 + 7 + 1);
 }

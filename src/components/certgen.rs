@@ -2,6 +2,7 @@
 //! CronJobs (hubble/tls-cronjob/, clustermesh-apiserver/tls-cronjob/), whose templates have the
 //! same shape and differ only in the fields of `CertgenJob`.
 
+use crate::changes::Change;
 use serde_json::Value;
 
 use super::common::{image, merged, put};
@@ -49,7 +50,7 @@ pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
         "env": [{"name": "CILIUM_CERTGEN_CONFIG", "value": (job.config)(ctx)}],
     });
     if truthy(&cg["resources"]) {
-        if ctx.plan.cilium.at_least(1, 18, 4) {
+        if ctx.plan.has(Change::CertgenResourcesInContainer) {
             put(&mut container, "resources", Some(cg["resources"].clone()));
         } else if let (Value::Object(c), Value::Object(r)) = (&mut container, &cg["resources"]) {
             // Before 1.18.4 the chart indented the resources block one level too shallow, so its

@@ -1,5 +1,6 @@
 //! Helpers the chart shares between components (its `_helpers.tpl`), in one place.
 
+use crate::changes::Change;
 use serde_json::{Map, Value};
 
 use super::Ctx;
@@ -597,7 +598,7 @@ pub fn monitor_labels<'a>(
     name: &'a str,
     part_of_before: bool,
 ) -> Vec<(&'a str, &'a str)> {
-    if ctx.plan.cilium.at_least(1, 18, 2) {
+    if ctx.plan.has(Change::MonitorPartOfLabels) {
         vec![
             ("app.kubernetes.io/part-of", "cilium"),
             ("app.kubernetes.io/name", name),
@@ -688,12 +689,12 @@ pub(crate) mod tests {
         let cilium = crate::versions::parse(version).expect("supported version");
         let layer = crate::values::Layer::from_yaml("test.yaml", values).expect("valid YAML");
         let values = crate::values::Values::resolve(crate::versions::defaults(cilium), &[layer]);
-        let plan = crate::plan::Plan {
+        let plan = crate::plan::Plan::new(
             cilium,
-            release_namespace: "kube-system".into(),
-            kube: crate::plan::KubeVersion::parse(kube).expect("valid"),
-            api_versions: Default::default(),
-        };
+            "kube-system",
+            crate::plan::KubeVersion::parse(kube).expect("valid"),
+            Default::default(),
+        );
         f(&Ctx::new(&values, &plan, None))
     }
 

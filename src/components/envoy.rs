@@ -1,5 +1,6 @@
 //! Mirrors the chart's templates: cilium-envoy/
 
+use crate::changes::Change;
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -19,8 +20,8 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();
     let configmap = config_map(ctx)?;
     // 1.18.1 to 1.18.5 rendered the bootstrap ConfigMap during pre-flight checks too.
-    let cm_despite_preflight =
-        ctx.plan.cilium.at_least(1, 18, 1) && !ctx.plan.cilium.at_least(1, 18, 6);
+    let cm_despite_preflight = ctx.plan.has(Change::EnvoyConfigMapInPreflight)
+        && !ctx.plan.has(Change::PreflightWithoutEnvoyBootstrap);
     if !preflight || cm_despite_preflight {
         out.push(configmap.clone());
     }
@@ -309,7 +310,7 @@ fn bootstrap(ctx: &Ctx) -> Result<Value, RenderError> {
     };
 
     let mut admin_pipe = tree!({"path": "/var/run/cilium/envoy/sockets/admin.sock"});
-    if ctx.plan.cilium.at_least(1, 18, 8) {
+    if ctx.plan.has(Change::EnvoyAdminSocketMode) {
         // Socket permissions 0660 (octal), which YAML reads as 432.
         put(&mut admin_pipe, "mode", Some(tree!(432)));
     }

@@ -1,5 +1,6 @@
 //! Mirrors the chart's templates: hubble-relay/
 
+use crate::changes::Change;
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -107,7 +108,7 @@ fn config_text(ctx: &Ctx) -> String {
     } else {
         l.push("disable-server-tls: true".into());
     }
-    if ctx.plan.cilium.at_least(1, 18, 7) {
+    if ctx.plan.has(Change::RelayLogOptions) {
         for (key, path) in [("log-format", "format"), ("log-level", "level")] {
             let p = format!("hubble.relay.logOptions.{path}");
             if ctx.on(&p) {

@@ -1,5 +1,6 @@
 //! Mirrors the chart's templates: cilium-ingress-class.yaml, cilium-ingress-service.yaml, cilium-gateway-api-class.yaml
 
+use crate::changes::Change;
 use serde_json::Value;
 
 use super::common::{common_labels, merged, metadata, put};
@@ -47,7 +48,7 @@ fn service(ctx: &Ctx) -> Value {
     let host_network = ctx.on("ingressController.hostNetwork.enabled");
     // Before 1.18.2 the node ports were always written, so an empty value became null but a
     // zero stayed; later releases write them only when set.
-    let always_node_ports = !ctx.plan.cilium.at_least(1, 18, 2);
+    let always_node_ports = !ctx.plan.has(Change::IngressNodePortsWhenSet);
     let port = |name: &str, number: u16, node_port: &Value| {
         let mut p = tree!({"name": name, "port": number, "protocol": "TCP"});
         if always_node_ports || truthy(node_port) {

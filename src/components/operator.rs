@@ -1,5 +1,6 @@
 //! Mirrors the chart's templates: cilium-operator/
 
+use crate::changes::Change;
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -537,7 +538,7 @@ fn cluster_role(ctx: &Ctx) -> Result<Value, RenderError> {
     }
     eps_verbs.extend(["get", "list", "watch"]);
     rules.push(rule(&["discovery.k8s.io"], &["endpointslices"], &eps_verbs));
-    if eps_sync && ctx.plan.cilium.at_least(1, 18, 7) {
+    if eps_sync && ctx.plan.has(Change::OperatorFinalizers) {
         rules.push(rule(&[""], &["services/finalizers"], &["update"]));
     }
     rules.push(rule(&[""], &["services/status"], &["update", "patch"]));
@@ -679,7 +680,7 @@ fn cluster_role(ctx: &Ctx) -> Result<Value, RenderError> {
             &["get", "list", "watch"],
         ));
         let mut res = vec!["ingresses/status"];
-        if ctx.plan.cilium.at_least(1, 18, 7) {
+        if ctx.plan.has(Change::OperatorFinalizers) {
             res.push("ingresses/finalizers");
         }
         rules.push(rule(&["networking.k8s.io"], &res, &["update"]));

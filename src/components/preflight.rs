@@ -1,5 +1,6 @@
 //! Mirrors the chart's templates: cilium-preflight/
 
+use crate::changes::Change;
 use serde_json::{Map, Value};
 
 use super::agent::rbac::agent_rules;
@@ -188,7 +189,7 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
 
     let envoy = envoy_daemonset_enabled(ctx)?;
     // Until 1.18.6 the envoy check container also mounted the bootstrap ConfigMap.
-    let envoy_config = !ctx.plan.cilium.at_least(1, 18, 6);
+    let envoy_config = !ctx.plan.has(Change::PreflightWithoutEnvoyBootstrap);
     if envoy {
         let mut mounts = vec![
             tree!({"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": false}),

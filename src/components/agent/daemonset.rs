@@ -1,6 +1,7 @@
 //! The `cilium` DaemonSet: the agent container (plus the optional monitor sidecar), the init
 //! containers that prepare each node, and the host volumes they share.
 
+use crate::changes::Change;
 use serde_json::{Map, Value};
 
 use super::{agent_on, bare_at, eq_text, s, ternary_bool};
@@ -633,7 +634,7 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
             ctx.text("kubeConfigPath")
         )));
     }
-    if ctx.plan.cilium.at_least(1, 18, 2) {
+    if ctx.plan.has(Change::AgentApiServerUrls) {
         if let Some(urls) = ctx
             .v("k8s")
             .as_object()

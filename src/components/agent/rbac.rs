@@ -1,6 +1,7 @@
 //! The agent's identity and permissions: ServiceAccount, ClusterRole(Binding), and the Roles
 //! (with their bindings) in Cilium's own namespace and in each feature's secrets namespace.
 
+use crate::changes::Change;
 use serde_json::Value;
 
 use super::agent_on;
@@ -63,7 +64,7 @@ fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
 pub(crate) fn agent_rules(ctx: &Ctx, read_secrets: bool) -> Vec<Value> {
     // From 1.18.5 Secrets are listed and watched with the other core objects; before, they could
     // only be got, in a rule of their own further down.
-    let secrets_in_core_rule = ctx.plan.cilium.at_least(1, 18, 5);
+    let secrets_in_core_rule = ctx.plan.has(Change::AgentSecretsInCoreRule);
     let mut core = vec!["namespaces", "services", "pods", "endpoints", "nodes"];
     if read_secrets && secrets_in_core_rule {
         core.push("secrets");
@@ -285,7 +286,7 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
     // TLS interception: before 1.18.7 the Role followed the operator's settings and the binding
     // only preflight, so both could render without the agent.
     let tls = read_secrets_only_from_secrets_namespace(ctx) && ctx.on("tls.secretsNamespace.name");
-    let (role_on, binding_on) = if ctx.plan.cilium.at_least(1, 18, 7) {
+    let (role_on, binding_on) = if ctx.plan.has(Change::TlsInterceptionRbacFollowsAgent) {
         (on && tls, on && tls)
     } else {
         (

@@ -1,6 +1,7 @@
 //! The clustermesh-apiserver Deployment: etcd (with its init container), the apiserver that
 //! mirrors CRD state into etcd, and KVStoreMesh that caches remote clusters.
 
+use crate::changes::Change;
 use serde_json::{Map, Value};
 
 use super::{mesh_annotations, State, API, APP, APP_LABELS};
@@ -143,7 +144,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     let max_clusters = ctx.v("clustermesh.maxConnectedClusters");
     let extra_mounts = list_items(ctx, &p("extraVolumeMounts"))?;
     // 1.18.5 dropped the pod-IP based etcd URLs in favour of listening everywhere.
-    let pod_ip_urls = !ctx.plan.cilium.at_least(1, 18, 5);
+    let pod_ip_urls = !ctx.plan.has(Change::ClustermeshEtcdListensEverywhere);
 
     let mut init_containers = Vec::new();
     let mut containers = Vec::new();
@@ -280,7 +281,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         let extra_env = list_items(ctx, &p("extraEnv"))?;
         // Before 1.18.1 the chart placed these entries after the readiness probe, where they
         // break the Deployment's YAML, so Helm itself cannot render them.
-        if !extra_env.is_empty() && !ctx.plan.cilium.at_least(1, 18, 1) {
+        if !extra_env.is_empty() && !ctx.plan.has(Change::ClustermeshExtraEnvInPlace) {
             return Err(ctx.invalid(
                 &p("extraEnv"),
                 format!(
@@ -497,7 +498,7 @@ fn volumes(ctx: &Ctx, s: &State, legacy: bool) -> Result<Vec<Value>, RenderError
     }
     if s.kvstoremesh {
         // The CA bundle option reached this volume in 1.18.5.
-        let bundle = ctx.on("tls.caBundle.enabled") && ctx.plan.cilium.at_least(1, 18, 5);
+        let bundle = ctx.on("tls.caBundle.enabled") && ctx.plan.has(Change::KvstoremeshCaBundle);
         let mut items = vec![
             tree!({"key": "tls.key", "path": "common-etcd-client.key"}),
             tree!({"key": "tls.crt", "path": "common-etcd-client.crt"}),

@@ -363,12 +363,12 @@ mod tests {
         let layer = crate::values::Layer::from_yaml("t.yaml", values).unwrap();
         let mut vals = crate::values::Values::resolve(crate::versions::defaults(cilium), &[layer]);
         crate::plan::apply_deterministic_defaults(&mut vals).unwrap();
-        let plan = crate::plan::Plan {
+        let plan = crate::plan::Plan::new(
             cilium,
-            release_namespace: "kube-system".into(),
-            kube: crate::plan::KubeVersion::parse("1.35.0").unwrap(),
-            api_versions: Default::default(),
-        };
+            "kube-system",
+            crate::plan::KubeVersion::parse("1.35.0").unwrap(),
+            Default::default(),
+        );
         render(&Ctx::new(&vals, &plan, None))
     }
 

@@ -1,6 +1,7 @@
 //! Datapath keys: BPF maps and features, routing and tunnelling, cloud IPAM integrations, CNI
 //! chaining, masquerading, encryption, and kube-proxy replacement / load balancing.
 
+use crate::changes::Change;
 use serde_json::Value;
 
 use super::text::{self, duration, join, text as txt, to_float};
@@ -76,7 +77,9 @@ pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
     if has(ctx, "bpf.policyMapMax") {
         data.s("bpf-policy-map-max", int_text("bpf.policyMapMax"));
     }
-    if ctx.plan.cilium.at_least(1, 18, 9) && ctx.on("endpointPolicyUpdateTimeoutDuration") {
+    if ctx.plan.has(Change::EndpointPolicyUpdateTimeout)
+        && ctx.on("endpointPolicyUpdateTimeoutDuration")
+    {
         data.qv(
             ctx,
             "endpoint-policy-update-timeout",

@@ -2,6 +2,7 @@
 //! behaviour, the DNS proxy, mutual authentication, Envoy tuning, Cluster Mesh and
 //! `extraConfig`.
 
+use crate::changes::Change;
 use serde_json::Value;
 
 use super::text::{self, duration, join, text as txt};
@@ -244,7 +245,7 @@ fn bgp(ctx: &Ctx, data: &mut Data) {
         "bgp-router-id-allocation-ip-pool",
         "bgpControlPlane.routerIDAllocation.ipPool",
     );
-    if ctx.plan.cilium.at_least(1, 18, 2) {
+    if ctx.plan.has(Change::BgpLegacyOriginAttribute) {
         data.qv(
             ctx,
             "enable-bgp-legacy-origin-attribute",
@@ -410,7 +411,7 @@ pub fn auth_envoy_and_mesh(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<()
         ("proxy-max-concurrent-retries", "maxConcurrentRetries"),
         ("http-retry-count", "httpRetryCount"),
     ];
-    if ctx.plan.cilium.at_least(1, 18, 4) {
+    if ctx.plan.has(Change::EnvoyStreamIdleTimeout) {
         envoy_keys.push((
             "http-stream-idle-timeout",
             "streamIdleTimeoutDurationSeconds",
@@ -491,7 +492,7 @@ pub fn auth_envoy_and_mesh(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<()
             "connectivityProbeFrequencyRatio",
         );
     }
-    if ctx.plan.cilium.at_least(1, 18, 9) && has(ctx, "configDriftDetection") {
+    if ctx.plan.has(Change::ConfigDriftDetection) && has(ctx, "configDriftDetection") {
         data.qv(ctx, "enable-dynamic-config", "configDriftDetection.enabled");
         data.qv(
             ctx,
