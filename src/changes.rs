@@ -66,6 +66,9 @@ changes! {
     EndpointPolicyUpdateTimeout => ["1.18.9", "1.19.3"],
     // ---- 1.19 ----
     // ---- 1.20 ----
+    /// Most templates label their objects (and pod templates) with `helm.sh/chart`; each
+    /// component says which of its objects do (`common::with_chart_label`).
+    HelmChartLabel => ["1.20.0"],
 }
 
 /// Whether `version` has the change whose first releases per minor line are `since`.

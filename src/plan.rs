@@ -58,6 +58,8 @@ pub struct Plan {
     pub api_versions: BTreeSet<String>,
     /// The chart changes this Cilium release has (`changes.rs`).
     pub changes: ChangeSet,
+    /// The chart's name and version as its `helm.sh/chart` label prints them (`cilium-1.20.0`).
+    pub chart_label: String,
 }
 
 impl Plan {
@@ -74,6 +76,7 @@ impl Plan {
             kube,
             api_versions,
             changes: ChangeSet::of(cilium),
+            chart_label: format!("cilium-{cilium}"),
         }
     }
 

@@ -270,6 +270,16 @@ pub const fn app_labels(app: &'static str) -> [(&'static str, &'static str); 3] 
     ]
 }
 
+/// `fixed` plus `helm.sh/chart` where the release writes it (from 1.20, on most objects; each
+/// caller is an object whose template has the label).
+pub fn with_chart_label<'a>(ctx: &'a Ctx, fixed: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut out = fixed.to_vec();
+    if ctx.plan.has(Change::HelmChartLabel) {
+        out.push(("helm.sh/chart", ctx.plan.chart_label.as_str()));
+    }
+    out
+}
+
 /// `labels` with `commonLabels` right after the fixed pairs and before `extra`, the order in
 /// which most of the chart's objects write them.
 pub fn labels_with_common(ctx: &Ctx, fixed: &[(&str, &str)], extra: &[&Value]) -> Value {
