@@ -64,11 +64,15 @@ changes! {
     ConfigDriftDetection => ["1.18.9", "1.19.3"],
     /// cilium-config carries `endpoint-policy-update-timeout`.
     EndpointPolicyUpdateTimeout => ["1.18.9", "1.19.3"],
-    // ---- 1.19 ----
-    // ---- 1.20 ----
+    // ---- 1.20, shared by most components ----
     /// Most templates label their objects (and pod templates) with `helm.sh/chart`; each
     /// component says which of its objects do (`common::with_chart_label`).
     HelmChartLabel => ["1.20.0"],
+    // ---- 1.19 and 1.20: the agent and cilium-config ----
+    // ---- 1.19 and 1.20: the operator, pre-flight, ingress and Gateway API ----
+    // ---- 1.19 and 1.20: Hubble, relay, UI, certgen and the CA ----
+    // ---- 1.19 and 1.20: clustermesh and its CoreDNS MCS-API job ----
+    // ---- 1.19 and 1.20: Envoy, ztunnel, the standalone DNS proxy ----
 }
 
 /// Whether `version` has the change whose first releases per minor line are `since`.
