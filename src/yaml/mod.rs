@@ -3,10 +3,7 @@
 //! Parsing rides on `saphyr-parser` (a maintained, spec-complete event parser with source spans);
 //! scalar typing and output are ours, because Helm's semantics (YAML 1.1 scalars, then JSON) are
 //! not what any serde YAML crate implements, and the output must be byte-stable forever.
-//! `fast` reads the plain block YAML most values files are written in without the event parser
-//! (which costs tens of microseconds per kilobyte), and hands everything else to it.
 
-mod fast;
 pub mod read;
 pub mod write;
 

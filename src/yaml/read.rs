@@ -30,14 +30,6 @@ pub fn parse_values(text: &str) -> Result<Located, ReadError> {
 /// `parse_values` without recording lines: for a render, which needs them only to report an
 /// error (and can read the text again then).
 pub fn parse_value(text: &str) -> Result<Value, ReadError> {
-    match super::fast::read(text) {
-        Some(value) => Ok(value),
-        None => read_full(text),
-    }
-}
-
-/// `parse_value` by the full reader alone.
-pub(super) fn read_full(text: &str) -> Result<Value, ReadError> {
     single(read_stream(text, false)?).map(|doc| doc.value)
 }
 
