@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 use serde_json::{Map, Number, Value};
 
+use crate::limits;
+
 /// A parsed document and the line each path was written on (dotted path, `[i]` for list items).
 #[derive(Debug, Clone, Default)]
 pub struct Located {
@@ -58,6 +60,8 @@ fn read_stream(text: &str, record_lines: bool) -> Result<Vec<Located>, ReadError
         anchors: BTreeMap::new(),
         lines: BTreeMap::new(),
         record_lines,
+        alias_budget: limits::MAX_ALIAS_EXPANSION,
+        path_budget: limits::MAX_RECORDED_PATH_BYTES,
     };
     let mut docs = Vec::new();
     loop {
@@ -94,10 +98,30 @@ fn read_stream(text: &str, record_lines: bool) -> Result<Vec<Located>, ReadError
 
 struct Reader<'a> {
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
-    anchors: BTreeMap<usize, Value>,
+    /// Anchored nodes with what copying one costs (`expansion_cost`).
+    anchors: BTreeMap<usize, (Value, usize)>,
     lines: BTreeMap<String, usize>,
     /// Whether to fill `lines` (and so build every node's path).
     record_lines: bool,
+    /// What aliases may still copy in this stream (`limits::MAX_ALIAS_EXPANSION`).
+    alias_budget: usize,
+    /// Path bytes `lines` may still take (`limits::MAX_RECORDED_PATH_BYTES`).
+    path_budget: usize,
+}
+
+/// What copying a node costs: its nodes plus its scalar bytes, so that both a deep alias chain
+/// and one huge scalar referenced many times count.
+fn expansion_cost(v: &Value) -> usize {
+    match v {
+        Value::String(s) => 1 + s.len(),
+        Value::Array(items) => items.iter().map(expansion_cost).sum::<usize>() + 1,
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| k.len() + expansion_cost(v))
+            .sum::<usize>()
+            .saturating_add(1),
+        _ => 1,
+    }
 }
 
 fn syntax(span: Span, message: &str) -> ReadError {
@@ -108,9 +132,16 @@ fn syntax(span: Span, message: &str) -> ReadError {
 }
 
 /// Documents nested deeper than this are refused instead of risking the stack.
-pub(super) const MAX_DEPTH: usize = 200;
+pub(super) const MAX_DEPTH: usize = limits::MAX_DEPTH;
 
 impl<'a> Reader<'a> {
+    fn anchor(&mut self, id: usize, value: &Value) {
+        if id > 0 {
+            self.anchors
+                .insert(id, (value.clone(), expansion_cost(value)));
+        }
+    }
+
     fn next(&mut self) -> Result<(Event<'a>, Span), ReadError> {
         match self.parser.next() {
             Some(Ok(pair)) => Ok(pair),
@@ -135,22 +166,37 @@ impl<'a> Reader<'a> {
             return Err(syntax(span, "the document is nested too deeply"));
         }
         if self.record_lines && !path.is_empty() {
+            self.path_budget = self.path_budget.checked_sub(path.len()).ok_or_else(|| {
+                syntax(
+                    span,
+                    "the document's keys are too many or too long to report errors in",
+                )
+            })?;
             self.lines.insert(path.to_string(), span.start.line());
         }
         match event {
             Event::Scalar(text, style, anchor, tag) => {
                 let tag = tag.map(|t| t.suffix.clone());
                 let v = scalar(&text, style, tag.as_deref()).map_err(|m| syntax(span, &m))?;
-                if anchor > 0 {
-                    self.anchors.insert(anchor, v.clone());
-                }
+                self.anchor(anchor, &v);
                 Ok(v)
             }
-            Event::Alias(id) => self
-                .anchors
-                .get(&id)
-                .cloned()
-                .ok_or_else(|| syntax(span, "alias to an unknown anchor")),
+            Event::Alias(id) => {
+                let (value, cost) = self
+                    .anchors
+                    .get(&id)
+                    .ok_or_else(|| syntax(span, "alias to an unknown anchor"))?;
+                self.alias_budget = self.alias_budget.checked_sub(*cost).ok_or_else(|| {
+                    syntax(
+                        span,
+                        &format!(
+                            "aliases (*name) in this file copy more than {} nodes and bytes; write the values out, or reuse fewer or smaller anchors",
+                            limits::MAX_ALIAS_EXPANSION
+                        ),
+                    )
+                })?;
+                Ok(value.clone())
+            }
             Event::SequenceStart(anchor, _) => {
                 let mut items = Vec::new();
                 loop {
@@ -166,9 +212,7 @@ impl<'a> Reader<'a> {
                     items.push(self.node(ev, sp, &child, depth + 1)?);
                 }
                 let v = Value::Array(items);
-                if anchor > 0 {
-                    self.anchors.insert(anchor, v.clone());
-                }
+                self.anchor(anchor, &v);
                 Ok(v)
             }
             Event::MappingStart(anchor, _) => {
@@ -182,6 +226,13 @@ impl<'a> Reader<'a> {
                     let is_merge =
                         matches!(&ev, Event::Scalar(t, ScalarStyle::Plain, _, _) if t == "<<");
                     let key = self.node(ev, sp, "", depth + 1)?;
+                    if key.is_array() || key.is_object() {
+                        // Helm's reader refuses these too ("invalid map key").
+                        return Err(syntax(
+                            sp,
+                            "a mapping key must be a scalar, not a list or mapping",
+                        ));
+                    }
                     let key = key_string(&key);
                     let (vev, vsp) = self.next()?;
                     let child = match (self.record_lines, path.is_empty()) {
@@ -212,6 +263,16 @@ impl<'a> Reader<'a> {
                         }
                         continue;
                     }
+                    if map.contains_key(&key) {
+                        // Helm keeps the last silently, so the first is lost without a word.
+                        return Err(syntax(
+                            sp,
+                            &format!(
+                                "duplicate key {}: each key may appear once in a mapping",
+                                limits::quoted(&key)
+                            ),
+                        ));
+                    }
                     map.insert(key, value);
                 }
                 for m in merged {
@@ -220,9 +281,7 @@ impl<'a> Reader<'a> {
                     }
                 }
                 let v = Value::Object(map);
-                if anchor > 0 {
-                    self.anchors.insert(anchor, v.clone());
-                }
+                self.anchor(anchor, &v);
                 Ok(v)
             }
             _ => Err(syntax(span, "unexpected YAML event")),
@@ -290,8 +349,9 @@ pub fn resolve_plain(text: &str) -> Option<Value> {
         return Some(number(i as f64));
     }
     if is_yaml_float(&plain) {
-        if let Ok(f) = plain.parse::<f64>() {
-            return Some(number(f));
+        // Out of float64's range go-yaml's ParseFloat fails and the text stays a string.
+        if let Ok(f) = plain.parse::<f64>().map(|f| f.is_finite().then_some(f)) {
+            return f.map(number);
         }
     }
     match plain.as_ref() {
@@ -398,6 +458,98 @@ fn timestamp(s: &str) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn refused(text: &str) -> String {
+        let started = std::time::Instant::now();
+        let err = parse_value(text).expect_err("refused").to_string();
+        assert!(started.elapsed().as_secs() < 1, "refused quickly");
+        err
+    }
+
+    #[test]
+    fn billion_laughs_is_refused() {
+        let mut doc = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for (prev, name) in ["a", "b", "c", "d", "e", "f", "g", "h", "i"]
+            .iter()
+            .zip(["b", "c", "d", "e", "f", "g", "h", "i", "j"])
+        {
+            doc.push_str(&format!("{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
+        }
+        assert!(refused(&doc).contains("aliases"));
+    }
+
+    #[test]
+    fn a_huge_scalar_aliased_many_times_is_refused() {
+        let mut doc = format!("big: &big \"{}\"\nlist:\n", "x".repeat(100_000));
+        doc.push_str(&"  - *big\n".repeat(200));
+        assert!(refused(&doc).contains("aliases"));
+    }
+
+    #[test]
+    fn merge_key_chains_are_bounded() {
+        let mut doc = String::from("m0: &m0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8}\n");
+        for i in 1..40 {
+            let prev = i - 1;
+            doc.push_str(&format!(
+                "m{i}: &m{i} {{<<: [*m{prev}, *m{prev}], k{i}: [*m{prev}, *m{prev}, *m{prev}]}}\n"
+            ));
+        }
+        assert!(refused(&doc).contains("aliases"));
+    }
+
+    #[test]
+    fn small_real_world_anchors_still_work() {
+        let doc = parse_value(
+            "res: &res {limits: {cpu: 1}}\noperator: {resources: *res}\nrelay:\n  <<: {replicas: 2}\n  resources: *res\n",
+        )
+        .unwrap();
+        assert_eq!(doc["operator"]["resources"]["limits"]["cpu"], json!(1.0));
+        assert_eq!(doc["relay"]["replicas"], json!(2.0));
+    }
+
+    #[test]
+    fn collection_keys_and_duplicate_keys_are_refused() {
+        assert!(refused("a: &a {x: 1}\n? *a\n: 1\n").contains("mapping key must be a scalar"));
+        let err = refused("a: 1\nb: 2\na: 3\n");
+        assert!(
+            err.contains("line 3") && err.contains("duplicate key \"a\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
+        let doc = format!("{}1{}", "[".repeat(100), "]".repeat(100));
+        assert!(refused(&doc).contains("nested too deeply"));
+        // Far deeper, the parser's own recursion limit answers first.
+        let doc = format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(refused(&doc).contains("recursion limit"));
+    }
+
+    #[test]
+    fn recorded_paths_are_bounded() {
+        // Long keys nested deep with many leaves: the paths of error messages would be huge.
+        let key = "k".repeat(1000);
+        let mut doc = String::new();
+        for depth in 0..60 {
+            doc.push_str(&format!("{}{key}{depth}:\n", "  ".repeat(depth)));
+        }
+        for leaf in 0..2000 {
+            doc.push_str(&format!("{}l{leaf}: 1\n", "  ".repeat(60)));
+        }
+        let started = std::time::Instant::now();
+        let err = parse_values(&doc).unwrap_err().to_string();
+        assert!(err.contains("too many or too long"), "{err}");
+        assert!(started.elapsed().as_secs() < 1);
+    }
+
+    #[test]
+    fn floats_beyond_float64_stay_text_as_in_go_yaml() {
+        let v = parse_value("a: 1e400\nb: -1e400\nc: 1e300\n").unwrap();
+        assert_eq!(v["a"], json!("1e400"));
+        assert_eq!(v["b"], json!("-1e400"));
+        assert_eq!(v["c"], json!(1e300));
+    }
 
     #[test]
     fn yaml_11_scalars_resolve_like_go_yaml() {

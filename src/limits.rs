@@ -1,0 +1,130 @@
+//! Bounds on everything a user, or anyone who can push to a watched repository, hands the
+//! program. The plugin runs inside Argo CD's shared repo-server, so no input may cost more than a
+//! small, fixed amount of memory and time: each bound is checked before the work it guards.
+//! Real values files stay far below every figure (the largest public ones seen are ~40 KB,
+//! nested 8 deep, with lists of a few dozen items).
+
+use std::io::Read;
+use std::path::Path;
+
+/// Bytes of one input file (values file, `cilium-cmp.yaml`, the lock file).
+pub const MAX_FILE_BYTES: u64 = 2 << 20;
+/// Bytes of all values files and `--set` text of one render together.
+pub const MAX_TOTAL_BYTES: usize = 8 << 20;
+/// Values files in one render.
+pub const MAX_VALUES_FILES: usize = 64;
+/// Collections nested in one YAML document, and segments of one `--set` path.
+pub const MAX_DEPTH: usize = 64;
+/// Nodes and scalar bytes that aliases may copy in one YAML stream. Helm's reader expands
+/// aliases too, so small real-world anchors keep working; a "billion laughs" does not.
+pub const MAX_ALIAS_EXPANSION: usize = 1 << 20;
+/// Bytes of the dotted paths recorded for error messages of one YAML document.
+pub const MAX_RECORDED_PATH_BYTES: usize = 16 << 20;
+/// Highest list index of a `--set` path (Helm allows 65536; no Cilium value needs more than a
+/// handful).
+pub const MAX_SET_INDEX: usize = 1023;
+/// List slots that `--set` indexes may create in total (the padding before an index counts).
+pub const MAX_SET_SLOTS: usize = 100_000;
+/// Decompressed bytes of one chart archive (the official ones unpack to about 3 MB).
+pub const MAX_ARCHIVE_BYTES: u64 = 64 << 20;
+/// Entries of one chart archive (the official ones hold about 250).
+pub const MAX_ARCHIVE_ENTRIES: usize = 10_000;
+/// Characters of user input quoted in one error message (Argo CD shows stderr in its UI).
+pub const MAX_QUOTED_CHARS: usize = 120;
+
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("{file}: {reason}")]
+    File { file: String, reason: String },
+}
+
+/// Reads a regular file of at most `MAX_FILE_BYTES` as UTF-8 text; devices, FIFOs and
+/// directories are refused before anything is read, and a larger file before it is read whole.
+pub fn read_text(path: &Path, shown: &str) -> Result<String, InputError> {
+    let fail = |reason: String| InputError::File {
+        file: shown.to_string(),
+        reason,
+    };
+    let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot be read: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| fail(format!("cannot be read: {e}")))?;
+    if !meta.is_file() {
+        return Err(fail("is not a regular file".into()));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(fail(too_large(meta.len())));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(format!("cannot be read: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(fail(too_large(bytes.len() as u64)));
+    }
+    text_of(bytes).map_err(fail)
+}
+
+fn too_large(len: u64) -> String {
+    format!(
+        "is {len} bytes; input files are limited to {} bytes",
+        MAX_FILE_BYTES
+    )
+}
+
+/// UTF-8 text, or an error naming the line and column of the first invalid byte.
+pub fn text_of(bytes: Vec<u8>) -> Result<String, String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
+        let column = valid.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+        format!("line {line} column {column}: not UTF-8 text (YAML files must be UTF-8)")
+    })
+}
+
+/// User text for an error message: at most `MAX_QUOTED_CHARS` characters, control characters
+/// escaped, so a hostile value cannot flood or garble the message.
+pub fn quoted(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(MAX_QUOTED_CHARS)
+        .flat_map(char::escape_debug)
+        .collect();
+    if text.chars().nth(MAX_QUOTED_CHARS).is_some() {
+        out.push('…');
+    }
+    format!("\"{out}\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_is_bounded_and_escaped() {
+        let long = "a\n".repeat(1000);
+        let q = quoted(&long);
+        assert!(q.chars().count() < 2 * MAX_QUOTED_CHARS + 4);
+        assert!(q.contains("\\n") && q.ends_with("…\""));
+        assert_eq!(quoted("ok"), "\"ok\"");
+    }
+
+    #[test]
+    fn invalid_utf8_is_located() {
+        let err = text_of(b"a: 1\nb: \xff\n".to_vec()).unwrap_err();
+        assert!(err.starts_with("line 2 column 4"), "{err}");
+    }
+
+    #[test]
+    fn devices_and_large_files_are_refused_before_reading() {
+        let err = read_text(Path::new("/dev/zero"), "values.yaml").unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        let dir = std::env::temp_dir().join(format!("cilium-cmp-limits-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let big = dir.join("big.yaml");
+        std::fs::write(&big, vec![b'#'; MAX_FILE_BYTES as usize + 1]).unwrap();
+        let err = read_text(&big, "big.yaml").unwrap_err();
+        assert!(err.to_string().contains("limited to"), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
