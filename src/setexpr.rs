@@ -4,19 +4,38 @@
 
 use serde_json::{Map, Value};
 
+use crate::limits;
+
+/// Applies `--set` arguments in order, within the bounds of `limits` (path depth, list index,
+/// list slots created in total).
+pub fn apply_all(root: &mut Value, exprs: &[String]) -> Result<(), (String, String)> {
+    let mut slots = limits::MAX_SET_SLOTS;
+    for expr in exprs {
+        apply_within(root, expr, &mut slots).map_err(|m| (expr.clone(), m))?;
+    }
+    Ok(())
+}
+
 /// Applies one `--set` argument (which may hold several comma-separated assignments).
 pub fn apply(root: &mut Value, expr: &str) -> Result<(), String> {
-    for part in split_unescaped(expr, ',', true) {
+    let mut slots = limits::MAX_SET_SLOTS;
+    apply_within(root, expr, &mut slots)
+}
+
+fn apply_within(root: &mut Value, expr: &str, slots: &mut usize) -> Result<(), String> {
+    for part in split_unescaped(expr, ',', true)? {
         if part.is_empty() {
             continue;
         }
         let (key, raw) = split_key_value(&part).ok_or_else(|| {
             format!("{part:?} is not PATH=VALUE (for example hubble.relay.enabled=true)")
         })?;
-        let value = if raw.starts_with('{') && raw.ends_with('}') {
-            let inner = &raw[1..raw.len() - 1];
+        let value = if let Some(list) = raw.strip_prefix('{') {
+            let inner = list
+                .strip_suffix('}')
+                .ok_or_else(|| format!("the list {} must end with '}}'", limits::quoted(&raw)))?;
             Value::Array(
-                split_unescaped(inner, ',', false)
+                split_unescaped(inner, ',', false)?
                     .iter()
                     .filter(|s| !s.is_empty())
                     .map(|s| typed(&unescape(s)))
@@ -26,7 +45,14 @@ pub fn apply(root: &mut Value, expr: &str) -> Result<(), String> {
             typed(&unescape(&raw))
         };
         let segments = parse_path(&key)?;
-        assign(root, &segments, value)?;
+        if segments.len() > limits::MAX_DEPTH {
+            return Err(format!(
+                "the path has {} parts; at most {} are allowed",
+                segments.len(),
+                limits::MAX_DEPTH
+            ));
+        }
+        assign(root, &segments, value, slots)?;
     }
     Ok(())
 }
@@ -38,7 +64,7 @@ enum Segment {
 }
 
 /// Splits on `sep` where it is not escaped (and, at the top level, not inside `{...}`).
-fn split_unescaped(s: &str, sep: char, respect_braces: bool) -> Vec<String> {
+fn split_unescaped(s: &str, sep: char, respect_braces: bool) -> Result<Vec<String>, String> {
     let mut out = vec![String::new()];
     let mut depth = 0usize;
     let mut chars = s.chars();
@@ -63,7 +89,10 @@ fn split_unescaped(s: &str, sep: char, respect_braces: bool) -> Vec<String> {
             c => out.last_mut().expect("non-empty").push(c),
         }
     }
-    out
+    if depth > 0 {
+        return Err("a list opened with '{' must end with '}'".into());
+    }
+    Ok(out)
 }
 
 fn split_key_value(part: &str) -> Option<(String, String)> {
@@ -114,17 +143,28 @@ fn parse_path(key: &str) -> Result<Vec<Segment>, String> {
                     segs.push(Segment::Key(std::mem::take(&mut cur)));
                 }
                 let mut digits = String::new();
+                let mut closed = false;
                 for d in chars.by_ref() {
                     if d == ']' {
+                        closed = true;
                         break;
                     }
                     digits.push(d);
                 }
-                let idx: usize = digits
-                    .parse()
-                    .map_err(|_| format!("list index [{digits}] is not a number"))?;
-                if idx > 65536 {
-                    return Err(format!("list index [{idx}] is too large"));
+                if !closed {
+                    return Err(format!(
+                        "the list index [{} is not closed with ']'",
+                        limits::quoted(&digits)
+                    ));
+                }
+                let idx: usize = digits.parse().map_err(|_| {
+                    format!("list index [{}] is not a number", limits::quoted(&digits))
+                })?;
+                if idx > limits::MAX_SET_INDEX {
+                    return Err(format!(
+                        "list index [{idx}] is too large; at most {} is allowed",
+                        limits::MAX_SET_INDEX
+                    ));
                 }
                 segs.push(Segment::Index(idx));
             }
@@ -143,7 +183,12 @@ fn parse_path(key: &str) -> Result<Vec<Segment>, String> {
     Ok(segs)
 }
 
-fn assign(node: &mut Value, path: &[Segment], value: Value) -> Result<(), String> {
+fn assign(
+    node: &mut Value,
+    path: &[Segment],
+    value: Value,
+    slots: &mut usize,
+) -> Result<(), String> {
     let Some((first, rest)) = path.split_first() else {
         *node = value;
         return Ok(());
@@ -155,17 +200,22 @@ fn assign(node: &mut Value, path: &[Segment], value: Value) -> Result<(), String
             }
             let map = node.as_object_mut().expect("made an object above");
             let child = map.entry(k.clone()).or_insert(Value::Null);
-            assign(child, rest, value)
+            assign(child, rest, value, slots)
         }
         Segment::Index(i) => {
             if !node.is_array() {
                 *node = Value::Array(Vec::new());
             }
             let list = node.as_array_mut().expect("made an array above");
-            while list.len() <= *i {
-                list.push(Value::Null);
-            }
-            assign(&mut list[*i], rest, value)
+            let added = (*i + 1).saturating_sub(list.len());
+            *slots = slots.checked_sub(added).ok_or_else(|| {
+                format!(
+                    "list indexes create more than {} list items in total",
+                    limits::MAX_SET_SLOTS
+                )
+            })?;
+            list.resize(list.len() + added, Value::Null);
+            assign(&mut list[*i], rest, value, slots)
         }
     }
 }
@@ -209,5 +259,23 @@ mod tests {
         );
         assert!(apply(&mut v, "novalue").is_err());
         assert!(apply(&mut v, "=x").is_err());
+    }
+
+    #[test]
+    fn malformed_and_oversized_paths_are_refused() {
+        let mut v = json!({});
+        assert!(apply(&mut v, "x[0=1").unwrap_err().contains("not closed"));
+        assert!(apply(&mut v, "extraArgs={a,b")
+            .unwrap_err()
+            .contains("must end with '}'"));
+        assert!(apply(&mut v, "x[1024]=1")
+            .unwrap_err()
+            .contains("too large"));
+        let deep = format!("{}=1", vec!["a"; 40_000].join("."));
+        assert!(apply(&mut v, &deep).unwrap_err().contains("at most 64"));
+        // Many large indexes on distinct keys: bounded in total, not per key.
+        let many: Vec<String> = (0..300).map(|i| format!("x{i}[1023]=1")).collect();
+        let (_, err) = apply_all(&mut v, &[many.join(",")]).unwrap_err();
+        assert!(err.contains("in total"), "{err}");
     }
 }

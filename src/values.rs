@@ -43,7 +43,7 @@ pub struct Layer {
 pub enum ValuesError {
     #[error("{file}: {message}")]
     Parse { file: String, message: String },
-    #[error("--set {expr:?}: {message}")]
+    #[error("--set {expr}: {message}")]
     Set { expr: String, message: String },
 }
 
@@ -77,12 +77,12 @@ impl Layer {
     /// Builds the layer of all `--set PATH=VALUE` expressions, applied in order.
     pub fn from_set(exprs: &[String]) -> Result<Layer, ValuesError> {
         let mut root = Value::Object(Map::new());
-        for expr in exprs {
-            crate::setexpr::apply(&mut root, expr).map_err(|message| ValuesError::Set {
-                expr: expr.clone(),
+        crate::setexpr::apply_all(&mut root, exprs).map_err(|(expr, message)| {
+            ValuesError::Set {
+                expr: crate::limits::quoted(&expr),
                 message,
-            })?;
-        }
+            }
+        })?;
         Ok(Layer {
             source: "--set".into(),
             value: root,
@@ -569,19 +569,19 @@ impl Values {
 
     /// True when the user wrote this path in a file or `--set`.
     pub fn user_set(&self, path: &str) -> bool {
-        self.origin(path).is_some()
+        self.layers.iter().any(|l| contains_path(&l.value, path))
     }
 
     /// Where the user wrote `path`, if they did.
     pub fn origin(&self, path: &str) -> Option<Origin> {
-        let layer = self
+        let (layer, written) = self
             .layers
             .iter()
             .rev()
-            .find(|l| contains_path(&l.value, path))?;
+            .find_map(|l| Some((l, deciding_prefix(&l.value, path)?)))?;
         Some(Origin {
             source: layer.source.clone(),
-            line: layer.line(path),
+            line: layer.line(&path[..written]),
         })
     }
 
@@ -703,6 +703,25 @@ fn strip_nulls(v: Value) -> Value {
 
 /// Whether a map tree holds `path`, its keys joined with dots (keys that contain dots
 /// themselves included, so every path written can be found).
+/// How much of `path` (in bytes) a layer writes that decides the value at `path`: all of it,
+/// or a shorter prefix whose value is no map (`cluster: null` decides `cluster.name`).
+fn deciding_prefix(v: &Value, path: &str) -> Option<usize> {
+    let Value::Object(m) = v else {
+        return None;
+    };
+    m.iter().find_map(|(k, child)| {
+        let rest = path.strip_prefix(k.as_str())?;
+        if rest.is_empty() {
+            return Some(k.len());
+        }
+        let rest = rest.strip_prefix('.')?;
+        if !child.is_object() {
+            return Some(k.len());
+        }
+        deciding_prefix(child, rest).map(|n| k.len() + 1 + n)
+    })
+}
+
 fn contains_path(v: &Value, path: &str) -> bool {
     let Value::Object(m) = v else {
         return false;
@@ -751,6 +770,11 @@ mod tests {
         assert_eq!(v.describe_origin("x.y.z"), "one.yaml line 4");
         assert!(v.user_set("x.y"));
         assert!(!v.user_set("a.b.c") && !v.user_set("a.bb") && !v.user_set("x"));
+        // A null (or any non-map) higher up decides everything beneath it.
+        let l1 = Layer::from_yaml("one.yaml", "cluster:\n  name: x\n").unwrap();
+        let set = Layer::from_set(&["cluster=null".to_string()]).unwrap();
+        let v = Values::resolve(json!({}), vec![l1, set]);
+        assert_eq!(v.describe_origin("cluster.name"), "--set");
     }
 
     #[test]
