@@ -493,3 +493,25 @@ fn tolerations(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
     }
     Ok((!tolerations.is_empty()).then_some(Value::Array(tolerations)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::components::common::tests::with_release;
+
+    fn names(version: &str, values: &str) -> Vec<String> {
+        with_release(version, values, "1.33.0", |ctx| {
+            clusters(ctx).into_iter().map(|(name, _)| name).collect()
+        })
+    }
+
+    #[test]
+    fn clusters_are_a_map_or_a_list_by_name_from_1_19() {
+        let list =
+            "clustermesh: {config: {clusters: [{name: b}, {name: a}, {name: c, enabled: false}]}}";
+        assert_eq!(names("1.18.12", list), ["b", "a", "c"]);
+        assert_eq!(names("1.19.0", list), ["a", "b"]);
+        let map = "clustermesh: {config: {clusters: {z: {ips: [1.2.3.4]}, y: {enabled: false}}}}";
+        assert_eq!(names("1.19.0", map), ["z"]);
+    }
+}

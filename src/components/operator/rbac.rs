@@ -524,3 +524,45 @@ fn ztunnel_rules(ctx: &Ctx) -> Vec<Value> {
     }
     rules
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::components::common::tests::with_release;
+
+    fn crds(version: &str, values: &str) -> Vec<&'static str> {
+        with_release(version, values, "1.33.0", updated_crds)
+    }
+
+    #[test]
+    fn the_crd_list_follows_each_release() {
+        let peering = "ciliumbgppeeringpolicies.cilium.io";
+        assert!(crds("1.18.12", "{}").contains(&peering));
+        assert!(!crds("1.19.0", "{}").contains(&peering));
+        let plugins = "ciliumdatapathplugins.cilium.io";
+        assert!(!crds("1.19.6", "{}").contains(&plugins));
+        assert_eq!(crds("1.20.0", "{}").last(), Some(&plugins));
+    }
+
+    #[test]
+    fn mcsapi_crds_are_listed_only_where_the_chart_installs_them() {
+        let on = "clustermesh: {mcsapi: {enabled: true, installCRDs: true}}";
+        let imports = "serviceimports.multicluster.x-k8s.io";
+        assert!(!crds("1.19.0", on).contains(&imports));
+        assert!(crds("1.19.1", on).contains(&imports));
+        let old_switch = "clustermesh: {enableMCSAPISupport: true, mcsapi: {installCRDs: true}}";
+        assert!(crds("1.19.6", old_switch).contains(&imports));
+        assert!(!crds("1.20.0", old_switch).contains(&imports));
+    }
+
+    #[test]
+    fn peering_policies_are_read_again_from_1_19_4_until_1_20() {
+        let reads = |v: &str| {
+            with_release(v, "{}", "1.33.0", read_cilium_kinds).contains(&"ciliumbgppeeringpolicies")
+        };
+        assert!(reads("1.18.12"));
+        assert!(!reads("1.19.3"));
+        assert!(reads("1.19.4"));
+        assert!(!reads("1.20.0"));
+    }
+}
