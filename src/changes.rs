@@ -70,6 +70,71 @@ changes! {
     HelmChartLabel => ["1.20.0"],
     // ---- 1.19 and 1.20: the agent and cilium-config ----
     // ---- 1.19 and 1.20: the operator, pre-flight, ingress and Gateway API ----
+    /// `clustermesh.mcsapi.enabled` turns on the operator's MCS-API side (env, mounts, RBAC)
+    /// like `clustermesh.enableMCSAPISupport` did.
+    OperatorFollowsMcsapiEnabled => ["1.19.0"],
+    /// `clustermesh.enableMCSAPISupport` no longer affects the operator.
+    OperatorIgnoresEnableMcsApiSupport => ["1.20.0"],
+    /// With Ingress or Gateway API the operator writes EndpointSlices, and it may delete
+    /// CiliumEndpointSlice collections.
+    OperatorEndpointSliceRules => ["1.19.0"],
+    /// The operator neither updates the CiliumBGPPeeringPolicy CRD nor reads its objects.
+    OperatorBgpV1Dropped => ["1.19.0"],
+    /// The operator reads CiliumBGPPeeringPolicy objects again.
+    OperatorBgpPeeringPoliciesReadAgain => ["1.19.4"],
+    /// The operator writes BGP cluster configs and node config overrides (no longer only reads
+    /// them, nor peering policies) and updates the status of the BGP v2 CRDs.
+    OperatorBgpV2Managed => ["1.20.0"],
+    /// The operator may update the MCS-API CRDs when the chart has it install them.
+    OperatorUpdatesMcsapiCrds => ["1.19.1"],
+    /// The operator may update ServiceImport finalizers.
+    OperatorServiceImportFinalizers => ["1.19.2"],
+    /// Role and RoleBinding `cilium-operator-ztunnel`: the operator manages the ztunnel
+    /// DaemonSet.
+    OperatorZtunnelRole => ["1.19.0"],
+    /// The operator reads ServiceAccounts (cluster-wide and in the ztunnel Role).
+    OperatorReadsServiceAccounts => ["1.20.0"],
+    /// The operator no longer reads Endpoints.
+    OperatorStopsReadingEndpoints => ["1.20.0"],
+    /// The operator writes CiliumCIDRGroups.
+    OperatorManagesCidrGroups => ["1.20.0"],
+    /// The CiliumDatapathPlugin CRD: the operator updates its definition and reads its objects.
+    OperatorDatapathPlugins => ["1.20.0"],
+    /// With Gateway API the operator also reads TCP/UDP routes, BackendTLSPolicies,
+    /// ListenerSets (and writes their status) and ConfigMaps.
+    OperatorGatewayApiMoreKinds => ["1.20.0"],
+    /// The Azure Secret and the operator's Azure credentials need `azure.clientID`.
+    AzureCredentialsNeedClientId => ["1.19.0"],
+    /// The operator declares a `health` port (9234, also as host port) and its probes name it.
+    OperatorHealthPort => ["1.19.0"],
+    /// The health port is a host port only with host networking.
+    OperatorHealthHostPortWithHostNetwork => ["1.19.4"],
+    /// The operator mounts its Prometheus TLS secret with `operator.prometheus.tls.enabled`.
+    OperatorPrometheusTls => ["1.19.0"],
+    /// The operator's host aliases come from `clustermesh.config.clusters` as a map or a list,
+    /// by cluster name, without disabled clusters.
+    OperatorHostAliasesFromClusterMap => ["1.19.0"],
+    /// `clustermesh.disableKubernetesHostAliases` drops the operator's host aliases.
+    OperatorHostAliasesCanBeDisabled => ["1.20.0"],
+    /// The operator's tolerations are written for `agentNotReadyTaintKey` alone too.
+    OperatorTaintTolerationAlone => ["1.19.0"],
+    /// The operator and pre-flight pods set `hostUsers` on Kubernetes 1.33 and newer.
+    OperatorAndPreflightHostUsers => ["1.20.0"],
+    /// The operator's Roles and RoleBindings are not rendered during pre-flight.
+    OperatorRolesSkippedInPreflight => ["1.20.0"],
+    /// The pre-flight DaemonSet no longer runs the FQDN pre-cache container.
+    PreflightWithoutFqdnPrecache => ["1.20.0"],
+    /// The Ingress placeholder backend is an EndpointSlice instead of Endpoints.
+    IngressEndpointSlice => ["1.19.0"],
+    /// The Ingress EndpointSlice names its Service in a label and marks its endpoint ready.
+    IngressEndpointSliceLinked => ["1.19.5"],
+    /// Secrets namespaces carry `secretsNamespaceLabels`.
+    SecretsNamespaceLabels => ["1.19.0"],
+    /// No secrets namespace is created during pre-flight.
+    SecretsNamespacesSkippedInPreflight => ["1.20.0"],
+    /// With the Gateway API GatewayClass, a ValidatingAdmissionPolicy (and binding) checks
+    /// the TLS certificate references of cilium Gateways.
+    GatewayAdmissionPolicy => ["1.20.0"],
     // ---- 1.19 and 1.20: Hubble, relay, UI, certgen and the CA ----
     // ---- 1.19 and 1.20: clustermesh and its CoreDNS MCS-API job ----
     // ---- 1.19 and 1.20: Envoy, ztunnel, the standalone DNS proxy ----

@@ -3,7 +3,7 @@
 use crate::changes::Change;
 use serde_json::Value;
 
-use super::common::{common_labels, merged, metadata, put};
+use super::common::{common_labels, labels, merged, metadata, put, with_chart_label};
 use super::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{bare, print, truthy, with};
@@ -15,19 +15,25 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         out.push(service(ctx));
         out.push(endpoints(ctx));
     }
-    if ctx.on("gatewayAPI.enabled") {
-        let create = print(ctx.v("gatewayAPI.gatewayClass.create"));
-        // "auto" creates the class only where the cluster already serves the GatewayClass kind.
-        if create == "true"
-            || (create == "auto"
-                && ctx
-                    .plan
-                    .has_api("gateway.networking.k8s.io/v1/GatewayClass"))
-        {
-            out.push(gateway_class(ctx));
-        }
+    if creates_gateway_class(ctx) {
+        out.push(gateway_class(ctx));
     }
     Ok(out)
+}
+
+/// Whether the chart creates the cilium GatewayClass: with Gateway API on, when asked to, or
+/// on "auto" where the cluster already serves the GatewayClass kind.
+pub(super) fn creates_gateway_class(ctx: &Ctx) -> bool {
+    if !ctx.on("gatewayAPI.enabled") {
+        return false;
+    }
+    match print(ctx.v("gatewayAPI.gatewayClass.create")).as_str() {
+        "true" => true,
+        "auto" => ctx
+            .plan
+            .has_api("gateway.networking.k8s.io/v1/GatewayClass"),
+        _ => false,
+    }
 }
 
 fn ingress_class(ctx: &Ctx) -> Value {
@@ -88,40 +94,61 @@ fn service(ctx: &Ctx) -> Value {
             with(ctx.v(&format!("{svc}.externalTrafficPolicy"))).map(|v| bare(&v)),
         );
     }
-    let labels = merged(&[
-        &tree!({"cilium.io/ingress": "true", "app.kubernetes.io/part-of": "cilium"}),
-        ctx.v(&format!("{svc}.labels")),
-        ctx.v("commonLabels"),
-    ]);
+    let labels = labels(
+        &with_chart_label(
+            ctx,
+            &[
+                ("cilium.io/ingress", "true"),
+                ("app.kubernetes.io/part-of", "cilium"),
+            ],
+        ),
+        &[ctx.v(&format!("{svc}.labels")), ctx.v("commonLabels")],
+    );
     tree!({
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": metadata(
             &ctx.text(&format!("{svc}.name")),
             Some(&ns),
-            labels,
+            Some(labels),
             with(ctx.v(&format!("{svc}.annotations"))),
         ),
         "spec": spec,
     })
 }
 
-/// A placeholder endpoint so the Service is never selector-less and empty; the operator
-/// programs the real backends through Envoy.
+/// A placeholder backend so the Service is never selector-less and empty; the operator
+/// programs the real backends through Envoy. From 1.19 an EndpointSlice, before Endpoints.
 fn endpoints(ctx: &Ctx) -> Value {
     let ns = ctx.namespace();
     let svc = "ingressController.service";
-    let labels = merged(&[ctx.v("commonLabels"), ctx.v(&format!("{svc}.labels"))]);
+    let name = ctx.text(&format!("{svc}.name"));
+    let annotations = with(ctx.v(&format!("{svc}.annotations")));
+    let user_labels = [ctx.v("commonLabels"), ctx.v(&format!("{svc}.labels"))];
+    if !ctx.plan.has(Change::IngressEndpointSlice) {
+        return tree!({
+            "apiVersion": "v1",
+            "kind": "Endpoints",
+            "metadata": metadata(&name, Some(&ns), merged(&user_labels), annotations),
+            "subsets": [{"addresses": [{"ip": "192.192.192.192"}], "ports": [{"port": 9999}]}],
+        });
+    }
+    let linked = ctx.plan.has(Change::IngressEndpointSliceLinked);
+    let mut own = Vec::new();
+    if linked {
+        own.push(("kubernetes.io/service-name", name.as_str()));
+    }
+    let mut endpoint = tree!({"addresses": ["192.192.192.192"]});
+    if linked {
+        put(&mut endpoint, "conditions", Some(tree!({"ready": true})));
+    }
     tree!({
-        "apiVersion": "v1",
-        "kind": "Endpoints",
-        "metadata": metadata(
-            &ctx.text(&format!("{svc}.name")),
-            Some(&ns),
-            labels,
-            with(ctx.v(&format!("{svc}.annotations"))),
-        ),
-        "subsets": [{"addresses": [{"ip": "192.192.192.192"}], "ports": [{"port": 9999}]}],
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": metadata(&name, Some(&ns), Some(labels(&own, &user_labels)).filter(truthy), annotations),
+        "addressType": "IPv4",
+        "endpoints": [endpoint],
+        "ports": [{"port": 9999}],
     })
 }
 

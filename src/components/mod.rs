@@ -19,6 +19,7 @@ pub mod common;
 pub mod config;
 pub mod envoy;
 pub mod extras;
+pub mod gateway_policy;
 pub mod hubble;
 pub mod hubble_relay;
 pub mod hubble_ui;
@@ -118,6 +119,7 @@ const COMPONENTS: &[Component] = &[
     config::render,
     envoy::render,
     extras::render,
+    gateway_policy::render,
     ingress::render,
     nodeinit::render,
     operator::render,

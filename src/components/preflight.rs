@@ -1,12 +1,13 @@
 //! Mirrors the chart's templates: cilium-preflight/
 
 use crate::changes::Change;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::agent::rbac::agent_rules;
 use super::common::{
-    common_labels, envoy_daemonset_enabled, image, k8s_service_env, list_items, merged, metadata,
-    priority_class_name, put, put_with, read_secrets_only_from_secrets_namespace,
+    common_labels, envoy_daemonset_enabled, image, k8s_service_env, labels, list_items, merged,
+    metadata, priority_class_name, put, put_with, read_secrets_only_from_secrets_namespace,
+    with_chart_label,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -40,10 +41,10 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
 }
 
 fn part_of_labels(ctx: &Ctx) -> Option<Value> {
-    merged(&[
-        &tree!({"app.kubernetes.io/part-of": "cilium"}),
-        ctx.v("commonLabels"),
-    ])
+    Some(labels(
+        &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
+        &[ctx.v("commonLabels")],
+    ))
 }
 
 fn annotations(ctx: &Ctx) -> Option<Value> {
@@ -111,17 +112,24 @@ fn etcd_mounts(ctx: &Ctx) -> Vec<Value> {
 }
 
 fn pod_labels(ctx: &Ctx, app: &str) -> Value {
-    let mut own = Map::new();
-    own.insert("app.kubernetes.io/part-of".into(), tree!("cilium"));
-    own.insert("k8s-app".into(), tree!(app));
-    own.insert("app.kubernetes.io/name".into(), tree!(CHECK));
-    own.insert("kubernetes.io/cluster-service".into(), tree!("true"));
-    merged(&[
-        &Value::Object(own),
-        ctx.v("commonLabels"),
-        ctx.v("preflight.podLabels"),
-    ])
-    .unwrap_or_default()
+    let own = with_chart_label(
+        ctx,
+        &[
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("k8s-app", app),
+            ("app.kubernetes.io/name", CHECK),
+            ("kubernetes.io/cluster-service", "true"),
+        ],
+    );
+    labels(&own, &[ctx.v("commonLabels"), ctx.v("preflight.podLabels")])
+}
+
+/// From 1.20 the pre-flight pods share the host's user namespace, said explicitly where the
+/// cluster knows the field.
+fn put_host_users(spec: &mut Value, ctx: &Ctx) {
+    if ctx.plan.has(Change::OperatorAndPreflightHostUsers) && ctx.plan.kube.at_least(1, 33) {
+        put(spec, "hostUsers", Some(Value::Bool(true)));
+    }
 }
 
 fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
@@ -155,13 +163,15 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
     let mut containers = vec![main];
 
     let precache = ctx.v("preflight.tofqdnsPreCache");
-    if !matches!(precache, Value::Null | Value::String(_)) {
+    let precache_read = !ctx.plan.has(Change::PreflightWithoutFqdnPrecache);
+    if precache_read && !matches!(precache, Value::Null | Value::String(_)) {
         return Err(ctx.invalid(
             "preflight.tofqdnsPreCache",
             "must be a string (a file path, or \"\" for none); the chart cannot compare other types",
         ));
     }
-    if !ctx.text("preflight.tofqdnsPreCache").is_empty() || precache.is_null() {
+    let precache_wanted = !ctx.text("preflight.tofqdnsPreCache").is_empty() || precache.is_null();
+    if precache_wanted && !ctx.plan.has(Change::PreflightWithoutFqdnPrecache) {
         let script = format!(
             "cilium-dbg preflight fqdn-poller --tofqdns-pre-cache {};\ntouch /tmp/ready-tofqdns-precache;\n",
             ctx.text("preflight.tofqdnsPreCache")
@@ -267,6 +277,7 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
         "terminationGracePeriodSeconds": bare(ctx.v("preflight.terminationGracePeriodSeconds")),
         "volumes": volumes,
     });
+    put_host_users(&mut spec, ctx);
     put_with(
         &mut spec,
         ctx,
@@ -347,6 +358,7 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         "automountServiceAccountToken": bare(ctx.v("serviceAccounts.preflight.automount")),
         "terminationGracePeriodSeconds": bare(ctx.v("preflight.terminationGracePeriodSeconds")),
     });
+    put_host_users(&mut spec, ctx);
     put_with(
         &mut spec,
         ctx,
@@ -380,14 +392,20 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         "annotations",
         with(ctx.v("preflight.podAnnotations")),
     );
-    let labels = merged(&[
-        &tree!({"app.kubernetes.io/part-of": "cilium", "app.kubernetes.io/name": CHECK}),
-        ctx.v("commonLabels"),
-    ]);
+    let labels = labels(
+        &with_chart_label(
+            ctx,
+            &[
+                ("app.kubernetes.io/part-of", "cilium"),
+                ("app.kubernetes.io/name", CHECK),
+            ],
+        ),
+        &[ctx.v("commonLabels")],
+    );
     Ok(tree!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": metadata(CHECK, Some(&ns), labels, annotations(ctx)),
+        "metadata": metadata(CHECK, Some(&ns), Some(labels), annotations(ctx)),
         "spec": {
             "selector": {"matchLabels": {"k8s-app": app, "kubernetes.io/cluster-service": "true"}},
             "template": {"metadata": tmeta, "spec": spec},
@@ -412,19 +430,22 @@ fn pod_disruption_budget(ctx: &Ctx) -> Value {
     if ctx.plan.kube.at_least(1, 27) && truthy(policy) {
         put(&mut spec, "unhealthyPodEvictionPolicy", Some(bare(policy)));
     }
-    let labels = merged(&[
-        &tree!({
-            "k8s-app": app,
-            "app.kubernetes.io/part-of": "cilium",
-            "app.kubernetes.io/name": CHECK,
-            "kubernetes.io/cluster-service": "true",
-        }),
-        ctx.v("commonLabels"),
-    ]);
+    let labels = labels(
+        &with_chart_label(
+            ctx,
+            &[
+                ("k8s-app", app),
+                ("app.kubernetes.io/part-of", "cilium"),
+                ("app.kubernetes.io/name", CHECK),
+                ("kubernetes.io/cluster-service", "true"),
+            ],
+        ),
+        &[ctx.v("commonLabels")],
+    );
     tree!({
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
-        "metadata": metadata(CHECK, Some(&ns), labels, annotations(ctx)),
+        "metadata": metadata(CHECK, Some(&ns), Some(labels), annotations(ctx)),
         "spec": spec,
     })
 }

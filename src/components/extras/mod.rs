@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::common::{common_labels, merged, metadata};
+use crate::changes::Change;
+
+use super::common::{common_labels, labels_with_common, metadata, with_chart_label};
 use super::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{bare, print, quote, truthy};
@@ -56,10 +58,7 @@ fn resource_quotas(ctx: &Ctx) -> Vec<Value> {
         }));
     }
     if ctx.on("operator.enabled") {
-        let labels = merged(&[
-            &tree!({"app.kubernetes.io/part-of": "cilium"}),
-            ctx.v("commonLabels"),
-        ]);
+        let labels = part_of_labels(ctx, &[]);
         out.push(tree!({
             "apiVersion": "v1",
             "kind": "ResourceQuota",
@@ -73,6 +72,11 @@ fn resource_quotas(ctx: &Ctx) -> Vec<Value> {
 /// The namespaces that hold TLS secrets for Ingress, Gateway API, Envoy config, BGP and the
 /// agent, each created once however many features share it.
 fn secrets_namespaces(ctx: &Ctx) -> Vec<Value> {
+    let preflight = ctx.on("preflight.enabled");
+    // The pre-flight check runs next to an existing installation, which already has them.
+    if preflight && ctx.plan.has(Change::SecretsNamespacesSkippedInPreflight) {
+        return Vec::new();
+    }
     let mut names = BTreeMap::new();
     for feature in [
         "ingressController",
@@ -89,14 +93,15 @@ fn secrets_namespaces(ctx: &Ctx) -> Vec<Value> {
         }
     }
     let name = ctx.v("tls.secretsNamespace.name");
-    // The pre-flight check runs next to an existing installation, which already has it.
-    if ctx.on("tls.secretsNamespace.create") && truthy(name) && !ctx.on("preflight.enabled") {
+    if ctx.on("tls.secretsNamespace.create") && truthy(name) && !preflight {
         names.insert(print(name), ());
     }
-    let labels = merged(&[
-        &tree!({"app.kubernetes.io/part-of": "cilium"}),
-        ctx.v("commonLabels"),
-    ]);
+    let own_labels = if ctx.plan.has(Change::SecretsNamespaceLabels) {
+        ctx.v("secretsNamespaceLabels")
+    } else {
+        &Value::Null
+    };
+    let labels = part_of_labels(ctx, &[own_labels]);
     let annotations = ctx.v("secretsNamespaceAnnotations");
     names
         .into_keys()
@@ -108,6 +113,15 @@ fn secrets_namespaces(ctx: &Ctx) -> Vec<Value> {
             })
         })
         .collect()
+}
+
+/// `app.kubernetes.io/part-of` (and, from 1.20, `helm.sh/chart`), `commonLabels`, then `extra`.
+fn part_of_labels(ctx: &Ctx, extra: &[&Value]) -> Option<Value> {
+    Some(labels_with_common(
+        ctx,
+        &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
+        extra,
+    ))
 }
 
 /// Indents every line as the chart's `nindent` does inside a `|` block at `base` columns, and
