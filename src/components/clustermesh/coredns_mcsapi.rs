@@ -188,16 +188,24 @@ fn job(ctx: &Ctx) -> Result<Value, RenderError> {
         "name": "autoconfig",
         "image": image(api_image),
         "imagePullPolicy": bare(&api_image["pullPolicy"]),
-        "command": ["/usr/bin/clustermesh-apiserver"],
-        "args": args,
     });
+    // The chart indents the resources block at the container's own level, so its keys
+    // (limits, requests) land on the container and `resources` itself stays empty.
+    if let (Value::Object(c), Value::Object(r)) = (&mut container, ctx.v(&auto("resources"))) {
+        for (k, v) in r {
+            c.insert(k.clone(), v.clone());
+        }
+    }
+    put(
+        &mut container,
+        "command",
+        Some(tree!(["/usr/bin/clustermesh-apiserver"])),
+    );
+    put(&mut container, "args", Some(Value::Array(args)));
     put_with(
         &mut container,
         ctx,
-        &[
-            ("resources", &auto("resources")),
-            ("volumeMounts", &auto("extraVolumeMounts")),
-        ],
+        &[("volumeMounts", &auto("extraVolumeMounts"))],
     );
     let mut pod = tree!({
         "containers": [container],

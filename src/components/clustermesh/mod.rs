@@ -125,6 +125,23 @@ pub(crate) fn mcs_api_enabled(ctx: &Ctx) -> bool {
 /// validate.yaml (kvstore modes, endpoint CRD, replicas, maxConnectedClusters, the
 /// cert-manager issuer) live in `extras::validate`.
 fn validate(ctx: &Ctx) -> Result<(), RenderError> {
+    if ctx.plan.has(Change::ClustermeshProvidedTlsRemoved)
+        && ctx.on("clustermesh.useAPIServer")
+        && !ctx.on(&format!("{API}.tls.auto.enabled"))
+    {
+        for cert in ["server", "admin", "remote"] {
+            let path = format!("{API}.tls.{cert}.cert");
+            if truthy(ctx.v(&path)) {
+                return Err(ctx.invalid(
+                    &path,
+                    format!(
+                        "Cilium {}'s chart no longer takes Cluster Mesh certificates from values (Helm fails too): turn clustermesh.apiserver.tls.auto.enabled on, or create the clustermesh-apiserver-*-cert Secrets yourself",
+                        ctx.plan.cilium
+                    ),
+                ));
+            }
+        }
+    }
     if ctx.on("clustermesh.useAPIServer") {
         let auth = ctx.v("clustermesh.apiserver.tls.authMode").as_str();
         if !matches!(auth, Some("legacy" | "migration" | "cluster")) {
