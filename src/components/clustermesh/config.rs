@@ -69,7 +69,7 @@ pub(super) fn clusters(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     match given {
         Value::Object(m) => {
             for (name, cluster) in m {
-                if let Some(mut c) = enabled_cluster(ctx, &format!("{CLUSTERS}.{name}"), cluster)? {
+                if let Some(mut c) = enabled_cluster(ctx, &format!("{name:?}"), cluster)? {
                     c.insert("name".into(), Value::String(name.clone()));
                     by_name.insert(name.clone(), Value::Object(c));
                 }
@@ -77,12 +77,12 @@ pub(super) fn clusters(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         }
         Value::Array(a) => {
             for (i, cluster) in a.iter().enumerate() {
-                let at = format!("{CLUSTERS}.{i}");
+                let at = format!("number {i}");
                 if let Some(c) = enabled_cluster(ctx, &at, cluster)? {
                     let Some(Value::String(name)) = c.get("name") else {
                         return Err(ctx.invalid(
-                            &format!("{at}.name"),
-                            "must be a string (the chart keys the clusters by name; Helm fails too)",
+                            CLUSTERS,
+                            format!("cluster {at} needs a name that is a string (the chart keys the clusters by name; Helm fails too)"),
                         ));
                     };
                     by_name.insert(name.clone(), Value::Object(c));
@@ -103,15 +103,19 @@ pub(super) fn clusters(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     Ok(by_name.into_values().map(through_json).collect())
 }
 
-/// One cluster entry without its `enabled` key, or None when it is switched off. The chart
-/// compares `enabled` with false, which Go refuses for anything but a bool or nothing.
+/// One cluster entry without its `enabled` key, or None when it is switched off; `at` names
+/// the entry in errors. The chart compares `enabled` with false, which Go refuses for anything
+/// but a bool or nothing.
 fn enabled_cluster(
     ctx: &Ctx,
     at: &str,
     cluster: &Value,
 ) -> Result<Option<Map<String, Value>>, RenderError> {
     let Value::Object(c) = cluster else {
-        return Err(ctx.invalid(at, "must be a map describing the cluster (Helm fails too)"));
+        return Err(ctx.invalid(
+            CLUSTERS,
+            format!("cluster {at} must be a map describing the cluster (Helm fails too)"),
+        ));
     };
     match c.get("enabled") {
         Some(Value::Bool(false)) => Ok(None),
@@ -121,8 +125,8 @@ fn enabled_cluster(
             Ok(Some(c))
         }
         Some(_) => Err(ctx.invalid(
-            &format!("{at}.enabled"),
-            "must be true or false (the chart compares it with false; Helm fails too)",
+            CLUSTERS,
+            format!("cluster {at}: enabled must be true or false (the chart compares it with false; Helm fails too)"),
         )),
     }
 }
@@ -231,10 +235,23 @@ fn etcd_config(
     } else {
         let address = &c["address"];
         if address.is_null() || address.as_str() == Some("") {
-            return Err(ctx.invalid(
-                &format!("clustermesh.config.clusters.{index}.address"),
-                "is required for a cluster without ips (the chart fails with \"missing clustermesh.apiserver.config.clusters.address\")",
-            ));
+            const WHY: &str =
+                "the chart fails with \"missing clustermesh.apiserver.config.clusters.address\"";
+            // From 1.19 the clusters are filtered and sorted, so the name finds the entry.
+            return Err(if ctx.plan.has(Change::ClustermeshClustersMap) {
+                ctx.invalid(
+                    CLUSTERS,
+                    format!(
+                        "cluster {:?} needs an address, or ips ({WHY})",
+                        print(&c["name"])
+                    ),
+                )
+            } else {
+                ctx.invalid(
+                    &format!("{CLUSTERS}.{index}.address"),
+                    format!("is required for a cluster without ips ({WHY})"),
+                )
+            });
         }
         t.push_str(&format!(
             "\n- https://{}:{}",

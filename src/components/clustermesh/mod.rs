@@ -442,6 +442,48 @@ mod tests {
     }
 
     #[test]
+    fn clusters_may_be_a_map_from_1_19() {
+        let values = "clustermesh:\n  config:\n    enabled: true\n    clusters:\n      z: {address: z.example, port: 2379}\n      a: {ips: [10.0.0.1], port: 2379}\n      off: {address: o.example, port: 1, enabled: false}\n";
+        let objs = render_with("1.19.0", values).unwrap();
+        let data = &find(&objs, "Secret", "cilium-clustermesh").unwrap()["data"];
+        let keys: Vec<_> = data.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["a", "z"]);
+        // From 1.20 a cluster given by IP carries its own host aliases.
+        let objs = render_with("1.20.0", values).unwrap();
+        let a = &find(&objs, "Secret", "cilium-clustermesh").unwrap()["data"]["a"];
+        let text = "endpoints:\n- https://a.mesh.cilium.io:2379\ntrusted-ca-file: /var/lib/cilium/clustermesh/common-etcd-client-ca.crt\nkey-file: /var/lib/cilium/clustermesh/common-etcd-client.key\ncert-file: /var/lib/cilium/clustermesh/common-etcd-client.crt\ncilium-host-aliases:\n- hostname: a.mesh.cilium.io\n  ips: \n    - 10.0.0.1";
+        assert_eq!(a, &json!(crate::tmpl::b64enc(text.as_bytes())));
+        assert!(render_with(
+            "1.19.0",
+            "clustermesh: {config: {enabled: true, clusters: 3}}\n"
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn certgen_takes_hubbles_shape_in_1_19() {
+        let values =
+            "clustermesh: {useAPIServer: true, apiserver: {tls: {auto: {method: cronJob}}}}\n";
+        let pod = |v: &str| {
+            // From 1.19 the Job's name carries a hash of its spec, so find it by its label.
+            let objs = render_with(v, values).unwrap();
+            objs.into_iter()
+                .find(|o| {
+                    o["kind"] == "Job"
+                        && o["metadata"]["labels"]["k8s-app"]
+                            == "clustermesh-apiserver-generate-certs"
+                })
+                .unwrap()
+        };
+        let old = pod("1.18.12");
+        assert_eq!(old["spec"]["template"]["spec"]["hostNetwork"], true);
+        assert!(old["metadata"]["annotations"]["helm.sh/hook"].is_string());
+        let new = pod("1.19.0");
+        assert_eq!(new["spec"]["template"]["spec"]["hostNetwork"], false);
+        assert!(new["metadata"].get("annotations").is_none());
+    }
+
+    #[test]
     fn refusals_name_the_value() {
         let e = render_with(
             "1.18.0",
