@@ -137,6 +137,46 @@ changes! {
     GatewayAdmissionPolicy => ["1.20.0"],
     // ---- 1.19 and 1.20: Hubble, relay, UI, certgen and the CA ----
     // ---- 1.19 and 1.20: clustermesh and its CoreDNS MCS-API job ----
+    /// The clustermesh etcd runs with `--enable-grpc-gateway=false`.
+    ClustermeshEtcdNoGrpcGateway => ["1.19.0"],
+    /// `clustermesh.mcsapi.enabled` turns the MCS-API on next to `enableMCSAPISupport`, and
+    /// `mcsapi.corednsAutoConfigure` adds a Job (with its RBAC) that sets up CoreDNS for it.
+    ClustermeshMcsApiBlock => ["1.19.0"],
+    /// KVStoreMesh takes `--clustermesh-cache-ttl` from `clustermesh.cacheTTL`.
+    ClustermeshCacheTtl => ["1.19.0"],
+    /// `clustermesh.config.clusters` may be a map keyed by name as well as a list; entries with
+    /// `enabled: false` are skipped, and clusters are used in name order, one per name.
+    ClustermeshClustersMap => ["1.19.0"],
+    /// `clustermesh.apiserver.service.externallyCreated` leaves the apiserver Service out.
+    ClustermeshServiceExternallyCreated => ["1.19.0"],
+    /// The apiserver's certgen Job and CronJob take Hubble's shape: hardened pod off the host
+    /// network, the Job no longer a Helm hook (annotations only when set), the CronJob with
+    /// history limits, and the Role without the unused client-cert Secret.
+    ClustermeshCertgenLikeHubble => ["1.19.0"],
+    /// The remote-users ConfigMap needs `clustermesh.config.enabled` too.
+    ClustermeshUsersNeedConfig => ["1.19.0"],
+    /// The cert-manager server Certificate writes commonLabels and annotations each under its
+    /// own condition (before, labels were looked up inside `clustermesh.annotations`).
+    ClustermeshServerCertificateMetadata => ["1.19.4"],
+    /// `clustermesh.enableMCSAPISupport` no longer has an effect; only `mcsapi.enabled` does.
+    ClustermeshMcsApiLegacyFlagRemoved => ["1.20.0"],
+    /// The apiserver's ClusterRole no longer reads `endpoints`.
+    ClustermeshRbacWithoutEndpoints => ["1.20.0"],
+    /// The apiserver's and KVStoreMesh's etcd QPS come from `etcdQPS` values.
+    ClustermeshEtcdQpsValues => ["1.20.0"],
+    /// The apiserver passes `--clustermesh-default-global-namespace`.
+    ClustermeshDefaultGlobalNamespace => ["1.20.0"],
+    /// Remote clusters given by IP get `cilium-host-aliases` in their etcd config, and the
+    /// apiserver's pod host aliases can be turned off (`disableKubernetesHostAliases`).
+    ClustermeshConfigHostAliases => ["1.20.0"],
+    /// The server certificate is named after the apiserver Service, and its extra names come
+    /// from `tls.auto.server` (falling back to the older `tls.server` lists).
+    ClustermeshServerCertNames => ["1.20.0"],
+    /// cert-manager Certificates take `tls.auto.subject` and `tls.auto.privateKey`.
+    ClustermeshCertificateSubjectKey => ["1.20.0"],
+    /// Certificates can no longer be given in values: no Secrets from them, and setting them
+    /// with automatic TLS off fails.
+    ClustermeshProvidedTlsRemoved => ["1.20.0"],
     // ---- 1.19 and 1.20: Envoy, ztunnel, the standalone DNS proxy ----
 }
 

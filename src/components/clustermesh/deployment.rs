@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::{mesh_annotations, State, API, APP, APP_LABELS};
 use crate::components::common::{
     self, image, labels_with_common, list_items, merged, metadata, priority_class_name, put,
+    with_chart_label,
 };
 use crate::components::Ctx;
 use crate::error::RenderError;
@@ -203,6 +204,9 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         }
         args.push(tree!("--initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)"));
         args.push(tree!("--auto-compaction-retention=1"));
+        if ctx.plan.has(Change::ClustermeshEtcdNoGrpcGateway) {
+            args.push(tree!("--enable-grpc-gateway=false"));
+        }
         if etcd_metrics {
             let host = if pod_ip_urls {
                 "[$(HOSTNAME_IP)]"
@@ -250,9 +254,11 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
 
     if s.crd {
         let metrics = ctx.on(&p("metrics.enabled"));
-        let mut args = kvstore_client_args("clustermesh", debug, 20);
+        let qps = etcd_qps(ctx, &p("etcdQPS"), "20");
+        let mut args = kvstore_client_args("clustermesh", debug, &qps);
         args.push(tree!("--kvstore-opt=etcd.bootstrapQps=10000"));
-        push_limits(&mut args, max_clusters, ctx.v(&p("healthPort")));
+        push_max_clusters(&mut args, max_clusters);
+        push_health_port(&mut args, ctx.v(&p("healthPort")));
         if !legacy {
             args.push(tree!("--cluster-users-enabled"));
             args.push(tree!(
@@ -262,11 +268,17 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         if metrics {
             args.extend(metrics_args(ctx, &p("metrics.port")));
         }
-        if ctx.on("clustermesh.enableMCSAPISupport") {
+        if super::mcs_api_enabled(ctx) {
             args.push(tree!("--clustermesh-enable-mcs-api"));
         }
         if ctx.on("ciliumEndpointSlice.enabled") {
             args.push(tree!("--enable-cilium-endpoint-slice"));
+        }
+        if ctx.plan.has(Change::ClustermeshDefaultGlobalNamespace) {
+            args.push(Value::String(format!(
+                "--clustermesh-default-global-namespace={}",
+                quote(ctx.v("clustermesh.defaultGlobalNamespace"))
+            )));
         }
         args.extend(list_items(ctx, &p("extraArgs"))?);
         let mut env = vec![
@@ -320,13 +332,21 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     if s.kvstoremesh {
         let k = |key: &str| p(&format!("kvstoremesh.{key}"));
         let metrics = s.kvstoremesh_metrics(ctx);
-        let mut args = kvstore_client_args("kvstoremesh", debug, 100);
+        let qps = etcd_qps(ctx, &k("etcdQPS"), "100");
+        let mut args = kvstore_client_args("kvstoremesh", debug, &qps);
         if !s.external {
             args.push(tree!("--kvstore-opt=etcd.bootstrapQps=10000"));
         }
         args.push(tree!("--kvstore-opt=etcd.maxInflight=10"));
         args.push(tree!("--clustermesh-config=/var/lib/cilium/clustermesh"));
-        push_limits(&mut args, max_clusters, ctx.v(&k("healthPort")));
+        push_max_clusters(&mut args, max_clusters);
+        if ctx.plan.has(Change::ClustermeshCacheTtl) {
+            args.push(Value::String(format!(
+                "--clustermesh-cache-ttl={}",
+                quote(ctx.v("clustermesh.cacheTTL"))
+            )));
+        }
+        push_health_port(&mut args, ctx.v(&k("healthPort")));
         if metrics {
             args.extend(metrics_args(ctx, &p("metrics.kvstoremesh.port")));
         }
@@ -420,8 +440,11 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     );
     set(&mut pod, "nodeSelector", with(ctx.v(&p("nodeSelector"))));
     set(&mut pod, "tolerations", with(ctx.v(&p("tolerations"))));
-    if ctx.on("clustermesh.config.enabled") && s.kvstoremesh {
-        set(&mut pod, "hostAliases", host_aliases(ctx));
+    // From 1.20 KVStoreMesh resolves these itself (see the etcd config), so they can be off.
+    let aliases_off = ctx.plan.has(Change::ClustermeshConfigHostAliases)
+        && ctx.on("clustermesh.disableKubernetesHostAliases");
+    if ctx.on("clustermesh.config.enabled") && s.kvstoremesh && !aliases_off {
+        set(&mut pod, "hostAliases", host_aliases(ctx)?);
     }
 
     let pod_annotations = merged(&[
@@ -430,7 +453,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
     ]);
     let pod_labels = Some(labels_with_common(
         ctx,
-        &APP_LABELS,
+        &with_chart_label(ctx, &APP_LABELS),
         &[ctx.v(&p("podLabels"))],
     ));
     let mut template_meta = Map::new();
@@ -451,7 +474,11 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         tree!({"metadata": template_meta, "spec": pod}),
     );
 
-    let labels = Some(labels_with_common(ctx, &APP_LABELS, &[]));
+    let labels = Some(labels_with_common(
+        ctx,
+        &with_chart_label(ctx, &APP_LABELS),
+        &[],
+    ));
     Ok(tree!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -541,13 +568,11 @@ fn volumes(ctx: &Ctx, s: &State, legacy: bool) -> Result<Vec<Value>, RenderError
 }
 
 /// Remote clusters given by IP resolve through host aliases under the mesh domain.
-fn host_aliases(ctx: &Ctx) -> Option<Value> {
-    let Value::Array(clusters) = ctx.v("clustermesh.config.clusters") else {
-        return None;
-    };
+fn host_aliases(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
+    let clusters = super::config::clusters(ctx)?;
     let domain = quote(ctx.v("clustermesh.config.domain"));
     let mut out = Vec::new();
-    for c in clusters {
+    for c in &clusters {
         let Value::Array(ips) = &c["ips"] else {
             continue;
         };
@@ -556,12 +581,12 @@ fn host_aliases(ctx: &Ctx) -> Option<Value> {
             out.push(tree!({"ip": bare(ip), "hostnames": [&host]}));
         }
     }
-    (!out.is_empty()).then_some(Value::Array(out))
+    Ok((!out.is_empty()).then_some(Value::Array(out)))
 }
 
 /// The leading arguments the apiserver and KVStoreMesh share: the command, `--debug`, the
 /// cluster identity and the etcd client settings (with each one's own QPS).
-fn kvstore_client_args(command: &str, debug: bool, qps: u32) -> Vec<Value> {
+fn kvstore_client_args(command: &str, debug: bool, qps: &str) -> Vec<Value> {
     let mut args = vec![tree!(command)];
     if debug {
         args.push(tree!("--debug"));
@@ -575,14 +600,26 @@ fn kvstore_client_args(command: &str, debug: bool, qps: u32) -> Vec<Value> {
     args
 }
 
-/// `--max-connected-clusters` (when set) and `--health-port`, as both containers pass them.
-fn push_limits(args: &mut Vec<Value>, max_clusters: &Value, health_port: &Value) {
+/// The etcd client QPS: fixed per container until 1.20, from a value since.
+fn etcd_qps(ctx: &Ctx, path: &str, fixed: &str) -> String {
+    if ctx.plan.has(Change::ClustermeshEtcdQpsValues) {
+        quote(ctx.v(path))
+    } else {
+        fixed.to_string()
+    }
+}
+
+/// `--max-connected-clusters`, when set.
+fn push_max_clusters(args: &mut Vec<Value>, max_clusters: &Value) {
     if !max_clusters.is_null() {
         args.push(Value::String(format!(
             "--max-connected-clusters={}",
             quote(max_clusters)
         )));
     }
+}
+
+fn push_health_port(args: &mut Vec<Value>, health_port: &Value) {
     args.push(Value::String(format!(
         "--health-port={}",
         quote(health_port)

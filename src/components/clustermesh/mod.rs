@@ -5,6 +5,7 @@
 //! `cilium-kvstoremesh` Secrets in `config`. The remaining small objects are built here.
 
 mod config;
+mod coredns_mcsapi;
 mod deployment;
 mod tls;
 
@@ -12,9 +13,10 @@ use serde_json::Value;
 
 use super::common::{
     self, identity_allocation_crd, labels, labels_with_common, merged, metadata,
-    pod_disruption_budget, put, scrape_endpoint,
+    pod_disruption_budget, put, scrape_endpoint, with_chart_label,
 };
 use super::Ctx;
+use crate::changes::Change;
 use crate::error::RenderError;
 use crate::tmpl::{bare, print, quote, to_int64, truthy, with};
 
@@ -25,13 +27,16 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     validate(ctx)?;
     let mut out = Vec::new();
     out.extend(config::render(ctx)?);
+    out.extend(coredns_mcsapi::render(ctx)?);
     if !ctx.on("clustermesh.useAPIServer") {
         return Ok(out);
     }
     let s = State::new(ctx);
     out.push(deployment::render(ctx, &s)?);
     out.extend(tls::render(ctx, &s)?);
-    if s.internal {
+    let external_service = ctx.plan.has(Change::ClustermeshServiceExternallyCreated)
+        && ctx.on(&format!("{API}.service.externallyCreated"));
+    if s.internal && !external_service {
         out.push(service(ctx)?);
     }
     if let Some(m) = metrics_service(ctx, &s) {
@@ -46,7 +51,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
             APP,
             ctx.v(&format!("{API}.podDisruptionBudget")),
             &[("k8s-app", APP)],
-            &APP_LABELS,
+            &with_chart_label(ctx, &APP_LABELS),
             ctx.v("clustermesh.annotations"),
         ));
     }
@@ -58,8 +63,13 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         out.push(cluster_role(ctx));
         out.push(cluster_role_binding(ctx));
     }
-    if s.internal && s.crd && ctx.text("clustermesh.apiserver.tls.authMode") != "legacy" {
-        out.push(users_config_map(ctx));
+    let users_need_config = ctx.plan.has(Change::ClustermeshUsersNeedConfig);
+    if s.internal
+        && s.crd
+        && (ctx.on("clustermesh.config.enabled") || !users_need_config)
+        && ctx.text("clustermesh.apiserver.tls.authMode") != "legacy"
+    {
+        out.push(users_config_map(ctx)?);
     }
     Ok(out)
 }
@@ -101,10 +111,37 @@ impl State {
     }
 }
 
+/// Whether the MCS-API is on: `enableMCSAPISupport` until 1.19 added `mcsapi.enabled`, which
+/// alone counts from 1.20.
+pub(crate) fn mcs_api_enabled(ctx: &Ctx) -> bool {
+    let block =
+        ctx.plan.has(Change::ClustermeshMcsApiBlock) && ctx.on("clustermesh.mcsapi.enabled");
+    let legacy = !ctx.plan.has(Change::ClustermeshMcsApiLegacyFlagRemoved)
+        && ctx.on("clustermesh.enableMCSAPISupport");
+    block || legacy
+}
+
 /// The chart's `fail` checks made by the Cluster Mesh templates themselves; those of
 /// validate.yaml (kvstore modes, endpoint CRD, replicas, maxConnectedClusters, the
 /// cert-manager issuer) live in `extras::validate`.
 fn validate(ctx: &Ctx) -> Result<(), RenderError> {
+    if ctx.plan.has(Change::ClustermeshProvidedTlsRemoved)
+        && ctx.on("clustermesh.useAPIServer")
+        && !ctx.on(&format!("{API}.tls.auto.enabled"))
+    {
+        for cert in ["server", "admin", "remote"] {
+            let path = format!("{API}.tls.{cert}.cert");
+            if truthy(ctx.v(&path)) {
+                return Err(ctx.invalid(
+                    &path,
+                    format!(
+                        "Cilium {}'s chart no longer takes Cluster Mesh certificates from values (Helm fails too): turn clustermesh.apiserver.tls.auto.enabled on, or create the clustermesh-apiserver-*-cert Secrets yourself",
+                        ctx.plan.cilium
+                    ),
+                ));
+            }
+        }
+    }
     if ctx.on("clustermesh.useAPIServer") {
         let auth = ctx.v("clustermesh.apiserver.tls.authMode").as_str();
         if !matches!(auth, Some("legacy" | "migration" | "cluster")) {
@@ -120,10 +157,11 @@ fn validate(ctx: &Ctx) -> Result<(), RenderError> {
 /// The apiserver's own labels, which most of its objects carry before `commonLabels`.
 pub(crate) const APP_LABELS: [(&str, &str); 3] = common::app_labels(APP);
 
+/// Part of cilium (and from 1.20 the chart label), then `commonLabels`.
 fn part_of_labels(ctx: &Ctx) -> Option<Value> {
     Some(labels_with_common(
         ctx,
-        &[("app.kubernetes.io/part-of", "cilium")],
+        &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
         &[],
     ))
 }
@@ -175,11 +213,7 @@ fn service(ctx: &Ctx) -> Result<Value, RenderError> {
         );
     }
     let labels = Some(labels(
-        &[
-            ("k8s-app", APP),
-            ("app.kubernetes.io/part-of", "cilium"),
-            ("app.kubernetes.io/name", APP),
-        ],
+        &with_chart_label(ctx, &APP_LABELS),
         &[ctx.v("commonLabels"), ctx.v(&p("labels"))],
     ));
     let annotations = merged(&[ctx.v("clustermesh.annotations"), ctx.v(&p("annotations"))]);
@@ -207,13 +241,10 @@ fn metrics_service(ctx: &Ctx, s: &State) -> Option<Value> {
     if s.internal && ctx.on(&m("etcd.enabled")) {
         ports.push(port("etcd-metrics", &m("etcd.port")));
     }
+    let mut fixed = APP_LABELS.to_vec();
+    fixed.push(("app.kubernetes.io/component", "metrics"));
     let labels = Some(labels(
-        &[
-            ("k8s-app", APP),
-            ("app.kubernetes.io/part-of", "cilium"),
-            ("app.kubernetes.io/name", APP),
-            ("app.kubernetes.io/component", "metrics"),
-        ],
+        &with_chart_label(ctx, &fixed),
         &[ctx.v("commonLabels")],
     ));
     let mut spec = tree!({
@@ -264,7 +295,7 @@ fn service_monitor(ctx: &Ctx, s: &State) -> Result<Option<Value>, RenderError> {
     };
     let fixed = super::common::monitor_labels(ctx, APP, true);
     let labels = Some(labels(
-        &fixed,
+        &with_chart_label(ctx, &fixed),
         &[ctx.v("commonLabels"), ctx.v(&sm("labels"))],
     ));
     let annotations = merged(&[ctx.v("clustermesh.annotations"), ctx.v(&sm("annotations"))]);
@@ -301,10 +332,14 @@ fn cluster_role(ctx: &Ctx) -> Value {
             "ciliumidentities", "ciliumendpoints", "ciliumnodes", "ciliumendpointslices",
         ], "verbs": &read}),
         tree!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": &read}),
-        tree!({"apiGroups": [""], "resources": ["endpoints", "namespaces", "services"], "verbs": &read}),
+        if ctx.plan.has(Change::ClustermeshRbacWithoutEndpoints) {
+            tree!({"apiGroups": [""], "resources": ["namespaces", "services"], "verbs": &read})
+        } else {
+            tree!({"apiGroups": [""], "resources": ["endpoints", "namespaces", "services"], "verbs": &read})
+        },
         tree!({"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": &read}),
     ];
-    if ctx.on("clustermesh.enableMCSAPISupport") {
+    if mcs_api_enabled(ctx) {
         rules.push(tree!({"apiGroups": ["multicluster.x-k8s.io"], "resources": ["serviceexports"], "verbs": &read}));
     }
     tree!({
@@ -330,17 +365,15 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
 }
 
 /// The etcd users the remote clusters log in as, one per configured cluster.
-fn users_config_map(ctx: &Ctx) -> Value {
+fn users_config_map(ctx: &Ctx) -> Result<Value, RenderError> {
     let mut users = String::from("users:\n");
-    if let Value::Array(clusters) = ctx.v("clustermesh.config.clusters") {
-        for c in clusters {
-            users.push_str(&format!(
-                "- name: remote-{}\n  role: remote\n",
-                quote(&c["name"])
-            ));
-        }
+    for c in config::clusters(ctx)? {
+        users.push_str(&format!(
+            "- name: remote-{}\n  role: remote\n",
+            quote(&c["name"])
+        ));
     }
-    tree!({
+    Ok(tree!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata(
@@ -350,7 +383,7 @@ fn users_config_map(ctx: &Ctx) -> Value {
             mesh_annotations(ctx),
         ),
         "data": {"users.yaml": users},
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -406,6 +439,48 @@ mod tests {
         };
         assert!(args("1.18.4").to_string().contains("HOSTNAME_IP"));
         assert!(!args("1.18.5").to_string().contains("HOSTNAME_IP"));
+    }
+
+    #[test]
+    fn clusters_may_be_a_map_from_1_19() {
+        let values = "clustermesh:\n  config:\n    enabled: true\n    clusters:\n      z: {address: z.example, port: 2379}\n      a: {ips: [10.0.0.1], port: 2379}\n      off: {address: o.example, port: 1, enabled: false}\n";
+        let objs = render_with("1.19.0", values).unwrap();
+        let data = &find(&objs, "Secret", "cilium-clustermesh").unwrap()["data"];
+        let keys: Vec<_> = data.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["a", "z"]);
+        // From 1.20 a cluster given by IP carries its own host aliases.
+        let objs = render_with("1.20.0", values).unwrap();
+        let a = &find(&objs, "Secret", "cilium-clustermesh").unwrap()["data"]["a"];
+        let text = "endpoints:\n- https://a.mesh.cilium.io:2379\ntrusted-ca-file: /var/lib/cilium/clustermesh/common-etcd-client-ca.crt\nkey-file: /var/lib/cilium/clustermesh/common-etcd-client.key\ncert-file: /var/lib/cilium/clustermesh/common-etcd-client.crt\ncilium-host-aliases:\n- hostname: a.mesh.cilium.io\n  ips: \n    - 10.0.0.1";
+        assert_eq!(a, &json!(crate::tmpl::b64enc(text.as_bytes())));
+        assert!(render_with(
+            "1.19.0",
+            "clustermesh: {config: {enabled: true, clusters: 3}}\n"
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn certgen_takes_hubbles_shape_in_1_19() {
+        let values =
+            "clustermesh: {useAPIServer: true, apiserver: {tls: {auto: {method: cronJob}}}}\n";
+        let pod = |v: &str| {
+            // From 1.19 the Job's name carries a hash of its spec, so find it by its label.
+            let objs = render_with(v, values).unwrap();
+            objs.into_iter()
+                .find(|o| {
+                    o["kind"] == "Job"
+                        && o["metadata"]["labels"]["k8s-app"]
+                            == "clustermesh-apiserver-generate-certs"
+                })
+                .unwrap()
+        };
+        let old = pod("1.18.12");
+        assert_eq!(old["spec"]["template"]["spec"]["hostNetwork"], true);
+        assert!(old["metadata"]["annotations"]["helm.sh/hook"].is_string());
+        let new = pod("1.19.0");
+        assert_eq!(new["spec"]["template"]["spec"]["hostNetwork"], false);
+        assert!(new["metadata"].get("annotations").is_none());
     }
 
     #[test]

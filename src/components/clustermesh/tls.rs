@@ -5,11 +5,15 @@
 use serde_json::Value;
 
 use super::{mesh_annotations, part_of_labels, State, API};
+use crate::changes::Change;
 use crate::components::certgen::{self, CertgenJob};
-use crate::components::common::{self, common_labels, labels, merged, metadata, put};
+use crate::components::common::{
+    self, common_labels, labels, merged, metadata, put, with_chart_label,
+};
+use crate::components::extras::toyaml::to_yaml;
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, go_quote, quote, quote_text, range_items, to_int64, with};
+use crate::tmpl::{bare, go_quote, quote, quote_text, range_items, to_int64, truthy, with};
 
 const CERTGEN: &str = "clustermesh-apiserver-generate-certs";
 
@@ -20,7 +24,8 @@ fn p(key: &str) -> String {
 pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();
     if !ctx.on(&p("auto.enabled")) {
-        if s.internal && ctx.on(&p("enableSecrets")) {
+        let provided = !ctx.plan.has(Change::ClustermeshProvidedTlsRemoved);
+        if provided && s.internal && ctx.on(&p("enableSecrets")) {
             for cert in ["admin", "remote", "server"] {
                 out.push(provided_secret(ctx, cert)?);
             }
@@ -29,6 +34,9 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Vec<Value>, RenderError> {
     }
     match ctx.v(&p("auto.method")).as_str() {
         Some("cronJob") => {
+            if ctx.plan.has(Change::ClustermeshServerCertNames) {
+                ServerNames::check(ctx)?;
+            }
             if ctx.on(&p("auto.schedule")) {
                 out.push(cron_job(ctx, s));
             }
@@ -42,6 +50,9 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Vec<Value>, RenderError> {
             }
         }
         Some("certmanager") if s.internal => {
+            if ctx.plan.has(Change::ClustermeshServerCertNames) {
+                ServerNames::check(ctx)?;
+            }
             out.push(certificate(ctx, "admin", admin_cn(ctx)));
             if s.kvstoremesh {
                 out.push(certificate(ctx, "local", local_cn(ctx)));
@@ -76,24 +87,100 @@ fn validity_hours(ctx: &Ctx) -> i64 {
     to_int64(ctx.v(&p("auto.certValidityDuration"))).wrapping_mul(24)
 }
 
+/// The server certificate's names from 1.20: the apiserver Service's DNS name, then the extra
+/// names of `tls.auto.server`, or when those are empty, of the older `tls.server`.
+struct ServerNames {
+    common_name: String,
+    dns: Vec<Value>,
+    ips: Vec<Value>,
+}
+
+impl ServerNames {
+    /// The names, once `check` has passed.
+    fn new(ctx: &Ctx) -> ServerNames {
+        let common_name = format!("clustermesh-apiserver.{}.svc", ctx.namespace());
+        let mut dns = vec![
+            Value::String(common_name.clone()),
+            tree!("*.mesh.cilium.io"),
+        ];
+        dns.extend(extra_names(ctx, EXTRA_DNS));
+        let mut ips = vec![tree!("127.0.0.1"), tree!("::1")];
+        ips.extend(extra_names(ctx, EXTRA_IPS));
+        ServerNames {
+            common_name,
+            dns,
+            ips,
+        }
+    }
+
+    /// The chart concatenates the extra names to its own list, which Sprig refuses for
+    /// anything but a list.
+    fn check(ctx: &Ctx) -> Result<(), RenderError> {
+        for key in [EXTRA_DNS, EXTRA_IPS] {
+            let path = extra_names_path(ctx, key);
+            if !matches!(ctx.v(&path), Value::Null | Value::Array(_)) {
+                return Err(ctx.invalid(&path, "must be a list (Helm fails too)"));
+            }
+        }
+        Ok(())
+    }
+}
+
+const EXTRA_DNS: &str = "extraDnsNames";
+const EXTRA_IPS: &str = "extraIpAddresses";
+
+/// `tls.auto.server.KEY` when set, else the older `tls.server.KEY`.
+fn extra_names_path(ctx: &Ctx, key: &str) -> String {
+    let current = p(&format!("auto.server.{key}"));
+    if truthy(ctx.v(&current)) {
+        current
+    } else {
+        p(&format!("server.{key}"))
+    }
+}
+
+fn extra_names(ctx: &Ctx, key: &str) -> Vec<Value> {
+    match ctx.v(&extra_names_path(ctx, key)) {
+        Value::Array(a) => a.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// `toYaml` of `v`, each line indented by `pad`, ending in a newline.
+fn indent_yaml(v: &Value, pad: &str) -> String {
+    to_yaml(v)
+        .split('\n')
+        .map(|line| format!("{pad}{line}\n"))
+        .collect()
+}
+
 /// certgen's configuration: which Secrets to issue, for which names, for how long.
 fn certgen_config(ctx: &Ctx, ns: &str) -> String {
     let validity = format!("{}h", validity_hours(ctx));
     let mut t = String::from("certs:\n");
     t.push_str("- name: clustermesh-apiserver-server-cert\n");
     t.push_str(&format!("  namespace: {ns}\n"));
-    t.push_str("  commonName: \"clustermesh-apiserver.cilium.io\"\n");
-    t.push_str("  hosts:\n");
-    t.push_str("  - \"clustermesh-apiserver.cilium.io\"\n");
-    t.push_str("  - \"*.mesh.cilium.io\"\n");
-    t.push_str(&format!("  - \"clustermesh-apiserver.{ns}.svc\"\n"));
-    for dns in range_items(ctx.v(&p("server.extraDnsNames"))) {
-        t.push_str(&format!("  - {}\n", quote_text(dns)));
-    }
-    t.push_str("  - \"127.0.0.1\"\n");
-    t.push_str("  - \"::1\"\n");
-    for ip in range_items(ctx.v(&p("server.extraIpAddresses"))) {
-        t.push_str(&format!("  - {}\n", quote_text(ip)));
+    if ctx.plan.has(Change::ClustermeshServerCertNames) {
+        let names = ServerNames::new(ctx);
+        t.push_str(&format!("  commonName: {}\n", names.common_name));
+        t.push_str("  hosts:\n");
+        for list in [names.dns, names.ips] {
+            t.push_str(&indent_yaml(&Value::Array(list), "  "));
+        }
+    } else {
+        t.push_str("  commonName: \"clustermesh-apiserver.cilium.io\"\n");
+        t.push_str("  hosts:\n");
+        t.push_str("  - \"clustermesh-apiserver.cilium.io\"\n");
+        t.push_str("  - \"*.mesh.cilium.io\"\n");
+        t.push_str(&format!("  - \"clustermesh-apiserver.{ns}.svc\"\n"));
+        for dns in range_items(ctx.v(&p("server.extraDnsNames"))) {
+            t.push_str(&format!("  - {}\n", quote_text(dns)));
+        }
+        t.push_str("  - \"127.0.0.1\"\n");
+        t.push_str("  - \"::1\"\n");
+        for ip in range_items(ctx.v(&p("server.extraIpAddresses"))) {
+            t.push_str(&format!("  - {}\n", quote_text(ip)));
+        }
     }
     t.push_str("  usage:\n  - signing\n  - key encipherment\n  - server auth\n");
     t.push_str(&format!("  validity: {validity}\n"));
@@ -114,45 +201,70 @@ fn certgen_config(ctx: &Ctx, ns: &str) -> String {
     t
 }
 
-/// The apiserver's certgen Job: Hubble's shape, on the host network, without its hardening.
-const CLUSTERMESH_CERTGEN: CertgenJob = CertgenJob {
-    app: CERTGEN,
-    pod_labels: "clustermesh.apiserver.podLabels",
-    service_account: "serviceAccounts.clustermeshcertgen",
-    hardened: false,
-    host_network: true,
-    config: |ctx| certgen_config(ctx, &ctx.namespace()),
-};
+/// The apiserver's certgen Job: Hubble's shape, until 1.19 on the host network and without
+/// its hardening.
+fn clustermesh_certgen(ctx: &Ctx) -> CertgenJob {
+    let like_hubble = like_hubble(ctx);
+    CertgenJob {
+        app: CERTGEN,
+        pod_labels: "clustermesh.apiserver.podLabels",
+        service_account: "serviceAccounts.clustermeshcertgen",
+        hardened: like_hubble,
+        host_network: !like_hubble,
+        config: |ctx| certgen_config(ctx, &ctx.namespace()),
+    }
+}
+
+fn like_hubble(ctx: &Ctx) -> bool {
+    ctx.plan.has(Change::ClustermeshCertgenLikeHubble)
+}
 
 fn cron_job(ctx: &Ctx, s: &State) -> Value {
     let labels = Some(labels(
-        &[
-            ("k8s-app", CERTGEN),
-            ("app.kubernetes.io/part-of", "cilium"),
-        ],
+        &with_chart_label(
+            ctx,
+            &[
+                ("k8s-app", CERTGEN),
+                ("app.kubernetes.io/part-of", "cilium"),
+            ],
+        ),
         &[ctx.v("commonLabels")],
     ));
+    let mut spec = tree!({
+        "schedule": quote(ctx.v(&p("auto.schedule"))),
+        "concurrencyPolicy": "Forbid",
+        "jobTemplate": {"spec": certgen::job_spec(ctx, &clustermesh_certgen(ctx))},
+    });
+    if like_hubble(ctx) {
+        for key in ["successfulJobsHistoryLimit", "failedJobsHistoryLimit"] {
+            let limit = ctx.v(&format!("certgen.cronJob.{key}"));
+            put(&mut spec, key, Some(bare(limit)));
+        }
+    }
     tree!({
         "apiVersion": "batch/v1",
         "kind": "CronJob",
         "metadata": metadata(CERTGEN, Some(&s.namespace), labels, mesh_annotations(ctx)),
-        "spec": {
-            "schedule": quote(ctx.v(&p("auto.schedule"))),
-            "concurrencyPolicy": "Forbid",
-            "jobTemplate": {"spec": certgen::job_spec(ctx, &CLUSTERMESH_CERTGEN)},
-        },
+        "spec": spec,
     })
 }
 
 fn job(ctx: &Ctx, s: &State) -> Value {
     // The chart lists commonLabels before part-of, so part-of wins a clash.
+    let own_last = with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]);
     let labels = merged(&[
         &tree!({"k8s-app": CERTGEN}),
         ctx.v("commonLabels"),
-        &tree!({"app.kubernetes.io/part-of": "cilium"}),
+        &common::labels(&own_last, &[]),
     ]);
+    // Until 1.19 the Job was a Helm hook, re-run after every install and upgrade.
+    let hook = if like_hubble(ctx) {
+        Value::Null
+    } else {
+        tree!({"helm.sh/hook": "post-install,post-upgrade"})
+    };
     let annotations = merged(&[
-        &tree!({"helm.sh/hook": "post-install,post-upgrade"}),
+        &hook,
         ctx.v("certgen.annotations.job"),
         ctx.v("clustermesh.annotations"),
     ]);
@@ -160,12 +272,12 @@ fn job(ctx: &Ctx, s: &State) -> Value {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": metadata(CERTGEN, Some(&s.namespace), labels, annotations),
-        "spec": certgen::job_spec(ctx, &CLUSTERMESH_CERTGEN),
+        "spec": certgen::job_spec(ctx, &clustermesh_certgen(ctx)),
     })
 }
 
 fn role(ctx: &Ctx) -> Value {
-    tree!({
+    let mut role = tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "Role",
         "metadata": metadata(CERTGEN, Some(&ctx.namespace()), part_of_labels(ctx), mesh_annotations(ctx)),
@@ -178,10 +290,16 @@ fn role(ctx: &Ctx) -> Value {
                 "clustermesh-apiserver-admin-cert",
                 "clustermesh-apiserver-remote-cert",
                 "clustermesh-apiserver-local-cert",
-                "clustermesh-apiserver-client-cert",
             ], "verbs": ["update"]},
         ],
-    })
+    });
+    if !like_hubble(ctx) {
+        // Until 1.19 the Role also named a client-cert Secret that nothing issues.
+        if let Some(Value::Array(names)) = role.pointer_mut("/rules/2/resourceNames") {
+            names.push(tree!("clustermesh-apiserver-client-cert"));
+        }
+    }
+    role
 }
 
 fn role_binding(ctx: &Ctx) -> Value {
@@ -213,26 +331,43 @@ fn duration(ctx: &Ctx) -> String {
 
 fn certificate(ctx: &Ctx, which: &str, common_name: String) -> Value {
     let name = format!("clustermesh-apiserver-{which}-cert");
+    let mut spec = tree!({
+        "issuerRef": ctx.v(&p("auto.certManagerIssuerRef")).clone(),
+        "secretName": &name,
+        "commonName": bare(&Value::String(common_name)),
+        "duration": duration(ctx),
+    });
+    put_subject_and_key(ctx, &mut spec);
     tree!({
         "apiVersion": "cert-manager.io/v1",
         "kind": "Certificate",
         "metadata": metadata(&name, Some(&ctx.namespace()), common_labels(ctx), mesh_annotations(ctx)),
-        "spec": {
-            "issuerRef": ctx.v(&p("auto.certManagerIssuerRef")).clone(),
-            "secretName": name,
-            "commonName": bare(&Value::String(common_name)),
-            "duration": duration(ctx),
-        },
+        "spec": spec,
     })
 }
 
-/// The server Certificate. The chart looks its labels up inside `clustermesh.annotations`
-/// (a scoping slip): with annotations set, Helm fails unless that map happens to hold a
-/// `Values` map, whose `commonLabels` then become the labels.
+/// From 1.20 the Certificates take the subject and private-key settings of `tls.auto`.
+fn put_subject_and_key(ctx: &Ctx, spec: &mut Value) {
+    if ctx.plan.has(Change::ClustermeshCertificateSubjectKey) {
+        common::put_with(
+            spec,
+            ctx,
+            &[
+                ("subject", &p("auto.subject")),
+                ("privateKey", &p("auto.privateKey")),
+            ],
+        );
+    }
+}
+
+/// The server Certificate. Until 1.19.4 the chart looked its labels up inside
+/// `clustermesh.annotations` (a scoping slip): with annotations set, Helm fails unless that map
+/// happens to hold a `Values` map, whose `commonLabels` then become the labels.
 fn server_certificate(ctx: &Ctx) -> Result<Value, RenderError> {
     let ns = ctx.namespace();
     let ann = mesh_annotations(ctx);
     let labels = match &ann {
+        _ if ctx.plan.has(Change::ClustermeshServerCertificateMetadata) => common_labels(ctx),
         None => None,
         Some(a) if a["Values"].is_object() => with(&a["Values"]["commonLabels"]),
         Some(_) => {
@@ -242,6 +377,25 @@ fn server_certificate(ctx: &Ctx) -> Result<Value, RenderError> {
             ))
         }
     };
+    let name = "clustermesh-apiserver-server-cert";
+    if ctx.plan.has(Change::ClustermeshServerCertNames) {
+        let names = ServerNames::new(ctx);
+        let mut spec = tree!({
+            "issuerRef": ctx.v(&p("auto.certManagerIssuerRef")).clone(),
+            "secretName": name,
+            "commonName": bare(&Value::String(names.common_name)),
+            "dnsNames": names.dns,
+            "ipAddresses": names.ips,
+            "duration": duration(ctx),
+        });
+        put_subject_and_key(ctx, &mut spec);
+        return Ok(tree!({
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": metadata(name, Some(&ns), labels, ann),
+            "spec": spec,
+        }));
+    }
     let quoted = |v: &Value| {
         if v.is_null() {
             Value::Null
@@ -265,7 +419,6 @@ fn server_certificate(ctx: &Ctx) -> Result<Value, RenderError> {
             .into_iter()
             .map(quoted),
     );
-    let name = "clustermesh-apiserver-server-cert";
     Ok(tree!({
         "apiVersion": "cert-manager.io/v1",
         "kind": "Certificate",

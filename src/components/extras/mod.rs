@@ -2,7 +2,7 @@
 //!
 //! Also validate.yaml: the chart's `fail` checks live in `validate` and run first.
 
-mod toyaml;
+pub(crate) mod toyaml;
 mod validate;
 
 use std::collections::BTreeMap;
