@@ -377,9 +377,10 @@ mod tests {
         assert_eq!(old["startupProbe"]["initialDelaySeconds"], 5);
         assert!(old["startupProbe"].get("timeoutSeconds").is_none());
         let new = container_of("1.20.0", values);
-        assert_eq!(new["livenessProbe"]["initialDelaySeconds"], 3);
-        assert_eq!(new["livenessProbe"]["timeoutSeconds"], 4);
-        assert_eq!(new["startupProbe"]["timeoutSeconds"], 6);
+        let number = |probe: &str, key: &str| new[probe][key].as_f64();
+        assert_eq!(number("livenessProbe", "initialDelaySeconds"), Some(3.0));
+        assert_eq!(number("livenessProbe", "timeoutSeconds"), Some(4.0));
+        assert_eq!(number("startupProbe", "timeoutSeconds"), Some(6.0));
     }
 
     #[test]
