@@ -203,7 +203,8 @@ mod tests {
 
     #[test]
     fn min_ready_seconds_is_fixed_before_1_20() {
-        let values = "standaloneDnsProxy: {enabled: true, minReadySeconds: 0}\ndnsProxy: {proxyPort: 1}";
+        let values =
+            "standaloneDnsProxy: {enabled: true, minReadySeconds: 0}\ndnsProxy: {proxyPort: 1}";
         let ds = |v: &str| rendered(v, values).unwrap().remove(1);
         assert_eq!(ds("1.19.6")["spec"]["minReadySeconds"], 5);
         assert!(ds("1.20.0")["spec"].get("minReadySeconds").is_none());

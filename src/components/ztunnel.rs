@@ -114,7 +114,8 @@ fn daemon_set(ctx: &Ctx) -> Result<Value, RenderError> {
         "updateStrategy",
         with(ctx.v("encryption.ztunnel.updateStrategy")),
     );
-    if ctx.plan.has(Change::MinReadySecondsFromValues) && ctx.on("encryption.ztunnel.minReadySeconds")
+    if ctx.plan.has(Change::MinReadySecondsFromValues)
+        && ctx.on("encryption.ztunnel.minReadySeconds")
     {
         put(
             &mut spec,
@@ -273,6 +274,9 @@ mod tests {
         let values = "encryption: {enabled: true, type: ztunnel, ztunnel: {secrets: {bootstrapRootCert: abc}}}";
         let secret = with_release("1.20.0", values, "1.35.0", |ctx| secret(ctx).unwrap());
         assert_eq!(secret["data"]["bootstrap-root.crt"], "YWJj");
-        assert_eq!(secret["metadata"]["labels"]["helm.sh/chart"], "cilium-1.20.0");
+        assert_eq!(
+            secret["metadata"]["labels"]["helm.sh/chart"],
+            "cilium-1.20.0"
+        );
     }
 }

@@ -415,7 +415,8 @@ mod tests {
     fn connection_limits_arrive_in_1_19_2() {
         let values = "envoy: {clusterMaxConnections: 7, maxGlobalDownstreamConnections: 9}";
         assert!(!bootstrap_text("1.19.1", values).contains("maxConnections"));
-        assert!(bootstrap_text("1.19.1", values).contains("\"max_active_downstream_connections\":\"9\""));
+        assert!(bootstrap_text("1.19.1", values)
+            .contains("\"max_active_downstream_connections\":\"9\""));
         assert!(bootstrap_text("1.19.2", values).contains("\"maxConnections\":7"));
         assert!(bootstrap_text("1.18.12", values).contains("\"50000\""));
     }
@@ -433,6 +434,8 @@ mod tests {
         let text = bootstrap_text("1.20.0", "envoy: {nodeLocality: {enabled: true}}");
         assert!(text.contains("\"localClusterName\":\"/cilium-locality-cluster\""));
         assert!(text.contains("\"type\":\"EDS\""));
-        assert!(!bootstrap_text("1.19.6", "envoy: {nodeLocality: {enabled: true}}").contains("EDS"));
+        assert!(
+            !bootstrap_text("1.19.6", "envoy: {nodeLocality: {enabled: true}}").contains("EDS")
+        );
     }
 }

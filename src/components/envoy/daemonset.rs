@@ -225,7 +225,11 @@ fn probe(ctx: &Ctx, kind: &str, fixed_delay: Option<u64>) -> Value {
         "failureThreshold": v("failureThreshold"),
     });
     if ctx.plan.has(Change::EnvoyProbeTimings) {
-        put(&mut p, "initialDelaySeconds", Some(v("initialDelaySeconds")));
+        put(
+            &mut p,
+            "initialDelaySeconds",
+            Some(v("initialDelaySeconds")),
+        );
         put(&mut p, "timeoutSeconds", Some(v("timeoutSeconds")));
     } else {
         match fixed_delay {
@@ -319,9 +323,7 @@ fn volume_mounts(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         mounts.push(tree!({"name": "bpf-maps", "mountPath": "/sys/fs/bpf", "mountPropagation": "HostToContainer"}));
     }
     if node_locality(ctx) {
-        mounts.push(
-            tree!({"name": LOCALITY_VOLUME, "mountPath": LOCALITY_DIR, "readOnly": true}),
-        );
+        mounts.push(tree!({"name": LOCALITY_VOLUME, "mountPath": LOCALITY_DIR, "readOnly": true}));
     }
     let (extra_mounts, _) =
         host_path_mounts(ctx, "envoy.extraHostPathMounts", HOST_PATH_NOT_A_MAP)?;

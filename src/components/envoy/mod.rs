@@ -8,8 +8,7 @@ use crate::changes::Change;
 use serde_json::{Map, Value};
 
 use super::common::{
-    self, labels, metadata, service_monitor, upgrade_compat_at_least, with_chart_label,
-    MonitorSpec,
+    self, labels, metadata, service_monitor, upgrade_compat_at_least, with_chart_label, MonitorSpec,
 };
 use super::operator::service_account_object;
 use super::Ctx;
@@ -237,6 +236,8 @@ mod tests {
         assert_eq!(mode("{}"), "ads");
         assert_eq!(mode("upgradeCompatibility: '1.19'"), "");
         assert_eq!(mode("envoy: {xdsMode: strict-ads}"), "strict-ads");
-        assert!(with_ctx("1.20.0", "upgradeCompatibility: x", |ctx| xds_mode(ctx).is_err()));
+        assert!(with_ctx("1.20.0", "upgradeCompatibility: x", |ctx| {
+            xds_mode(ctx).is_err()
+        }));
     }
 }
