@@ -178,6 +178,35 @@ changes! {
     /// with automatic TLS off fails.
     ClustermeshProvidedTlsRemoved => ["1.20.0"],
     // ---- 1.19 and 1.20: Envoy, ztunnel, the standalone DNS proxy ----
+    /// The Envoy metrics Service targets the metrics port by number (before, by its name).
+    EnvoyServiceTargetPortNumber => ["1.19.0"],
+    /// The Envoy bootstrap's global downstream connection limit comes from
+    /// `envoy.maxGlobalDownstreamConnections` (before, a fixed 50000).
+    EnvoyGlobalDownstreamConnectionsValue => ["1.19.0"],
+    /// The bootstrap's original-destination clusters also cap connections and requests
+    /// (`envoy.clusterMaxConnections`, `envoy.clusterMaxRequests`).
+    EnvoyClusterConnectionLimits => ["1.19.2"],
+    /// The standalone DNS proxy's ConfigMap and DaemonSet (`standaloneDnsProxy.enabled`).
+    StandaloneDnsProxy => ["1.19.0"],
+    /// ztunnel's DaemonSet, ServiceAccount and bootstrap-certificate Secret for
+    /// `encryption.type: ztunnel`.
+    Ztunnel => ["1.19.2"],
+    /// The bootstrap's xDS cluster gets the same circuit breakers as the proxy clusters.
+    EnvoyXdsClusterLimits => ["1.20.0"],
+    /// `envoy.xdsMode` (by default `ads` unless `upgradeCompatibility` is below 1.20): in the
+    /// ADS modes the bootstrap fetches listeners and clusters over one aggregated stream.
+    EnvoyXdsMode => ["1.20.0"],
+    /// `envoy.nodeLocality.enabled`: an init container looks the node's zone up for Envoy,
+    /// with a locality cluster in the bootstrap and a ClusterRole to read nodes.
+    EnvoyNodeLocality => ["1.20.0"],
+    /// Envoy's probes take their initial delay and timeout from the values (before, fixed).
+    EnvoyProbeTimings => ["1.20.0"],
+    /// The Envoy, ztunnel and standalone DNS proxy DaemonSets take `minReadySeconds` from their
+    /// values, written only when non-zero (the DNS proxy's was a fixed 5).
+    MinReadySecondsFromValues => ["1.20.0"],
+    /// The Envoy and standalone DNS proxy pods ask for the host's user namespace
+    /// (`hostUsers: true`) on Kubernetes 1.33 and later.
+    EnvoyDnsProxyHostUsers => ["1.20.0"],
 }
 
 /// Whether `version` has the change whose first releases per minor line are `since`.

@@ -5,16 +5,17 @@ use serde_json::{Map, Value};
 
 use super::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, quote, range_items, truthy, with};
+use crate::tmpl::{bare, percent_s, print, quote, range_items, truthy, with};
 
 /// An image reference from an image block (`repository`, `tag`, `digest`, `useDigest`,
-/// `override`): `override` wins, else `repository[:tag][@digest]`.
+/// `override`): `override` wins, else `repository[:tag][@digest]`, each part printed with
+/// `printf "%s"` as the chart's helper does (so an unset digest prints Go's `%!s(<nil>)`).
 pub fn image(block: &Value) -> String {
     let over = &block["override"];
     if truthy(over) {
-        return print(over);
+        return percent_s(over);
     }
-    let mut s = print_or_empty(&block["repository"]);
+    let mut s = percent_s(&block["repository"]);
     let tag = &block["tag"];
     if truthy(tag) {
         s.push(':');
@@ -22,17 +23,9 @@ pub fn image(block: &Value) -> String {
     }
     if truthy(&block["useDigest"]) {
         s.push('@');
-        s.push_str(&print_or_empty(&block["digest"]));
+        s.push_str(&percent_s(&block["digest"]));
     }
     s
-}
-
-fn print_or_empty(v: &Value) -> String {
-    if v.is_null() {
-        String::new()
-    } else {
-        print(v)
-    }
 }
 
 /// `commonLabels` as an object's labels, or nothing when empty.

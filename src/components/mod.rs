@@ -17,6 +17,7 @@ pub mod certgen;
 pub mod clustermesh;
 pub mod common;
 pub mod config;
+pub mod dns_proxy;
 pub mod envoy;
 pub mod extras;
 pub mod gateway_policy;
@@ -28,6 +29,7 @@ pub mod nodeinit;
 pub mod operator;
 pub mod preflight;
 pub mod spire;
+pub mod ztunnel;
 
 /// What every component reads: resolved values, the plan, and the chart archive if supplied.
 /// One `Ctx` serves one render, so it also carries what several components need and is costly to
@@ -129,6 +131,8 @@ const COMPONENTS: &[Component] = &[
     hubble_relay::render,
     hubble_ui::render,
     spire::render,
+    ztunnel::render,
+    dns_proxy::render,
 ];
 
 /// All objects of a render, unordered.
