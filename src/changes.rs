@@ -71,6 +71,44 @@ changes! {
     // ---- 1.19 and 1.20: the agent and cilium-config ----
     // ---- 1.19 and 1.20: the operator, pre-flight, ingress and Gateway API ----
     // ---- 1.19 and 1.20: Hubble, relay, UI, certgen and the CA ----
+    /// The install-time certgen Job is no Helm hook any more; its name ends in a hash of its
+    /// spec, so an upgrade that changes the spec replaces it instead of patching it.
+    CertgenJobNamedBySpec => ["1.19.0"],
+    /// certgen's CronJob keeps `certgen.cronJob`'s numbers of finished Jobs.
+    CertgenJobHistoryLimits => ["1.19.0"],
+    /// certgen's pods name their account only by `serviceAccountName`.
+    CertgenWithoutServiceAccountField => ["1.19.0"],
+    /// certgen's `ttlSecondsAfterFinished` is written only when set (and not zero).
+    CertgenTtlWhenSet => ["1.19.0"],
+    /// Cluster Mesh's certgen runs like Hubble's: RuntimeDefault seccomp, no capabilities, off
+    /// the host network.
+    ClustermeshCertgenHardened => ["1.19.0"],
+    /// The `cilium-ca` Secret is labelled as not idempotent and takes
+    /// `nonIdempotentAnnotations`.
+    CaSecretNonIdempotentMarks => ["1.19.0"],
+    /// Relay's config passes pprof's mutex and block profile rates.
+    RelayPprofProfileRates => ["1.19.0"],
+    /// The UI's ClusterRole no longer reads NetworkPolicies nor Cilium's resources.
+    UiRbacWithoutPolicies => ["1.19.0"],
+    /// The UI frontend's probes name the `http` port instead of its number.
+    UiProbesByPortName => ["1.19.0"],
+    /// `hubble.ui.tmpVolume` replaces the UI's `/tmp` emptyDir.
+    UiTmpVolume => ["1.19.0"],
+    /// certgen takes `--ca-enforce-validity-throughout-leaves-duration`.
+    CertgenEnforceCaValidity => ["1.20.0"],
+    /// Hubble's cert-manager Certificates take `hubble.tls.auto.subject` and `privateKey`.
+    HubbleCertManagerSubject => ["1.20.0"],
+    /// Relay and UI pods set `hostUsers` from `hubble.hostUsers` (Kubernetes 1.33+).
+    HubbleHostUsers => ["1.20.0"],
+    /// Relay mounts an emptyDir at `/tmp`.
+    RelayTmpVolume => ["1.20.0"],
+    /// The UI's ClusterRole no longer reads Endpoints.
+    UiRbacWithoutEndpoints => ["1.20.0"],
+    /// The UI backend has no probes any more (its `livenessProbe`/`readinessProbe` values are
+    /// ignored).
+    UiBackendWithoutProbes => ["1.20.0"],
+    /// The UI's default `/tmp` emptyDir is limited to 256Mi.
+    UiTmpSizeLimit => ["1.20.0"],
     // ---- 1.19 and 1.20: clustermesh and its CoreDNS MCS-API job ----
     // ---- 1.19 and 1.20: Envoy, ztunnel, the standalone DNS proxy ----
 }

@@ -5,7 +5,7 @@
 use crate::changes::Change;
 use serde_json::Value;
 
-use super::common::{image, merged, put};
+use super::common::{image, merged, metadata, put};
 use super::Ctx;
 use crate::tmpl::{bare, quote, truthy, with};
 
@@ -41,6 +41,12 @@ pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
     args.push(tree!(format!("--ca-secret-namespace={ns}")));
     args.push(tree!("--ca-secret-name=cilium-ca"));
     args.push(tree!("--ca-common-name=Cilium CA"));
+    if ctx.plan.has(Change::CertgenEnforceCaValidity) {
+        args.push(tree!(format!(
+            "--ca-enforce-validity-throughout-leaves-duration={}",
+            ctx.text("certgen.enforceCAValidityThroughoutLeavesDuration")
+        )));
+    }
     let mut container = tree!({
         "name": "certgen",
         "image": image(&cg["image"]),
@@ -60,7 +66,8 @@ pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
             }
         }
     }
-    if job.hardened {
+    let hardened = job.hardened || ctx.plan.has(Change::ClustermeshCertgenHardened);
+    if hardened {
         put(
             &mut container,
             "securityContext",
@@ -74,15 +81,18 @@ pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
     );
     let sa = ctx.v(job.service_account);
     let sa_name = quote(&sa["name"]);
+    let host_network = job.host_network && !ctx.plan.has(Change::ClustermeshCertgenHardened);
     let mut pod = tree!({
         "containers": vec![container],
-        "hostNetwork": job.host_network,
-        "serviceAccount": sa_name.as_str(),
-        "serviceAccountName": sa_name,
+        "hostNetwork": host_network,
+        "serviceAccountName": sa_name.as_str(),
         "automountServiceAccountToken": bare(&Value::String(quote(&sa["automount"]))),
         "restartPolicy": "OnFailure",
     });
-    if job.hardened {
+    if !ctx.plan.has(Change::CertgenWithoutServiceAccountField) {
+        put(&mut pod, "serviceAccount", Some(Value::String(sa_name)));
+    }
+    if hardened {
         put(
             &mut pod,
             "securityContext",
@@ -106,13 +116,65 @@ pub fn job_spec(ctx: &Ctx, job: &CertgenJob) -> Value {
     put(&mut pod, "volumes", with(&cg["extraVolumes"]));
     put(&mut pod, "affinity", with(&cg["affinity"]));
     let pod_labels = merged(&[&tree!({"k8s-app": job.app}), ctx.v(job.pod_labels)]);
-    tree!({
+    let ttl = &cg["ttlSecondsAfterFinished"];
+    let ttl = if ctx.plan.has(Change::CertgenTtlWhenSet) {
+        with(ttl).map(|t| bare(&t))
+    } else {
+        Some(bare(ttl))
+    };
+    let mut spec = tree!({
         "template": tree!({
             "metadata": tree!({"labels": pod_labels}),
             "spec": pod,
         }),
-        "ttlSecondsAfterFinished": bare(&cg["ttlSecondsAfterFinished"]),
+    });
+    put(&mut spec, "ttlSecondsAfterFinished", ttl);
+    spec
+}
+
+/// The install-time certgen Job. Before 1.19 it is a Helm hook run after every install and
+/// upgrade; from 1.19 a plain Job whose name ends in the first 10 hex digits of the sha256 of
+/// our canonical text of its spec, so the name changes exactly when the (immutable) spec does.
+/// `annotations` are the user's maps in the template's order (later keys win).
+pub fn one_shot_job(
+    ctx: &Ctx,
+    job: &CertgenJob,
+    labels: Option<Value>,
+    annotations: &[&Value],
+) -> Value {
+    let spec = job_spec(ctx, job);
+    let hook = tree!({"helm.sh/hook": "post-install,post-upgrade"});
+    let mut maps: Vec<&Value> = Vec::new();
+    let name = if ctx.plan.has(Change::CertgenJobNamedBySpec) {
+        let hash = crate::output::sha256_hex(&spec);
+        format!("{}-{}", job.app, &hash[..10])
+    } else {
+        maps.push(&hook);
+        job.app.to_string()
+    };
+    maps.extend_from_slice(annotations);
+    tree!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": metadata(&name, Some(&ctx.namespace()), labels, merged(&maps)),
+        "spec": spec,
     })
+}
+
+/// The spec of certgen's CronJob, run on `schedule` (a value path).
+pub fn cron_job_spec(ctx: &Ctx, job: &CertgenJob, schedule: &str) -> Value {
+    let mut spec = tree!({
+        "schedule": quote(ctx.v(schedule)),
+        "concurrencyPolicy": "Forbid",
+        "jobTemplate": {"spec": job_spec(ctx, job)},
+    });
+    if ctx.plan.has(Change::CertgenJobHistoryLimits) {
+        for key in ["successfulJobsHistoryLimit", "failedJobsHistoryLimit"] {
+            let v = bare(ctx.v(&format!("certgen.cronJob.{key}")));
+            put(&mut spec, key, Some(v));
+        }
+    }
+    spec
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Vec<Value>, RenderError> {
                 out.push(cron_job(ctx, s));
             }
             if s.internal {
-                out.push(job(ctx, s));
+                out.push(job(ctx));
             }
             if ctx.on("serviceAccounts.clustermeshcertgen.create") {
                 out.push(role(ctx));
@@ -136,32 +136,22 @@ fn cron_job(ctx: &Ctx, s: &State) -> Value {
         "apiVersion": "batch/v1",
         "kind": "CronJob",
         "metadata": metadata(CERTGEN, Some(&s.namespace), labels, mesh_annotations(ctx)),
-        "spec": {
-            "schedule": quote(ctx.v(&p("auto.schedule"))),
-            "concurrencyPolicy": "Forbid",
-            "jobTemplate": {"spec": certgen::job_spec(ctx, &CLUSTERMESH_CERTGEN)},
-        },
+        "spec": certgen::cron_job_spec(ctx, &CLUSTERMESH_CERTGEN, &p("auto.schedule")),
     })
 }
 
-fn job(ctx: &Ctx, s: &State) -> Value {
+fn job(ctx: &Ctx) -> Value {
     // The chart lists commonLabels before part-of, so part-of wins a clash.
     let labels = merged(&[
         &tree!({"k8s-app": CERTGEN}),
         ctx.v("commonLabels"),
         &tree!({"app.kubernetes.io/part-of": "cilium"}),
     ]);
-    let annotations = merged(&[
-        &tree!({"helm.sh/hook": "post-install,post-upgrade"}),
+    let annotations = [
         ctx.v("certgen.annotations.job"),
         ctx.v("clustermesh.annotations"),
-    ]);
-    tree!({
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": metadata(CERTGEN, Some(&s.namespace), labels, annotations),
-        "spec": certgen::job_spec(ctx, &CLUSTERMESH_CERTGEN),
-    })
+    ];
+    certgen::one_shot_job(ctx, &CLUSTERMESH_CERTGEN, labels, &annotations)
 }
 
 fn role(ctx: &Ctx) -> Value {
