@@ -218,4 +218,45 @@ mod tests {
             json!({"k8s-app": "x-certs", "p": "q"})
         );
     }
+
+    fn job_named(version: &str, values: &str) -> Value {
+        with_release(version, values, "1.35.0", |ctx| {
+            one_shot_job(ctx, &JOB, None, &[ctx.v("certgen.annotations.job")])
+        })
+    }
+
+    #[test]
+    fn the_job_is_a_hook_before_1_19_and_named_by_its_spec_after() {
+        let old = job_named("1.18.12", "{}");
+        assert_eq!(old["metadata"]["name"], "x-certs");
+        assert_eq!(
+            old["metadata"]["annotations"]["helm.sh/hook"],
+            "post-install,post-upgrade"
+        );
+        let new = job_named("1.19.0", "certgen: {annotations: {job: {a: b}}}");
+        let name = new["metadata"]["name"].as_str().unwrap();
+        let hash = name.strip_prefix("x-certs-").unwrap();
+        assert_eq!(hash.len(), 10);
+        assert!(hash
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        assert_eq!(new["metadata"]["annotations"], json!({"a": "b"}));
+        // Annotations are not part of the spec; the name follows the spec alone.
+        assert_eq!(job_named("1.19.0", "{}")["metadata"]["name"], name);
+        let other = job_named("1.19.0", "certgen: {podLabels: {p: q}}");
+        assert_ne!(other["metadata"]["name"], name);
+    }
+
+    #[test]
+    fn the_cron_job_keeps_its_history_limits_from_1_19() {
+        let values = "certgen: {cronJob: {successfulJobsHistoryLimit: 4}}\nx: {s: \"0 0 * * *\"}\n";
+        let spec =
+            |v: &str| with_release(v, values, "1.35.0", |ctx| cron_job_spec(ctx, &JOB, "x.s"));
+        let old = spec("1.18.12");
+        assert!(old.get("successfulJobsHistoryLimit").is_none());
+        let new = spec("1.19.0");
+        assert_eq!(new["schedule"], "0 0 * * *");
+        assert_eq!(new["successfulJobsHistoryLimit"].as_f64(), Some(4.0));
+        assert_eq!(new["failedJobsHistoryLimit"].as_f64(), Some(1.0));
+    }
 }

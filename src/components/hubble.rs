@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use super::certgen::{self, CertgenJob};
 use super::common::{
     common_labels, dashboard_configmaps, labels_with_common, merged, metadata,
-    pod_disruption_budget, put, scrape_endpoint, service_account, topology_spread, with_chart_label,
-    Dashboards,
+    pod_disruption_budget, put, scrape_endpoint, service_account, topology_spread,
+    with_chart_label, Dashboards,
 };
 use super::Ctx;
 use crate::changes::Change;

@@ -4,8 +4,8 @@ use crate::changes::Change;
 use serde_json::{Map, Value};
 
 use super::common::{
-    self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata, put,
-    with_chart_label,
+    self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata,
+    put, with_chart_label,
 };
 use super::Ctx;
 use crate::error::RenderError;
