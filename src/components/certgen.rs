@@ -18,8 +18,10 @@ pub struct CertgenJob {
     pub pod_labels: &'static str,
     /// Value path of the service account block (`serviceAccounts.x`).
     pub service_account: &'static str,
-    /// Whether the pod runs with RuntimeDefault seccomp and a capability-less container.
+    /// Whether the pod runs with RuntimeDefault seccomp and a capability-less container before
+    /// 1.19; from 1.19 every certgen pod does (`ClustermeshCertgenHardened`).
     pub hardened: bool,
+    /// Whether the pod is on the host network before 1.19; from 1.19 no certgen pod is.
     pub host_network: bool,
     /// Builds the `CILIUM_CERTGEN_CONFIG` text (the certificates to issue).
     pub config: fn(&Ctx) -> String,
