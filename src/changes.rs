@@ -136,6 +136,44 @@ changes! {
     /// the TLS certificate references of cilium Gateways.
     GatewayAdmissionPolicy => ["1.20.0"],
     // ---- 1.19 and 1.20: Hubble, relay, UI, certgen and the CA ----
+    /// The install-time certgen Job is no Helm hook any more; its name ends in a hash of its
+    /// spec, so an upgrade that changes the spec replaces it instead of patching it.
+    CertgenJobNamedBySpec => ["1.19.0"],
+    /// certgen's CronJob keeps `certgen.cronJob`'s numbers of finished Jobs.
+    CertgenJobHistoryLimits => ["1.19.0"],
+    /// certgen's pods name their account only by `serviceAccountName`.
+    CertgenWithoutServiceAccountField => ["1.19.0"],
+    /// certgen's `ttlSecondsAfterFinished` is written only when set (and not zero).
+    CertgenTtlWhenSet => ["1.19.0"],
+    /// Cluster Mesh's certgen runs like Hubble's: RuntimeDefault seccomp, no capabilities, off
+    /// the host network.
+    ClustermeshCertgenHardened => ["1.19.0"],
+    /// The `cilium-ca` Secret is labelled as not idempotent and takes
+    /// `nonIdempotentAnnotations`.
+    CaSecretNonIdempotentMarks => ["1.19.0"],
+    /// Relay's config passes pprof's mutex and block profile rates.
+    RelayPprofProfileRates => ["1.19.0"],
+    /// The UI's ClusterRole no longer reads NetworkPolicies nor Cilium's resources.
+    UiRbacWithoutPolicies => ["1.19.0"],
+    /// The UI frontend's probes name the `http` port instead of its number.
+    UiProbesByPortName => ["1.19.0"],
+    /// `hubble.ui.tmpVolume` replaces the UI's `/tmp` emptyDir.
+    UiTmpVolume => ["1.19.0"],
+    /// certgen takes `--ca-enforce-validity-throughout-leaves-duration`.
+    CertgenEnforceCaValidity => ["1.20.0"],
+    /// Hubble's cert-manager Certificates take `hubble.tls.auto.subject` and `privateKey`.
+    HubbleCertManagerSubject => ["1.20.0"],
+    /// Relay and UI pods set `hostUsers` from `hubble.hostUsers` (Kubernetes 1.33+).
+    HubbleHostUsers => ["1.20.0"],
+    /// Relay mounts an emptyDir at `/tmp`.
+    RelayTmpVolume => ["1.20.0"],
+    /// The UI's ClusterRole no longer reads Endpoints.
+    UiRbacWithoutEndpoints => ["1.20.0"],
+    /// The UI backend has no probes any more (its `livenessProbe`/`readinessProbe` values are
+    /// ignored).
+    UiBackendWithoutProbes => ["1.20.0"],
+    /// The UI's default `/tmp` emptyDir is limited to 256Mi.
+    UiTmpSizeLimit => ["1.20.0"],
     // ---- 1.19 and 1.20: clustermesh and its CoreDNS MCS-API job ----
     /// The clustermesh etcd runs with `--enable-grpc-gateway=false`.
     ClustermeshEtcdNoGrpcGateway => ["1.19.0"],
@@ -149,10 +187,9 @@ changes! {
     ClustermeshClustersMap => ["1.19.0"],
     /// `clustermesh.apiserver.service.externallyCreated` leaves the apiserver Service out.
     ClustermeshServiceExternallyCreated => ["1.19.0"],
-    /// The apiserver's certgen Job and CronJob take Hubble's shape: hardened pod off the host
-    /// network, the Job no longer a Helm hook (annotations only when set), the CronJob with
-    /// history limits, and the Role without the unused client-cert Secret.
-    ClustermeshCertgenLikeHubble => ["1.19.0"],
+    /// The apiserver's certgen Role no longer names the client-cert Secret nothing issues (its
+    /// Job and CronJob take Hubble's shape through the certgen entries).
+    ClustermeshCertgenRoleWithoutClientCert => ["1.19.0"],
     /// The remote-users ConfigMap needs `clustermesh.config.enabled` too.
     ClustermeshUsersNeedConfig => ["1.19.0"],
     /// The cert-manager server Certificate writes commonLabels and annotations each under its

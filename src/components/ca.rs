@@ -2,10 +2,11 @@
 
 use serde_json::{Map, Value};
 
-use super::common::{common_labels, metadata};
+use super::common::{common_labels, merged, metadata};
 use super::Ctx;
+use crate::changes::Change;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print};
+use crate::tmpl::{bare, print, with};
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();
@@ -101,9 +102,24 @@ fn ca_secret(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
     Ok(Some(tree!({
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": metadata("cilium-ca", Some(&ns), common_labels(ctx), None),
+        "metadata": ca_secret_metadata(ctx, &ns),
         "data": {"ca.crt": base64_encode(&cert), "ca.key": base64_encode(&key)},
     })))
+}
+
+/// From 1.19 the chart marks the Secret as one its templates cannot render idempotently (the
+/// mark follows `commonLabels`, so it wins a clash) and adds `nonIdempotentAnnotations`.
+fn ca_secret_metadata(ctx: &Ctx, ns: &str) -> Value {
+    if !ctx.plan.has(Change::CaSecretNonIdempotentMarks) {
+        return metadata("cilium-ca", Some(ns), common_labels(ctx), None);
+    }
+    let mark = tree!({"cilium.io/helm-template-non-idempotent": "true"});
+    metadata(
+        "cilium-ca",
+        Some(ns),
+        merged(&[ctx.v("commonLabels"), &mark]),
+        with(ctx.v("nonIdempotentAnnotations")),
+    )
 }
 
 /// The chart decodes the supplied CA and re-encodes it, so it must be base64 of a PEM block.

@@ -8,9 +8,11 @@ use serde_json::{Map, Value};
 use super::certgen::{self, CertgenJob};
 use super::common::{
     common_labels, dashboard_configmaps, labels_with_common, merged, metadata,
-    pod_disruption_budget, put, scrape_endpoint, service_account, topology_spread, Dashboards,
+    pod_disruption_budget, put, scrape_endpoint, service_account, topology_spread,
+    with_chart_label, Dashboards,
 };
 use super::Ctx;
+use crate::changes::Change;
 use crate::error::RenderError;
 use crate::tmpl::{bare, print, quote_text, range_items, to_int64, truthy, with};
 
@@ -45,6 +47,9 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     Ok(out)
 }
 
+/// The labels of Hubble's own metrics objects.
+const HUBBLE_LABELS: [(&str, &str); 3] = super::common::app_labels("hubble");
+
 /// `cluster.name` with dots replaced, as the certificates' names carry it.
 fn cluster_dns(ctx: &Ctx) -> String {
     ctx.text("cluster.name").replace('.', "-")
@@ -58,11 +63,14 @@ pub(crate) fn pdb(ctx: &Ctx, app: &str, values: &str) -> Value {
         app,
         ctx.v(&format!("{values}.podDisruptionBudget")),
         &[("k8s-app", app)],
-        &[
-            ("k8s-app", app),
-            ("app.kubernetes.io/name", app),
-            ("app.kubernetes.io/part-of", "cilium"),
-        ],
+        &with_chart_label(
+            ctx,
+            &[
+                ("k8s-app", app),
+                ("app.kubernetes.io/name", app),
+                ("app.kubernetes.io/part-of", "cilium"),
+            ],
+        ),
         ctx.v(&format!("{values}.annotations")),
     )
 }
@@ -93,11 +101,14 @@ pub(crate) fn deployment_spec(
     annotations: Option<Value>,
 ) -> Value {
     let at = |key: &str| ctx.v(&format!("{block}.{key}"));
-    let own = [
-        ("k8s-app", app),
-        ("app.kubernetes.io/name", app),
-        ("app.kubernetes.io/part-of", "cilium"),
-    ];
+    let own = with_chart_label(
+        ctx,
+        &[
+            ("k8s-app", app),
+            ("app.kubernetes.io/name", app),
+            ("app.kubernetes.io/part-of", "cilium"),
+        ],
+    );
     let mut spec = tree!({
         "replicas": bare(at("replicas")),
         "selector": tree!({"matchLabels": {"k8s-app": app}}),
@@ -111,6 +122,18 @@ pub(crate) fn deployment_spec(
     });
     put(&mut spec, "strategy", with(at("updateStrategy")));
     spec
+}
+
+/// `hostUsers` of the Relay and UI pods: `hubble.hostUsers` when it is a boolean, on
+/// Kubernetes versions that know the field.
+pub(crate) fn host_users(ctx: &Ctx) -> Option<Value> {
+    if !(ctx.plan.has(Change::HubbleHostUsers) && ctx.plan.kube.at_least(1, 33)) {
+        return None;
+    }
+    match ctx.v("hubble.hostUsers") {
+        Value::Bool(b) => Some(Value::Bool(*b)),
+        _ => None,
+    }
 }
 
 fn peer_service(ctx: &Ctx) -> Value {
@@ -128,7 +151,7 @@ fn peer_service(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "hubble-peer",
             Some(&ns),
-            Some(labels_with_common(ctx, &[("k8s-app", "cilium"), ("app.kubernetes.io/part-of", "cilium"), ("app.kubernetes.io/name", "hubble-peer")], &[])),
+            Some(labels_with_common(ctx, &with_chart_label(ctx, &[("k8s-app", "cilium"), ("app.kubernetes.io/part-of", "cilium"), ("app.kubernetes.io/name", "hubble-peer")]), &[])),
             with(ctx.v("hubble.annotations")),
         ),
         "spec": {
@@ -160,7 +183,7 @@ fn metrics_service(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "hubble-metrics",
             Some(&ns),
-            Some(labels_with_common(ctx, &[("k8s-app", "hubble"), ("app.kubernetes.io/name", "hubble"), ("app.kubernetes.io/part-of", "cilium")], &[])),
+            Some(labels_with_common(ctx, &with_chart_label(ctx, &HUBBLE_LABELS), &[])),
             merged(&[ctx.v("hubble.annotations"), ctx.v("hubble.metrics.serviceAnnotations"), &scrape]),
         ),
         "spec": {
@@ -185,7 +208,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     } else {
         own_ns.clone()
     };
-    let fixed = &super::common::monitor_labels(ctx, "hubble", true);
+    let fixed = &with_chart_label(ctx, &super::common::monitor_labels(ctx, "hubble", true));
     let mut endpoint = scrape_endpoint(sm, "hubble-metrics", true, true);
     if ctx.on("hubble.metrics.tls.enabled") {
         // Sprig's merge keeps the user's keys and only adds a missing serverName.
@@ -235,11 +258,7 @@ fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
             enabled: "hubble.metrics.dashboards.enabled",
             alternative: "false",
             values: "hubble.metrics.dashboards",
-            app_labels: &[
-                ("k8s-app", "hubble"),
-                ("app.kubernetes.io/name", "hubble"),
-                ("app.kubernetes.io/part-of", "cilium"),
-            ],
+            app_labels: &with_chart_label(ctx, &HUBBLE_LABELS),
             annotations: &[
                 ctx.v("hubble.annotations"),
                 ctx.v("hubble.metrics.dashboards.annotations"),
@@ -254,12 +273,14 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
     let sa = ctx.v("serviceAccounts.hubblecertgen");
     let sa_name = crate::tmpl::quote(&sa["name"]);
     let ha = ctx.v("hubble.annotations");
-    let own = [
-        ("k8s-app", "hubble-generate-certs"),
-        ("app.kubernetes.io/name", "hubble-generate-certs"),
-        ("app.kubernetes.io/part-of", "cilium"),
-    ];
-    let spec = certgen::job_spec(ctx, &HUBBLE_CERTGEN);
+    let own = with_chart_label(
+        ctx,
+        &[
+            ("k8s-app", "hubble-generate-certs"),
+            ("app.kubernetes.io/name", "hubble-generate-certs"),
+            ("app.kubernetes.io/part-of", "cilium"),
+        ],
+    );
     let mut out = Vec::new();
     if truthy(ctx.v("hubble.tls.auto.schedule")) {
         out.push(tree!({
@@ -271,30 +292,20 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
                 Some(labels_with_common(ctx, &own, &[])),
                 merged(&[ha, ctx.v("certgen.annotations.cronJob")]),
             ),
-            "spec": tree!({
-                "schedule": crate::tmpl::quote(ctx.v("hubble.tls.auto.schedule")),
-                "concurrencyPolicy": "Forbid",
-                "jobTemplate": tree!({"spec": spec.clone()}),
-            }),
+            "spec": certgen::cron_job_spec(ctx, &HUBBLE_CERTGEN, "hubble.tls.auto.schedule"),
         }));
     }
-    let hook = tree!({"helm.sh/hook": "post-install,post-upgrade"});
-    out.push(tree!({
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": metadata(
-            "hubble-generate-certs",
-            Some(&ns),
-            Some(labels_with_common(ctx, &own, &[])),
-            merged(&[&hook, ctx.v("certgen.annotations.job"), ha]),
-        ),
-        "spec": spec,
-    }));
+    out.push(certgen::one_shot_job(
+        ctx,
+        &HUBBLE_CERTGEN,
+        Some(labels_with_common(ctx, &own, &[])),
+        &[ctx.v("certgen.annotations.job"), ha],
+    ));
     if truthy(&sa["create"]) {
         if ctx.on("rbac.create") {
             let part_of = Some(labels_with_common(
                 ctx,
-                &[("app.kubernetes.io/part-of", "cilium")],
+                &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
                 &[],
             ));
             out.push(tree!({
@@ -508,6 +519,13 @@ fn certificate(ctx: &Ctx, name: &str, cn: &str, extra: &str, usages: &[&str]) ->
         "issuerRef".into(),
         ctx.v("hubble.tls.auto.certManagerIssuerRef").clone(),
     );
+    if ctx.plan.has(Change::HubbleCertManagerSubject) {
+        // The chart writes `privateKey` a second time below, with the rotation policy; that
+        // later key is the one a YAML reader keeps, so the value's own block never shows.
+        if let Some(subject) = with(ctx.v("hubble.tls.auto.subject")) {
+            spec.insert("subject".into(), subject);
+        }
+    }
     spec.insert("secretName".into(), tree!(name));
     spec.insert("commonName".into(), tree!(cn));
     if !extra.is_empty() {

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::common::{
     self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata,
-    put, scrape_endpoint,
+    put, scrape_endpoint, with_chart_label,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -63,11 +63,16 @@ fn config_text(ctx: &Ctx) -> String {
         format!("gops-port: {}", quote_text(ctx.v("hubble.relay.gops.port"))),
     ];
     if ctx.on("hubble.relay.pprof.enabled") {
-        for (key, path) in [
+        let mut keys = vec![
             ("pprof", "enabled"),
             ("pprof-address", "address"),
             ("pprof-port", "port"),
-        ] {
+        ];
+        if ctx.plan.has(Change::RelayPprofProfileRates) {
+            keys.push(("pprof-mutex-profile-fraction", "mutexProfileFraction"));
+            keys.push(("pprof-block-profile-rate", "blockProfileRate"));
+        }
+        for (key, path) in keys {
             let v = ctx.v(&format!("hubble.relay.pprof.{path}"));
             l.push(format!("{key}: {}", quote_text(v)));
         }
@@ -161,8 +166,11 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     if truthy(rv(ctx, "prometheus.enabled")) {
         ports.push(tree!({"name": "prometheus", "containerPort": bare(rv(ctx, "prometheus.port")), "protocol": "TCP"}));
     }
-    let mut mounts =
-        vec![tree!({"name": "config", "mountPath": "/etc/hubble-relay", "readOnly": true})];
+    let mut mounts = Vec::new();
+    if ctx.plan.has(Change::RelayTmpVolume) {
+        mounts.push(tree!({"name": "tmp-volume", "mountPath": "/tmp"}));
+    }
+    mounts.push(tree!({"name": "config", "mountPath": "/etc/hubble-relay", "readOnly": true}));
     if tls {
         mounts.push(
             tree!({"name": "tls", "mountPath": "/var/lib/hubble-relay/tls", "readOnly": true}),
@@ -190,10 +198,14 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     put(&mut container, "env", with(rv(ctx, "extraEnv")));
     put(&mut container, "resources", with(rv(ctx, "resources")));
 
-    let mut volumes = vec![tree!({
+    let mut volumes = Vec::new();
+    if ctx.plan.has(Change::RelayTmpVolume) {
+        volumes.push(tree!({"name": "tmp-volume", "emptyDir": {}}));
+    }
+    volumes.push(tree!({
         "name": "config",
         "configMap": {"name": "hubble-relay-config", "items": [{"key": "config.yaml", "path": "config.yaml"}]},
-    })];
+    }));
     if tls {
         let client = if truthy(rv(ctx, "tls.client.existingSecret")) {
             print(rv(ctx, "tls.client.existingSecret"))
@@ -241,6 +253,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
         with(rv(ctx, "podSecurityContext")),
     );
     super::hubble::place_pod(ctx, &mut pod, "hubble.relay", APP);
+    put(&mut pod, "hostUsers", super::hubble::host_users(ctx));
 
     let spec = super::hubble::deployment_spec(
         ctx,
@@ -256,7 +269,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     Ok(tree!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &APP_LABELS, &[])), with(rv(ctx, "annotations"))),
+        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &with_chart_label(ctx, &APP_LABELS), &[])), with(rv(ctx, "annotations"))),
         "spec": spec,
     }))
 }
@@ -284,7 +297,7 @@ fn service(ctx: &Ctx) -> Value {
         "metadata": metadata(
             APP,
             Some(&ns),
-            Some(labels_with_common(ctx, &APP_LABELS, &[])),
+            Some(labels_with_common(ctx, &with_chart_label(ctx, &APP_LABELS), &[])),
             merged(&[rv(ctx, "annotations"), &scrape_annotations(ctx)]),
         ),
         "spec": {
@@ -328,7 +341,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     } else {
         own_ns.clone()
     };
-    let fixed = &super::common::monitor_labels(ctx, APP, false);
+    let fixed = &with_chart_label(ctx, &super::common::monitor_labels(ctx, APP, false));
     let endpoint = scrape_endpoint(sm, "metrics", false, true);
     tree!({
         "apiVersion": "monitoring.coreos.com/v1",

@@ -1,9 +1,11 @@
 //! Mirrors the chart's templates: hubble-ui/
 
+use crate::changes::Change;
 use serde_json::{Map, Value};
 
 use super::common::{
-    self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata, put,
+    self, cert_sources, common_labels, image, labels_with_common, list_items, merged, metadata,
+    put, with_chart_label,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -127,13 +129,18 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
         tree!({"name": "tmp-dir", "mountPath": "/tmp"}),
     ];
     fe_mounts.extend(list_items(ctx, "hubble.ui.frontend.extraVolumeMounts")?);
+    let frontend_port = if ctx.plan.has(Change::UiProbesByPortName) {
+        tree!("http")
+    } else {
+        tree!(8081)
+    };
     let mut frontend = tree!({
         "name": "frontend",
         "image": image(&fe["image"]),
         "imagePullPolicy": bare(&Value::String(quote(&fe["image"]["pullPolicy"]))),
         "ports": [{"name": "http", "containerPort": 8081}],
-        "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8081}},
-        "readinessProbe": {"httpGet": {"path": "/", "port": 8081}},
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": frontend_port.clone()}},
+        "readinessProbe": {"httpGet": {"path": "/", "port": frontend_port}},
         "volumeMounts": fe_mounts,
         "terminationMessagePolicy": "FallbackToLogsOnError",
     });
@@ -170,14 +177,15 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
         "ports": [{"name": "grpc", "containerPort": 8090}],
         "terminationMessagePolicy": "FallbackToLogsOnError",
     });
-    if truthy(&be["livenessProbe"]["enabled"]) {
+    let probes = !ctx.plan.has(Change::UiBackendWithoutProbes);
+    if probes && truthy(&be["livenessProbe"]["enabled"]) {
         put(
             &mut backend,
             "livenessProbe",
             Some(tree!({"httpGet": {"path": "/healthz", "port": 8090}})),
         );
     }
-    if truthy(&be["readinessProbe"]["enabled"]) {
+    if probes && truthy(&be["readinessProbe"]["enabled"]) {
         put(
             &mut backend,
             "readinessProbe",
@@ -196,7 +204,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
 
     let mut volumes = vec![
         tree!({"configMap": {"defaultMode": 420, "name": "hubble-ui-nginx"}, "name": "hubble-ui-nginx-conf"}),
-        tree!({"emptyDir": {}, "name": "tmp-dir"}),
+        tmp_volume(ctx)?,
     ];
     if relay_tls {
         let mut vol = Map::new();
@@ -249,6 +257,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
         put(&mut pod, "securityContext", Some(sc));
     }
     super::hubble::place_pod(ctx, &mut pod, "hubble.ui", APP);
+    put(&mut pod, "hostUsers", super::hubble::host_users(ctx));
 
     let checksum = if truthy(uv(ctx, "rollOutPods")) {
         tree!({"cilium.io/hubble-ui-nginx-configmap-checksum": crate::output::sha256_hex(config)})
@@ -265,7 +274,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     Ok(tree!({
         "kind": "Deployment",
         "apiVersion": "apps/v1",
-        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &APP_LABELS, &[uv(ctx, "labels")])), with(uv(ctx, "annotations"))),
+        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &with_chart_label(ctx, &APP_LABELS), &[uv(ctx, "labels")])), with(uv(ctx, "annotations"))),
         "spec": spec,
     }))
 }
@@ -283,7 +292,7 @@ fn service(ctx: &Ctx) -> Value {
         "metadata": metadata(
             APP,
             Some(&ns),
-            Some(labels_with_common(ctx, &APP_LABELS, &[&svc["labels"]])),
+            Some(labels_with_common(ctx, &with_chart_label(ctx, &APP_LABELS), &[&svc["labels"]])),
             merged(&[uv(ctx, "annotations"), &svc["annotations"]]),
         ),
         "spec": {
@@ -327,7 +336,7 @@ fn ingress(ctx: &Ctx) -> Value {
         "metadata": metadata(
             APP,
             Some(&ns),
-            Some(labels_with_common(ctx, &APP_LABELS, &[&ing["labels"]])),
+            Some(labels_with_common(ctx, &with_chart_label(ctx, &APP_LABELS), &[&ing["labels"]])),
             merged(&[uv(ctx, "annotations"), &ing["annotations"]]),
         ),
         "spec": spec,
@@ -337,22 +346,16 @@ fn ingress(ctx: &Ctx) -> Value {
 fn rbac(ctx: &Ctx) -> Vec<Value> {
     let part_of = Some(labels_with_common(
         ctx,
-        &[("app.kubernetes.io/part-of", "cilium")],
+        &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
         &[],
     ));
     let ann = with(ctx.v("hubble.ui.annotations"));
-    let read = ["get", "list", "watch"];
     vec![
         tree!({
             "kind": "ClusterRole",
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "metadata": metadata(APP, None, part_of.clone(), ann.clone()),
-            "rules": [
-                {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": read},
-                {"apiGroups": [""], "resources": ["componentstatuses", "endpoints", "namespaces", "nodes", "pods", "services"], "verbs": read},
-                {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": read},
-                {"apiGroups": ["cilium.io"], "resources": ["*"], "verbs": read},
-            ],
+            "rules": cluster_role_rules(ctx),
         }),
         tree!({
             "kind": "ClusterRoleBinding",
@@ -362,6 +365,50 @@ fn rbac(ctx: &Ctx) -> Vec<Value> {
             "subjects": [{"kind": "ServiceAccount", "name": quote(ctx.v("serviceAccounts.ui.name")), "namespace": ctx.namespace()}],
         }),
     ]
+}
+
+/// What the UI backend may read: core objects and CRDs; before 1.19 also NetworkPolicies and
+/// all of Cilium's resources, before 1.20 also Endpoints.
+fn cluster_role_rules(ctx: &Ctx) -> Value {
+    let read = tree!(["get", "list", "watch"]);
+    let policies = !ctx.plan.has(Change::UiRbacWithoutPolicies);
+    let mut core = vec!["componentstatuses"];
+    if !ctx.plan.has(Change::UiRbacWithoutEndpoints) {
+        core.push("endpoints");
+    }
+    core.extend(["namespaces", "nodes", "pods", "services"]);
+    let mut rules = Vec::new();
+    if policies {
+        rules.push(tree!({"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": read.clone()}));
+    }
+    rules.push(tree!({"apiGroups": [""], "resources": core, "verbs": read.clone()}));
+    rules.push(tree!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": read.clone()}));
+    if policies {
+        rules.push(tree!({"apiGroups": ["cilium.io"], "resources": ["*"], "verbs": read}));
+    }
+    Value::Array(rules)
+}
+
+/// The frontend's `/tmp`: an emptyDir (limited to 256Mi from 1.20), or from 1.19 the volume
+/// source the user gives in `hubble.ui.tmpVolume`, spliced next to the volume's name.
+fn tmp_volume(ctx: &Ctx) -> Result<Value, RenderError> {
+    let path = "hubble.ui.tmpVolume";
+    let custom = ctx.v(path);
+    let mut vol = Map::new();
+    vol.insert("name".into(), tree!("tmp-dir"));
+    if ctx.plan.has(Change::UiTmpVolume) && truthy(custom) {
+        let Value::Object(source) = custom else {
+            return Err(ctx.invalid(path, "must be a map: a volume source such as emptyDir"));
+        };
+        for (k, v) in source {
+            vol.insert(k.clone(), v.clone());
+        }
+    } else if ctx.plan.has(Change::UiTmpSizeLimit) {
+        vol.insert("emptyDir".into(), tree!({"sizeLimit": "256Mi"}));
+    } else {
+        vol.insert("emptyDir".into(), tree!({}));
+    }
+    Ok(Value::Object(vol))
 }
 
 fn service_account(ctx: &Ctx) -> Value {

@@ -41,7 +41,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Vec<Value>, RenderError> {
                 out.push(cron_job(ctx, s));
             }
             if s.internal {
-                out.push(job(ctx, s));
+                out.push(job(ctx));
             }
             if ctx.on("serviceAccounts.clustermeshcertgen.create") {
                 out.push(role(ctx));
@@ -201,23 +201,15 @@ fn certgen_config(ctx: &Ctx, ns: &str) -> String {
     t
 }
 
-/// The apiserver's certgen Job: Hubble's shape, until 1.19 on the host network and without
-/// its hardening.
-fn clustermesh_certgen(ctx: &Ctx) -> CertgenJob {
-    let like_hubble = like_hubble(ctx);
-    CertgenJob {
-        app: CERTGEN,
-        pod_labels: "clustermesh.apiserver.podLabels",
-        service_account: "serviceAccounts.clustermeshcertgen",
-        hardened: like_hubble,
-        host_network: !like_hubble,
-        config: |ctx| certgen_config(ctx, &ctx.namespace()),
-    }
-}
-
-fn like_hubble(ctx: &Ctx) -> bool {
-    ctx.plan.has(Change::ClustermeshCertgenLikeHubble)
-}
+/// The apiserver's certgen Job: Hubble's shape (certgen.rs applies the 1.19 hardening).
+const CLUSTERMESH_CERTGEN: CertgenJob = CertgenJob {
+    app: CERTGEN,
+    pod_labels: "clustermesh.apiserver.podLabels",
+    service_account: "serviceAccounts.clustermeshcertgen",
+    hardened: false,
+    host_network: true,
+    config: |ctx| certgen_config(ctx, &ctx.namespace()),
+};
 
 fn cron_job(ctx: &Ctx, s: &State) -> Value {
     let labels = Some(labels(
@@ -230,26 +222,15 @@ fn cron_job(ctx: &Ctx, s: &State) -> Value {
         ),
         &[ctx.v("commonLabels")],
     ));
-    let mut spec = tree!({
-        "schedule": quote(ctx.v(&p("auto.schedule"))),
-        "concurrencyPolicy": "Forbid",
-        "jobTemplate": {"spec": certgen::job_spec(ctx, &clustermesh_certgen(ctx))},
-    });
-    if like_hubble(ctx) {
-        for key in ["successfulJobsHistoryLimit", "failedJobsHistoryLimit"] {
-            let limit = ctx.v(&format!("certgen.cronJob.{key}"));
-            put(&mut spec, key, Some(bare(limit)));
-        }
-    }
     tree!({
         "apiVersion": "batch/v1",
         "kind": "CronJob",
         "metadata": metadata(CERTGEN, Some(&s.namespace), labels, mesh_annotations(ctx)),
-        "spec": spec,
+        "spec": certgen::cron_job_spec(ctx, &CLUSTERMESH_CERTGEN, &p("auto.schedule")),
     })
 }
 
-fn job(ctx: &Ctx, s: &State) -> Value {
+fn job(ctx: &Ctx) -> Value {
     // The chart lists commonLabels before part-of, so part-of wins a clash.
     let own_last = with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]);
     let labels = merged(&[
@@ -257,23 +238,11 @@ fn job(ctx: &Ctx, s: &State) -> Value {
         ctx.v("commonLabels"),
         &common::labels(&own_last, &[]),
     ]);
-    // Until 1.19 the Job was a Helm hook, re-run after every install and upgrade.
-    let hook = if like_hubble(ctx) {
-        Value::Null
-    } else {
-        tree!({"helm.sh/hook": "post-install,post-upgrade"})
-    };
-    let annotations = merged(&[
-        &hook,
+    let annotations = [
         ctx.v("certgen.annotations.job"),
         ctx.v("clustermesh.annotations"),
-    ]);
-    tree!({
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": metadata(CERTGEN, Some(&s.namespace), labels, annotations),
-        "spec": certgen::job_spec(ctx, &clustermesh_certgen(ctx)),
-    })
+    ];
+    certgen::one_shot_job(ctx, &CLUSTERMESH_CERTGEN, labels, &annotations)
 }
 
 fn role(ctx: &Ctx) -> Value {
@@ -293,7 +262,10 @@ fn role(ctx: &Ctx) -> Value {
             ], "verbs": ["update"]},
         ],
     });
-    if !like_hubble(ctx) {
+    if !ctx
+        .plan
+        .has(Change::ClustermeshCertgenRoleWithoutClientCert)
+    {
         // Until 1.19 the Role also named a client-cert Secret that nothing issues.
         if let Some(Value::Array(names)) = role.pointer_mut("/rules/2/resourceNames") {
             names.push(tree!("clustermesh-apiserver-client-cert"));
