@@ -27,8 +27,37 @@ pub struct ChartFiles {
     files: BTreeMap<String, Vec<u8>>,
 }
 
-/// Archives larger than this are refused rather than read into memory.
-const MAX_ARCHIVE_BYTES: u64 = 64 * 1024 * 1024;
+use crate::limits::{MAX_ARCHIVE_BYTES, MAX_ARCHIVE_ENTRIES};
+
+/// A reader that fails, with a message naming the bound, past `left` bytes: the decompressed
+/// stream of an archive is cut there, so a small archive cannot unpack into gigabytes.
+struct Bounded<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            // One byte more tells a stream that ends exactly at the bound from a longer one.
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(std::io::Error::other(too_large())),
+            };
+        }
+        let max = buf.len().min(self.left.min(usize::MAX as u64) as usize);
+        let n = self.inner.read(&mut buf[..max])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+fn too_large() -> String {
+    format!(
+        "it unpacks to more than {MAX_ARCHIVE_BYTES} bytes or {MAX_ARCHIVE_ENTRIES} files; the official Cilium chart archives unpack to about 3 MB"
+    )
+}
 
 impl ChartFiles {
     /// Opens a `.tgz` archive or an unpacked chart folder.
@@ -43,12 +72,18 @@ impl ChartFiles {
         } else {
             let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
             let gz = flate2::read::GzDecoder::new(file.take(MAX_ARCHIVE_BYTES));
-            let mut archive = tar::Archive::new(gz);
+            let mut archive = tar::Archive::new(Bounded {
+                inner: gz,
+                left: MAX_ARCHIVE_BYTES,
+            });
             let mut files = BTreeMap::new();
             let entries = archive
                 .entries()
                 .map_err(|e| fail(format!("not a gzipped tar archive ({e})")))?;
-            for entry in entries {
+            for (count, entry) in entries.enumerate() {
+                if count >= MAX_ARCHIVE_ENTRIES {
+                    return Err(fail(too_large()));
+                }
                 let mut entry =
                     entry.map_err(|e| fail(format!("not a gzipped tar archive ({e})")))?;
                 if !entry.header().entry_type().is_file() {
@@ -124,18 +159,79 @@ impl ChartFiles {
     }
 }
 
+/// An unpacked chart folder, within the same bounds as an archive; links are not followed.
 fn read_dir(root: &Path, dir: &Path) -> std::io::Result<BTreeMap<String, Vec<u8>>> {
     let mut out = BTreeMap::new();
     let mut stack: Vec<PathBuf> = vec![dir.to_path_buf()];
+    let mut bytes = 0u64;
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d)? {
-            let p = entry?.path();
-            if p.is_dir() {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            let p = entry.path();
+            if kind.is_dir() {
                 stack.push(p);
-            } else if let Ok(rel) = p.strip_prefix(root) {
-                out.insert(rel.to_string_lossy().replace('\\', "/"), std::fs::read(&p)?);
+            } else if kind.is_file() {
+                bytes += entry.metadata()?.len();
+                if bytes > MAX_ARCHIVE_BYTES || out.len() >= MAX_ARCHIVE_ENTRIES {
+                    return Err(std::io::Error::other(too_large()));
+                }
+                if let Ok(rel) = p.strip_prefix(root) {
+                    out.insert(rel.to_string_lossy().replace('\\', "/"), std::fs::read(&p)?);
+                }
             }
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn archive_with(entries: &[(&str, u64)]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("cilium-cmp-chart-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{}.tgz", entries.len()));
+        let gz = flate2::write::GzEncoder::new(
+            std::fs::File::create(&path).unwrap(),
+            flate2::Compression::fast(),
+        );
+        let mut tar = tar::Builder::new(gz);
+        for (name, size) in entries {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(*size);
+            header.set_mode(0o644);
+            header.set_cksum();
+            tar.append_data(&mut header, name, std::io::repeat(0).take(*size))
+                .unwrap();
+        }
+        tar.into_inner().unwrap().finish().unwrap();
+        path
+    }
+
+    #[test]
+    fn an_archive_that_unpacks_too_large_is_refused_quickly() {
+        let started = std::time::Instant::now();
+        let path = archive_with(&[
+            ("cilium/Chart.yaml", 10),
+            ("cilium/big", MAX_ARCHIVE_BYTES + 10),
+        ]);
+        let err = ChartFiles::open(&path).unwrap_err().to_string();
+        assert!(err.contains("unpacks to more than"), "{err}");
+        assert!(started.elapsed().as_secs() < 10);
+        std::fs::remove_file(path).ok();
+    }
+
+    #[test]
+    fn an_archive_of_too_many_files_is_refused() {
+        let names: Vec<String> = (0..=MAX_ARCHIVE_ENTRIES)
+            .map(|i| format!("cilium/f{i}"))
+            .collect();
+        let entries: Vec<(&str, u64)> = names.iter().map(|n| (n.as_str(), 0)).collect();
+        let path = archive_with(&entries);
+        let err = ChartFiles::open(&path).unwrap_err().to_string();
+        assert!(err.contains("unpacks to more than"), "{err}");
+        std::fs::remove_file(path).ok();
+    }
 }

@@ -35,4 +35,9 @@ pub enum RenderError {
     Empty,
     #[error("--kube-version {0:?} is not a Kubernetes version such as 1.35.0")]
     KubeVersion(String),
+    #[error("--kube-version {given}: the Cilium {cilium} chart requires Kubernetes 1.21 or later (Helm refuses to render it for an older cluster)")]
+    KubeTooOld { given: String, cilium: String },
+    /// Input beyond the bounds of `limits` (refused before any work is done).
+    #[error("{0}")]
+    TooLarge(String),
 }

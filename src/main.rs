@@ -142,9 +142,9 @@ fn main() -> ExitCode {
 fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
     let mut inputs = Inputs::new(&a.cilium_version);
     for f in &a.values {
-        let text = std::fs::read_to_string(f)
-            .with_context(|| format!("cannot read values file {}", f.display()))?;
-        inputs.values_files.push((f.display().to_string(), text));
+        let shown = f.display().to_string();
+        let text = cilium_cmp::limits::read_text(f, &shown)?;
+        inputs.values_files.push((shown, text));
     }
     inputs.set = a.set.clone();
     inputs.namespace = a.namespace.clone();

@@ -11,6 +11,10 @@ use crate::error::RenderError;
 use crate::values::Values;
 use crate::versions::CiliumVersion;
 
+/// The oldest Kubernetes every supported chart accepts (its Chart.yaml's `kubeVersion`,
+/// `>= 1.21.0-0` in every release from 1.18.0 to 1.20.0); Helm refuses older clusters.
+pub const MIN_KUBE: (u32, u32) = (1, 21);
+
 /// The target cluster's Kubernetes version, as Helm's `.Capabilities.KubeVersion`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KubeVersion {

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use crate::chart::ChartFiles;
 use crate::components::{self, Ctx};
 use crate::error::RenderError;
+use crate::limits;
 use crate::plan::{self, KubeVersion, Plan};
 use crate::values::{Layer, Values};
 use crate::versions;
@@ -44,6 +45,7 @@ impl Inputs {
 
 /// Renders the manifests for the inputs: the canonical stream with its content hash stamped.
 pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
+    check_bounds(inputs)?;
     let cilium = versions::parse(&inputs.cilium_version)?;
     let mut layers = Vec::with_capacity(inputs.values_files.len() + 1);
     for (name, text) in &inputs.values_files {
@@ -78,10 +80,17 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     if let Some(chart) = &inputs.chart {
         chart.check_version(&cilium.to_string())?;
     }
+    let kube = KubeVersion::parse(&inputs.kube_version)?;
+    if !kube.at_least(plan::MIN_KUBE.0, plan::MIN_KUBE.1) {
+        return Err(RenderError::KubeTooOld {
+            given: inputs.kube_version.clone(),
+            cilium: cilium.to_string(),
+        });
+    }
     let plan = Plan::new(
         cilium,
         &inputs.namespace,
-        KubeVersion::parse(&inputs.kube_version)?,
+        kube,
         inputs
             .api_versions
             .iter()
@@ -97,4 +106,29 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
         return Err(RenderError::Empty);
     }
     Ok(crate::output::finish(objects))
+}
+
+/// The bounds of `limits` that hold for every front end: how many values files, and how many
+/// bytes of values and `--set` text, one render takes.
+fn check_bounds(inputs: &Inputs) -> Result<(), RenderError> {
+    let files = inputs.values_files.len();
+    if files > limits::MAX_VALUES_FILES {
+        return Err(RenderError::TooLarge(format!(
+            "{files} values files are given; at most {} are allowed",
+            limits::MAX_VALUES_FILES
+        )));
+    }
+    let bytes: usize = inputs
+        .values_files
+        .iter()
+        .map(|(_, t)| t.len())
+        .sum::<usize>()
+        + inputs.set.iter().map(String::len).sum::<usize>();
+    if bytes > limits::MAX_TOTAL_BYTES {
+        return Err(RenderError::TooLarge(format!(
+            "the values files and --set text add up to {bytes} bytes; at most {} are allowed",
+            limits::MAX_TOTAL_BYTES
+        )));
+    }
+    Ok(())
 }

@@ -191,20 +191,31 @@ pub fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-fn read_text(path: &Path, shown: &str) -> Result<Option<String>, GenerateError> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| GenerateError::Folder {
-                path: shown.to_string(),
-                message: "not UTF-8 text".into(),
-            }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(GenerateError::Folder {
-            path: shown.to_string(),
-            message: io_reason(&e),
-        }),
+/// Reads a file of the application folder (None when it does not exist), through the same
+/// boundary as values files: a symbolic link that leaves the repository is refused, and so is
+/// anything but a regular file within `limits::MAX_FILE_BYTES`.
+fn read_text(repo: &Repo, path: &Path, shown: &str) -> Result<Option<String>, GenerateError> {
+    let fail = |message: String| GenerateError::Folder {
+        path: shown.to_string(),
+        message,
+    };
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(fail(io_reason(&e))),
+        Ok(_) => {}
     }
+    let real = path.canonicalize().map_err(|e| fail(io_reason(&e)))?;
+    if !real.starts_with(&repo.root) {
+        return Err(fail(
+            "it is a symbolic link to outside the repository; the plugin reads only the repository"
+                .into(),
+        ));
+    }
+    crate::limits::read_text(&real, shown)
+        .map(Some)
+        .map_err(|e| match e {
+            crate::limits::InputError::File { reason, .. } => fail(reason),
+        })
 }
 
 /// Reads the settings file; its absence is an error because discovery selected the folder by it.
@@ -215,7 +226,7 @@ pub fn read_settings(repo: &Repo) -> Result<Settings, GenerateError> {
         path: shown.clone(),
         message,
     };
-    let text = read_text(&path, &shown)?.ok_or_else(|| {
+    let text = read_text(repo, &path, &shown)?.ok_or_else(|| {
         fail(format!(
             "missing: an application folder of cilium-cmp holds {SETTINGS_FILE} with at least `ciliumVersion: \"1.18.12\"` (or the Application sets the cilium-version parameter and the file is empty)"
         ))
@@ -296,7 +307,7 @@ fn type_name(v: &Value) -> &'static str {
 pub fn read_lock(repo: &Repo) -> Result<Option<String>, GenerateError> {
     let path = repo.app_dir.join(LOCK_FILE);
     let shown = repo.shown(&path);
-    let Some(text) = read_text(&path, &shown)? else {
+    let Some(text) = read_text(repo, &path, &shown)? else {
         return Ok(None);
     };
     let fail = || {

@@ -15,6 +15,7 @@
 pub mod folder;
 pub mod params;
 
+use crate::limits;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -211,15 +212,35 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
             "the plugin parameter values-files".into(),
         ),
     ];
+    let listed: usize = layers.iter().map(|(files, _)| files.len()).sum();
+    if listed > limits::MAX_VALUES_FILES {
+        return Err(GenerateError::Render {
+            message: format!(
+                "{listed} values files are listed; at most {} are allowed",
+                limits::MAX_VALUES_FILES
+            ),
+        });
+    }
+    let mut total = 0;
     for (files, listed_in) in layers {
         for rel in files {
             let path = repo.values_file(rel, &listed_in)?;
             let shown = repo.shown(&path);
-            let text = std::fs::read_to_string(&path).map_err(|e| GenerateError::ValuesFile {
+            let fail = |message: String| GenerateError::ValuesFile {
                 file: rel.clone(),
                 listed_in: listed_in.clone(),
-                message: folder::io_reason(&e),
+                message,
+            };
+            let text = limits::read_text(&path, &shown).map_err(|e| match e {
+                limits::InputError::File { reason, .. } => fail(reason),
             })?;
+            total += text.len();
+            if total > limits::MAX_TOTAL_BYTES {
+                return Err(fail(format!(
+                    "the values files add up to more than {} bytes",
+                    limits::MAX_TOTAL_BYTES
+                )));
+            }
             inputs.values_files.push((shown, text));
         }
     }
@@ -338,16 +359,43 @@ pub fn update_lock(
     let r = render_folder(env, app_dir)?;
     let path = r.generation.repo.app_dir.join(LOCK_FILE);
     let shown = r.generation.repo.shown(&path);
-    let tmp = r.generation.repo.app_dir.join(format!(".{LOCK_FILE}.tmp"));
     let write = |e: std::io::Error| GenerateError::Write {
         path: shown.clone(),
         message: folder::io_reason(&e),
     };
-    // Written aside and renamed, so an interrupted run never leaves a half-written lock.
-    std::fs::write(&tmp, folder::lock_text(&r.hash)).map_err(write)?;
-    std::fs::rename(&tmp, &path).map_err(write)?;
+    // Written aside and renamed, so an interrupted run never leaves a half-written lock. The
+    // temporary file is new (O_EXCL: never a link a repository planted, never another run's
+    // file), and the rename replaces a link at the lock's path instead of writing through it.
+    let (tmp, mut file) = exclusive_temp(&r.generation.repo.app_dir).map_err(write)?;
+    let written = std::io::Write::write_all(&mut file, folder::lock_text(&r.hash).as_bytes())
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    if let Err(e) = written {
+        std::fs::remove_file(&tmp).ok();
+        return Err(write(e));
+    }
     let previous = r.generation.lock.clone();
     Ok((r, previous))
+}
+
+/// Creates a temporary file beside the lock that did not exist before: a name unique to this
+/// process and attempt, opened with create-new, so it is never an existing file or link.
+fn exclusive_temp(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
+    let mut attempt = 0u32;
+    loop {
+        let tmp = dir.join(format!(".{LOCK_FILE}.{}.{attempt}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
+                attempt += 1
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Quotes an argument for a POSIX shell, leaving plain words as they are.

@@ -1,0 +1,313 @@
+//! Input as an attacker with push access writes it (the plugin runs inside Argo CD's shared
+//! repo-server): every case is refused with a clear error, a non-zero exit and nothing on stdout,
+//! in well under a second and 100 MB. Each was measured at gigabytes (or an abort) before the
+//! bounds of `limits.rs`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_cilium-cmp"))
+}
+
+/// A scratch folder removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "cilium-cmp-hostile-{}-{}-{tag}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("scratch dir");
+        Scratch(p)
+    }
+
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.0.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Outcome {
+    code: i32,
+    stdout: Vec<u8>,
+    stderr: String,
+    elapsed: Duration,
+    peak_kib: i64,
+}
+
+/// Runs the binary and reads its peak resident set from `wait4`.
+// The child is reaped by wait4 below, which std's `wait` cannot see.
+#[allow(clippy::zombie_processes)]
+fn run(mut cmd: Command) -> Outcome {
+    use std::io::Read;
+    let started = Instant::now();
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let mut stdout = Vec::new();
+    let mut stderr = String::new();
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).ok();
+        s
+    });
+    out.read_to_end(&mut stdout).unwrap();
+    stderr.push_str(&reader.join().unwrap());
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: waits for our own child, whose pid we hold, with valid out-pointers.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid);
+    Outcome {
+        code: if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            -1
+        },
+        stdout,
+        stderr,
+        elapsed: started.elapsed(),
+        peak_kib: usage.ru_maxrss,
+    }
+}
+
+fn render(args: &[&str]) -> Command {
+    let mut c = Command::new(bin());
+    c.arg("render")
+        .args(["--cilium-version", "1.18.12"])
+        .args(args)
+        .env_clear();
+    c
+}
+
+/// Refused cleanly: exit 1, nothing on stdout, a message holding `needle`, cheaply.
+fn assert_refused(o: &Outcome, needle: &str) {
+    assert_eq!(o.code, 1, "exit code; stderr: {}", o.stderr);
+    assert!(o.stdout.is_empty(), "nothing on stdout");
+    assert!(
+        o.stderr.contains(needle),
+        "stderr should mention {needle:?}: {}",
+        o.stderr
+    );
+    assert!(
+        o.elapsed < Duration::from_secs(1),
+        "took {:?}: {}",
+        o.elapsed,
+        o.stderr
+    );
+    assert!(o.peak_kib < 100 * 1024, "peak {} KiB", o.peak_kib);
+    assert!(o.stderr.len() < 4000, "bounded message: {}", o.stderr.len());
+}
+
+#[test]
+fn set_list_indexes_cannot_allocate_gigabytes() {
+    let many: Vec<String> = (0..300).map(|i| format!("x{i}[65536]=1")).collect();
+    assert_refused(&run(render(&["--set", &many.join(",")])), "too large");
+    let many: Vec<String> = (0..800).map(|i| format!("x{i}[1023]=1")).collect();
+    assert_refused(&run(render(&["--set", &many.join(",")])), "in total");
+}
+
+#[test]
+fn set_paths_cannot_overflow_the_stack() {
+    let deep = format!("{}=1", vec!["a"; 40_000].join("."));
+    assert_refused(&run(render(&["--set", &deep])), "at most 64");
+}
+
+#[test]
+fn malformed_set_is_refused() {
+    assert_refused(&run(render(&["--set", "x[0=1"])), "not closed");
+    assert_refused(
+        &run(render(&["--set", "extraArgs={a,b"])),
+        "must end with '}'",
+    );
+}
+
+#[test]
+fn alias_bombs_are_refused() {
+    let s = Scratch::new("aliases");
+    let mut laughs = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for (prev, name) in ["a", "b", "c", "d", "e", "f", "g", "h"]
+        .iter()
+        .zip(["b", "c", "d", "e", "f", "g", "h", "i"])
+    {
+        let refs = vec![format!("*{prev}"); 10].join(", ");
+        laughs.push_str(&format!("{name}: &{name} [{refs}]\n"));
+    }
+    let f = s.write("laughs.yaml", &laughs);
+    assert_refused(&run(render(&["-f", f.to_str().unwrap()])), "aliases");
+
+    let mut big = format!("big: &big \"{}\"\nlist:\n", "x".repeat(100_000));
+    big.push_str(&"  - *big\n".repeat(200_000));
+    let f = s.write("big.yaml", &big);
+    assert_refused(&run(render(&["-f", f.to_str().unwrap()])), "aliases");
+
+    let f = s.write("key.yaml", "a: &a {x: 1}\n? *a\n: 1\n");
+    assert_refused(&run(render(&["-f", f.to_str().unwrap()])), "mapping key");
+}
+
+#[test]
+fn devices_and_huge_files_are_refused_before_reading() {
+    assert_refused(&run(render(&["-f", "/dev/zero"])), "not a regular file");
+    let s = Scratch::new("huge");
+    let f = s.write("huge.yaml", &"# padding\n".repeat(300_000));
+    assert_refused(&run(render(&["-f", f.to_str().unwrap()])), "limited to");
+}
+
+#[test]
+fn out_of_range_numbers_are_text_as_helm_reads_them() {
+    let s = Scratch::new("numbers");
+    let f = s.write("v.yaml", "operator:\n  replicas: 1e400\n");
+    // Helm keeps "1e400" a string, which the chart's schema then refuses.
+    assert_refused(
+        &run(render(&["-f", f.to_str().unwrap()])),
+        "operator.replicas",
+    );
+}
+
+#[test]
+fn an_unsupported_kubernetes_version_is_refused() {
+    assert_refused(
+        &run(render(&["--kube-version", "1.16"])),
+        "requires Kubernetes 1.21",
+    );
+}
+
+/// An application folder `repo/app` with the given settings, for `generate` and `lock`.
+fn folder(settings: &str) -> Scratch {
+    let s = Scratch::new("repo");
+    s.write("app/cilium-cmp.yaml", settings);
+    s.write("app/values.yaml", "cni:\n  iptablesRemoveAWSRules: false\n");
+    s
+}
+
+fn generate(app: &Path) -> Command {
+    let mut c = Command::new(bin());
+    c.arg("generate")
+        .current_dir(app)
+        .env_clear()
+        .env("ARGOCD_APP_NAMESPACE", "kube-system")
+        .env("ARGOCD_APP_SOURCE_PATH", "app")
+        .env("KUBE_VERSION", "1.35.0")
+        .env("KUBE_API_VERSIONS", "v1")
+        .env("ARGOCD_APP_PARAMETERS", "null")
+        .env("CILIUM_CMP_CHART_DIR", "/nonexistent");
+    c
+}
+
+#[test]
+fn one_file_listed_thousands_of_times_is_refused() {
+    let mut settings = String::from("ciliumVersion: \"1.18.12\"\nvaluesFiles:\n");
+    settings.push_str(&"  - values.yaml\n".repeat(4000));
+    let s = folder(&settings);
+    assert_refused(&run(generate(&s.0.join("app"))), "at most 64");
+}
+
+#[test]
+fn settings_nested_deep_with_long_keys_are_refused() {
+    let key = "k".repeat(200);
+    let mut text = String::from("ciliumVersion: \"1.18.12\"\n");
+    for depth in 0..100 {
+        text.push_str(&format!("{}{key}{depth}:\n", "  ".repeat(depth)));
+    }
+    text.push_str(&format!("{}leaf: 1\n", "  ".repeat(100)));
+    let s = folder(&text);
+    assert_refused(&run(generate(&s.0.join("app"))), "nested too deeply");
+}
+
+#[test]
+fn links_out_of_the_repository_are_refused_for_every_file() {
+    let outside = Scratch::new("outside");
+    let secret = outside.write("secret.yaml", "password: hunter2\n");
+    for (name, target) in [
+        ("cilium-cmp.yaml", secret.as_path()),
+        ("cilium-cmp.yaml", Path::new("/dev/zero")),
+        ("cilium-cmp.lock", secret.as_path()),
+        ("values.yaml", Path::new("/dev/zero")),
+    ] {
+        let s = folder("ciliumVersion: \"1.18.12\"\n");
+        let link = s.0.join("app").join(name);
+        std::fs::remove_file(&link).ok();
+        std::os::unix::fs::symlink(target, &link).unwrap();
+        let o = run(generate(&s.0.join("app")));
+        assert_refused(&o, "outside");
+        assert!(!o.stderr.contains("hunter2"), "{}", o.stderr);
+    }
+}
+
+#[test]
+fn lock_never_writes_through_a_planted_link() {
+    let outside = Scratch::new("target");
+    let victim = outside.write("victim", "untouched\n");
+    let s = folder("ciliumVersion: \"1.18.12\"\n");
+    let app = s.0.join("app");
+    // The temporary names of earlier versions, and any this process could pick, planted as links.
+    for name in [".cilium-cmp.lock.tmp".to_string()]
+        .into_iter()
+        .chain((0..3).map(|i| format!(".cilium-cmp.lock.{}.{i}.tmp", std::process::id())))
+    {
+        std::os::unix::fs::symlink(&victim, app.join(name)).unwrap();
+    }
+    let mut lock = Command::new(bin());
+    lock.arg("lock")
+        .arg(&app)
+        .args(["--repo-root", s.0.to_str().unwrap()])
+        .args(["--namespace", "kube-system", "--kube-version", "1.35.0"])
+        .env_clear();
+    let o = run(lock);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched\n");
+    let meta = std::fs::symlink_metadata(app.join("cilium-cmp.lock")).unwrap();
+    assert!(meta.file_type().is_file());
+}
+
+#[test]
+fn parallel_locks_do_not_collide() {
+    let s = folder("ciliumVersion: \"1.18.12\"\n");
+    let app = s.0.join("app");
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(bin())
+                .arg("lock")
+                .arg(&app)
+                .args(["--repo-root", s.0.to_str().unwrap()])
+                .args(["--namespace", "kube-system", "--kube-version", "1.35.0"])
+                .env_clear()
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let lock = std::fs::read_to_string(app.join("cilium-cmp.lock")).unwrap();
+    assert!(lock.contains("sha256:"), "{lock}");
+    let leftovers: Vec<_> = std::fs::read_dir(&app)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
