@@ -61,7 +61,7 @@ pub fn supported() -> impl Iterator<Item = &'static str> {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("Cilium {requested} is not supported; supported versions: {}", supported().collect::<Vec<_>>().join(", "))]
+#[error("Cilium {} is not supported; supported versions: {}", crate::limits::quoted(requested), supported().collect::<Vec<_>>().join(", "))]
 pub struct UnknownVersion {
     pub requested: String,
 }

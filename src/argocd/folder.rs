@@ -231,7 +231,16 @@ pub fn read_settings(repo: &Repo) -> Result<Settings, GenerateError> {
             "missing: an application folder of cilium-cmp holds {SETTINGS_FILE} with at least `ciliumVersion: \"1.18.12\"` (or the Application sets the cilium-version parameter and the file is empty)"
         ))
     })?;
-    let doc = crate::yaml::parse_values(&text).map_err(|e| fail(e.to_string()))?;
+    parse_settings(&text, &shown)
+}
+
+/// The settings file's text, read; `shown` names the file in errors.
+pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError> {
+    let fail = |message: String| GenerateError::Folder {
+        path: shown.to_string(),
+        message,
+    };
+    let doc = crate::yaml::parse_values(text).map_err(|e| fail(e.to_string()))?;
     let map = match doc.value {
         Value::Object(m) => m,
         Value::Null => Default::default(),
@@ -244,7 +253,8 @@ pub fn read_settings(repo: &Repo) -> Result<Settings, GenerateError> {
     for key in map.keys() {
         if !SETTINGS_KEYS.contains(&key.as_str()) {
             return Err(fail(format!(
-                "unknown key {key:?}; valid keys: {}",
+                "unknown key {}; valid keys: {}",
+                crate::limits::quoted(key),
                 SETTINGS_KEYS.join(", ")
             )));
         }
@@ -256,7 +266,7 @@ pub fn read_settings(repo: &Repo) -> Result<Settings, GenerateError> {
         Some(other) => {
             return Err(fail(format!(
                 "ciliumVersion must be a quoted string such as \"1.18.12\"; YAML reads the unquoted {} as a {}",
-                other,
+                crate::limits::quoted(&other.to_string()),
                 type_name(other)
             )))
         }
@@ -271,8 +281,9 @@ pub fn read_settings(repo: &Repo) -> Result<Settings, GenerateError> {
                     Value::String(s) => out.push(s.clone()),
                     other => {
                         return Err(fail(format!(
-                            "valuesFiles[{i}] must be a path (a string), not the {} {other}",
-                            type_name(other)
+                            "valuesFiles[{i}] must be a path (a string), not the {} {}",
+                            type_name(other),
+                            crate::limits::quoted(&other.to_string())
                         )))
                     }
                 }
@@ -281,8 +292,9 @@ pub fn read_settings(repo: &Repo) -> Result<Settings, GenerateError> {
         }
         Some(other) => {
             return Err(fail(format!(
-                "valuesFiles must be a list of paths relative to the folder, e.g. [values.yaml], not the {} {other}",
-                type_name(other)
+                "valuesFiles must be a list of paths relative to the folder, e.g. [values.yaml], not the {} {}",
+                type_name(other),
+                crate::limits::quoted(&other.to_string())
             )))
         }
     };
