@@ -287,8 +287,8 @@ fn pod_spec(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
             spec.insert(key.into(), v);
         }
     }
-    let aliases_opted_out = ctx.plan.has(Change::AgentPodSpec120)
-        && ctx.on("clustermesh.disableKubernetesHostAliases");
+    let aliases_opted_out =
+        ctx.plan.has(Change::AgentPodSpec120) && ctx.on("clustermesh.disableKubernetesHostAliases");
     if ctx.on("clustermesh.config.enabled")
         && !(ctx.on("clustermesh.useAPIServer")
             && ctx.on("clustermesh.apiserver.kvstoremesh.enabled"))
@@ -652,10 +652,7 @@ fn agent_mounts(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     }
     match &a.config_map_source {
         None => m.push(mount("tmp", s("/tmp"))),
-        Some(_) => m.push(mount_ro(
-            "cilium-config-path",
-            s("/tmp/cilium/config-map"),
-        )),
+        Some(_) => m.push(mount_ro("cilium-config-path", s("/tmp/cilium/config-map"))),
     }
     m.extend(host_path_mounts(ctx)?.0);
     if ctx.on("hubble.metrics.dynamic.enabled") {
@@ -956,7 +953,10 @@ fn config_container(
     }
     mounts.extend(list_items(ctx, "extraVolumeMounts")?);
     c.insert("volumeMounts".into(), Value::Array(mounts));
-    c.insert("terminationMessagePolicy".into(), s("FallbackToLogsOnError"));
+    c.insert(
+        "terminationMessagePolicy".into(),
+        s("FallbackToLogsOnError"),
+    );
     if ctx.plan.has(Change::AgentConfigInitSecurityContext) {
         let sc = if a.privileged {
             tree!({"privileged": true})
@@ -1091,7 +1091,10 @@ fn config_volume(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     let custom = ctx.v("tmpVolume");
     if ctx.plan.has(Change::AgentTmpVolume) && truthy(custom) {
         let Value::Object(fields) = custom else {
-            return Err(ctx.invalid("tmpVolume", "must be a map (a volume source such as emptyDir)"));
+            return Err(ctx.invalid(
+                "tmpVolume",
+                "must be a map (a volume source such as emptyDir)",
+            ));
         };
         for (k, v) in fields {
             volume[k.as_str()] = v.clone();

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 
 use super::common;
 use super::Ctx;
+use crate::changes::Change;
 use crate::error::RenderError;
 use crate::tmpl::{self, print, truthy};
 
@@ -214,11 +215,14 @@ impl Derived {
         let since = |minor: u64| compat.is_none_or(|(major, m)| (major, m) >= (1, minor));
         let since_1_8 = since(8);
         let mut kpr_default = "false";
-        if since_1_8 {
-            kpr_default = "probe";
-        }
-        if since(12) {
-            kpr_default = "disabled";
+        // The pre-1.14 defaults (which the chart then refuses) are gone from 1.19.
+        if !ctx.plan.has(Change::KprLegacyDefaultsDropped) {
+            if since_1_8 {
+                kpr_default = "probe";
+            }
+            if since(12) {
+                kpr_default = "disabled";
+            }
         }
         if since(14) {
             kpr_default = "false";
@@ -254,8 +258,12 @@ impl Derived {
         } else {
             "true"
         };
+        let mut ipam = coalesce(&[ctx.v("ipam.mode")]).unwrap_or_else(|| tree!("cluster-pool"));
+        if ctx.plan.has(Change::CloudNodeSpecConfig) && ctx.on("eni.enabled") {
+            ipam = tree!("eni");
+        }
         Ok(Derived {
-            ipam: coalesce(&[ctx.v("ipam.mode")]).unwrap_or_else(|| tree!("cluster-pool")),
+            ipam,
             kube_proxy_replacement,
             chaining,
             envoy_ds_text: envoy_daemonset_text(ctx)?,
