@@ -538,22 +538,17 @@ fn agent_ports(ctx: &Ctx, a: &Agent) -> Option<Vec<Value>> {
     } else {
         return None;
     }
-    {
-        if ctx.on("prometheus.enabled") {
-            ports.push(port("prometheus", bare_at(ctx, "prometheus.port")));
-            if ctx.on("envoy.prometheus.enabled") && !a.envoy_ds {
-                ports.push(port("envoy-metrics", bare_at(ctx, "envoy.prometheus.port")));
-            }
-            if ctx.on("envoy.debug.admin.enabled")
-                && ctx.on("envoy.debug.admin.port")
-                && !a.envoy_ds
-            {
-                ports.push(port("envoy-admin", bare_at(ctx, "envoy.debug.admin.port")));
-            }
+    if ctx.on("prometheus.enabled") {
+        ports.push(port("prometheus", bare_at(ctx, "prometheus.port")));
+        if ctx.on("envoy.prometheus.enabled") && !a.envoy_ds {
+            ports.push(port("envoy-metrics", bare_at(ctx, "envoy.prometheus.port")));
         }
-        if a.hubble_metrics {
-            ports.push(port("hubble-metrics", bare_at(ctx, "hubble.metrics.port")));
+        if ctx.on("envoy.debug.admin.enabled") && ctx.on("envoy.debug.admin.port") && !a.envoy_ds {
+            ports.push(port("envoy-admin", bare_at(ctx, "envoy.debug.admin.port")));
         }
+    }
+    if a.hubble_metrics {
+        ports.push(port("hubble-metrics", bare_at(ctx, "hubble.metrics.port")));
     }
     Some(ports)
 }

@@ -306,8 +306,9 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
         false,
     );
 
-    // TLS interception: before 1.18.7 the Role followed the operator's settings and the binding
-    // only preflight, so both could render without the agent.
+    // TLS interception: before 1.18.7 (and again in 1.19.0 alone) the Role followed the
+    // operator's settings and the binding only preflight, so both could render without the
+    // agent.
     let tls = read_secrets_only_from_secrets_namespace(ctx) && ctx.on("tls.secretsNamespace.name");
     let (role_on, binding_on) = if ctx.plan.has(Change::TlsInterceptionRbacFollowsAgent) {
         (on && tls, on && tls)
