@@ -602,9 +602,13 @@ pub fn services(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErr
         "enable-nat46x64-gateway",
         "nat46x64Gateway.enabled",
     );
-    if ctx.plan.has(Change::HostFirewallAlwaysWritten)
-        || (ctx.on("hostFirewall") && ctx.on("hostFirewall.enabled"))
-    {
+    if ctx.plan.has(Change::HostFirewallAlwaysWritten) {
+        // Read without a guard, so Helm fails when `hostFirewall` is not a map.
+        if !ctx.v("hostFirewall").is_object() {
+            return Err(ctx.invalid("hostFirewall", "must be a map (with `enabled`)"));
+        }
+        data.qv(ctx, "enable-host-firewall", "hostFirewall.enabled");
+    } else if ctx.on("hostFirewall") && ctx.on("hostFirewall.enabled") {
         data.qv(ctx, "enable-host-firewall", "hostFirewall.enabled");
     }
     if has(ctx, "devices") {
