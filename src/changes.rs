@@ -55,7 +55,7 @@ changes! {
     RelayLogOptions => ["1.18.7"],
     /// The TLS-interception Role and binding follow the agent (before, the operator's settings
     /// and pre-flight).
-    TlsInterceptionRbacFollowsAgent => ["1.18.7"],
+    TlsInterceptionRbacFollowsAgent => ["1.18.7", "1.19.1"],
     /// The operator may update `services/finalizers` and `ingresses/finalizers`.
     OperatorFinalizers => ["1.18.7"],
     /// Envoy's admin socket is created with mode 0660.
@@ -69,6 +69,96 @@ changes! {
     /// component says which of its objects do (`common::with_chart_label`).
     HelmChartLabel => ["1.20.0"],
     // ---- 1.19 and 1.20: the agent and cilium-config ----
+    /// The agent container declares its health port, the probes reach it by the name `health`,
+    /// and Hubble's peer port is declared whenever Hubble is on (not only with metrics).
+    AgentHealthPortNamed => ["1.19.0"],
+    /// A `daemon.configSources` naming exactly one ConfigMap is mounted as the agent's config
+    /// directory; the `config` init container and the `tmp` volume are then left out.
+    AgentConfigMapSource => ["1.19.0"],
+    /// The `config` init container runs with a security context (privileged, or NET_ADMIN only).
+    AgentConfigInitSecurityContext => ["1.19.0"],
+    /// `mount-cgroup` takes `initResources` when `cgroup.autoMount.resources` is empty.
+    AgentMountCgroupInitResources => ["1.19.0"],
+    /// `tmpVolume` replaces the `tmp` volume's emptyDir.
+    AgentTmpVolume => ["1.19.0"],
+    /// The agent's host aliases come from the clustermesh cluster list read as a map or a list,
+    /// skipping clusters with `enabled: false`.
+    AgentHostAliasesFromClusterMap => ["1.19.0"],
+    /// ztunnel encryption: the agent mounts `cilium-ztunnel-secrets` and cilium-config turns
+    /// `enable-ztunnel` on.
+    ZtunnelEncryption => ["1.19.0"],
+    /// The agent's ClusterRole stops listing `ciliumbgppeeringpolicies` ...
+    BgpV1RbacDropped => ["1.19.0"],
+    /// ... which 1.19.4 brings back on the 1.19 line (1.20 drops it again, see `AgentRbac120`).
+    BgpV1RbacRestored => ["1.19.4"],
+    /// The init containers' shell scripts run with bash instead of sh.
+    AgentInitScriptsBash => ["1.19.3"],
+    /// The agent's ClusterRole no longer reads Endpoints or `ciliumbgppeeringpolicies` and lists
+    /// `ciliumdatapathplugins`.
+    AgentRbac120 => ["1.20.0"],
+    /// The DaemonSet takes `minReadySeconds`, pins `hostUsers: true` on Kubernetes 1.33+, and
+    /// `clustermesh.disableKubernetesHostAliases` turns the host aliases off.
+    AgentPodSpec120 => ["1.20.0"],
+    /// `k8sClusterNetworkPolicy.enabled`: the agent may read ClusterNetworkPolicies and
+    /// cilium-config enables them.
+    ClusterNetworkPolicy => ["1.20.0"],
+    /// cilium-config carries the datapath-plugin switches.
+    DatapathPlugins => ["1.20.0"],
+    /// An `upgradeCompatibility` below 1.14 no longer gives kube-proxy replacement an old
+    /// default (`probe`, `disabled`) that the chart then refused.
+    KprLegacyDefaultsDropped => ["1.19.0"],
+    /// `eni.enabled` forces the `eni` IPAM mode and native routing by default, and the
+    /// `nodeSpec` blocks of ENI, Azure, Alibaba Cloud and IPAM reach cilium-config.
+    CloudNodeSpecConfig => ["1.19.0"],
+    /// cilium-config carries the operator's metrics TLS settings.
+    OperatorPrometheusTlsConfig => ["1.19.0"],
+    /// The standalone DNS proxy: its cilium-config keys, and the refusal without a DNS proxy port.
+    StandaloneDnsProxyConfig => ["1.19.0"],
+    /// cilium-config carries `enable-tunnel-big-tcp` ...
+    TunnelBigTcp => ["1.19.0"],
+    /// ... until 1.19.3 drops it again.
+    TunnelBigTcpDropped => ["1.19.3"],
+    /// Encryption strict mode is split into ingress and egress; the old `strictMode` settings
+    /// feed the egress keys.
+    StrictModeDirections => ["1.19.0"],
+    /// cilium-config stops writing `enable-node-port`, `bpf-lb-proto-diff`,
+    /// `enable-session-affinity`, `enable-svc-source-range-check`, `enable-k8s-endpoint-slice`,
+    /// `enable-custom-calls` and `enable-internal-traffic-policy`, and stops refusing the
+    /// single-CIDR cluster-pool keys.
+    ConfigKeysRetired119 => ["1.19.0"],
+    /// The plain keys 1.19 adds to cilium-config (policy-map pressure, deny response,
+    /// unroutable services, IP tracing, profiling rates, Hubble lost events and aggregation,
+    /// PMTUD mode, pod restart selector, Envoy connection limits, clustermesh cache and MCS-API).
+    ConfigKeysAdded119 => ["1.19.0"],
+    /// The unmanaged-pod watcher interval is written in seconds (`15s`) when it is a number.
+    UnmanagedPodWatcherSeconds => ["1.19.0"],
+    /// ... and whatever its type (a non-number counts as 0).
+    UnmanagedPodWatcherSecondsAlways => ["1.19.2"],
+    /// The chart refuses `bpf.tproxy` with a netkit datapath.
+    TproxyNetkitRefused => ["1.19.0"],
+    /// cilium-config stops writing `bpf-lb-only` and `l2-pod-announcements-interface`.
+    LbOnlyAndL2InterfaceRetired => ["1.19.5"],
+    /// `enable-host-firewall` is written whatever `hostFirewall` holds.
+    HostFirewallAlwaysWritten => ["1.19.6"],
+    /// The plain keys 1.20 adds to cilium-config (Ingress and Gateway API remote address and
+    /// host-network ports, `prefer-ipv6`, dynamic source lookup, LB reflector wait, ztunnel CA
+    /// type, multi-pool first/last IP, Envoy pending requests, locality and access log, global
+    /// namespace default).
+    ConfigKeysAdded120 => ["1.20.0"],
+    /// cilium-config stops writing `encrypt-interface`, `enable-ipsec-encrypted-overlay`, the
+    /// deprecated strict-mode keys, `hubble-redact-kafka-apikey` and the legacy MCS-API switch.
+    ConfigKeysRetired120 => ["1.20.0"],
+    /// With Gateway API on, the LB algorithm annotation and host-namespace-only socket LB are
+    /// forced on.
+    GatewayApiForcesLbAnnotations => ["1.20.0"],
+    /// `nativeRoutingCIDRFromClusterPool` takes the native-routing CIDRs from the single
+    /// cluster-pool CIDR.
+    NativeRoutingCidrFromClusterPool => ["1.20.0"],
+    /// cilium-config carries the Envoy xDS mode (`ads` by default for fresh installs).
+    EnvoyXdsMode => ["1.20.0"],
+    /// The chart refuses clustermesh certificates given as values, and `ipam.mode: eni` without
+    /// `eni.enabled`.
+    ValidateChecks120 => ["1.20.0"],
     // ---- 1.19 and 1.20: the operator, pre-flight, ingress and Gateway API ----
     /// `clustermesh.mcsapi.enabled` turns on the operator's MCS-API side (env, mounts, RBAC)
     /// like `clustermesh.enableMCSAPISupport` did.

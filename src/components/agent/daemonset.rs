@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::{agent_on, bare_at, eq_text, s, ternary_bool};
 use crate::components::common::{
     self, envoy_daemonset_enabled, image, k8s_service_env, labels, list_items, metadata,
-    priority_class_name, upgrade_compat_at_least,
+    priority_class_name, upgrade_compat_at_least, with_chart_label,
 };
 use crate::components::Ctx;
 use crate::error::RenderError;
@@ -32,11 +32,14 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let a = Agent::new(ctx)?;
 
     let mut ds_labels = labels(
-        &[
-            ("k8s-app", "cilium"),
-            ("app.kubernetes.io/part-of", "cilium"),
-            ("app.kubernetes.io/name", "cilium-agent"),
-        ],
+        &with_chart_label(
+            ctx,
+            &[
+                ("k8s-app", "cilium"),
+                ("app.kubernetes.io/part-of", "cilium"),
+                ("app.kubernetes.io/name", "cilium-agent"),
+            ],
+        ),
         &[ctx.v("commonLabels")],
     );
     let mut selector = tree!({"k8s-app": "cilium"});
@@ -53,6 +56,13 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         },
     });
     common::put(&mut spec, "updateStrategy", with(ctx.v("updateStrategy")));
+    if ctx.plan.has(Change::AgentPodSpec120) && ctx.on("minReadySeconds") {
+        common::put(
+            &mut spec,
+            "minReadySeconds",
+            Some(bare_at(ctx, "minReadySeconds")),
+        );
+    }
     let name = quote(&bare_at(ctx, "name"));
     Ok(vec![tree!({
         "apiVersion": "apps/v1",
@@ -75,6 +85,10 @@ struct Agent {
     envoy_ds: bool,
     hubble_metrics: bool,
     api_server_env: Vec<Value>,
+    /// The ConfigMap the agent reads its configuration from directly, when
+    /// `daemon.configSources` names exactly one; otherwise the `config` init container
+    /// assembles it into the `tmp` volume.
+    config_map_source: Option<Value>,
 }
 
 impl Agent {
@@ -87,6 +101,7 @@ impl Agent {
             hubble_metrics: ctx.on("hubble.metrics.enabled")
                 || ctx.on("hubble.metrics.dynamic.enabled"),
             api_server_env: k8s_service_env(ctx)?,
+            config_map_source: config_map_source(ctx)?,
         })
     }
 
@@ -116,6 +131,27 @@ impl Agent {
         sc.insert("capabilities".into(), Value::Object(caps));
         Value::Object(sc)
     }
+}
+
+/// The ConfigMap name when `daemon.configSources` is `config-map:NAME` and nothing else (the
+/// chart's `^config-map:[^,]+$`), printed bare as the chart does.
+fn config_map_source(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
+    if !ctx.plan.has(Change::AgentConfigMapSource) {
+        return Ok(None);
+    }
+    let name = match ctx.v("daemon.configSources") {
+        Value::Null => return Ok(None),
+        Value::String(text) => text.strip_prefix("config-map:"),
+        _ => {
+            return Err(ctx.invalid(
+                "daemon.configSources",
+                "must be a string (the chart matches it against a pattern)",
+            ))
+        }
+    };
+    Ok(name
+        .filter(|n| !n.is_empty() && !n.contains(','))
+        .map(|n| bare(&s(n))))
 }
 
 fn field_env(name: &str, field: &str) -> Value {
@@ -168,11 +204,14 @@ fn pod_annotations(ctx: &Ctx) -> Result<Value, RenderError> {
 
 fn pod_labels(ctx: &Ctx) -> Value {
     let mut l = labels(
-        &[
-            ("k8s-app", "cilium"),
-            ("app.kubernetes.io/name", "cilium-agent"),
-            ("app.kubernetes.io/part-of", "cilium"),
-        ],
+        &with_chart_label(
+            ctx,
+            &[
+                ("k8s-app", "cilium"),
+                ("app.kubernetes.io/name", "cilium-agent"),
+                ("app.kubernetes.io/part-of", "cilium"),
+            ],
+        ),
         &[ctx.v("commonLabels")],
     );
     if ctx.on("keepDeprecatedLabels") {
@@ -230,6 +269,11 @@ fn pod_spec(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
         bare_at(ctx, "terminationGracePeriodSeconds"),
     );
     spec.insert("hostNetwork".into(), Value::Bool(true));
+    // Kubernetes 1.33 turned user namespaces on by default; a host-network agent needs the
+    // host's.
+    if ctx.plan.has(Change::AgentPodSpec120) && ctx.plan.kube.at_least(1, 33) {
+        spec.insert("hostUsers".into(), Value::Bool(true));
+    }
     if ctx.on("dnsPolicy") {
         spec.insert("dnsPolicy".into(), bare_at(ctx, "dnsPolicy"));
     }
@@ -243,11 +287,14 @@ fn pod_spec(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
             spec.insert(key.into(), v);
         }
     }
+    let aliases_opted_out =
+        ctx.plan.has(Change::AgentPodSpec120) && ctx.on("clustermesh.disableKubernetesHostAliases");
     if ctx.on("clustermesh.config.enabled")
         && !(ctx.on("clustermesh.useAPIServer")
             && ctx.on("clustermesh.apiserver.kvstoremesh.enabled"))
+        && !aliases_opted_out
     {
-        let aliases = host_aliases(ctx);
+        let aliases = host_aliases(ctx)?;
         if !aliases.is_empty() {
             spec.insert("hostAliases".into(), Value::Array(aliases));
         }
@@ -257,20 +304,64 @@ fn pod_spec(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
 }
 
 /// Remote clusters' etcd names resolved to their addresses, when no KVStoreMesh is in between.
-fn host_aliases(ctx: &Ctx) -> Vec<Value> {
+fn host_aliases(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let domain = quote(ctx.v("clustermesh.config.domain"));
     let mut out = Vec::new();
-    if let Value::Array(clusters) = ctx.v("clustermesh.config.clusters") {
-        for cluster in clusters {
-            let name = quote(&cluster["name"]);
-            if let Value::Array(ips) = &cluster["ips"] {
-                for ip in ips {
-                    out.push(tree!({"ip": bare(ip), "hostnames": [format!("{name}.{domain}")]}));
-                }
+    for cluster in mesh_clusters(ctx)? {
+        let name = quote(&cluster["name"]);
+        if let Value::Array(ips) = &cluster["ips"] {
+            for ip in ips {
+                out.push(tree!({"ip": bare(ip), "hostnames": [format!("{name}.{domain}")]}));
             }
         }
     }
-    out
+    Ok(out)
+}
+
+/// The remote clusters as the chart's `clustermesh-clusters` helper yields them from 1.19: a
+/// map (name to settings) or a list, clusters with `enabled: false` left out, keyed and so
+/// ordered by name (a later entry of the same name replaces an earlier one). Before 1.19 the
+/// list is read as it is.
+fn mesh_clusters(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
+    let path = "clustermesh.config.clusters";
+    let clusters = ctx.v(path);
+    if !ctx.plan.has(Change::AgentHostAliasesFromClusterMap) {
+        return Ok(match clusters {
+            Value::Array(list) => list.clone(),
+            _ => Vec::new(),
+        });
+    }
+    let enabled = |c: &Value| c.get("enabled") != Some(&Value::Bool(false));
+    let mut by_name = std::collections::BTreeMap::new();
+    match clusters {
+        Value::Object(map) => {
+            for (name, cluster) in map {
+                if !cluster.is_object() {
+                    return Err(ctx.invalid(path, "each cluster must be a map of its settings"));
+                }
+                if enabled(cluster) {
+                    let mut c = cluster.clone();
+                    c["name"] = s(name);
+                    by_name.insert(name.clone(), c);
+                }
+            }
+        }
+        Value::Array(list) => {
+            for cluster in list {
+                if !cluster.is_object() {
+                    return Err(ctx.invalid(path, "each cluster must be a map of its settings"));
+                }
+                if enabled(cluster) {
+                    let Some(name) = cluster["name"].as_str() else {
+                        return Err(ctx.invalid(path, "each cluster needs a name (a string)"));
+                    };
+                    by_name.insert(name.to_string(), cluster.clone());
+                }
+            }
+        }
+        _ => return Err(ctx.invalid(path, "must be a map or a list of clusters")),
+    }
+    Ok(by_name.into_values().collect())
 }
 
 /// The agent's health endpoint on loopback, as the probes reach it.
@@ -290,7 +381,11 @@ fn health_get(ctx: &Ctx, require_k8s: bool) -> Result<Value, RenderError> {
     Ok(tree!({
         "host": host,
         "path": "/healthz",
-        "port": bare_at(ctx, "healthPort"),
+        "port": if ctx.plan.has(Change::AgentHealthPortNamed) {
+            s("health")
+        } else {
+            bare_at(ctx, "healthPort")
+        },
         "scheme": "HTTP",
         "httpHeaders": headers,
     }))
@@ -407,26 +502,7 @@ fn agent_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     if let Some(r) = with(ctx.v("resources")) {
         c.insert("resources".into(), r);
     }
-    if ctx.on("prometheus.enabled") || a.hubble_metrics {
-        let mut ports = vec![port(
-            "peer-service",
-            bare_at(ctx, "hubble.peerService.targetPort"),
-        )];
-        if ctx.on("prometheus.enabled") {
-            ports.push(port("prometheus", bare_at(ctx, "prometheus.port")));
-            if ctx.on("envoy.prometheus.enabled") && !a.envoy_ds {
-                ports.push(port("envoy-metrics", bare_at(ctx, "envoy.prometheus.port")));
-            }
-            if ctx.on("envoy.debug.admin.enabled")
-                && ctx.on("envoy.debug.admin.port")
-                && !a.envoy_ds
-            {
-                ports.push(port("envoy-admin", bare_at(ctx, "envoy.debug.admin.port")));
-            }
-        }
-        if a.hubble_metrics {
-            ports.push(port("hubble-metrics", bare_at(ctx, "hubble.metrics.port")));
-        }
+    if let Some(ports) = agent_ports(ctx, a) {
         c.insert("ports".into(), Value::Array(ports));
     }
     c.insert(
@@ -439,6 +515,42 @@ fn agent_container(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     );
     c.insert("volumeMounts".into(), Value::Array(agent_mounts(ctx, a)?));
     Ok(Value::Object(c))
+}
+
+/// The agent container's ports. From 1.19 the health port is always declared (the probes
+/// name it) and Hubble's peer port follows Hubble itself; before, the list existed only with
+/// metrics and always began with the peer port.
+fn agent_ports(ctx: &Ctx, a: &Agent) -> Option<Vec<Value>> {
+    let mut ports = Vec::new();
+    if ctx.plan.has(Change::AgentHealthPortNamed) {
+        ports.push(port("health", bare_at(ctx, "healthPort")));
+        if ctx.on("hubble.enabled") {
+            ports.push(port(
+                "peer-service",
+                bare_at(ctx, "hubble.peerService.targetPort"),
+            ));
+        }
+    } else if ctx.on("prometheus.enabled") || a.hubble_metrics {
+        ports.push(port(
+            "peer-service",
+            bare_at(ctx, "hubble.peerService.targetPort"),
+        ));
+    } else {
+        return None;
+    }
+    if ctx.on("prometheus.enabled") {
+        ports.push(port("prometheus", bare_at(ctx, "prometheus.port")));
+        if ctx.on("envoy.prometheus.enabled") && !a.envoy_ds {
+            ports.push(port("envoy-metrics", bare_at(ctx, "envoy.prometheus.port")));
+        }
+        if ctx.on("envoy.debug.admin.enabled") && ctx.on("envoy.debug.admin.port") && !a.envoy_ds {
+            ports.push(port("envoy-admin", bare_at(ctx, "envoy.debug.admin.port")));
+        }
+    }
+    if a.hubble_metrics {
+        ports.push(port("hubble-metrics", bare_at(ctx, "hubble.metrics.port")));
+    }
+    Some(ports)
 }
 
 /// The bundled AWS iptables clean-up script, as the chart embeds it in a YAML block: the text
@@ -518,6 +630,9 @@ fn agent_mounts(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
             bare_at(ctx, "encryption.ipsec.mountPath"),
         ));
     }
+    if ztunnel(ctx)? {
+        m.push(mount("cilium-ztunnel-secrets", s("/etc/ztunnel")));
+    }
     if ctx.on("kubeConfigPath") {
         m.push(mount_ro("kube-config", bare_at(ctx, "kubeConfigPath")));
     }
@@ -530,7 +645,10 @@ fn agent_mounts(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     if hubble_tls(ctx) {
         m.push(mount_ro("hubble-tls", s("/var/lib/cilium/tls/hubble")));
     }
-    m.push(mount("tmp", s("/tmp")));
+    match &a.config_map_source {
+        None => m.push(mount("tmp", s("/tmp"))),
+        Some(_) => m.push(mount_ro("cilium-config-path", s("/tmp/cilium/config-map"))),
+    }
     m.extend(host_path_mounts(ctx)?.0);
     if ctx.on("hubble.metrics.dynamic.enabled") {
         m.push(mount_ro(
@@ -553,6 +671,12 @@ fn spire_socket_dir(ctx: &Ctx) -> Value {
 
 fn ipsec(ctx: &Ctx) -> Result<bool, RenderError> {
     Ok(ctx.on("encryption.enabled") && eq_text(ctx, "encryption.type", "ipsec")?)
+}
+
+fn ztunnel(ctx: &Ctx) -> Result<bool, RenderError> {
+    Ok(ctx.plan.has(Change::ZtunnelEncryption)
+        && ctx.on("encryption.enabled")
+        && eq_text(ctx, "encryption.type", "ztunnel")?)
 }
 
 fn hubble_metrics_tls(ctx: &Ctx, a: &Agent) -> bool {
@@ -614,51 +738,15 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     let fallback = s("FallbackToLogsOnError");
     let mut out = Vec::new();
 
-    // config: assembles the agent's configuration into /tmp for the agent to read.
-    let mut c = a.container("config");
-    with_resources(&mut c, &init_resources);
-    let mut command = vec![s("cilium-dbg"), s("build-config")];
-    for (path, flag) in [
-        ("daemon.configSources", "--source"),
-        ("daemon.allowedConfigOverrides", "--allow-config-keys"),
-        ("daemon.blockedConfigOverrides", "--deny-config-keys"),
-    ] {
-        let v = ctx.v(path);
-        if !v.is_null() {
-            command.push(s(&format!("{flag}={}", print(v))));
-        }
+    if a.config_map_source.is_none() {
+        out.push(config_container(ctx, a, &init_resources)?);
     }
-    if ctx.on("kubeConfigPath") {
-        command.push(s(&format!(
-            "--k8s-kubeconfig-path={}",
-            ctx.text("kubeConfigPath")
-        )));
-    }
-    if ctx.plan.has(Change::AgentApiServerUrls) {
-        if let Some(urls) = ctx
-            .v("k8s")
-            .as_object()
-            .and_then(|k| k.get("apiServerURLs"))
-        {
-            command.push(s(&format!("--k8s-api-server-urls={}", quote(urls))));
-        }
-    }
-    c.insert("command".into(), Value::Array(command));
-    let mut env = vec![
-        field_env("K8S_NODE_NAME", "spec.nodeName"),
-        field_env("CILIUM_K8S_NAMESPACE", "metadata.namespace"),
-    ];
-    env.extend(a.api_server_env.iter().cloned());
-    env.extend(list_items(ctx, "extraEnv")?);
-    c.insert("env".into(), Value::Array(env));
-    let mut mounts = vec![mount("tmp", s("/tmp"))];
-    if ctx.on("kubeConfigPath") {
-        mounts.push(mount_ro("kube-config", bare_at(ctx, "kubeConfigPath")));
-    }
-    mounts.extend(list_items(ctx, "extraVolumeMounts")?);
-    c.insert("volumeMounts".into(), Value::Array(mounts));
-    c.insert("terminationMessagePolicy".into(), fallback.clone());
-    out.push(Value::Object(c));
+    // The scripts below were written for sh until 1.19.3 made them bash scripts.
+    let shell = if ctx.plan.has(Change::AgentInitScriptsBash) {
+        "bash"
+    } else {
+        "sh"
+    };
 
     let host_tool_mounts = tree!([
         {"name": "hostproc", "mountPath": "/hostproc"},
@@ -674,10 +762,14 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
                 {"name": "BIN_PATH", "value": bare_at(ctx, "cni.binPath")},
             ]),
         );
-        with_resources(&mut c, &with(ctx.v("cgroup.autoMount.resources")));
+        let mut resources = with(ctx.v("cgroup.autoMount.resources"));
+        if resources.is_none() && ctx.plan.has(Change::AgentMountCgroupInitResources) {
+            resources = init_resources.clone();
+        }
+        with_resources(&mut c, &resources);
         c.insert(
             "command".into(),
-            tree!(["sh", "-ec", "cp /usr/bin/cilium-mount /hostbin/cilium-mount;\nnsenter --cgroup=/hostproc/1/ns/cgroup --mount=/hostproc/1/ns/mnt \"${BIN_PATH}/cilium-mount\" $CGROUP_ROOT;\nrm /hostbin/cilium-mount\n"]),
+            tree!([shell, "-ec", "cp /usr/bin/cilium-mount /hostbin/cilium-mount;\nnsenter --cgroup=/hostproc/1/ns/cgroup --mount=/hostproc/1/ns/mnt \"${BIN_PATH}/cilium-mount\" $CGROUP_ROOT;\nrm /hostbin/cilium-mount\n"]),
         );
         c.insert("volumeMounts".into(), host_tool_mounts.clone());
         c.insert("terminationMessagePolicy".into(), fallback.clone());
@@ -697,7 +789,7 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         );
         c.insert(
             "command".into(),
-            tree!(["sh", "-ec", "cp /usr/bin/cilium-sysctlfix /hostbin/cilium-sysctlfix;\nnsenter --mount=/hostproc/1/ns/mnt \"${BIN_PATH}/cilium-sysctlfix\";\nrm /hostbin/cilium-sysctlfix\n"]),
+            tree!([shell, "-ec", "cp /usr/bin/cilium-sysctlfix /hostbin/cilium-sysctlfix;\nnsenter --mount=/hostproc/1/ns/mnt \"${BIN_PATH}/cilium-sysctlfix\";\nrm /hostbin/cilium-sysctlfix\n"]),
         );
         c.insert("volumeMounts".into(), host_tool_mounts);
         c.insert("terminationMessagePolicy".into(), fallback.clone());
@@ -735,7 +827,7 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         );
         c.insert(
             "command".into(),
-            tree!(["sh", "-c", format!("until test -s {}; do\n  echo \"Waiting on node-init to run...\";\n  sleep 1;\ndone\n", go_quote(&file))]),
+            tree!([shell, "-c", format!("until test -s {}; do\n  echo \"Waiting on node-init to run...\";\n  sleep 1;\ndone\n", go_quote(&file))]),
         );
         c.insert("terminationMessagePolicy".into(), fallback.clone());
         c.insert(
@@ -803,6 +895,72 @@ fn init_containers(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     }
     out.extend(list_items(ctx, "extraInitContainers")?);
     Ok(out)
+}
+
+/// `config`: assembles the agent's configuration into /tmp for the agent to read.
+fn config_container(
+    ctx: &Ctx,
+    a: &Agent,
+    init_resources: &Option<Value>,
+) -> Result<Value, RenderError> {
+    let mut c = a.container("config");
+    if let Some(r) = init_resources {
+        c.insert("resources".into(), r.clone());
+    }
+    let mut command = vec![s("cilium-dbg"), s("build-config")];
+    for (path, flag) in [
+        ("daemon.configSources", "--source"),
+        ("daemon.allowedConfigOverrides", "--allow-config-keys"),
+        ("daemon.blockedConfigOverrides", "--deny-config-keys"),
+    ] {
+        let v = ctx.v(path);
+        if !v.is_null() {
+            command.push(s(&format!("{flag}={}", print(v))));
+        }
+    }
+    if ctx.on("kubeConfigPath") {
+        command.push(s(&format!(
+            "--k8s-kubeconfig-path={}",
+            ctx.text("kubeConfigPath")
+        )));
+    }
+    if ctx.plan.has(Change::AgentApiServerUrls) {
+        if let Some(urls) = ctx
+            .v("k8s")
+            .as_object()
+            .and_then(|k| k.get("apiServerURLs"))
+            .filter(|urls| !urls.is_null())
+        {
+            command.push(s(&format!("--k8s-api-server-urls={}", quote(urls))));
+        }
+    }
+    c.insert("command".into(), Value::Array(command));
+    let mut env = vec![
+        field_env("K8S_NODE_NAME", "spec.nodeName"),
+        field_env("CILIUM_K8S_NAMESPACE", "metadata.namespace"),
+    ];
+    env.extend(a.api_server_env.iter().cloned());
+    env.extend(list_items(ctx, "extraEnv")?);
+    c.insert("env".into(), Value::Array(env));
+    let mut mounts = vec![mount("tmp", s("/tmp"))];
+    if ctx.on("kubeConfigPath") {
+        mounts.push(mount_ro("kube-config", bare_at(ctx, "kubeConfigPath")));
+    }
+    mounts.extend(list_items(ctx, "extraVolumeMounts")?);
+    c.insert("volumeMounts".into(), Value::Array(mounts));
+    c.insert(
+        "terminationMessagePolicy".into(),
+        s("FallbackToLogsOnError"),
+    );
+    if ctx.plan.has(Change::AgentConfigInitSecurityContext) {
+        let sc = if a.privileged {
+            tree!({"privileged": true})
+        } else {
+            tree!({"capabilities": {"add": ["NET_ADMIN"], "drop": ["ALL"]}})
+        };
+        c.insert("securityContext".into(), sc);
+    }
+    Ok(Value::Object(c))
 }
 
 fn node_init_bootstrap(ctx: &Ctx) -> bool {
@@ -917,10 +1075,35 @@ fn secret_name(ctx: &Ctx, path: &str, default: &str) -> Value {
     }
 }
 
+/// Where the agent's configuration comes from: the ConfigMap named in `daemon.configSources`,
+/// or the `tmp` volume the `config` init container fills (`tmpVolume` from 1.19, else an
+/// emptyDir).
+fn config_volume(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
+    if let Some(name) = &a.config_map_source {
+        return Ok(tree!({"name": "cilium-config-path", "configMap": {"name": name.clone()}}));
+    }
+    let mut volume = tree!({"name": "tmp"});
+    let custom = ctx.v("tmpVolume");
+    if ctx.plan.has(Change::AgentTmpVolume) && truthy(custom) {
+        let Value::Object(fields) = custom else {
+            return Err(ctx.invalid(
+                "tmpVolume",
+                "must be a map (a volume source such as emptyDir)",
+            ));
+        };
+        for (k, v) in fields {
+            volume[k.as_str()] = v.clone();
+        }
+    } else {
+        volume["emptyDir"] = tree!({});
+    }
+    Ok(volume)
+}
+
 fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     let dir_or_create = Some("DirectoryOrCreate");
     let mut v = vec![
-        tree!({"name": "tmp", "emptyDir": {}}),
+        config_volume(ctx, a)?,
         host_path("cilium-run", bare_at(ctx, "daemon.runPath"), dir_or_create),
         host_path("cilium-netns", s("/var/run/netns"), dir_or_create),
         host_path("bpf-maps", s("/sys/fs/bpf"), dir_or_create),
@@ -1026,6 +1209,12 @@ fn volumes(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         v.push(tree!({
             "name": "cilium-ipsec-secrets",
             "secret": {"secretName": bare_at(ctx, "encryption.ipsec.secretName")},
+        }));
+    }
+    if ztunnel(ctx)? {
+        v.push(tree!({
+            "name": "cilium-ztunnel-secrets",
+            "secret": {"secretName": "cilium-ztunnel-secrets"},
         }));
     }
     if ctx.on("cni.configMap") {

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::{agent_on, bare_at};
 use crate::components::common::{
     dashboard_configmaps, envoy_daemonset_enabled, labels, merged, metadata, scrape_endpoint,
-    Dashboards,
+    with_chart_label, Dashboards,
 };
 use crate::components::Ctx;
 use crate::error::RenderError;
@@ -26,13 +26,16 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     Ok(out)
 }
 
+/// The agent's own labels as its Service and dashboards carry them.
+const AGENT_LABELS: &[(&str, &str)] = &[
+    ("k8s-app", "cilium"),
+    ("app.kubernetes.io/name", "cilium-agent"),
+    ("app.kubernetes.io/part-of", "cilium"),
+];
+
 fn agent_labels(ctx: &Ctx) -> Value {
     labels(
-        &[
-            ("k8s-app", "cilium"),
-            ("app.kubernetes.io/name", "cilium-agent"),
-            ("app.kubernetes.io/part-of", "cilium"),
-        ],
+        &with_chart_label(ctx, AGENT_LABELS),
         &[ctx.v("commonLabels")],
     )
 }
@@ -101,7 +104,10 @@ fn endpoint(ctx: &Ctx, port: &str, prefix: &str, scrape_timeout: bool) -> Value 
 }
 
 fn service_monitor(ctx: &Ctx) -> Result<Value, RenderError> {
-    let fixed = super::super::common::monitor_labels(ctx, "cilium-agent", true);
+    let fixed = with_chart_label(
+        ctx,
+        &super::super::common::monitor_labels(ctx, "cilium-agent", true),
+    );
     let sm_labels = labels(
         &fixed,
         &[
@@ -160,11 +166,7 @@ fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
             enabled: "dashboards.enabled",
             alternative: "false",
             values: "dashboards",
-            app_labels: &[
-                ("k8s-app", "cilium"),
-                ("app.kubernetes.io/name", "cilium-agent"),
-                ("app.kubernetes.io/part-of", "cilium"),
-            ],
+            app_labels: &with_chart_label(ctx, AGENT_LABELS),
             annotations: &[ctx.v("dashboards.annotations"), ctx.v("annotations")],
         },
     )

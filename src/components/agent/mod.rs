@@ -117,6 +117,86 @@ mod tests {
         assert!(after.is_empty());
     }
 
+    fn daemonset(version: &str, yaml: &str) -> Value {
+        let objects = agent(version, &format!("{NO_AWS}{yaml}")).expect("renders");
+        find(&objects, "DaemonSet", "cilium")
+            .expect("DaemonSet")
+            .clone()
+    }
+
+    #[test]
+    fn probes_name_the_health_port_from_1_19() {
+        let probe_port = |v: &str| {
+            daemonset(v, "")["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]
+                ["httpGet"]["port"]
+                .clone()
+        };
+        assert_eq!(probe_port("1.18.12"), serde_json::json!(9879.0));
+        assert_eq!(probe_port("1.19.0"), s("health"));
+    }
+
+    #[test]
+    fn a_single_config_map_source_replaces_the_config_init_container() {
+        let ds = daemonset("1.19.6", "daemon: {configSources: \"config-map:mine\"}\n");
+        let spec = &ds["spec"]["template"]["spec"];
+        assert!(spec["initContainers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["name"] != "config"));
+        assert_eq!(spec["volumes"][0]["configMap"]["name"], s("mine"));
+        // Two sources still need the init container to merge them.
+        let ds = daemonset(
+            "1.19.6",
+            "daemon: {configSources: \"config-map:a,config-map:b\"}\n",
+        );
+        assert_eq!(
+            ds["spec"]["template"]["spec"]["initContainers"][0]["name"],
+            s("config")
+        );
+    }
+
+    #[test]
+    fn bgp_v1_rbac_follows_each_release() {
+        let listed = |v: &str| {
+            let objects = agent(v, NO_AWS).expect("renders");
+            let role = find(&objects, "ClusterRole", "cilium").expect("ClusterRole");
+            role["rules"].as_array().unwrap().iter().any(|r| {
+                r["resources"]
+                    .as_array()
+                    .is_some_and(|l| l.contains(&s("ciliumbgppeeringpolicies")))
+            })
+        };
+        assert!(listed("1.18.12"));
+        assert!(!listed("1.19.0"));
+        assert!(!listed("1.19.3"));
+        assert!(listed("1.19.4"));
+        assert!(!listed("1.20.0"));
+    }
+
+    #[test]
+    fn init_scripts_switch_to_bash_in_1_19_3() {
+        let shell = |v: &str| {
+            daemonset(v, "")["spec"]["template"]["spec"]["initContainers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == "mount-cgroup")
+                .expect("mount-cgroup")["command"][0]
+                .clone()
+        };
+        assert_eq!(shell("1.19.2"), s("sh"));
+        assert_eq!(shell("1.19.3"), s("bash"));
+    }
+
+    #[test]
+    fn host_aliases_skip_disabled_clusters_from_1_19() {
+        let yaml = "clustermesh: {config: {enabled: true, clusters: {b: {ips: [10.0.0.2]}, a: {ips: [10.0.0.1], enabled: false}}}}\n";
+        let aliases = &daemonset("1.19.0", yaml)["spec"]["template"]["spec"]["hostAliases"];
+        assert_eq!(aliases.as_array().map(Vec::len), Some(1));
+        assert_eq!(aliases[0]["hostnames"][0], s("b.mesh.cilium.io"));
+    }
+
     #[test]
     fn probe_host_needs_a_boolean() {
         let yaml = format!("{NO_AWS}ipv4: {{enabled: \"yes\"}}\n");

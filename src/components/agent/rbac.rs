@@ -35,6 +35,11 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     Ok(out)
 }
 
+/// The chart's own label on every agent RBAC object (the ServiceAccount aside).
+fn part_of<'a>(ctx: &'a Ctx) -> Vec<(&'a str, &'a str)> {
+    common::with_chart_label(ctx, &[PART_OF])
+}
+
 fn common(ctx: &Ctx) -> Value {
     ctx.v("commonLabels").clone()
 }
@@ -65,7 +70,12 @@ pub(crate) fn agent_rules(ctx: &Ctx, read_secrets: bool) -> Vec<Value> {
     // From 1.18.5 Secrets are listed and watched with the other core objects; before, they could
     // only be got, in a rule of their own further down.
     let secrets_in_core_rule = ctx.plan.has(Change::AgentSecretsInCoreRule);
-    let mut core = vec!["namespaces", "services", "pods", "endpoints", "nodes"];
+    let rbac_120 = ctx.plan.has(Change::AgentRbac120);
+    let mut core = vec!["namespaces", "services", "pods"];
+    if !rbac_120 {
+        core.push("endpoints");
+    }
+    core.push("nodes");
     if read_secrets && secrets_in_core_rule {
         core.push("secrets");
     }
@@ -103,31 +113,37 @@ pub(crate) fn agent_rules(ctx: &Ctx, read_secrets: bool) -> Vec<Value> {
     if read_secrets && !secrets_in_core_rule {
         rules.push(rule(&[""], &["secrets"], &["get"]));
     }
-    rules.push(rule(
-        &["cilium.io"],
-        &[
-            "ciliumloadbalancerippools",
-            "ciliumbgppeeringpolicies",
-            "ciliumbgpnodeconfigs",
-            "ciliumbgpadvertisements",
-            "ciliumbgppeerconfigs",
-            "ciliumclusterwideenvoyconfigs",
-            "ciliumclusterwidenetworkpolicies",
-            "ciliumegressgatewaypolicies",
-            "ciliumendpoints",
-            "ciliumendpointslices",
-            "ciliumenvoyconfigs",
-            "ciliumidentities",
-            "ciliumlocalredirectpolicies",
-            "ciliumnetworkpolicies",
-            "ciliumnodes",
-            "ciliumnodeconfigs",
-            "ciliumcidrgroups",
-            "ciliuml2announcementpolicies",
-            "ciliumpodippools",
-        ],
-        &["list", "watch"],
-    ));
+    // BGPv1 peering policies left the list in 1.19.0, came back in 1.19.4 and left for good
+    // in 1.20.
+    let bgp_v1 = !ctx.plan.has(Change::BgpV1RbacDropped)
+        || (ctx.plan.has(Change::BgpV1RbacRestored) && !rbac_120);
+    let mut crds = vec!["ciliumloadbalancerippools"];
+    if bgp_v1 {
+        crds.push("ciliumbgppeeringpolicies");
+    }
+    crds.extend([
+        "ciliumbgpnodeconfigs",
+        "ciliumbgpadvertisements",
+        "ciliumbgppeerconfigs",
+        "ciliumclusterwideenvoyconfigs",
+        "ciliumclusterwidenetworkpolicies",
+        "ciliumegressgatewaypolicies",
+        "ciliumendpoints",
+        "ciliumendpointslices",
+        "ciliumenvoyconfigs",
+        "ciliumidentities",
+        "ciliumlocalredirectpolicies",
+        "ciliumnetworkpolicies",
+        "ciliumnodes",
+        "ciliumnodeconfigs",
+        "ciliumcidrgroups",
+        "ciliuml2announcementpolicies",
+        "ciliumpodippools",
+    ]);
+    if rbac_120 {
+        crds.push("ciliumdatapathplugins");
+    }
+    rules.push(rule(&["cilium.io"], &crds, &["list", "watch"]));
     rules.push(rule(
         &["cilium.io"],
         &["ciliumidentities", "ciliumendpoints", "ciliumnodes"],
@@ -154,6 +170,13 @@ pub(crate) fn agent_rules(ctx: &Ctx, read_secrets: bool) -> Vec<Value> {
         ],
         &["patch"],
     ));
+    if ctx.plan.has(Change::ClusterNetworkPolicy) && ctx.on("k8sClusterNetworkPolicy.enabled") {
+        rules.push(rule(
+            &["policy.networking.k8s.io"],
+            &["clusternetworkpolicies"],
+            &["get", "list", "watch"],
+        ));
+    }
     rules
 }
 
@@ -165,7 +188,7 @@ fn cluster_role(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "cilium",
             None,
-            Some(labels(&[PART_OF], &[&common(ctx)])),
+            Some(labels(&part_of(ctx), &[&common(ctx)])),
             with(ctx.v("annotations")),
         ),
         "rules": rules,
@@ -179,7 +202,7 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "cilium",
             None,
-            Some(labels(&[PART_OF], &[&common(ctx)])),
+            Some(labels(&part_of(ctx), &[&common(ctx)])),
             with(ctx.v("annotations")),
         ),
         "roleRef": {
@@ -198,7 +221,7 @@ fn config_role(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "cilium-config-agent",
             Some(&ctx.namespace()),
-            Some(labels(&[PART_OF], &[&common(ctx)])),
+            Some(labels(&part_of(ctx), &[&common(ctx)])),
             with(ctx.v("annotations")),
         ),
         "rules": [rule(&[""], &["configmaps"], &["get", "list", "watch"])],
@@ -212,7 +235,7 @@ fn config_role_binding(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "cilium-config-agent",
             Some(&ctx.namespace()),
-            Some(labels(&[PART_OF], &[&common(ctx)])),
+            Some(labels(&part_of(ctx), &[&common(ctx)])),
             with(ctx.v("annotations")),
         ),
         "roleRef": {
@@ -283,8 +306,9 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
         false,
     );
 
-    // TLS interception: before 1.18.7 the Role followed the operator's settings and the binding
-    // only preflight, so both could render without the agent.
+    // TLS interception: before 1.18.7 (and again in 1.19.0 alone) the Role followed the
+    // operator's settings and the binding only preflight, so both could render without the
+    // agent.
     let tls = read_secrets_only_from_secrets_namespace(ctx) && ctx.on("tls.secretsNamespace.name");
     let (role_on, binding_on) = if ctx.plan.has(Change::TlsInterceptionRbacFollowsAgent) {
         (on && tls, on && tls)
@@ -315,7 +339,7 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
                 "metadata": metadata(
                     g.role,
                     Some(&g.namespace),
-                    Some(labels(&[PART_OF], &[])),
+                    Some(labels(&part_of(ctx), &[])),
                     g.role_annotations.then(|| ctx.v("annotations").clone()),
                 ),
                 "rules": [rule(&[""], &["secrets"], &["get", "list", "watch"])],
@@ -328,7 +352,7 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
                 "metadata": metadata(
                     g.binding,
                     Some(&g.namespace),
-                    Some(labels(&[PART_OF], &[&common(ctx)])),
+                    Some(labels(&part_of(ctx), &[&common(ctx)])),
                     g.binding_annotations.then(|| ctx.v("annotations").clone()),
                 ),
                 "roleRef": {

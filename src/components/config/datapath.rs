@@ -77,6 +77,15 @@ pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
     if has(ctx, "bpf.policyMapMax") {
         data.s("bpf-policy-map-max", int_text("bpf.policyMapMax"));
     }
+    if ctx.plan.has(Change::ConfigKeysAdded119)
+        && ctx.v("bpf.policyMapPressureMetricsThreshold").is_number()
+    {
+        data.qv(
+            ctx,
+            "bpf-policy-map-pressure-metrics-threshold",
+            "bpf.policyMapPressureMetricsThreshold",
+        );
+    }
     if ctx.plan.has(Change::EndpointPolicyUpdateTimeout)
         && ctx.on("endpointPolicyUpdateTimeoutDuration")
     {
@@ -104,6 +113,10 @@ pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
             data.qv(ctx, key, path);
         }
     }
+    // Gateway API's weighted TCP/UDP routes need Maglev to honour the annotation.
+    if gateway_api_forces_lb(ctx) {
+        data.s("bpf-lb-algorithm-annotation", "true");
+    }
     data.qv(ctx, "bpf-distributed-lru", "bpf.distributedLRU.enabled");
     data.qv(ctx, "bpf-events-drop-enabled", "bpf.events.drop.enabled");
     data.qv(
@@ -114,6 +127,11 @@ pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
     data.qv(ctx, "bpf-events-trace-enabled", "bpf.events.trace.enabled");
     data.dq(ctx, "preallocate-bpf-maps", "bpf.preallocateMaps")?;
     Ok(())
+}
+
+/// From 1.20 Gateway API forces the LB algorithm annotation and host-namespace-only socket LB.
+fn gateway_api_forces_lb(ctx: &Ctx) -> bool {
+    ctx.plan.has(Change::GatewayApiForcesLbAnnotations) && ctx.on("gatewayAPI.enabled")
 }
 
 /// Cluster identity, routing and tunnelling, cloud IPAM integrations and CNI chaining.
@@ -139,10 +157,16 @@ pub fn routing(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErro
             "with aksbyocni.enabled=true the chart requires routingMode \"tunnel\" (or leaving it unset)",
         ));
     }
+    // From 1.19 ENI mode routes natively by default, as GKE does.
+    let native_default =
+        gke || (ctx.plan.has(Change::CloudNodeSpecConfig) && ctx.on("eni.enabled"));
     if truthy(routing_mode) {
         data.q("routing-mode", routing_mode);
     } else {
-        data.s("routing-mode", if gke { "native" } else { "tunnel" });
+        data.s(
+            "routing-mode",
+            if native_default { "native" } else { "tunnel" },
+        );
     }
     let tunnel = ctx.v("tunnelProtocol");
     if truthy(tunnel) {
@@ -168,6 +192,9 @@ pub fn routing(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErro
             "serviceNoBackendResponse",
         )?;
     }
+    if ctx.plan.has(Change::ConfigKeysAdded119) && ctx.on("policyDenyResponse") {
+        data.dq(ctx, "policy-deny-response", "policyDenyResponse")?;
+    }
     data.qv_when(ctx, on, "mtu", "MTU");
     eni(ctx, data);
     if ctx.on("azure.enabled") {
@@ -181,11 +208,44 @@ pub fn routing(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErro
         );
         data.q("azure-use-primary-address", &d.azure_use_primary_address);
     }
+    let node_spec = ctx.plan.has(Change::CloudNodeSpecConfig);
+    if node_spec && ctx.on("azure.nodeSpec.azureInterfaceName") {
+        data.qv(
+            ctx,
+            "azure-interface-name",
+            "azure.nodeSpec.azureInterfaceName",
+        );
+    }
     if ctx.on("alibabacloud.enabled") {
         data.s("enable-endpoint-routes", "true");
         data.s("auto-create-cilium-node-resource", "true");
     }
+    if node_spec {
+        join_when_set(
+            ctx,
+            data,
+            "alibabacloud.nodeSpec",
+            &[
+                ("alibabacloud-vswitches", "vSwitches"),
+                ("alibabacloud-vswitch-tags", "vSwitchTags"),
+                ("alibabacloud-security-groups", "securityGroups"),
+                ("alibabacloud-security-group-tags", "securityGroupTags"),
+            ],
+        );
+    }
     data.qv_when(ctx, has, "enable-l7-proxy", "l7Proxy");
+    if ctx.plan.has(Change::StandaloneDnsProxyConfig) && ctx.on("standaloneDnsProxy.enabled") {
+        data.qv(
+            ctx,
+            "enable-standalone-dns-proxy",
+            "standaloneDnsProxy.enabled",
+        );
+        data.qv(
+            ctx,
+            "standalone-dns-proxy-server-port",
+            "standaloneDnsProxy.serverPort",
+        );
+    }
     if !d.chaining_is("none") {
         data.put(
             "cni-chaining-mode",
@@ -200,15 +260,30 @@ pub fn routing(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErro
     Ok(())
 }
 
+/// Each `(key, field)` of the map at `base` whose value is set, joined with commas.
+fn join_when_set(ctx: &Ctx, data: &mut Data, base: &str, rows: &[(&str, &str)]) {
+    for (key, field) in rows {
+        let path = format!("{base}.{field}");
+        if ctx.on(&path) {
+            data.s(key, join(ctx.v(&path), ","));
+        }
+    }
+}
+
 /// Native routing with masquerading needs the CIDR that is routable without masquerading.
 fn native_routing_checks(ctx: &Ctx, d: &Derived) -> Result<(), RenderError> {
     let agent_masq = ctx.on("ipMasqAgent.enabled");
     let cloud_ipam = matches!(d.ipam.as_str(), Some("eni" | "alibabacloud"));
+    // From 1.20 the cluster pool itself can supply the CIDR.
+    let from_pool = ctx.plan.has(Change::NativeRoutingCidrFromClusterPool)
+        && d.ipam.as_str() == Some("cluster-pool")
+        && ctx.on("nativeRoutingCIDRFromClusterPool");
     if ctx.on("ipv4.enabled")
         && ctx.on("enableIPv4Masquerade")
         && !agent_masq
         && !cloud_ipam
         && !ctx.on("ipv4NativeRoutingCIDR")
+        && !from_pool
     {
         return Err(ctx.invalid(
             "ipv4NativeRoutingCIDR",
@@ -219,6 +294,7 @@ fn native_routing_checks(ctx: &Ctx, d: &Derived) -> Result<(), RenderError> {
         && ctx.on("enableIPv6Masquerade")
         && !agent_masq
         && !ctx.on("ipv6NativeRoutingCIDR")
+        && !from_pool
     {
         return Err(ctx.invalid(
             "ipv6NativeRoutingCIDR",
@@ -243,6 +319,9 @@ fn eni(ctx: &Ctx, data: &mut Data) {
         }
         data.qv(ctx, "ec2-api-endpoint", "eni.ec2APIEndpoint");
         data.s("eni-tags", tmpl::to_raw_json(ctx.v("eni.eniTags")));
+        if ctx.plan.has(Change::CloudNodeSpecConfig) && ctx.on("eni.nodeSpec") {
+            eni_node_spec(ctx, data);
+        }
         for (key, path, sep) in [
             ("subnet-ids-filter", "eni.subnetIDsFilter", " "),
             ("subnet-tags-filter", "eni.subnetTagsFilter", ","),
@@ -256,6 +335,44 @@ fn eni(ctx: &Ctx, data: &mut Data) {
     data.qv_when(ctx, on, "eni-gc-interval", "eni.gcInterval");
     if ctx.on("eni.gcTags") {
         data.s("eni-gc-tags", tmpl::to_raw_json(ctx.v("eni.gcTags")));
+    }
+}
+
+/// The ENI node defaults the operator applies to every node.
+fn eni_node_spec(ctx: &Ctx, data: &mut Data) {
+    if has(ctx, "eni.nodeSpec.firstInterfaceIndex") {
+        data.qv(
+            ctx,
+            "eni-first-interface-index",
+            "eni.nodeSpec.firstInterfaceIndex",
+        );
+    }
+    join_when_set(
+        ctx,
+        data,
+        "eni.nodeSpec",
+        &[
+            ("eni-subnet-ids", "subnetIDs"),
+            ("eni-subnet-tags", "subnetTags"),
+            ("eni-security-groups", "securityGroups"),
+            ("eni-security-group-tags", "securityGroupTags"),
+            ("eni-exclude-interface-tags", "excludeInterfaceTags"),
+        ],
+    );
+    for (key, field) in [
+        ("eni-use-primary-address", "usePrimaryAddress"),
+        ("eni-disable-prefix-delegation", "disablePrefixDelegation"),
+    ] {
+        if ctx.on(&format!("eni.nodeSpec.{field}")) {
+            data.s(key, "true");
+        }
+    }
+    if has(ctx, "eni.nodeSpec.deleteOnTermination") {
+        data.qv(
+            ctx,
+            "eni-delete-on-termination",
+            "eni.nodeSpec.deleteOnTermination",
+        );
     }
 }
 
@@ -273,6 +390,9 @@ pub fn masquerade_and_encryption(
     data.qv(ctx, "enable-ipv4-big-tcp", "enableIPv4BIGTCP");
     data.qv(ctx, "enable-ipv6-big-tcp", "enableIPv6BIGTCP");
     data.qv(ctx, "enable-ipv6-masquerade", "enableIPv6Masquerade");
+    if ctx.plan.has(Change::TunnelBigTcp) && !ctx.plan.has(Change::TunnelBigTcpDropped) {
+        data.qv(ctx, "enable-tunnel-big-tcp", "enableTunnelBIGTCP");
+    }
     data.qv_when(ctx, has, "enable-tcx", "bpf.enableTCX");
     data.qv_when(ctx, has, "datapath-mode", "bpf.datapathMode");
     if has(ctx, "bpf.masquerade") {
@@ -298,23 +418,7 @@ pub fn masquerade_and_encryption(
     if ctx.on("encryption.enabled") {
         encryption(ctx, data)?;
     }
-    if ctx.on("encryption.strictMode.enabled") {
-        data.qv(
-            ctx,
-            "enable-encryption-strict-mode",
-            "encryption.strictMode.enabled",
-        );
-        data.qv(
-            ctx,
-            "encryption-strict-mode-cidr",
-            "encryption.strictMode.cidr",
-        );
-        data.qv(
-            ctx,
-            "encryption-strict-mode-allow-remote-node-identities",
-            "encryption.strictMode.allowRemoteNodeIdentities",
-        );
-    }
+    strict_mode(ctx, data);
     data.qv(ctx, "enable-xt-socket-fallback", "enableXTSocketFallback");
     // Managed and chained setups keep conntrack for pod traffic.
     if ctx.on("azure.enabled")
@@ -347,6 +451,55 @@ pub fn masquerade_and_encryption(
     Ok(())
 }
 
+/// Encryption strict mode. Before 1.19 one direction with its own key names; 1.19 split it into
+/// ingress and egress and fed the old settings to the egress keys (later `egress` settings
+/// win), and 1.20 dropped the old settings.
+fn strict_mode(ctx: &Ctx, data: &mut Data) {
+    let sm = |p: &str| format!("encryption.strictMode.{p}");
+    if !ctx.plan.has(Change::StrictModeDirections) {
+        if ctx.on(&sm("enabled")) {
+            data.qv(ctx, "enable-encryption-strict-mode", &sm("enabled"));
+            data.qv(ctx, "encryption-strict-mode-cidr", &sm("cidr"));
+            data.qv(
+                ctx,
+                "encryption-strict-mode-allow-remote-node-identities",
+                &sm("allowRemoteNodeIdentities"),
+            );
+        }
+        return;
+    }
+    let egress_keys = |data: &mut Data, prefix: &str| {
+        data.qv(
+            ctx,
+            "enable-encryption-strict-mode-egress",
+            &sm(&format!("{prefix}enabled")),
+        );
+        data.qv(
+            ctx,
+            "encryption-strict-egress-cidr",
+            &sm(&format!("{prefix}cidr")),
+        );
+        data.qv(
+            ctx,
+            "encryption-strict-egress-allow-remote-node-identities",
+            &sm(&format!("{prefix}allowRemoteNodeIdentities")),
+        );
+    };
+    if !ctx.plan.has(Change::ConfigKeysRetired120) && ctx.on(&sm("enabled")) {
+        egress_keys(data, "");
+    }
+    if ctx.on(&sm("ingress.enabled")) {
+        data.qv(
+            ctx,
+            "enable-encryption-strict-mode-ingress",
+            &sm("ingress.enabled"),
+        );
+    }
+    if ctx.on(&sm("egress.enabled")) {
+        egress_keys(data, "egress.");
+    }
+}
+
 /// IPsec or WireGuard, and node-to-node encryption.
 fn encryption(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
     match ctx.v("encryption.type").as_str() {
@@ -363,7 +516,8 @@ fn encryption(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
                     text::bare(ctx, "encryption.ipsec.keyFile", &file)?,
                 );
             }
-            if ctx.on("encryption.ipsec.interface") {
+            let retired = ctx.plan.has(Change::ConfigKeysRetired120);
+            if !retired && ctx.on("encryption.ipsec.interface") {
                 data.bare(ctx, "encrypt-interface", "encryption.ipsec.interface")?;
             }
             data.qv_when(
@@ -378,11 +532,13 @@ fn encryption(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
                     duration(ctx, "encryption.ipsec.keyRotationDuration")?,
                 );
             }
-            data.qv(
-                ctx,
-                "enable-ipsec-encrypted-overlay",
-                "encryption.ipsec.encryptedOverlay",
-            );
+            if !retired {
+                data.qv(
+                    ctx,
+                    "enable-ipsec-encrypted-overlay",
+                    "encryption.ipsec.encryptedOverlay",
+                );
+            }
         }
         Some("wireguard") => {
             data.qv(ctx, "enable-wireguard", "encryption.enabled");
@@ -392,6 +548,12 @@ fn encryption(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
                 "wireguard-persistent-keepalive",
                 "encryption.wireguard.persistentKeepalive",
             );
+        }
+        Some("ztunnel") if ctx.plan.has(Change::ZtunnelEncryption) => {
+            data.qv(ctx, "enable-ztunnel", "encryption.enabled");
+            if ctx.plan.has(Change::ConfigKeysAdded120) {
+                data.qv(ctx, "ztunnel-ca-type", "encryption.ztunnel.ca.type");
+            }
         }
         _ => {}
     }
@@ -440,7 +602,13 @@ pub fn services(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErr
         "enable-nat46x64-gateway",
         "nat46x64Gateway.enabled",
     );
-    if ctx.on("hostFirewall") && ctx.on("hostFirewall.enabled") {
+    if ctx.plan.has(Change::HostFirewallAlwaysWritten) {
+        // Read without a guard, so Helm fails when `hostFirewall` is not a map.
+        if !ctx.v("hostFirewall").is_object() {
+            return Err(ctx.invalid("hostFirewall", "must be a map (with `enabled`)"));
+        }
+        data.qv(ctx, "enable-host-firewall", "hostFirewall.enabled");
+    } else if ctx.on("hostFirewall") && ctx.on("hostFirewall.enabled") {
         data.qv(ctx, "enable-host-firewall", "hostFirewall.enabled");
     }
     if has(ctx, "devices") {
@@ -461,7 +629,15 @@ pub fn services(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErr
         };
         data.s("kube-proxy-replacement-healthz-bind-address", addr);
     }
-    socket_lb(&d.socket_lb, data);
+    if ctx.plan.has(Change::ConfigKeysAdded119) {
+        data.qv_when(
+            ctx,
+            has,
+            "enable-no-service-endpoints-routable",
+            "enableNoServiceEndpointsRoutable",
+        );
+    }
+    socket_lb(&d.socket_lb, gateway_api_forces_lb(ctx), data);
     if has(ctx, "nodePort") {
         node_port(ctx, kpr, data);
     }
@@ -473,16 +649,37 @@ pub fn services(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErr
         &[
             (has, "bpf-lb-maglev-table-size", "maglev.tableSize"),
             (has, "bpf-lb-maglev-hash-seed", "maglev.hashSeed"),
-            (on, "enable-session-affinity", "sessionAffinity"),
-            (on, "enable-svc-source-range-check", "svcSourceRangeCheck"),
-            (has, "enable-l2-neigh-discovery", "l2NeighDiscovery.enabled"),
         ],
+    );
+    if ctx.plan.has(Change::ConfigKeysAdded119) {
+        data.qv_when(
+            ctx,
+            on,
+            "ip-tracing-option-type",
+            "bpf.monitorTraceIPOption",
+        );
+    }
+    if !ctx.plan.has(Change::ConfigKeysRetired119) {
+        data.qv_each(
+            ctx,
+            &[
+                (on, "enable-session-affinity", "sessionAffinity"),
+                (on, "enable-svc-source-range-check", "svcSourceRangeCheck"),
+            ],
+        );
+    }
+    data.qv_when(
+        ctx,
+        has,
+        "enable-l2-neigh-discovery",
+        "l2NeighDiscovery.enabled",
     );
     Ok(())
 }
 
-/// `socketLB` (or its old name `hostServices`).
-fn socket_lb(socket_lb: &Value, data: &mut Data) {
+/// `socketLB` (or its old name `hostServices`); Gateway API may force host-namespace-only
+/// socket LB, though only when a socket LB block is given at all.
+fn socket_lb(socket_lb: &Value, force_host_ns_only: bool, data: &mut Data) {
     for (key, field) in [
         ("bpf-lb-sock", "enabled"),
         ("bpf-lb-sock-hostns-only", "hostNamespaceOnly"),
@@ -493,14 +690,16 @@ fn socket_lb(socket_lb: &Value, data: &mut Data) {
         ("trace-sock", "tracing"),
     ] {
         let v = &socket_lb[field];
-        if !v.is_null() {
+        if field == "hostNamespaceOnly" && force_host_ns_only && truthy(socket_lb) {
+            data.s(key, "true");
+        } else if !v.is_null() {
             data.q(key, v);
         }
     }
 }
 
 fn node_port(ctx: &Ctx, kpr: &str, data: &mut Data) {
-    if kpr == "false" {
+    if kpr == "false" && !ctx.plan.has(Change::ConfigKeysRetired119) {
         data.qv(ctx, "enable-node-port", "nodePort.enabled");
     }
     data.qv_when(ctx, has, "node-port-range", "nodePort.range");
@@ -519,6 +718,14 @@ fn node_port(ctx: &Ctx, kpr: &str, data: &mut Data) {
         "enable-health-check-nodeport",
         "nodePort.enableHealthCheck",
     );
+    if ctx.plan.has(Change::ConfigKeysAdded120) {
+        data.qv_when(
+            ctx,
+            has,
+            "enable-dynamic-source-lookup-nodeport",
+            "nodePort.enableDynamicSourceLookup",
+        );
+    }
     if ctx.on("gke.enabled") {
         data.s("enable-health-check-loadbalancer-ip", "true");
     } else {
@@ -538,7 +745,9 @@ fn node_port(ctx: &Ctx, kpr: &str, data: &mut Data) {
 }
 
 fn load_balancer(ctx: &Ctx, data: &mut Data) {
-    data.qv_when(ctx, on, "bpf-lb-only", "loadBalancer.standalone");
+    if !ctx.plan.has(Change::LbOnlyAndL2InterfaceRetired) {
+        data.qv_when(ctx, on, "bpf-lb-only", "loadBalancer.standalone");
+    }
     for (key, path) in [
         ("bpf-lb-mode", "loadBalancer.mode"),
         ("bpf-lb-algorithm", "loadBalancer.algorithm"),
@@ -550,7 +759,17 @@ fn load_balancer(ctx: &Ctx, data: &mut Data) {
             data.qv(ctx, key, path);
         }
     }
-    if has(ctx, "loadBalancer.protocolDifferentiation") {
+    if ctx.plan.has(Change::ConfigKeysAdded120) {
+        data.qv_when(
+            ctx,
+            has,
+            "lb-reflector-wait-time",
+            "loadBalancer.reflectorWaitTime",
+        );
+    }
+    if !ctx.plan.has(Change::ConfigKeysRetired119)
+        && has(ctx, "loadBalancer.protocolDifferentiation")
+    {
         data.qv(
             ctx,
             "bpf-lb-proto-diff",

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::text::{self, duration, join, text as txt};
 use super::{has, on, Data, Derived};
+use crate::components::common::upgrade_compat_at_least;
 use crate::components::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{self, print, truthy};
@@ -20,9 +21,12 @@ pub fn ipam(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> 
         );
     }
     if ctx.on("aksbyocni.enabled") {
-        data.s("ipam", "cluster-pool");
+        aks_byocni_ipam(ctx, data)?;
     } else {
         data.q("ipam", &d.ipam);
+    }
+    if ctx.plan.has(Change::CloudNodeSpecConfig) && ctx.on("ipam.nodeSpec") {
+        ipam_node_spec(ctx, data);
     }
     data.qv_when(
         ctx,
@@ -59,13 +63,52 @@ pub fn ipam(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> 
     Ok(())
 }
 
+/// With Azure's BYO CNI only cluster-pool and multi-pool are written (1.19 added multi-pool;
+/// before, cluster-pool was written whatever the mode).
+fn aks_byocni_ipam(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
+    if !ctx.plan.has(Change::CloudNodeSpecConfig) {
+        data.s("ipam", "cluster-pool");
+        return Ok(());
+    }
+    let mode = ctx.v("ipam.mode");
+    if !truthy(mode) || mode_is(ctx, "cluster-pool")? {
+        data.s("ipam", "cluster-pool");
+    } else if mode_is(ctx, "multi-pool")? {
+        data.s("ipam", "multi-pool");
+    }
+    Ok(())
+}
+
+/// `eq .Values.ipam.mode TEXT`, which Helm refuses for a mode that is not text.
+fn mode_is(ctx: &Ctx, text: &str) -> Result<bool, RenderError> {
+    tmpl::eq_text(ctx.v("ipam.mode"), text)
+        .ok_or_else(|| ctx.invalid("ipam.mode", "must be a string"))
+}
+
+/// The IPAM node defaults the operator applies to every node.
+fn ipam_node_spec(ctx: &Ctx, data: &mut Data) {
+    for (key, field) in [
+        ("ipam-min-allocate", "ipamMinAllocate"),
+        ("ipam-pre-allocate", "ipamPreAllocate"),
+        ("ipam-max-allocate", "ipamMaxAllocate"),
+    ] {
+        data.qv_when(ctx, has, key, &format!("ipam.nodeSpec.{field}"));
+    }
+    if ctx.on("ipam.nodeSpec.ipamStaticIPTags") {
+        data.s(
+            "ipam-static-ip-tags",
+            join(ctx.v("ipam.nodeSpec.ipamStaticIPTags"), ","),
+        );
+    }
+}
+
 fn cluster_pool(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
     for (family, enabled) in [("IPv4", "ipv4.enabled"), ("IPv6", "ipv6.enabled")] {
         if !ctx.on(enabled) {
             continue;
         }
         let removed = format!("ipam.operator.clusterPool{family}PodCIDR");
-        if has(ctx, &removed) {
+        if !ctx.plan.has(Change::ConfigKeysRetired119) && has(ctx, &removed) {
             return Err(ctx.invalid(
                 &removed,
                 format!("this value was removed; use ipam.operator.clusterPool{family}PodCIDRList (a list of CIDRs) instead"),
@@ -84,12 +127,50 @@ fn cluster_pool(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
             &format!("cluster-pool-{lower}-mask-size"),
             &format!("ipam.operator.clusterPool{family}MaskSize"),
         );
+        native_routing_cidr_from_pool(ctx, family, data)?;
     }
+    Ok(())
+}
+
+/// From 1.20 `nativeRoutingCIDRFromClusterPool` makes the only pool CIDR of a family its
+/// native-routing CIDR, unless one is set.
+fn native_routing_cidr_from_pool(
+    ctx: &Ctx,
+    family: &str,
+    data: &mut Data,
+) -> Result<(), RenderError> {
+    let own = format!("{}NativeRoutingCIDR", family.to_lowercase());
+    if !ctx.plan.has(Change::NativeRoutingCidrFromClusterPool)
+        || !ctx.on("nativeRoutingCIDRFromClusterPool")
+        || ctx.on(&own)
+    {
+        return Ok(());
+    }
+    let path = format!("ipam.operator.clusterPool{family}PodCIDRList");
+    let pools: Vec<Value> = match ctx.v(&path) {
+        Value::String(text) => text.split(' ').map(|p| Value::String(p.into())).collect(),
+        Value::Array(items) => items.clone(),
+        Value::Null => Vec::new(),
+        _ => return Err(ctx.invalid(&path, "must be a list of CIDRs")),
+    };
+    if pools.len() != 1 {
+        return Err(ctx.invalid(
+            &path,
+            format!(
+                "nativeRoutingCIDRFromClusterPool needs exactly one CIDR here; set {own} instead"
+            ),
+        ));
+    }
+    data.q(
+        &format!("{}-native-routing-cidr", family.to_lowercase()),
+        &pools[0],
+    );
     Ok(())
 }
 
 /// `name=ipv4-cidrs:a,b;ipv4-mask-size:N;ipv6-...` per pool, pools sorted by name.
 fn multi_pools(ctx: &Ctx) -> String {
+    let first_last_ip = ctx.plan.has(Change::ConfigKeysAdded120);
     let Value::Object(pools) = ctx.v("ipam.operator.autoCreateCiliumPodIPPools") else {
         return String::new();
     };
@@ -104,6 +185,16 @@ fn multi_pools(ctx: &Ctx) -> String {
                 }
                 attrs.push(format!("{family}-cidrs:{}", join(&f["cidrs"], ",")));
                 attrs.push(format!("{family}-mask-size:{}", print(&f["maskSize"])));
+            }
+            if first_last_ip {
+                for (attr, field) in [
+                    ("allow-first-ip", "allowFirstIP"),
+                    ("allow-last-ip", "allowLastIP"),
+                ] {
+                    if !spec[field].is_null() {
+                        attrs.push(format!("{attr}:{}", print(&spec[field])));
+                    }
+                }
             }
             format!("{name}={}", attrs.join(";"))
         })
@@ -140,14 +231,17 @@ pub fn networking(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), Render
     if ctx.on("crdWaitTimeout") {
         data.s("crd-wait-timeout", duration(ctx, "crdWaitTimeout")?);
     }
-    data.qv_when(
-        ctx,
-        on,
-        "enable-k8s-endpoint-slice",
-        "enableK8sEndpointSlice",
-    );
+    let retired_119 = ctx.plan.has(Change::ConfigKeysRetired119);
+    if !retired_119 {
+        data.qv_when(
+            ctx,
+            on,
+            "enable-k8s-endpoint-slice",
+            "enableK8sEndpointSlice",
+        );
+    }
     data.qv_when(ctx, has, "k8s-service-proxy-name", "k8s.serviceProxyName");
-    if ctx.on("customCalls") && ctx.on("customCalls.enabled") {
+    if !retired_119 && ctx.on("customCalls") && ctx.on("customCalls.enabled") {
         data.qv(ctx, "enable-custom-calls", "customCalls.enabled");
     }
     if ctx.on("l2announcements.enabled") {
@@ -175,7 +269,7 @@ pub fn networking(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), Render
                 "l2-pod-announcements-interface-pattern",
                 "l2podAnnouncements.interfacePattern",
             );
-        } else {
+        } else if !ctx.plan.has(Change::LbOnlyAndL2InterfaceRetired) {
             data.qv(
                 ctx,
                 "l2-pod-announcements-interface",
@@ -188,6 +282,13 @@ pub fn networking(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), Render
     }
     if ctx.on("pmtuDiscovery.enabled") {
         data.s("enable-pmtu-discovery", "true");
+    }
+    if ctx.plan.has(Change::ConfigKeysAdded119) {
+        data.qv(
+            ctx,
+            "packetization-layer-pmtud-mode",
+            "pmtuDiscovery.packetizationLayerPMTUDMode",
+        );
     }
     if !ctx.on("securityContext.privileged") {
         data.s("procfs", "/host/proc");
@@ -289,13 +390,17 @@ pub fn operator_and_dns(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), R
         data.s("set-cilium-is-up-condition", "true");
     }
     if ctx.on("operator.unmanagedPodWatcher.restart") {
-        data.qv(
-            ctx,
-            "unmanaged-pod-watcher-interval",
-            "operator.unmanagedPodWatcher.intervalSeconds",
-        );
+        unmanaged_pod_watcher_interval(ctx, data);
     } else {
         data.s("unmanaged-pod-watcher-interval", "0");
+    }
+    if ctx.plan.has(Change::ConfigKeysAdded119) && has(ctx, "operator.unmanagedPodWatcher.selector")
+    {
+        data.bare(
+            ctx,
+            "pod-restart-selector",
+            "operator.unmanagedPodWatcher.selector",
+        )?;
     }
     if ctx.on("dnsProxy") {
         dns_proxy(ctx, d, data);
@@ -307,6 +412,21 @@ pub fn operator_and_dns(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), R
         "agentNotReadyTaintKey",
     );
     Ok(())
+}
+
+/// The interval as given before 1.19; from 1.19 whole seconds with a unit (`15s`), at first only
+/// for numbers, from 1.19.2 for anything (Sprig's `int` makes other text 0).
+fn unmanaged_pod_watcher_interval(ctx: &Ctx, data: &mut Data) {
+    let key = "unmanaged-pod-watcher-interval";
+    let path = "operator.unmanagedPodWatcher.intervalSeconds";
+    let v = ctx.v(path);
+    let in_seconds = ctx.plan.has(Change::UnmanagedPodWatcherSecondsAlways)
+        || (ctx.plan.has(Change::UnmanagedPodWatcherSeconds) && v.is_number());
+    if in_seconds {
+        data.s(key, format!("{}s", tmpl::to_int64(v)));
+    } else {
+        data.qv(ctx, key, path);
+    }
 }
 
 fn dns_proxy(ctx: &Ctx, d: &Derived, data: &mut Data) {
@@ -388,36 +508,7 @@ pub fn auth_envoy_and_mesh(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<()
     if ctx.on("authentication.mutual.spire.enabled") {
         spire(ctx, data)?;
     }
-    let mut envoy_keys = vec![
-        (
-            "proxy-xff-num-trusted-hops-ingress",
-            "xffNumTrustedHopsL7PolicyIngress",
-        ),
-        (
-            "proxy-xff-num-trusted-hops-egress",
-            "xffNumTrustedHopsL7PolicyEgress",
-        ),
-        ("proxy-connect-timeout", "connectTimeoutSeconds"),
-        ("proxy-initial-fetch-timeout", "initialFetchTimeoutSeconds"),
-        (
-            "proxy-max-requests-per-connection",
-            "maxRequestsPerConnection",
-        ),
-        (
-            "proxy-max-connection-duration-seconds",
-            "maxConnectionDurationSeconds",
-        ),
-        ("proxy-idle-timeout-seconds", "idleTimeoutDurationSeconds"),
-        ("proxy-max-concurrent-retries", "maxConcurrentRetries"),
-        ("http-retry-count", "httpRetryCount"),
-    ];
-    if ctx.plan.has(Change::EnvoyStreamIdleTimeout) {
-        envoy_keys.push((
-            "http-stream-idle-timeout",
-            "streamIdleTimeoutDurationSeconds",
-        ));
-    }
-    for (key, field) in envoy_keys {
+    for (key, field) in envoy_proxy_keys(ctx) {
         data.qv(ctx, key, &format!("envoy.{field}"));
     }
     data.s("external-envoy-proxy", d.envoy_ds_text.clone());
@@ -441,42 +532,46 @@ pub fn auth_envoy_and_mesh(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<()
             ),
         ],
     );
+    if ctx.plan.has(Change::ConfigKeysAdded120) {
+        data.qv(
+            ctx,
+            "envoy-access-log-enabled",
+            "envoy.log.accessLogEnabled",
+        );
+    }
     data.qv(
         ctx,
         "envoy-keep-cap-netbindservice",
         "envoy.securityContext.capabilities.keepCapNetBindService",
     );
+    if let Some(mode) = envoy_xds_mode(ctx)? {
+        data.s("envoy-xds-mode", mode);
+    }
     data.qv_when(
         ctx,
         has,
         "max-connected-clusters",
         "clustermesh.maxConnectedClusters",
     );
-    for (key, path) in [
-        (
-            "clustermesh-enable-endpoint-sync",
-            "clustermesh.enableEndpointSliceSynchronization",
-        ),
-        (
-            "clustermesh-enable-mcs-api",
-            "clustermesh.enableMCSAPISupport",
-        ),
-        (
-            "policy-default-local-cluster",
-            "clustermesh.policyDefaultLocalCluster",
-        ),
+    clustermesh(ctx, data);
+    let mut rest = vec![
         ("nat-map-stats-entries", "nat.mapStatsEntries"),
         ("nat-map-stats-interval", "nat.mapStatsInterval"),
-        (
+    ];
+    if !ctx.plan.has(Change::ConfigKeysRetired119) {
+        rest.push((
             "enable-internal-traffic-policy",
             "enableInternalTrafficPolicy",
-        ),
+        ));
+    }
+    rest.extend([
         ("enable-lb-ipam", "enableLBIPAM"),
         (
             "enable-non-default-deny-policies",
             "enableNonDefaultDenyPolicies",
         ),
-    ] {
+    ]);
+    for (key, path) in rest {
         data.qv(ctx, key, path);
     }
     data.qv_when(
@@ -506,7 +601,144 @@ pub fn auth_envoy_and_mesh(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<()
             );
         }
     }
+    if ctx.plan.has(Change::DatapathPlugins) {
+        data.qv(ctx, "enable-datapath-plugins", "datapathPlugins.enabled");
+        data.qv(
+            ctx,
+            "datapath-plugins-state-dir",
+            "datapathPlugins.stateDir",
+        );
+    }
     Ok(())
+}
+
+/// The Envoy proxy limits and timeouts, each `envoy.FIELD` under its key, as the release has
+/// them.
+fn envoy_proxy_keys(ctx: &Ctx) -> Vec<(&'static str, &'static str)> {
+    let added_119 = ctx.plan.has(Change::ConfigKeysAdded119);
+    let added_120 = ctx.plan.has(Change::ConfigKeysAdded120);
+    let mut keys = vec![
+        (
+            "proxy-xff-num-trusted-hops-ingress",
+            "xffNumTrustedHopsL7PolicyIngress",
+        ),
+        (
+            "proxy-xff-num-trusted-hops-egress",
+            "xffNumTrustedHopsL7PolicyEgress",
+        ),
+        ("proxy-connect-timeout", "connectTimeoutSeconds"),
+        ("proxy-initial-fetch-timeout", "initialFetchTimeoutSeconds"),
+    ];
+    if added_119 {
+        keys.push((
+            "proxy-max-active-downstream-connections",
+            "maxGlobalDownstreamConnections",
+        ));
+    }
+    keys.extend([
+        (
+            "proxy-max-requests-per-connection",
+            "maxRequestsPerConnection",
+        ),
+        (
+            "proxy-max-connection-duration-seconds",
+            "maxConnectionDurationSeconds",
+        ),
+        ("proxy-idle-timeout-seconds", "idleTimeoutDurationSeconds"),
+        ("proxy-max-concurrent-retries", "maxConcurrentRetries"),
+    ]);
+    if added_119 {
+        keys.extend([
+            (
+                "proxy-use-original-source-address",
+                "useOriginalSourceAddress",
+            ),
+            ("proxy-cluster-max-connections", "clusterMaxConnections"),
+        ]);
+        if added_120 {
+            keys.push((
+                "proxy-cluster-max-pending-requests",
+                "clusterMaxPendingRequests",
+            ));
+        }
+        keys.push(("proxy-cluster-max-requests", "clusterMaxRequests"));
+    }
+    keys.push(("http-retry-count", "httpRetryCount"));
+    if ctx.plan.has(Change::EnvoyStreamIdleTimeout) {
+        keys.push((
+            "http-stream-idle-timeout",
+            "streamIdleTimeoutDurationSeconds",
+        ));
+    }
+    if added_120 {
+        keys.push(("envoy-node-locality-enabled", "nodeLocality.enabled"));
+    }
+    keys
+}
+
+/// The chart's `envoyXdsMode` helper (1.20): the configured mode when set, else `ads` for
+/// installs that started on 1.20 or later; nothing when that leaves it empty.
+fn envoy_xds_mode(ctx: &Ctx) -> Result<Option<String>, RenderError> {
+    if !ctx.plan.has(Change::EnvoyXdsMode) {
+        return Ok(None);
+    }
+    let configured = ctx.v("envoy.xdsMode");
+    let mode = if !configured.is_null() {
+        print(configured)
+    } else if upgrade_compat_at_least(ctx, 1, 20)? {
+        "ads".to_string()
+    } else {
+        String::new()
+    };
+    Ok((!mode.is_empty()).then_some(mode))
+}
+
+/// The Cluster Mesh keys.
+fn clustermesh(ctx: &Ctx, data: &mut Data) {
+    let added_119 = ctx.plan.has(Change::ConfigKeysAdded119);
+    if added_119 {
+        data.qv(ctx, "clustermesh-cache-ttl", "clustermesh.cacheTTL");
+    }
+    data.qv(
+        ctx,
+        "clustermesh-enable-endpoint-sync",
+        "clustermesh.enableEndpointSliceSynchronization",
+    );
+    // 1.19 added `mcsapi.enabled` beside the older switch (Go's `or` yields the first true
+    // operand, else the last); 1.20 reads only the new one.
+    let legacy = ctx.v("clustermesh.enableMCSAPISupport");
+    let mcs = if !added_119 {
+        legacy
+    } else if ctx.plan.has(Change::ConfigKeysRetired120) {
+        ctx.v("clustermesh.mcsapi.enabled")
+    } else {
+        let new = ctx.v("clustermesh.mcsapi.enabled");
+        if truthy(new) {
+            new
+        } else {
+            legacy
+        }
+    };
+    data.q("clustermesh-enable-mcs-api", mcs);
+    if added_119 {
+        data.qv(
+            ctx,
+            "clustermesh-mcs-api-install-crds",
+            "clustermesh.mcsapi.installCRDs",
+        );
+    }
+    if ctx.plan.has(Change::ConfigKeysAdded120) {
+        data.qv(
+            ctx,
+            "clustermesh-default-global-namespace",
+            "clustermesh.defaultGlobalNamespace",
+        );
+    }
+    data.qv(
+        ctx,
+        "policy-default-local-cluster",
+        "clustermesh.policyDefaultLocalCluster",
+    );
 }
 
 fn spire(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {

@@ -1,6 +1,7 @@
 //! Agent-wide keys: kvstore, identities, debugging and metrics, Envoy-backed features and their
 //! secrets, address families, and the node/CNI settings.
 
+use crate::changes::Change;
 use serde_json::Value;
 
 use super::text::{self, dquoted, duration, folded, join, map_to_string, text as txt};
@@ -143,6 +144,27 @@ pub fn proxies_and_secrets(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<()
         );
         data.s("enable-metrics", "true");
     }
+    if ctx.plan.has(Change::OperatorPrometheusTlsConfig)
+        && ctx.on("operator.prometheus.enabled")
+        && ctx.on("operator.prometheus.tls.enabled")
+    {
+        let dir = "/var/lib/cilium/tls/prometheus";
+        data.s("operator-prometheus-enable-tls", "true");
+        data.s(
+            "operator-prometheus-tls-cert-file",
+            format!("{dir}/server.crt"),
+        );
+        data.s(
+            "operator-prometheus-tls-key-file",
+            format!("{dir}/server.key"),
+        );
+        if ctx.on("operator.prometheus.tls.server.mtls.enabled") {
+            data.s(
+                "operator-prometheus-tls-client-ca-files",
+                format!("{dir}/client-ca.crt"),
+            );
+        }
+    }
     if ctx.on("operator.skipCRDCreation") {
         data.s("skip-crd-creation", "true");
     }
@@ -193,6 +215,9 @@ pub fn proxies_and_secrets(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<()
     }
     data.qv(ctx, "enable-ipv4", "ipv4.enabled");
     data.qv(ctx, "enable-ipv6", "ipv6.enabled");
+    if ctx.plan.has(Change::ConfigKeysAdded120) && prefer_ipv6(ctx)? {
+        data.s("prefer-ipv6", "true");
+    }
     if ctx.on("cleanState") {
         data.s("clean-cilium-state", "true");
     }
@@ -200,6 +225,16 @@ pub fn proxies_and_secrets(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<()
         data.s("clean-cilium-bpf-state", "true");
     }
     Ok(())
+}
+
+/// `eq .Values.preferIpv6 true`: only the boolean true counts, and Go refuses to compare any
+/// other set value with a boolean.
+pub(super) fn prefer_ipv6(ctx: &Ctx) -> Result<bool, RenderError> {
+    match ctx.v("preferIpv6") {
+        Value::Bool(b) => Ok(*b),
+        Value::Null => Ok(false),
+        _ => Err(ctx.invalid("preferIpv6", "must be true or false")),
+    }
 }
 
 fn ingress(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
@@ -227,6 +262,14 @@ fn ingress(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
     );
     data.bare(ctx, "ingress-default-lb-mode", &ic("loadbalancerMode"))?;
     data.bare(ctx, "ingress-shared-lb-service-name", &ic("service.name"))?;
+    if ctx.plan.has(Change::ConfigKeysAdded120) {
+        data.qv(
+            ctx,
+            "ingress-default-xff-num-trusted-hops",
+            &ic("xffNumTrustedHops"),
+        );
+        data.qv(ctx, "ingress-use-remote-address", &ic("useRemoteAddress"));
+    }
     if ctx.on(&ic("defaultSecretNamespace")) && ctx.on(&ic("defaultSecretName")) {
         data.qv(
             ctx,
@@ -245,6 +288,18 @@ fn ingress(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
         "ingress-hostnetwork-shared-listener-port",
         &ic("hostNetwork.sharedListenerPort"),
     );
+    if ctx.plan.has(Change::ConfigKeysAdded120) {
+        for (key, field) in [
+            ("ingress-hostnetwork-http-listener-port", "httpPort"),
+            ("ingress-hostnetwork-https-listener-port", "httpsPort"),
+            (
+                "ingress-hostnetwork-tls-passthrough-listener-port",
+                "tlsPassthroughPort",
+            ),
+        ] {
+            data.qv(ctx, key, &ic(&format!("hostNetwork.{field}")));
+        }
+    }
     data.s(
         "ingress-hostnetwork-nodelabelselector",
         map_to_string(ctx.v(&ic("hostNetwork.nodes.matchLabels"))),
@@ -278,6 +333,13 @@ fn gateway_api(ctx: &Ctx, data: &mut Data) {
         "gateway-api-xff-num-trusted-hops",
         &gw("xffNumTrustedHops"),
     );
+    if ctx.plan.has(Change::ConfigKeysAdded120) {
+        data.qv(
+            ctx,
+            "gateway-api-use-remote-address",
+            &gw("useRemoteAddress"),
+        );
+    }
     data.qv(
         ctx,
         "gateway-api-service-externaltrafficpolicy",
@@ -311,6 +373,14 @@ pub fn node_and_cni(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), Rende
                 &format!("{path}.address"),
             );
             data.qv(ctx, &format!("{prefix}-port"), &format!("{path}.port"));
+            if ctx.plan.has(Change::ConfigKeysAdded119) {
+                for (key, field) in [
+                    ("mutex-profile-fraction", "mutexProfileFraction"),
+                    ("block-profile-rate", "blockProfileRate"),
+                ] {
+                    data.qv(ctx, &format!("{prefix}-{key}"), &format!("{path}.{field}"));
+                }
+            }
         }
     }
     data.qv_when(ctx, on, "log-system-load", "logSystemLoad");
@@ -343,6 +413,9 @@ pub fn node_and_cni(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), Rende
         "enable-k8s-networkpolicy",
         "k8sNetworkPolicy.enabled",
     );
+    if ctx.plan.has(Change::ClusterNetworkPolicy) && ctx.on("k8sClusterNetworkPolicy.enabled") {
+        data.s("enable-k8s-cluster-network-policy", "true");
+    }
     data.qv(
         ctx,
         "enable-endpoint-lockdown-on-policy-overflow",

@@ -1,8 +1,9 @@
 //! Hubble's keys: the server socket and buffers, metrics, redaction, flow export, the TLS
 //! listener and drop events.
 
-use super::text::{folded, join};
+use super::text::{duration, folded, join};
 use super::{has, Data, Derived};
+use crate::changes::Change;
 use crate::components::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::truthy;
@@ -22,6 +23,12 @@ pub fn hubble(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), RenderErro
             data.qv(ctx, key, path);
         }
     }
+    if ctx.plan.has(Change::ConfigKeysAdded119) && has(ctx, "hubble.lostEventSendInterval") {
+        data.s(
+            "hubble-lost-event-send-interval",
+            duration(ctx, "hubble.lostEventSendInterval")?,
+        );
+    }
     metrics(ctx, data)?;
     data.qv_when(
         ctx,
@@ -33,7 +40,7 @@ pub fn hubble(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), RenderErro
         redact(ctx, data)?;
     }
     if ctx.on("hubble.export") {
-        export(ctx, data);
+        export(ctx, data)?;
     }
     if has(ctx, "hubble.listenAddress") {
         data.qv(ctx, "hubble-listen-address", "hubble.listenAddress");
@@ -67,7 +74,9 @@ pub fn hubble(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), RenderErro
             join(ctx.v("hubble.dropEventEmitter.reasons"), " "),
         );
     }
+    let prefer_ipv6 = ctx.plan.has(Change::ConfigKeysAdded120) && super::general::prefer_ipv6(ctx)?;
     if ctx.v("hubble.preferIpv6") == &Value::Bool(true)
+        || prefer_ipv6
         || ctx.v("ipv4.enabled") == &Value::Bool(false)
     {
         data.s("hubble-prefer-ipv6", "true");
@@ -165,7 +174,7 @@ fn redact(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
             }
         }
     }
-    if ctx.on("hubble.redact.kafka") {
+    if !ctx.plan.has(Change::ConfigKeysRetired120) && ctx.on("hubble.redact.kafka") {
         data.qv(
             ctx,
             "hubble-redact-kafka-apikey",
@@ -176,7 +185,8 @@ fn redact(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
 }
 
 /// Static file export (older top-level size settings still win) and dynamic flow logs.
-fn export(ctx: &Ctx, data: &mut Data) {
+fn export(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
+    let added_119 = ctx.plan.has(Change::ConfigKeysAdded119);
     if ctx.on("hubble.export.static.enabled") {
         for (key, field) in [
             ("hubble-export-file-max-size-mb", "fileMaxSizeMb"),
@@ -191,16 +201,28 @@ fn export(ctx: &Ctx, data: &mut Data) {
             };
             data.q(key, v);
         }
+        if added_119 {
+            // The chart falls back to the static interval with `default`, after a helper that
+            // always prints something, so the static value is never read.
+            data.s(
+                "hubble-export-aggregation-interval",
+                duration(ctx, "hubble.export.aggregationInterval")?,
+            );
+        }
         data.qv(
             ctx,
             "hubble-export-file-path",
             "hubble.export.static.filePath",
         );
-        for (key, field) in [
-            ("hubble-export-fieldmask", "fieldMask"),
+        let mut lists = vec![("hubble-export-fieldmask", "fieldMask")];
+        if added_119 {
+            lists.push(("hubble-export-fieldaggregate", "fieldAggregate"));
+        }
+        lists.extend([
             ("hubble-export-allowlist", "allowList"),
             ("hubble-export-denylist", "denyList"),
-        ] {
+        ]);
+        for (key, field) in lists {
             data.s(
                 key,
                 join(ctx.v(&format!("hubble.export.static.{field}")), " "),
@@ -213,4 +235,5 @@ fn export(ctx: &Ctx, data: &mut Data) {
             "/flowlog-config/flowlogs.yaml",
         );
     }
+    Ok(())
 }

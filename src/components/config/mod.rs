@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 
 use super::common;
 use super::Ctx;
+use crate::changes::Change;
 use crate::error::RenderError;
 use crate::tmpl::{self, print, truthy};
 
@@ -214,11 +215,14 @@ impl Derived {
         let since = |minor: u64| compat.is_none_or(|(major, m)| (major, m) >= (1, minor));
         let since_1_8 = since(8);
         let mut kpr_default = "false";
-        if since_1_8 {
-            kpr_default = "probe";
-        }
-        if since(12) {
-            kpr_default = "disabled";
+        // The pre-1.14 defaults (which the chart then refuses) are gone from 1.19.
+        if !ctx.plan.has(Change::KprLegacyDefaultsDropped) {
+            if since_1_8 {
+                kpr_default = "probe";
+            }
+            if since(12) {
+                kpr_default = "disabled";
+            }
         }
         if since(14) {
             kpr_default = "false";
@@ -254,8 +258,12 @@ impl Derived {
         } else {
             "true"
         };
+        let mut ipam = coalesce(&[ctx.v("ipam.mode")]).unwrap_or_else(|| tree!("cluster-pool"));
+        if ctx.plan.has(Change::CloudNodeSpecConfig) && ctx.on("eni.enabled") {
+            ipam = tree!("eni");
+        }
         Ok(Derived {
-            ipam: coalesce(&[ctx.v("ipam.mode")]).unwrap_or_else(|| tree!("cluster-pool")),
+            ipam,
             kube_proxy_replacement,
             chaining,
             envoy_ds_text: envoy_daemonset_text(ctx)?,
@@ -394,6 +402,56 @@ mod tests {
             json!("a=ipv6-cidrs:fd00::/104;ipv6-mask-size:<nil>,b=ipv4-cidrs:10.1.0.0/16,10.2.0.0/16;ipv4-mask-size:24")
         );
         assert_eq!(d["metrics"], json!("+a -b"));
+    }
+
+    #[test]
+    fn unmanaged_pod_watcher_interval_per_release() {
+        let interval =
+            |v: &str, user: &str| data(v, user)["unmanaged-pod-watcher-interval"].clone();
+        assert_eq!(interval("1.18.12", ""), json!("15"));
+        assert_eq!(interval("1.19.0", ""), json!("15s"));
+        let text = "operator: {unmanagedPodWatcher: {intervalSeconds: \"20\"}}\n";
+        assert_eq!(interval("1.19.1", text), json!("20"));
+        assert_eq!(interval("1.19.2", text), json!("20s"));
+    }
+
+    #[test]
+    fn tunnel_big_tcp_lived_in_1_19_0_to_1_19_2() {
+        let has_key = |v: &str| data(v, "").get("enable-tunnel-big-tcp").is_some();
+        assert!(!has_key("1.18.12"));
+        assert!(has_key("1.19.2"));
+        assert!(!has_key("1.19.3"));
+    }
+
+    #[test]
+    fn strict_mode_directions() {
+        let user = "encryption: {strictMode: {enabled: true, cidr: 10.0.0.0/8, egress: {enabled: true, cidr: 10.1.0.0/16}}}\n";
+        assert_eq!(
+            data("1.18.12", user)["encryption-strict-mode-cidr"],
+            json!("10.0.0.0/8")
+        );
+        // The egress settings are written after the deprecated ones and win.
+        assert_eq!(
+            data("1.19.6", user)["encryption-strict-egress-cidr"],
+            json!("10.1.0.0/16")
+        );
+        let legacy_only = "encryption: {strictMode: {enabled: true, cidr: 10.0.0.0/8}}\n";
+        assert_eq!(
+            data("1.19.6", legacy_only)["encryption-strict-egress-cidr"],
+            json!("10.0.0.0/8")
+        );
+        assert!(data("1.20.0", legacy_only)
+            .get("encryption-strict-egress-cidr")
+            .is_none());
+    }
+
+    #[test]
+    fn envoy_xds_mode_follows_upgrade_compatibility() {
+        assert_eq!(data("1.20.0", "")["envoy-xds-mode"], json!("ads"));
+        assert!(data("1.20.0", "upgradeCompatibility: \"1.19\"\n")
+            .get("envoy-xds-mode")
+            .is_none());
+        assert!(data("1.19.6", "").get("envoy-xds-mode").is_none());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The chart's own refusals (validate.yaml): values Helm will not render, refused here too, each
 //! with what would be accepted instead.
 
+use crate::changes::Change;
 use serde_json::Value;
 
 use super::super::common::{semver, upgrade_compat_at_least};
@@ -392,6 +393,50 @@ fn misc_checks(ctx: &Ctx) -> Result<(), RenderError> {
     Ok(())
 }
 
+/// The checks 1.19 and 1.20 added.
+fn newer_checks(ctx: &Ctx) -> Result<(), RenderError> {
+    if ctx.plan.has(Change::StandaloneDnsProxyConfig)
+        && ctx.on("standaloneDnsProxy.enabled")
+        && go_int(ctx.v("dnsProxy.proxyPort")) == 0
+    {
+        return Err(ctx.invalid(
+            "dnsProxy.proxyPort",
+            "the standalone DNS proxy shares the agent's DNS proxy port: set it to a non-zero port such as 10094",
+        ));
+    }
+    if ctx.plan.has(Change::TproxyNetkitRefused)
+        && ctx.on("bpf.tproxy")
+        && matches!(
+            ctx.v("bpf.datapathMode").as_str(),
+            Some("netkit" | "netkit-l2")
+        )
+    {
+        return Err(ctx.invalid(
+            "bpf.tproxy",
+            "transparent proxying does not work with the netkit datapath (cilium/cilium#39892): turn bpf.tproxy off or use bpf.datapathMode veth",
+        ));
+    }
+    if !ctx.plan.has(Change::ValidateChecks120) {
+        return Ok(());
+    }
+    let tls = "clustermesh.apiserver.tls";
+    if ctx.on("clustermesh.useAPIServer") && !ctx.on(&format!("{tls}.auto.enabled")) {
+        for cert in ["server", "admin", "remote"] {
+            let path = format!("{tls}.{cert}.cert");
+            if ctx.on(&path) {
+                return Err(ctx.invalid(
+                    &path,
+                    "certificates and keys can no longer be given as values: enable clustermesh.apiserver.tls.auto or create the Secrets yourself",
+                ));
+            }
+        }
+    }
+    if ctx.v("ipam.mode").as_str() == Some("eni") && !ctx.on("eni.enabled") {
+        return Err(ctx.invalid("ipam.mode", "\"eni\" needs eni.enabled set to true"));
+    }
+    Ok(())
+}
+
 /// Every check of validate.yaml; the first failing one is reported.
 pub(super) fn validate(ctx: &Ctx) -> Result<(), RenderError> {
     removed_options(ctx)?;
@@ -400,6 +445,7 @@ pub(super) fn validate(ctx: &Ctx) -> Result<(), RenderError> {
     l7_checks(ctx)?;
     cluster_checks(ctx)?;
     clustermesh_checks(ctx)?;
+    newer_checks(ctx)?;
     Ok(())
 }
 
