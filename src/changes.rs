@@ -68,6 +68,11 @@ changes! {
     /// Most templates label their objects (and pod templates) with `helm.sh/chart`; each
     /// component says which of its objects do (`common::with_chart_label`).
     HelmChartLabel => ["1.20.0"],
+    // ---- 1.19 and 1.20, shared by cilium-config, the operator and Cluster Mesh ----
+    /// `clustermesh.mcsapi.enabled` turns the MCS-API on, beside `enableMCSAPISupport`.
+    McsApiEnabledValue => ["1.19.0"],
+    /// `clustermesh.enableMCSAPISupport` no longer has an effect; only `mcsapi.enabled` does.
+    McsApiLegacyFlagRetired => ["1.20.0"],
     // ---- 1.19 and 1.20: the agent and cilium-config ----
     /// The agent container declares its health port, the probes reach it by the name `health`,
     /// and Hubble's peer port is declared whenever Hubble is on (not only with metrics).
@@ -154,17 +159,10 @@ changes! {
     /// `nativeRoutingCIDRFromClusterPool` takes the native-routing CIDRs from the single
     /// cluster-pool CIDR.
     NativeRoutingCidrFromClusterPool => ["1.20.0"],
-    /// cilium-config carries the Envoy xDS mode (`ads` by default for fresh installs).
-    EnvoyXdsMode => ["1.20.0"],
     /// The chart refuses clustermesh certificates given as values, and `ipam.mode: eni` without
     /// `eni.enabled`.
     ValidateChecks120 => ["1.20.0"],
     // ---- 1.19 and 1.20: the operator, pre-flight, ingress and Gateway API ----
-    /// `clustermesh.mcsapi.enabled` turns on the operator's MCS-API side (env, mounts, RBAC)
-    /// like `clustermesh.enableMCSAPISupport` did.
-    OperatorFollowsMcsapiEnabled => ["1.19.0"],
-    /// `clustermesh.enableMCSAPISupport` no longer affects the operator.
-    OperatorIgnoresEnableMcsApiSupport => ["1.20.0"],
     /// With Ingress or Gateway API the operator writes EndpointSlices, and it may delete
     /// CiliumEndpointSlice collections.
     OperatorEndpointSliceRules => ["1.19.0"],
@@ -267,8 +265,8 @@ changes! {
     // ---- 1.19 and 1.20: clustermesh and its CoreDNS MCS-API job ----
     /// The clustermesh etcd runs with `--enable-grpc-gateway=false`.
     ClustermeshEtcdNoGrpcGateway => ["1.19.0"],
-    /// `clustermesh.mcsapi.enabled` turns the MCS-API on next to `enableMCSAPISupport`, and
-    /// `mcsapi.corednsAutoConfigure` adds a Job (with its RBAC) that sets up CoreDNS for it.
+    /// `clustermesh.mcsapi.corednsAutoConfigure` adds a Job (with its RBAC) that sets up
+    /// CoreDNS for the MCS-API.
     ClustermeshMcsApiBlock => ["1.19.0"],
     /// KVStoreMesh takes `--clustermesh-cache-ttl` from `clustermesh.cacheTTL`.
     ClustermeshCacheTtl => ["1.19.0"],
@@ -285,8 +283,6 @@ changes! {
     /// The cert-manager server Certificate writes commonLabels and annotations each under its
     /// own condition (before, labels were looked up inside `clustermesh.annotations`).
     ClustermeshServerCertificateMetadata => ["1.19.4"],
-    /// `clustermesh.enableMCSAPISupport` no longer has an effect; only `mcsapi.enabled` does.
-    ClustermeshMcsApiLegacyFlagRemoved => ["1.20.0"],
     /// The apiserver's ClusterRole no longer reads `endpoints`.
     ClustermeshRbacWithoutEndpoints => ["1.20.0"],
     /// The apiserver's and KVStoreMesh's etcd QPS come from `etcdQPS` values.
@@ -320,8 +316,9 @@ changes! {
     Ztunnel => ["1.19.2"],
     /// The bootstrap's xDS cluster gets the same circuit breakers as the proxy clusters.
     EnvoyXdsClusterLimits => ["1.20.0"],
-    /// `envoy.xdsMode` (by default `ads` unless `upgradeCompatibility` is below 1.20): in the
-    /// ADS modes the bootstrap fetches listeners and clusters over one aggregated stream.
+    /// `envoy.xdsMode` (by default `ads` unless `upgradeCompatibility` is below 1.20) reaches
+    /// cilium-config, and in the ADS modes the bootstrap fetches listeners and clusters over one
+    /// aggregated stream.
     EnvoyXdsMode => ["1.20.0"],
     /// `envoy.nodeLocality.enabled`: an init container looks the node's zone up for Envoy,
     /// with a locality cluster in the bootstrap and a ClusterRole to read nodes.

@@ -114,10 +114,9 @@ impl State {
 /// Whether the MCS-API is on: `enableMCSAPISupport` until 1.19 added `mcsapi.enabled`, which
 /// alone counts from 1.20.
 pub(crate) fn mcs_api_enabled(ctx: &Ctx) -> bool {
-    let block =
-        ctx.plan.has(Change::ClustermeshMcsApiBlock) && ctx.on("clustermesh.mcsapi.enabled");
-    let legacy = !ctx.plan.has(Change::ClustermeshMcsApiLegacyFlagRemoved)
-        && ctx.on("clustermesh.enableMCSAPISupport");
+    let block = ctx.plan.has(Change::McsApiEnabledValue) && ctx.on("clustermesh.mcsapi.enabled");
+    let legacy =
+        !ctx.plan.has(Change::McsApiLegacyFlagRetired) && ctx.on("clustermesh.enableMCSAPISupport");
     block || legacy
 }
 

@@ -7,7 +7,6 @@ use serde_json::Value;
 
 use super::text::{self, duration, join, text as txt};
 use super::{has, on, Data, Derived};
-use crate::components::common::upgrade_compat_at_least;
 use crate::components::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{self, print, truthy};
@@ -682,14 +681,7 @@ fn envoy_xds_mode(ctx: &Ctx) -> Result<Option<String>, RenderError> {
     if !ctx.plan.has(Change::EnvoyXdsMode) {
         return Ok(None);
     }
-    let configured = ctx.v("envoy.xdsMode");
-    let mode = if !configured.is_null() {
-        print(configured)
-    } else if upgrade_compat_at_least(ctx, 1, 20)? {
-        "ads".to_string()
-    } else {
-        String::new()
-    };
+    let mode = crate::components::envoy::xds_mode(ctx)?;
     Ok((!mode.is_empty()).then_some(mode))
 }
 
@@ -707,9 +699,9 @@ fn clustermesh(ctx: &Ctx, data: &mut Data) {
     // 1.19 added `mcsapi.enabled` beside the older switch (Go's `or` yields the first true
     // operand, else the last); 1.20 reads only the new one.
     let legacy = ctx.v("clustermesh.enableMCSAPISupport");
-    let mcs = if !added_119 {
+    let mcs = if !ctx.plan.has(Change::McsApiEnabledValue) {
         legacy
-    } else if ctx.plan.has(Change::ConfigKeysRetired120) {
+    } else if ctx.plan.has(Change::McsApiLegacyFlagRetired) {
         ctx.v("clustermesh.mcsapi.enabled")
     } else {
         let new = ctx.v("clustermesh.mcsapi.enabled");

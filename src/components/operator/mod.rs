@@ -124,14 +124,9 @@ pub(super) fn metadata_pod(labels: Value, annotations: Option<Value>) -> Value {
 
 // ---------------------------------------------------------------------------------------------
 
-/// Whether the operator runs the MCS-API controllers: `clustermesh.mcsapi.enabled`, and the
-/// older `clustermesh.enableMCSAPISupport` while the chart still reads it.
+/// Whether the operator runs the MCS-API controllers (the chart's one MCS-API switch).
 fn mcsapi(ctx: &Ctx) -> bool {
-    let new =
-        ctx.plan.has(Change::OperatorFollowsMcsapiEnabled) && ctx.on("clustermesh.mcsapi.enabled");
-    let old = !ctx.plan.has(Change::OperatorIgnoresEnableMcsApiSupport)
-        && ctx.on("clustermesh.enableMCSAPISupport");
-    new || old
+    crate::components::clustermesh::mcs_api_enabled(ctx)
 }
 
 /// Whether the operator needs the clustermesh configuration (EndpointSlice sync or MCS-API).
