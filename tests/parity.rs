@@ -12,7 +12,9 @@
 //! nulls count as absent; `*-checksum` annotations must be 64 hex digits; certgen Job name hashes are
 //! 10 hex digits; our content-hash annotation is ignored. Where Helm refuses the values, the
 //! renderer must refuse them too. A scenario that needs the chart archive is refused, naming the
-//! value, when the archive is absent.
+//! value, when the archive is absent. One addition: where the values hold a value that only other
+//! supported releases have, Helm ignores it and the renderer refuses it by design
+//! (`known_keys`); that refusal passes, and the run ends with how many there were.
 //!
 //! Without `../shared` or without a working Python, the pairs that cannot be checked are reported
 //! on one line and ignored; with `CI=true` they fail instead.
@@ -25,12 +27,17 @@ mod scenario;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use cilium_cmp::chart::ChartFiles;
+use cilium_cmp::RenderError;
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+/// Pairs whose values hold a value of another release, which the renderer refuses by design.
+static REFUSED_AS_OTHER_RELEASE: AtomicUsize = AtomicUsize::new(0);
 
 /// What the references are rendered with; part of every cached reference's key.
 const HELM_TOOL: &str = "helm-python-sdk==0.2.2";
@@ -400,6 +407,12 @@ fn check(setup: &Setup, case: &Case, reference: Option<Reference>) -> Result<(),
         (Ok(_), Reference::Refused) => {
             return Err("Helm refuses these values, the renderer did not".into())
         }
+        // Helm ignores values its chart does not know; the renderer refuses, by design, those
+        // that another supported release has (renamed, removed or not yet there).
+        (Err(RenderError::OtherRelease { .. }), Reference::Rendered(_)) => {
+            REFUSED_AS_OTHER_RELEASE.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
         (Err(e), Reference::Rendered(_)) => return Err(format!("render failed: {e}").into()),
     };
     let reference_text = std::fs::read_to_string(&out.1).map_err(|e| e.to_string())?;
@@ -513,7 +526,12 @@ fn main() -> ExitCode {
             Trial::test(name, move || check(&setup, &case, reference))
         })
         .collect();
-    libtest_mimic::run(&args, trials).exit_code()
+    let conclusion = libtest_mimic::run(&args, trials);
+    let refused = REFUSED_AS_OTHER_RELEASE.load(Ordering::Relaxed);
+    if refused > 0 {
+        eprintln!("parity: {refused} of the passing pairs were refused for values that only other releases have (Helm ignores them)");
+    }
+    conclusion.exit_code()
 }
 
 /// One line per reason some selected cases cannot be checked.
