@@ -2,6 +2,7 @@
 
 use crate::chart::ChartError;
 use crate::known_keys::OtherReleaseValue;
+use crate::output::StampError;
 use crate::values::ValuesError;
 use crate::versions::UnknownVersion;
 
@@ -37,6 +38,8 @@ pub enum RenderError {
     Chart(#[from] ChartError),
     #[error(transparent)]
     Values(#[from] ValuesError),
+    #[error(transparent)]
+    Stamp(#[from] StampError),
     #[error(transparent)]
     Version(#[from] UnknownVersion),
     #[error("these values render no objects at all; refusing to print an empty stream (it would make Argo CD prune everything); check `agent` and `preflight.enabled`")]

@@ -146,8 +146,15 @@ fn absent_from_defaults(
         }
         Read::Not => {}
     }
+    // Most such paths are typos or keys of no release; the releases whose defaults' text does
+    // not even hold the last key are passed over without being parsed.
+    let last = path.last().map_or(String::new(), |k| {
+        serde_json::to_string(k).unwrap_or_default() + ":"
+    });
+    let requested = version.to_string();
     let known: Vec<&'static str> = versions::supported()
-        .filter(|v| *v != version.to_string())
+        .filter(|v| *v != requested)
+        .filter(|v| versions::defaults_text(v).is_some_and(|t| t.contains(&last)))
         .filter(|v| {
             versions::parse(v)
                 .ok()

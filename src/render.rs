@@ -103,5 +103,5 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     if objects.is_empty() {
         return Err(RenderError::Empty);
     }
-    Ok(crate::output::finish(objects))
+    Ok(crate::output::finish(objects)?)
 }

@@ -129,6 +129,11 @@ pub(crate) fn defaults_indexed(
     loaded(version).map(|d| (d.tree, &d.index))
 }
 
+/// A supported release's defaults as the JSON text `import-chart` wrote.
+pub(crate) fn defaults_text(version: &str) -> Option<&'static str> {
+    RELEASES.iter().find(|(v, ..)| *v == version).map(|r| r.1)
+}
+
 /// The value paths a supported release's templates read (sorted), whether or not its
 /// values.yaml lists them.
 pub fn template_keys(version: CiliumVersion) -> &'static [String] {
