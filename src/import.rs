@@ -34,7 +34,7 @@ pub fn import(archive: &Path, data_dir: &Path) -> anyhow::Result<String> {
 }
 
 /// Every value path the chart's templates read (`hubble.relay.enabled`), sorted. Found where a
-/// template names `.Values` followed by keys, through `index`/`get` with quoted keys, and
+/// template names `.Values` followed by keys, through `index`/`get`/`dig` with quoted keys, and
 /// through a variable that holds a values subtree (`$lb := .Values.loadBalancer` then `$lb.mode`).
 /// A path read relative to `with .Values.x` is not seen; such keys are listed in values.yaml.
 pub fn template_keys(chart: &ChartFiles) -> BTreeSet<String> {
@@ -80,7 +80,12 @@ fn operand(
         b".Root.Values",
     ] {
         if rest.starts_with(prefix) && !rest.get(prefix.len()).is_some_and(|&c| is_ident(c)) {
-            return Some(key_chain(b, i + prefix.len()));
+            let (mut keys, end) = key_chain(b, i + prefix.len());
+            // `.Values.AsMap` is the values themselves, as a plain map.
+            if keys.first().is_some_and(|k| k == "AsMap") {
+                keys.remove(0);
+            }
+            return Some((keys, end));
         }
     }
     if rest.first() == Some(&b'$') {
@@ -151,6 +156,57 @@ fn keyed_access(
     Some(end)
 }
 
+/// `dig "a" "b" DEFAULT X` at `i` (sprig: the keys, a default, then the map): lists X's path with
+/// the keys and returns the index past X.
+fn dig_access(
+    b: &[u8],
+    i: usize,
+    vars: &BTreeMap<String, Vec<String>>,
+    keys: &mut BTreeSet<String>,
+) -> Option<usize> {
+    if !b[i..].starts_with(b"dig ") || (i > 0 && is_ident(b[i - 1])) {
+        return None;
+    }
+    let mut k = i + 4;
+    // The arguments before the map: quoted keys, the last of them possibly the default.
+    let mut quoted = Vec::new();
+    let mut last_was_quoted = false;
+    loop {
+        while b.get(k) == Some(&b' ') {
+            k += 1;
+        }
+        if let Some((mut path, end)) = operand(b, k, vars) {
+            if last_was_quoted {
+                quoted.pop();
+            }
+            path.extend(quoted);
+            if !path.is_empty() {
+                keys.insert(path.join("."));
+            }
+            return Some(end);
+        }
+        match b.get(k)? {
+            b'"' => {
+                let len = b[k + 1..].iter().position(|&c| c == b'"')?;
+                quoted.push(String::from_utf8_lossy(&b[k + 1..k + 1 + len]).into_owned());
+                k += len + 2;
+                last_was_quoted = true;
+            }
+            b'(' => {
+                let len = b[k..].iter().position(|&c| c == b')')?;
+                k += len + 1;
+                last_was_quoted = false;
+            }
+            b'}' | b'\n' => return None,
+            _ => {
+                let len = b[k..].iter().position(|&c| c == b' ' || c == b'}')?;
+                k += len;
+                last_was_quoted = false;
+            }
+        }
+    }
+}
+
 fn scan_template(text: &str, keys: &mut BTreeSet<String>) {
     let b = text.as_bytes();
     let mut vars: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -183,7 +239,8 @@ fn scan_template(text: &str, keys: &mut BTreeSet<String>) {
         }
         // `index X "a" "b"`, `hasKey X "a"` and `get X "a"` reach below X by quoted keys (X itself is not
         // read whole, so it is not listed).
-        if let Some(end) = keyed_access(b, i, &vars, keys) {
+        if let Some(end) = keyed_access(b, i, &vars, keys).or_else(|| dig_access(b, i, &vars, keys))
+        {
             i = end;
             continue;
         }
@@ -216,12 +273,14 @@ mod tests {
 {{ $.Values.commonLabels }} {{ $root.Values.tls.caBundle.content }}
 {{ index .Values.extraConfig "allow-unsafe" }} {{ hasKey .Values.hubble "export" }}
 {{ index .Values "kubeProxyReplacement" }}
-{{ get .Values.nodePort "range" }}
+{{ get .Values.nodePort "range" }} {{ dig "proxy" "prometheus" "enabled" "" .Values.AsMap }}
+{{ dig "server" "extraDnsNames" (list) .Values.clustermesh.apiserver.tls }}
 {{ if eq $x "a" }}{{ .Valuesque }}{{ .Values }}
 "#;
         assert_eq!(
             scan(text),
             [
+                "clustermesh.apiserver.tls.server.extraDnsNames",
                 "commonLabels",
                 "extraConfig.allow-unsafe",
                 "hubble.relay.enabled",
@@ -230,6 +289,7 @@ mod tests {
                 "loadBalancer.acceleration",
                 "loadBalancer.mode",
                 "nodePort.range",
+                "proxy.prometheus.enabled",
                 "tls.caBundle.content",
             ]
         );
