@@ -258,11 +258,13 @@ impl Setup {
             return None;
         }
         let file = dir.join(format!("{}.yaml", case.scenario.name));
-        Some(if file.is_file() {
-            Reference::Rendered(file)
+        if file.is_file() {
+            Some(Reference::Rendered(file))
+        } else if file.with_extension("error").is_file() {
+            Some(Reference::Refused)
         } else {
-            Reference::Refused
-        })
+            None // a scenario newer than the committed renders: Helm renders it
+        }
     }
 
     /// Where this case's Helm render is cached, without extension (`.yaml` or `.error` follows).
@@ -383,6 +385,51 @@ fn render_with_helm(setup: &Setup, cases: &[&Case]) -> Result<(), String> {
     }
 }
 
+/// Each case's reference, by test name, and why the others cannot be checked. Committed and
+/// cached references are taken as they are; the rest are rendered with Helm first.
+fn references_for(
+    setup: &Setup,
+    cases: &[&Case],
+) -> (HashMap<String, Reference>, HashMap<String, String>) {
+    let mut references = HashMap::new();
+    let mut unavailable = HashMap::new();
+    let mut to_render = Vec::new();
+    for &case in cases {
+        let archive = setup.archive(case.version);
+        if case.scenario.needs_archive && archive.is_none() {
+            if in_ci() {
+                unavailable.insert(case.name(), setup.no_archive());
+            }
+            continue; // checked as a refusal, no reference needed
+        }
+        if let Some(r) = setup.committed(case).or_else(|| setup.cached(case)) {
+            references.insert(case.name(), r);
+        } else if archive.is_none() {
+            unavailable.insert(case.name(), setup.no_archive());
+        } else {
+            to_render.push(case);
+        }
+    }
+    if to_render.is_empty() {
+        return (references, unavailable);
+    }
+    let failure = render_with_helm(setup, &to_render).err();
+    for c in to_render {
+        match (setup.cached(c), &failure) {
+            (Some(r), _) => {
+                references.insert(c.name(), r);
+            }
+            (None, Some(why)) => {
+                unavailable.insert(c.name(), why.clone());
+            }
+            (None, None) => {
+                unavailable.insert(c.name(), "Helm wrote no reference".into());
+            }
+        }
+    }
+    (references, unavailable)
+}
+
 // ---------------------------------------------------------------------------------------------
 // One test
 
@@ -401,7 +448,7 @@ fn check(setup: &Setup, case: &Case, reference: Option<Reference>) -> Result<(),
         };
     }
     let reference = reference.ok_or("no reference")?;
-    let out = match (result, reference) {
+    let (rendered, reference_file) = match (result, reference) {
         (Ok(out), Reference::Rendered(file)) => (out, file),
         (Err(_), Reference::Refused) => return Ok(()),
         (Ok(_), Reference::Refused) => {
@@ -415,15 +462,15 @@ fn check(setup: &Setup, case: &Case, reference: Option<Reference>) -> Result<(),
         }
         (Err(e), Reference::Rendered(_)) => return Err(format!("render failed: {e}").into()),
     };
-    let reference_text = std::fs::read_to_string(&out.1).map_err(|e| e.to_string())?;
-    let diffs = stream_differences(&reference_text, &out.0)?;
+    let reference_text = std::fs::read_to_string(&reference_file).map_err(|e| e.to_string())?;
+    let diffs = stream_differences(&reference_text, &rendered)?;
     if diffs.is_empty() {
         return Ok(());
     }
     Err(format!(
         "{} differences from Helm (reference {}), first:\n    {}",
         diffs.len(),
-        out.1.display(),
+        reference_file.display(),
         diffs
             .iter()
             .take(12)
@@ -465,51 +512,15 @@ fn main() -> ExitCode {
         })
         .collect();
 
-    // Each selected case's reference, or why it cannot be had.
-    let mut references: HashMap<String, Reference> = HashMap::new();
-    let mut unavailable: HashMap<String, String> = HashMap::new();
-    let mut to_render: Vec<&Case> = Vec::new();
-    let selected = cases
-        .iter()
-        .filter(|c| !args.list && !args.is_filtered_out(&Trial::test(c.name(), || Ok(()))));
-    for case in selected {
-        let archive = setup.archive(case.version);
-        if case.scenario.needs_archive && archive.is_none() {
-            if in_ci() {
-                unavailable.insert(case.name(), setup.no_archive());
-            }
-            continue; // checked as a refusal, no reference needed
-        }
-        if let Some(r) = setup.committed(case).or_else(|| setup.cached(case)) {
-            references.insert(case.name(), r);
-        } else if archive.is_none() {
-            unavailable.insert(case.name(), setup.no_archive());
-        } else {
-            to_render.push(case);
-        }
-    }
-    if !to_render.is_empty() {
-        match render_with_helm(&setup, &to_render) {
-            Ok(()) => {}
-            Err(why) => {
-                for c in &to_render {
-                    unavailable.insert(c.name(), why.clone());
-                }
-            }
-        }
-        for c in &to_render {
-            match setup.cached(c) {
-                Some(r) => {
-                    references.insert(c.name(), r);
-                }
-                None => {
-                    unavailable
-                        .entry(c.name())
-                        .or_insert_with(|| "Helm wrote no reference".into());
-                }
-            }
-        }
-    }
+    let (references, unavailable) = if args.list {
+        Default::default()
+    } else {
+        let selected: Vec<&Case> = cases
+            .iter()
+            .filter(|c| !args.is_filtered_out(&Trial::test(c.name(), || Ok(()))))
+            .collect();
+        references_for(&setup, &selected)
+    };
     report_unavailable(&unavailable);
 
     let setup = Arc::new(setup);
