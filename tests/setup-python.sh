@@ -14,7 +14,10 @@ dir=${1:-$root/target/python}
 requirements=('PyYAML>=6,<7' 'jsonschema>=4.20,<5' 'kubernetes-validate==1.37.0' 'helm-python-sdk==0.2.2')
 
 python=$(command -v python3) || { echo "python3 is not installed" >&2; exit 1; }
-key=$(printf '%s\n' "${requirements[@]}" "$("$python" --version 2>&1)" "$python" | sha256sum | cut -c1-16)
+# Copies, not symlinks, of the interpreter: the plugin tests run Argo CD's out-of-bounds symlink
+# check over the working tree, target/ included.
+venv_args=(--copies)
+key=$(printf '%s\n' "${requirements[@]}" "${venv_args[@]}" "$("$python" --version 2>&1)" "$python" | sha256sum | cut -c1-16)
 venv=$dir/venv-$key
 
 if [ ! -e "$venv/.complete" ]; then
@@ -24,9 +27,13 @@ if [ ! -e "$venv/.complete" ]; then
     if [ ! -e "$venv/.complete" ]; then
         echo "setting up the tests' Python environment in $venv" >&2
         rm -rf "$venv"
-        "$python" -m venv "$venv" >&2
+        "$python" -m venv "${venv_args[@]}" "$venv" >&2
         "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${requirements[@]}" >&2
         touch "$venv/.complete"
+        # Environments made for another list or Python are of no more use.
+        for old in "$dir"/venv-*; do
+            if [ "$old" != "$venv" ]; then rm -rf "$old"; fi
+        done
     fi
 fi
 echo "$venv/bin/python"
