@@ -1,7 +1,8 @@
 //! Every values path a component reads by name (`ctx.v("hubble.relay.enabled")` and the like)
 //! exists in some supported release: in its chart defaults, or among the paths its templates read
 //! (`data/VERSION/template-keys.json`). A misspelt path would read null on every release and
-//! render the chart's "unset" branch silently.
+//! render the chart's "unset" branch silently. Also: those data files are what `import-chart`
+//! makes of the official archives.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -115,4 +116,30 @@ fn the_scan_finds_literal_paths_only() {
     let text = r#"if ctx.on("hubble.relay.enabled") { ctx.v("a.b_c").x; ctx.text(&format!("{p}.x")); s.on("not a path") }"#;
     let found: Vec<String> = read_paths(text).into_iter().map(|(_, p)| p).collect();
     assert_eq!(found, ["a.b_c", "hubble.relay.enabled"]);
+}
+
+/// The data files are what `import-chart` makes of the official archives today (so a change to
+/// the importer is followed by regenerating them). Checked where the archives are at hand.
+#[test]
+fn data_is_what_import_chart_makes_of_each_archive() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let charts = std::env::var_os("CILIUM_CMP_CHART_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("../shared/charts"));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("import-check");
+    let mut compared = 0;
+    for v in cilium_cmp::versions::supported() {
+        let archive = charts.join(format!("cilium-{v}.tgz"));
+        if !archive.is_file() {
+            continue;
+        }
+        assert_eq!(cilium_cmp::import::import(&archive, &out).unwrap(), v);
+        for file in ["values.json", "values.schema.json", "template-keys.json"] {
+            let made = std::fs::read(out.join(v).join(file)).unwrap();
+            let kept = std::fs::read(root.join("data").join(v).join(file)).unwrap();
+            assert!(made == kept, "data/{v}/{file} differs from what import-chart makes: run `cilium-cmp import-chart {}`", archive.display());
+        }
+        compared += 1;
+    }
+    eprintln!("compared the data of {compared} releases with their archives");
 }
