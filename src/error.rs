@@ -1,6 +1,8 @@
 //! Errors a render can end in. Each names the value, where it was written and what would work.
 
 use crate::chart::ChartError;
+use crate::known_keys::OtherReleaseValue;
+use crate::output::StampError;
 use crate::values::ValuesError;
 use crate::versions::UnknownVersion;
 
@@ -22,6 +24,13 @@ pub enum RenderError {
         version: String,
         alternative: String,
     },
+    /// Values that only other Cilium releases have (renamed, removed or not yet there), all of
+    /// them, one line each.
+    #[error("these values do not exist in Cilium {version} (Helm would silently ignore them):\n{}", values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("\n"))]
+    OtherRelease {
+        version: String,
+        values: Vec<OtherReleaseValue>,
+    },
     /// Values the chart's schema rejects (Helm refuses them too), one line each.
     #[error("the values do not fit the Cilium chart's schema:\n{0}")]
     Schema(String),
@@ -29,6 +38,8 @@ pub enum RenderError {
     Chart(#[from] ChartError),
     #[error(transparent)]
     Values(#[from] ValuesError),
+    #[error(transparent)]
+    Stamp(#[from] StampError),
     #[error(transparent)]
     Version(#[from] UnknownVersion),
     #[error("these values render no objects at all; refusing to print an empty stream (it would make Argo CD prune everything); check `agent` and `preflight.enabled`")]

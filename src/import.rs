@@ -1,13 +1,15 @@
 //! Turns an official chart archive into this project's facts for that Cilium release: the
-//! chart's default values and its values schema as plain JSON (no comments, no template text). Adding a patch release
-//! is: run `cilium-cmp import-chart cilium-X.Y.Z.tgz`, add the version to `versions.rs`, run the
-//! parity tests.
+//! chart's default values, its values schema and the value paths its templates read, as plain
+//! JSON (no comments, no template text). Adding a patch release is: run `cilium-cmp import-chart
+//! cilium-X.Y.Z.tgz`, add the version to `versions.rs`, run the parity tests.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::chart::ChartFiles;
 
-/// Writes `DATA_DIR/VERSION/values.json` and returns the version imported.
+/// Writes `DATA_DIR/VERSION/{values.json, values.schema.json, template-keys.json}` and returns
+/// the version imported.
 pub fn import(archive: &Path, data_dir: &Path) -> anyhow::Result<String> {
     let chart = ChartFiles::open(archive)?;
     let version = chart.version()?;
@@ -24,5 +26,272 @@ pub fn import(archive: &Path, data_dir: &Path) -> anyhow::Result<String> {
     let mut compact = serde_json::to_string(&schema)?;
     compact.push('\n');
     std::fs::write(dir.join("values.schema.json"), compact)?;
+    // The paths the templates read: some values work without being listed in values.yaml.
+    let mut keys = serde_json::to_string_pretty(&template_keys(&chart))?;
+    keys.push('\n');
+    std::fs::write(dir.join("template-keys.json"), keys)?;
     Ok(version)
+}
+
+/// Every value path the chart's templates read (`hubble.relay.enabled`), sorted. Found where a
+/// template names `.Values` followed by keys, through `index`/`get`/`dig` with quoted keys, and
+/// through a variable that holds a values subtree (`$lb := .Values.loadBalancer` then `$lb.mode`).
+/// A path read relative to `with .Values.x` is not seen; such keys are listed in values.yaml.
+pub fn template_keys(chart: &ChartFiles) -> BTreeSet<String> {
+    let mut keys = BTreeSet::new();
+    for file in chart.list("templates/") {
+        if let Ok(text) = chart.text(file) {
+            scan_template(&text, &mut keys);
+        }
+    }
+    keys
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The `.a.b.c` chain starting at `i` (keys without the dots) and the index past it.
+fn key_chain(b: &[u8], mut i: usize) -> (Vec<String>, usize) {
+    let mut keys = Vec::new();
+    while b.get(i) == Some(&b'.') && b.get(i + 1).is_some_and(|&c| is_ident(c)) {
+        let start = i + 1;
+        i = start;
+        while b.get(i).is_some_and(|&c| is_ident(c)) {
+            i += 1;
+        }
+        keys.push(String::from_utf8_lossy(&b[start..i]).into_owned());
+    }
+    (keys, i)
+}
+
+/// The values path an operand at `i` stands for (`.Values.a`, `$.Values.a`, `$var.b`), and the
+/// index past it.
+fn operand(
+    b: &[u8],
+    i: usize,
+    vars: &BTreeMap<String, Vec<String>>,
+) -> Option<(Vec<String>, usize)> {
+    let rest = &b[i..];
+    for prefix in [
+        &b"$.Values"[..],
+        b".Values",
+        b"$root.Values",
+        b".Root.Values",
+    ] {
+        if rest.starts_with(prefix) && !rest.get(prefix.len()).is_some_and(|&c| is_ident(c)) {
+            let (mut keys, end) = key_chain(b, i + prefix.len());
+            // `.Values.AsMap` is the values themselves, as a plain map.
+            if keys.first().is_some_and(|k| k == "AsMap") {
+                keys.remove(0);
+            }
+            return Some((keys, end));
+        }
+    }
+    if rest.first() == Some(&b'$') {
+        let mut j = i + 1;
+        while b.get(j).is_some_and(|&c| is_ident(c)) {
+            j += 1;
+        }
+        let name = String::from_utf8_lossy(&b[i + 1..j]).into_owned();
+        let base = vars.get(&name)?;
+        let (more, end) = key_chain(b, j);
+        return Some((base.iter().cloned().chain(more).collect(), end));
+    }
+    None
+}
+
+/// The quoted keys following `i` (`"a" "b"`), stopping at anything else.
+fn quoted_keys(b: &[u8], mut i: usize) -> Vec<String> {
+    let mut keys = Vec::new();
+    loop {
+        while b.get(i) == Some(&b' ') {
+            i += 1;
+        }
+        if b.get(i) != Some(&b'"') {
+            return keys;
+        }
+        let start = i + 1;
+        let Some(len) = b[start..].iter().position(|&c| c == b'"') else {
+            return keys;
+        };
+        keys.push(String::from_utf8_lossy(&b[start..start + len]).into_owned());
+        i = start + len + 1;
+    }
+}
+
+/// `index X "a" "b"`, `hasKey X "a"` or `get X "a"` at `i`: lists the path reached and returns the index past X.
+fn keyed_access(
+    b: &[u8],
+    i: usize,
+    vars: &BTreeMap<String, Vec<String>>,
+    keys: &mut BTreeSet<String>,
+) -> Option<usize> {
+    if i > 0 && is_ident(b[i - 1]) {
+        return None;
+    }
+    let word = [&b"index "[..], b"hasKey ", b"get "]
+        .into_iter()
+        .find(|w| b[i..].starts_with(w))?;
+    let mut k = i + word.len();
+    while matches!(b.get(k), Some(b' ') | Some(b'(')) {
+        k += 1;
+    }
+    let (mut path, end) = operand(b, k, vars)?;
+    // `hasKey` only asks whether the key is there; a key that matters is read elsewhere, and
+    // listing it would pass every key below it too.
+    if word.starts_with(b"hasKey") {
+        return Some(end);
+    }
+    let more = quoted_keys(b, end);
+    let take = if word.starts_with(b"index") {
+        more.len()
+    } else {
+        1
+    };
+    path.extend(more.into_iter().take(take));
+    if !path.is_empty() {
+        keys.insert(path.join("."));
+    }
+    Some(end)
+}
+
+/// `dig "a" "b" DEFAULT X` at `i` (sprig: the keys, a default, then the map): lists X's path with
+/// the keys and returns the index past X.
+fn dig_access(
+    b: &[u8],
+    i: usize,
+    vars: &BTreeMap<String, Vec<String>>,
+    keys: &mut BTreeSet<String>,
+) -> Option<usize> {
+    if !b[i..].starts_with(b"dig ") || (i > 0 && is_ident(b[i - 1])) {
+        return None;
+    }
+    let mut k = i + 4;
+    // The arguments before the map: quoted keys, the last of them possibly the default.
+    let mut quoted = Vec::new();
+    let mut last_was_quoted = false;
+    loop {
+        while b.get(k) == Some(&b' ') {
+            k += 1;
+        }
+        if let Some((mut path, end)) = operand(b, k, vars) {
+            if last_was_quoted {
+                quoted.pop();
+            }
+            path.extend(quoted);
+            if !path.is_empty() {
+                keys.insert(path.join("."));
+            }
+            return Some(end);
+        }
+        match b.get(k)? {
+            b'"' => {
+                let len = b[k + 1..].iter().position(|&c| c == b'"')?;
+                quoted.push(String::from_utf8_lossy(&b[k + 1..k + 1 + len]).into_owned());
+                k += len + 2;
+                last_was_quoted = true;
+            }
+            b'(' => {
+                let len = b[k..].iter().position(|&c| c == b')')?;
+                k += len + 1;
+                last_was_quoted = false;
+            }
+            b'}' | b'\n' => return None,
+            _ => {
+                let len = b[k..].iter().position(|&c| c == b' ' || c == b'}')?;
+                k += len;
+                last_was_quoted = false;
+            }
+        }
+    }
+}
+
+fn scan_template(text: &str, keys: &mut BTreeSet<String>) {
+    let b = text.as_bytes();
+    let mut vars: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut i = 0;
+    while i < b.len() {
+        // `$name :=` / `$name =` followed by a values operand: remember what it holds.
+        if b[i] == b'$' && (i == 0 || !is_ident(b[i - 1])) {
+            let mut j = i + 1;
+            while b.get(j).is_some_and(|&c| is_ident(c)) {
+                j += 1;
+            }
+            let name = String::from_utf8_lossy(&b[i + 1..j]).into_owned();
+            let mut k = j;
+            while b.get(k) == Some(&b' ') {
+                k += 1;
+            }
+            let assigns = b[k..].starts_with(b":=")
+                || (b.get(k) == Some(&b'=') && b.get(k + 1) != Some(&b'='));
+            if assigns && !name.is_empty() {
+                k += if b[k] == b':' { 2 } else { 1 };
+                while matches!(b.get(k), Some(b' ') | Some(b'(')) {
+                    k += 1;
+                }
+                if let Some((path, _)) = operand(b, k, &vars) {
+                    if !path.is_empty() {
+                        vars.insert(name, path);
+                    }
+                }
+            }
+        }
+        // `index X "a" "b"`, `hasKey X "a"` and `get X "a"` reach below X by quoted keys (X itself is not
+        // read whole, so it is not listed).
+        if let Some(end) = keyed_access(b, i, &vars, keys).or_else(|| dig_access(b, i, &vars, keys))
+        {
+            i = end;
+            continue;
+        }
+        if let Some((path, end)) = operand(b, i, &vars) {
+            if !path.is_empty() {
+                keys.insert(path.join("."));
+            }
+            i = end.max(i + 1);
+            continue;
+        }
+        i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(text: &str) -> Vec<String> {
+        let mut keys = BTreeSet::new();
+        scan_template(text, &mut keys);
+        keys.into_iter().collect()
+    }
+
+    #[test]
+    fn finds_paths_however_a_template_reaches_them() {
+        let text = r#"
+{{- if .Values.hubble.relay.enabled }}
+{{- $lb := .Values.loadBalancer }}{{ $lb.mode }}{{ index $lb "acceleration" }}
+{{ $.Values.commonLabels }} {{ $root.Values.tls.caBundle.content }}
+{{ index .Values.extraConfig "allow-unsafe" }} {{ hasKey .Values.hubble "export" }}
+{{ index .Values "kubeProxyReplacement" }}
+{{ get .Values.nodePort "range" }} {{ dig "proxy" "prometheus" "enabled" "" .Values.AsMap }}
+{{ dig "server" "extraDnsNames" (list) .Values.clustermesh.apiserver.tls }}
+{{ if eq $x "a" }}{{ .Valuesque }}{{ .Values }}
+"#;
+        assert_eq!(
+            scan(text),
+            [
+                "clustermesh.apiserver.tls.server.extraDnsNames",
+                "commonLabels",
+                "extraConfig.allow-unsafe",
+                "hubble.relay.enabled",
+                "kubeProxyReplacement",
+                "loadBalancer",
+                "loadBalancer.acceleration",
+                "loadBalancer.mode",
+                "nodePort.range",
+                "proxy.prometheus.enabled",
+                "tls.caBundle.content",
+            ]
+        );
+    }
 }

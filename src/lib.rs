@@ -10,6 +10,7 @@ pub mod chart;
 pub mod components;
 pub mod error;
 pub mod import;
+pub mod known_keys;
 pub mod limits;
 pub mod output;
 pub mod plan;

@@ -114,7 +114,8 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Import an official chart archive's defaults into the data folder (maintainers)
+    /// Import an official chart archive's defaults, values schema and the value paths its templates
+    /// read into the data folder (maintainers)
     ImportChart {
         archive: PathBuf,
         #[arg(long, default_value = "data")]

@@ -123,7 +123,7 @@ const PLACEHOLDER: &str = "00000000000000000000000000000000000000000000000000000
 /// Each document is written once, the carrier of the hash with a placeholder in its place. The
 /// hash is taken over the stream without the annotation (the lines that only it brings), as
 /// `verify` recomputes it, and then written over the placeholder.
-pub fn finish(objects: Vec<Value>) -> String {
+pub fn finish(objects: Vec<Value>) -> Result<String, StampError> {
     let objects = sorted(objects);
     let target = objects
         .iter()
@@ -133,11 +133,12 @@ pub fn finish(objects: Vec<Value>) -> String {
         .unwrap_or(0);
     let mut out = String::with_capacity(objects.len() * 4096);
     let mut carrier = 0..0;
+    let mut stamped = false;
     for (i, mut o) in objects.into_iter().enumerate() {
         remove_content_hash(&mut o);
         let start = out.len();
         if i == target {
-            stamp(&mut o, PLACEHOLDER);
+            stamped = stamp(&mut o, PLACEHOLDER);
         }
         // Written and dropped at once, while its memory is still in cache.
         crate::yaml::write_document(&mut out, &o);
@@ -145,9 +146,29 @@ pub fn finish(objects: Vec<Value>) -> String {
             carrier = start..out.len();
         }
     }
-    // Nothing to find only where the carrier's metadata is not a map, so nothing was stamped.
+    // Only a carrier whose metadata or annotations are no map is left unstamped.
+    if stamped {
+        write_hash(&mut out, carrier)?;
+    }
+    Ok(out)
+}
+
+/// The stamped placeholder was not found where the carrier was written: the stream would carry
+/// an all-zero hash that `verify` rejects, so no stream is returned.
+#[derive(Debug, thiserror::Error)]
+#[error("internal error: the content-hash annotation was not found in the written {carrier}; no stream is printed rather than one with a placeholder hash")]
+pub struct StampError {
+    carrier: String,
+}
+
+/// Hashes the stream without the annotation's lines and writes the hash over the placeholder in
+/// the carrier (`out[carrier]`).
+fn write_hash(out: &mut String, carrier: std::ops::Range<usize>) -> Result<(), StampError> {
     let Some((from, to, digits)) = annotation_lines(&out[carrier.clone()]) else {
-        return out;
+        let first = out[carrier].lines().find(|l| l.starts_with("kind:"));
+        return Err(StampError {
+            carrier: first.unwrap_or("document").to_string(),
+        });
     };
     let (from, to, digits) = (
         carrier.start + from,
@@ -159,7 +180,7 @@ pub fn finish(objects: Vec<Value>) -> String {
     hasher.update(&out.as_bytes()[to..]);
     let hash = hex(&hasher.finalize());
     out.replace_range(digits..digits + hash.len(), &hash);
-    out
+    Ok(())
 }
 
 /// In one written document stamped with the placeholder: the byte range of the lines the
@@ -201,8 +222,9 @@ fn annotation_lines(doc: &str) -> Option<(usize, usize, usize)> {
     })
 }
 
-fn stamp(o: &mut Value, hash: &str) {
-    let Value::Object(obj) = o else { return };
+/// Puts the hash annotation on `o`; false where its metadata or annotations are no map.
+fn stamp(o: &mut Value, hash: &str) -> bool {
+    let Value::Object(obj) = o else { return false };
     let meta = obj
         .entry("metadata")
         .or_insert_with(|| Value::Object(Default::default()));
@@ -215,8 +237,10 @@ fn stamp(o: &mut Value, hash: &str) {
                 CONTENT_HASH_ANNOTATION.to_string(),
                 Value::String(format!("sha256:{hash}")),
             );
+            return true;
         }
     }
+    false
 }
 
 fn remove_content_hash(o: &mut Value) {
@@ -290,7 +314,7 @@ mod tests {
             Some(json!({CONTENT_HASH_ANNOTATION: "sha256:stale"})),
         ];
         for annotations in cases {
-            let text = finish(objects(annotations.clone()));
+            let text = finish(objects(annotations.clone())).unwrap();
             let (stamped, computed) = verify(&text).unwrap();
             assert_eq!(
                 stamped.as_deref(),
@@ -312,7 +336,7 @@ mod tests {
         carrier["data"]["k"] = json!(decoy);
         let mut objects = objects(None);
         objects[1] = carrier.clone();
-        let text = finish(objects);
+        let text = finish(objects).unwrap();
         let (stamped, computed) = verify(&text).unwrap();
         assert_eq!(stamped, Some(computed));
         // The decoys were left as they were, in data and in the other annotation.
@@ -331,7 +355,7 @@ mod tests {
     /// A carrier whose metadata is no map cannot carry the hash: the stream is left unstamped.
     #[test]
     fn a_carrier_without_a_metadata_map_is_left_unstamped() {
-        let text = finish(vec![json!({"kind": "Namespace", "metadata": "odd"})]);
+        let text = finish(vec![json!({"kind": "Namespace", "metadata": "odd"})]).unwrap();
         assert_eq!(verify(&text).unwrap().0, None);
         assert!(!text.contains(PLACEHOLDER));
     }
@@ -341,7 +365,7 @@ mod tests {
         let mut objs = objects(None);
         objs.remove(1);
         objs.push(config_map("other", None));
-        let text = finish(objs);
+        let text = finish(objs).unwrap();
         let first = text.split("\n---\n").next().unwrap();
         assert!(first.contains("kind: ServiceAccount"), "{text}");
         assert!(first.contains(CONTENT_HASH_ANNOTATION), "{text}");
@@ -357,7 +381,8 @@ mod tests {
             json!({"kind": "Deployment", "metadata": {"name": "a"}}),
             json!({"kind": "Widget", "metadata": {"name": "a"}, "spec": 1}),
             json!({"kind": "Widget", "metadata": {"name": "a"}, "spec": 2}),
-        ]);
+        ])
+        .unwrap();
         let kinds: Vec<&str> = text
             .lines()
             .filter(|l| l.starts_with("kind:") || l.starts_with("spec:"))
@@ -375,5 +400,15 @@ mod tests {
             ]
         );
         assert!(text.find("name: a").unwrap() < text.find("name: b").unwrap());
+    }
+
+    /// A stamped carrier in which the placeholder line cannot be found is an error, never a
+    /// stream with the all-zero placeholder left in it.
+    #[test]
+    fn a_stamp_that_cannot_be_found_is_an_error() {
+        let mut out = String::from("kind: ConfigMap\nmetadata:\n  name: cilium-config\n");
+        let all = 0..out.len();
+        let err = write_hash(&mut out, all).unwrap_err();
+        assert!(err.to_string().contains("kind: ConfigMap"), "{err}");
     }
 }

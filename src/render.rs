@@ -58,6 +58,13 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
         Some((tree, index)) => Values::resolve_indexed(tree, index, layers),
         None => Values::resolve(versions::defaults(cilium), layers),
     };
+    let misplaced = crate::known_keys::check(&values, cilium);
+    if !misplaced.is_empty() {
+        return Err(RenderError::OtherRelease {
+            version: cilium.to_string(),
+            values: misplaced,
+        });
+    }
     let violations =
         crate::schema::check_lazy(&values, values.user(), versions::schema_lazy(cilium));
     if !violations.is_empty() {
@@ -105,7 +112,7 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     if objects.is_empty() {
         return Err(RenderError::Empty);
     }
-    Ok(crate::output::finish(objects))
+    Ok(crate::output::finish(objects)?)
 }
 
 /// The bounds of `limits` that hold for every front end: how many values files, and how many

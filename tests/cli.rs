@@ -175,3 +175,56 @@ fn versions_lists_every_supported_release() {
     }
     assert_eq!(lines.len(), 13 + 7 + 1);
 }
+
+/// A value only other releases have is refused before anything else (here also a schema
+/// violation), every such value at once, with its file and line, the releases that have it and
+/// the new name where the chart renamed it.
+#[test]
+fn values_of_another_release_are_refused_naming_where_they_exist() {
+    let dir = std::env::temp_dir().join(format!("cilium-cmp-other-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("old.yaml");
+    std::fs::write(
+        &f,
+        "cni:\n  iptablesRemoveAWSRules: false\nclustermesh:\n  enableMCSAPISupport: true\nencryption:\n  strictMode:\n    enabled: true\nhubble:\n  tls:\n    auto:\n      method: nonsense\n",
+    )
+    .unwrap();
+    let out = bin()
+        .args(["render", "--cilium-version", "1.20.0", "-f"])
+        .arg(&f)
+        .args(["--set", "customCalls.enabled=true"])
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    for needle in [
+        "do not exist in Cilium 1.20.0",
+        "clustermesh.enableMCSAPISupport (set in ",
+        "old.yaml line 4): exists only in Cilium 1.18, 1.19; 1.20 renamed it to clustermesh.mcsapi.enabled",
+        "encryption.strictMode.enabled (set in ",
+        "old.yaml line 7): exists only in Cilium 1.18, 1.19; 1.20 renamed it to encryption.strictMode.egress.enabled",
+        "customCalls (set in --set): exists only in Cilium 1.18; removed in 1.19",
+    ] {
+        assert!(err.contains(needle), "{needle:?} not in: {err}");
+    }
+    assert!(
+        !err.contains("nonsense"),
+        "checked before the schema: {err}"
+    );
+    // The same values without the stale keys render on 1.18.
+    let ok = bin()
+        .args(["render", "--cilium-version", "1.18.12"])
+        .args([
+            "--set",
+            "cni.iptablesRemoveAWSRules=false,customCalls.enabled=true",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}

@@ -9,6 +9,9 @@
 //! built: the test checks what agrees across plugin.yaml, the Dockerfile, the kustomize overlay
 //! and the Helm values, and that each pinned sha256 is that of the official archive.
 
+#[path = "support/python.rs"]
+mod python;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -213,7 +216,7 @@ sys.exit(1 if errors else 0)
 fn shipped_kubernetes_yaml_is_valid() {
     let crd = root().join("../shared/schemas/argoproj.io-application-crd.yaml");
     assert!(crd.is_file(), "missing {}", crd.display());
-    let o = Command::new("python3")
+    let o = Command::new(python())
         .arg("-c")
         .arg(VALIDATE)
         .arg(root())
@@ -221,7 +224,7 @@ fn shipped_kubernetes_yaml_is_valid() {
         .arg(plugin_name())
         .arg("1.35.0")
         .output()
-        .expect("python3 runs");
+        .expect("python runs");
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         o.status.success(),
@@ -256,7 +259,7 @@ fn the_validator_rejects_broken_manifests() {
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\nspec:\n  portz: []\n",
     )
     .unwrap();
-    let o = Command::new("python3")
+    let o = Command::new(python())
         .arg("-c")
         .arg(VALIDATE)
         .arg(&tmp)
@@ -264,7 +267,7 @@ fn the_validator_rejects_broken_manifests() {
         .arg(plugin_name())
         .arg("1.35.0")
         .output()
-        .expect("python3 runs");
+        .expect("python runs");
     let _ = std::fs::remove_dir_all(&tmp);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(!o.status.success(), "{out}");
@@ -481,6 +484,7 @@ fn pinned_chart_archives() {
         std::env::var_os("CILIUM_CMP_CHART_DIR").map(PathBuf::from),
         Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/charts")),
         std::env::var_os("HOME").map(|h| Path::new(&h).join("cilium-charts")),
+        Some(root().join("../shared/charts")),
     ]
     .into_iter()
     .flatten()
@@ -505,4 +509,9 @@ fn pinned_chart_archives() {
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         assert_eq!(compared, pinned.len(), "under CI every pin is compared");
     }
+}
+
+/// The tests' Python (a venv under target/ with PyYAML, jsonschema and kubernetes-validate).
+fn python() -> &'static Path {
+    python::python().unwrap_or_else(|e| panic!("{e}"))
 }

@@ -6,6 +6,9 @@
 //! Tests that need objects in the render check, while the renderer renders none, that the empty
 //! stream is refused instead (the other half of the contract), and print a note.
 
+#[path = "support/python.rs"]
+mod python;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -657,7 +660,7 @@ fn emulator() -> PathBuf {
 
 fn run_emulator(app_path: &str, charts: &Path, extra: &[&str]) -> (i32, Value) {
     let bin_dir = bin().parent().expect("bin dir").to_path_buf();
-    let o = Command::new("python3")
+    let o = Command::new(python())
         .arg(emulator())
         .args(["--plugin-yaml"])
         .arg(root().join("plugin.yaml"))
@@ -672,7 +675,7 @@ fn run_emulator(app_path: &str, charts: &Path, extra: &[&str]) -> (i32, Value) {
         // The emulator plays argocd-cmp-server: its PATH is the sidecar's, where `cilium-cmp` is.
         .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
         .output()
-        .expect("python3 runs (CI installs it with PyYAML)");
+        .expect("python runs");
     let code = o.status.code().unwrap_or(-1);
     let report: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| {
         panic!(
@@ -888,11 +891,16 @@ fn talos_patch_contents_are_the_plugin_render() {
     let s = Scratch::new("talos");
     let f = s.0.join("patch.yaml");
     std::fs::write(&f, &patch.stdout).unwrap();
-    let py = Command::new("python3")
+    let py = Command::new(python())
         .args(["-c", "import sys,yaml; d=yaml.safe_load(open(sys.argv[1])); sys.stdout.write(d['cluster']['inlineManifests'][0]['contents'])"])
         .arg(&f)
         .output()
         .unwrap();
     assert!(py.status.success(), "{}", stderr(&py));
     assert!(py.stdout == generated.stdout, "PyYAML reads other contents");
+}
+
+/// The tests' Python (a venv under target/ with PyYAML, jsonschema and kubernetes-validate).
+fn python() -> &'static Path {
+    python::python().unwrap_or_else(|e| panic!("{e}"))
 }

@@ -1,5 +1,5 @@
-//! Reading a reference scenario (`../shared/cilium-reference/scenarios/NAME.yaml`) into render
-//! inputs, shared by the parity test and the benchmark.
+//! Reading a scenario (`../shared/cilium-reference/scenarios/NAME.yaml`, or the project's own in
+//! `tests/scenarios/`) into render inputs, shared by the parity test and the benchmark.
 
 use std::path::Path;
 
@@ -7,9 +7,18 @@ use cilium_cmp::render::Inputs;
 use serde_json::Value;
 
 /// A scenario's render inputs (without a chart archive) and whether it needs one.
+#[allow(dead_code)] // the benchmark's entry point; the parity suite reads files by path
 pub fn inputs(reference: &Path, name: &str, version: &str) -> Option<(Inputs, bool)> {
-    let text =
-        std::fs::read_to_string(reference.join("scenarios").join(format!("{name}.yaml"))).ok()?;
+    inputs_from_file(
+        &reference.join("scenarios").join(format!("{name}.yaml")),
+        version,
+    )
+}
+
+/// The same for a scenario file anywhere.
+pub fn inputs_from_file(file: &Path, version: &str) -> Option<(Inputs, bool)> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let name = file.file_stem()?.to_string_lossy();
     let scen = cilium_cmp::yaml::parse_values(&text).ok()?.value;
     let mut inputs = Inputs::new(version);
     inputs.namespace = scen["namespace"]
