@@ -26,13 +26,13 @@ pub enum ReadError {
 
 /// Parses a single-document YAML text (an empty text is an empty mapping, as Helm treats it).
 pub fn parse_values(text: &str) -> Result<Located, ReadError> {
-    single(read_stream(text, true)?)
+    single(read_stream(text, true, true)?)
 }
 
 /// `parse_values` without recording lines: for a render, which needs them only to report an
 /// error (and can read the text again then).
 pub fn parse_value(text: &str) -> Result<Value, ReadError> {
-    single(read_stream(text, false)?).map(|doc| doc.value)
+    single(read_stream(text, false, true)?).map(|doc| doc.value)
 }
 
 fn single(mut docs: Vec<Located>) -> Result<Located, ReadError> {
@@ -49,17 +49,26 @@ fn single(mut docs: Vec<Located>) -> Result<Located, ReadError> {
     }
 }
 
-/// Parses every document of a YAML stream; empty documents are dropped.
+/// Parses every document of a manifest stream; empty documents are dropped. A key written twice
+/// keeps its last value, as Kubernetes' reader does (Helm's own output has such keys where a
+/// template writes one twice); values files refuse them instead.
 pub fn parse_stream(text: &str) -> Result<Vec<Located>, ReadError> {
-    read_stream(text, true)
+    read_stream(text, true, false)
 }
 
-fn read_stream(text: &str, record_lines: bool) -> Result<Vec<Located>, ReadError> {
+/// `refuse_duplicates`: a key written twice in one mapping is an error (for what users write,
+/// where Helm would silently drop the first), else the last wins.
+fn read_stream(
+    text: &str,
+    record_lines: bool,
+    refuse_duplicates: bool,
+) -> Result<Vec<Located>, ReadError> {
     let mut reader = Reader {
         parser: Parser::new_from_str(text),
         anchors: BTreeMap::new(),
         lines: BTreeMap::new(),
         record_lines,
+        refuse_duplicates,
         alias_budget: limits::MAX_ALIAS_EXPANSION,
         path_budget: limits::MAX_RECORDED_PATH_BYTES,
     };
@@ -103,6 +112,7 @@ struct Reader<'a> {
     lines: BTreeMap<String, usize>,
     /// Whether to fill `lines` (and so build every node's path).
     record_lines: bool,
+    refuse_duplicates: bool,
     /// What aliases may still copy in this stream (`limits::MAX_ALIAS_EXPANSION`).
     alias_budget: usize,
     /// Path bytes `lines` may still take (`limits::MAX_RECORDED_PATH_BYTES`).
@@ -263,7 +273,7 @@ impl<'a> Reader<'a> {
                         }
                         continue;
                     }
-                    if map.contains_key(&key) {
+                    if self.refuse_duplicates && map.contains_key(&key) {
                         // Helm keeps the last silently, so the first is lost without a word.
                         return Err(syntax(
                             sp,
