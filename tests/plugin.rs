@@ -135,7 +135,7 @@ fn stderr(o: &Output) -> String {
 fn renders_objects() -> bool {
     let o = render(&[
         "--cilium-version",
-        "1.18.12",
+        "1.20.0",
         "-f",
         "examples/argocd/common/values.yaml",
         "-f",
@@ -232,7 +232,7 @@ fn generate_renders_what_render_renders_from_argo_cd_inputs() {
     // Both Argo CD forms of KUBE_VERSION (before and after Argo CD 3.4) name the same cluster.
     let short = render(&[
         "--cilium-version",
-        "1.18.12",
+        "1.20.0",
         "-f",
         "examples/argocd/common/values.yaml",
         "-f",
@@ -270,7 +270,7 @@ fn generate_inputs_equal_the_render_flags() {
         ],
     );
     let got = argocd::generate_inputs(&env, &root().join(APP)).expect("inputs");
-    assert_eq!(got.cilium_version, "1.18.12");
+    assert_eq!(got.cilium_version, "1.20.0");
     assert_eq!(got.namespace, "kube-system");
     assert_eq!(got.kube_version, "1.35.0");
     assert_eq!(
@@ -318,7 +318,7 @@ fn the_cilium_version_has_one_precedence() {
         r#"[{"name":"cilium-version","string":"1.18.3"}]"#,
     );
     let plugin_env = ("ARGOCD_ENV_CILIUM_VERSION", "v1.18.2");
-    assert_eq!(version(&[]).unwrap(), "1.18.12", "the settings file");
+    assert_eq!(version(&[]).unwrap(), "1.20.0", "the settings file");
     assert_eq!(
         version(&[plugin_env]).unwrap(),
         "1.18.2",
@@ -501,7 +501,7 @@ fn every_error_names_the_value_and_prints_nothing() {
                 .unwrap();
             },
             vec![],
-            "cilium-1.18.12.tgz",
+            "cilium-1.20.0.tgz",
         ),
     ];
     for (name, setup, extra, expect) in cases {
@@ -572,7 +572,7 @@ fn a_lock_mismatch_names_both_hashes_and_the_command() {
     let rendered = format!("sha256:{}", "1".repeat(64));
     let err = argocd::check_lock(&g, &rendered).unwrap_err().to_string();
     assert!(err.contains(&zero) && err.contains(&rendered), "{err}");
-    let command = "cilium-cmp lock apps/cilium --cilium-version 1.18.12 --namespace kube-system --kube-version 1.35.0 --api-versions apps/v1,apps/v1/Deployment,policy/v1,v1,v1/ConfigMap --values ../common/values.yaml --set operator.replicas=2 --set 'podAnnotations.note=it'\\''s'";
+    let command = "cilium-cmp lock apps/cilium --cilium-version 1.20.0 --namespace kube-system --kube-version 1.35.0 --api-versions apps/v1,apps/v1/Deployment,policy/v1,v1,v1/ConfigMap --values ../common/values.yaml --set operator.replicas=2 --set 'podAnnotations.note=it'\\''s'";
     assert!(err.contains(command), "{err}");
     assert!(argocd::check_lock(&g, &zero).is_ok());
 

@@ -228,7 +228,7 @@ pub fn read_settings(repo: &Repo) -> Result<Settings, GenerateError> {
     };
     let text = read_text(repo, &path, &shown)?.ok_or_else(|| {
         fail(format!(
-            "missing: an application folder of cilium-cmp holds {SETTINGS_FILE} with at least `ciliumVersion: \"1.18.12\"` (or the Application sets the cilium-version parameter and the file is empty)"
+            "missing: an application folder of cilium-cmp holds {SETTINGS_FILE} with at least `ciliumVersion: \"1.20.0\"` (or the Application sets the cilium-version parameter and the file is empty)"
         ))
     })?;
     parse_settings(&text, &shown)
@@ -265,7 +265,7 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
         Some(Value::String(s)) => Some(s.trim().to_string()),
         Some(other) => {
             return Err(fail(format!(
-                "ciliumVersion must be a quoted string such as \"1.18.12\"; YAML reads the unquoted {} as a {}",
+                "ciliumVersion must be a quoted string such as \"1.20.0\"; YAML reads the unquoted {} as a {}",
                 crate::limits::quoted(&other.to_string()),
                 type_name(other)
             )))

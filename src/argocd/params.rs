@@ -138,7 +138,7 @@ fn from_json(json: &str) -> Result<Overrides, GenerateError> {
                 _ => {
                     return Err(param_error(
                         name,
-                        "must be a string such as \"1.18.12\" (see `cilium-cmp versions`)",
+                        "must be a string such as \"1.20.0\" (see `cilium-cmp versions`)",
                     ))
                 }
             },
