@@ -8,23 +8,26 @@ use std::io::Read;
 use std::path::Path;
 
 /// Bytes of one input file (values file, `cilium-cmp.yaml`, the lock file).
-pub const MAX_FILE_BYTES: u64 = 2 << 20;
-/// Bytes of all values files and `--set` text of one render together.
-pub const MAX_TOTAL_BYTES: usize = 8 << 20;
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+/// Bytes of all values files and `--set` text of one render together. The chart copies values
+/// into several objects, so memory grows faster than input: the costliest shape measured at this
+/// bound (a 1 MiB `extraEnv` list, copied into every agent container) peaks at ~180 MB in 0.5 s,
+/// which leaves the sidecar's 512 MiB room for concurrent renders.
+pub const MAX_TOTAL_BYTES: usize = 1 << 20;
 /// Values files in one render.
 pub const MAX_VALUES_FILES: usize = 64;
 /// Collections nested in one YAML document, and segments of one `--set` path.
 pub const MAX_DEPTH: usize = 64;
 /// Nodes and scalar bytes that aliases may copy in one YAML stream. Helm's reader expands
 /// aliases too, so small real-world anchors keep working; a "billion laughs" does not.
-pub const MAX_ALIAS_EXPANSION: usize = 1 << 20;
+pub const MAX_ALIAS_EXPANSION: usize = 1 << 18;
 /// Bytes of the dotted paths recorded for error messages of one YAML document.
 pub const MAX_RECORDED_PATH_BYTES: usize = 16 << 20;
 /// Highest list index of a `--set` path (Helm allows 65536; no Cilium value needs more than a
 /// handful).
 pub const MAX_SET_INDEX: usize = 1023;
 /// List slots that `--set` indexes may create in total (the padding before an index counts).
-pub const MAX_SET_SLOTS: usize = 100_000;
+pub const MAX_SET_SLOTS: usize = 10_000;
 /// Decompressed bytes of one chart archive (the official ones unpack to about 3 MB).
 pub const MAX_ARCHIVE_BYTES: u64 = 64 << 20;
 /// Entries of one chart archive (the official ones hold about 250).
