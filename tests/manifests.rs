@@ -319,6 +319,14 @@ fn sidecar_pieces_agree() {
     let plugin = yaml("plugin.yaml");
     let command = plugin["spec"]["generate"]["command"][0].as_str().unwrap();
     let dockerfile = read("sidecar/Dockerfile");
+    // Every base image but the empty one is pinned by digest.
+    for line in dockerfile.lines().filter(|l| l.starts_with("FROM ")) {
+        let image = line.split_whitespace().nth(1).unwrap_or("");
+        assert!(
+            image == "scratch" || image.contains("@sha256:"),
+            "not pinned by digest: {line}"
+        );
+    }
     let stage = final_stage(&dockerfile);
     assert_eq!(
         stage[0],
@@ -388,6 +396,10 @@ fn sidecar_pieces_agree() {
     );
     assert_eq!(kc["command"], json!(["/var/run/argocd/argocd-cmp-server"]));
     assert_eq!(kc["securityContext"]["runAsUser"], json!(999.0));
+    assert_eq!(kc["securityContext"]["runAsGroup"], json!(999.0));
+    let tmp = &patch["spec"]["template"]["spec"]["volumes"][0];
+    assert_eq!(tmp["name"], json!("cilium-cmp-tmp"));
+    assert!(tmp["emptyDir"]["sizeLimit"].is_string(), "the scratch space is bounded");
     assert_eq!(kc["securityContext"]["runAsNonRoot"], json!(true));
     let mounts: Vec<(String, String)> = kc["volumeMounts"]
         .as_array()
