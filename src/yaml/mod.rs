@@ -5,7 +5,10 @@
 //! not what any serde YAML crate implements, and the output must be byte-stable forever.
 
 pub mod read;
+pub mod scalar;
 pub mod write;
 
 pub use read::{parse_stream, parse_value, parse_values, Located, ReadError};
 pub use write::{to_string, write_document};
+#[cfg(test)]
+mod old_check;
