@@ -27,7 +27,11 @@ impl Plain {
     }
 }
 
-/// Resolves a plain scalar with go-yaml v2's rules.
+/// Resolves a plain scalar with go-yaml v2's rules. Three corners differ from go-yaml and are
+/// kept, because values already read this way: `_` is dropped before the float check also after
+/// a leading `.` (`._5` is 0.5 here, text to go-yaml), `0b-1` and `0b+1` stay text (go-yaml's
+/// binary fallback takes them), and `-0x8000000000000001` to `-0xFFFFFFFFFFFFFFFF` are numbers
+/// (go-yaml's int64 overflows there and it keeps the text).
 pub fn classify(text: &str) -> Plain {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Plain::Null,
@@ -266,12 +270,12 @@ fn is_base60(s: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
-    use Plain::*;
 
     #[test]
     fn classes() {
+        use Plain::*;
         for (text, want) in [
             ("", Null),
             ("~", Null),
@@ -292,6 +296,7 @@ mod tests {
             ("0x10000000000000000", String),
             ("-.Inf", InfNan),
             (".in_f", String),
+            ("._5", Number(0.5)),
             ("2001-12-14", Timestamp),
             ("2025-1-2", Timestamp),
             ("2024-02-29", Timestamp),
@@ -309,5 +314,172 @@ mod tests {
         ] {
             assert_eq!(classify(text), want, "{text:?}");
         }
+    }
+
+    /// Strings near every edge of the plain-scalar rules: all short ones over the characters
+    /// numbers, timestamps and the YAML 1.1 words are made of, dates and times valid and
+    /// not, the words in every case with `_` inserted, and known oddities.
+    pub(in crate::yaml) fn tricky_strings() -> Vec<String> {
+        let mut out = Vec::new();
+        let alpha: Vec<char> = "0123456789.:+-eExXoO_tTzZ ~yYnNiIfFaAlLuU"
+            .chars()
+            .collect();
+        for a in &alpha {
+            out.push(a.to_string());
+            for b in &alpha {
+                out.push(format!("{a}{b}"));
+                for c in &alpha {
+                    out.push(format!("{a}{b}{c}"));
+                }
+            }
+        }
+        let small: Vec<char> = "01259:.-+_eTxZ ".chars().collect();
+        for a in &small {
+            for b in &small {
+                for c in &small {
+                    for d in &small {
+                        out.push(format!("{a}{b}{c}{d}"));
+                        out.push(format!("1{a}{b}{c}{d}"));
+                    }
+                }
+            }
+        }
+        for y in [
+            "0000", "1999", "2000", "2001", "2023", "2024", "2100", "9999", "12345", "999",
+        ] {
+            for m in 0..=13 {
+                for d in 0..=32 {
+                    for (mf, df) in [
+                        (format!("{m}"), format!("{d}")),
+                        (format!("{m:02}"), format!("{d:02}")),
+                    ] {
+                        let date = format!("{y}-{mf}-{df}");
+                        for tail in [
+                            "",
+                            "T1:2:3Z",
+                            "t10:20:30.5+01:00",
+                            " 10:20:30",
+                            " 10:20:30Z",
+                            "T24:00:00Z",
+                            "T10:20:30.1234567890Z",
+                            "T10:20:30-05",
+                            "T10:20:30",
+                            "x",
+                            " ",
+                            "T23:59:59.999999999-23:59",
+                        ] {
+                            out.push(format!("{date}{tail}"));
+                            out.push(format!("-{date}{tail}"));
+                        }
+                    }
+                }
+            }
+        }
+        let mut words = Vec::new();
+        for w in [
+            "inf", "nan", "yes", "no", "on", "off", "true", "false", "null", "y", "n",
+        ] {
+            let n = w.len();
+            for mask in 0..(1u32 << n) {
+                let cased: String = w
+                    .chars()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        if mask & (1 << i) != 0 {
+                            c.to_ascii_uppercase()
+                        } else {
+                            c
+                        }
+                    })
+                    .collect();
+                words.push(cased.clone());
+                for i in 0..=n {
+                    words.push(format!("{}_{}", &cased[..i], &cased[i..]));
+                }
+            }
+        }
+        for w in words {
+            for p in ["", ".", "+.", "-.", "+", "-", "_.", "._", "1", "0x"] {
+                out.push(format!("{p}{w}"));
+            }
+        }
+        for s in [
+            "1e400",
+            "-1e400",
+            "1e308",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-18446744073709551615",
+            "-9223372036854775809",
+            "0x10000000000000000",
+            "0xFFFFFFFFFFFFFFFF",
+            "-0x8000000000000001",
+            "0b-1",
+            "0b+1",
+            "+0x1F",
+            "1_000_000",
+            "1__0",
+            "_1",
+            "1_",
+            "0o_17",
+            "190:20:30",
+            "190:20:30.15",
+            "1:2:3",
+            "-1:59",
+            "1:60",
+            "1:2:3.4_5",
+            "0.",
+            "+.5",
+            "-.5e3",
+            "1.5e+3",
+            "1.5e",
+            "6.8523015e+5",
+            "685.230_15e+03",
+            "685_230.15",
+            "02472256",
+            "0x_0A_74_AE",
+            "0b1010_0111_0100_1010_1110",
+            "<<",
+            "=",
+            "---",
+            "...",
+            "- x",
+            "a: b",
+            "key:",
+            "#x",
+            "2001-12-14t21:59:43.10-05:00",
+            "2001-12-14 21:59:43.10 -5",
+            "2002-12-14",
+            "12:30:00",
+        ] {
+            out.push(s.to_string());
+        }
+        out
+    }
+
+    /// FNV-1a: a fingerprint that stays the same across Rust releases.
+    fn fnv(hash: &mut u64, bytes: &[u8]) {
+        for &b in bytes {
+            *hash = (*hash ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    /// Every decision made from the classifier, over `tricky_strings`, fingerprinted: the
+    /// reader's typing, the canonical writer's quoting (whose bytes the content hash locks) and
+    /// the `toYaml` emulation's quoting. The constant was recorded from the rules as they were
+    /// before the classifier; a change here changes output somewhere.
+    #[test]
+    fn decisions_are_unchanged() {
+        let mut hash = 0xcbf2_9ce4_8422_2325u64;
+        for s in tricky_strings() {
+            let read = crate::yaml::read::resolve_plain(&s)
+                .unwrap_or(serde_json::Value::String(s.clone()));
+            let plain = crate::yaml::write::is_plain_safe(&s);
+            let typed = classify(&s).is_typed();
+            fnv(&mut hash, s.as_bytes());
+            fnv(&mut hash, &[0xff, u8::from(plain), u8::from(typed)]);
+            fnv(&mut hash, read.to_string().as_bytes());
+        }
+        assert_eq!(hash, 17_783_168_381_325_234_891);
     }
 }

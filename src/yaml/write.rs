@@ -363,7 +363,7 @@ fn is_plain_safe_slow(s: &str) -> bool {
 /// exponent, radix and zone letters, spaces) is quoted, whether or not it parses. That covers
 /// every YAML 1.1 and 1.2 number grammar without reproducing each reader's regular expressions.
 /// (The caller also classifies the text without `_`, which YAML 1.1 numbers may carry anywhere:
-/// `._5` and `.in_f` are quoted too.)
+/// `.in_f` is quoted too.)
 fn number_like(s: &str) -> bool {
     starts_like_number(s)
         && !matches!(s, "+" | "-" | ".")
@@ -521,6 +521,48 @@ mod tests {
             "$(X)",
         ] {
             round_trip(json!({ "k": s, s: "key" }));
+        }
+    }
+
+    #[test]
+    fn typed_and_number_like_strings_are_quoted() {
+        let quoted = |s: &str| !is_plain_safe(s);
+        // What go-yaml reads as another type.
+        for s in [
+            "yes", "Off", "~", "0o17", "1_000", ".Inf", "2025-1-2", "12:30", "1e3",
+        ] {
+            assert!(quoted(s), "{s:?}");
+        }
+        // Strings to go-yaml, quoted by the writer's broader rules all the same.
+        for s in [
+            "1.2.3",
+            "2025-13-01",
+            "1:60",
+            "._x5",
+            ".in_f",
+            "0x",
+            "1e",
+            "12 34",
+            "--",
+            "1a",
+        ] {
+            assert!(classify(s) == crate::yaml::scalar::Plain::String, "{s:?}");
+            assert!(quoted(s), "{s:?}");
+        }
+        // Plain: nothing number-like, or not starting like a number.
+        for s in [
+            "v1.2.3",
+            ".git",
+            "-y",
+            "1.2.3g",
+            "a:b",
+            "_no",
+            "n_o",
+            ".",
+            "10Gi",
+            "0.0.0.0/0",
+        ] {
+            assert!(!quoted(s), "{s:?}");
         }
     }
 
