@@ -10,5 +10,3 @@ pub mod write;
 
 pub use read::{parse_stream, parse_value, parse_values, Located, ReadError};
 pub use write::{to_string, write_document};
-#[cfg(test)]
-mod old_check;

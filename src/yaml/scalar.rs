@@ -270,7 +270,7 @@ fn is_base60(s: &str) -> bool {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
 
     #[test]
@@ -319,7 +319,7 @@ pub(super) mod tests {
     /// Strings near every edge of the plain-scalar rules: all short ones over the characters
     /// numbers, timestamps and the YAML 1.1 words are made of, dates and times valid and
     /// not, the words in every case with `_` inserted, and known oddities.
-    pub(in crate::yaml) fn tricky_strings() -> Vec<String> {
+    fn tricky_strings() -> Vec<String> {
         let mut out = Vec::new();
         let alpha: Vec<char> = "0123456789.:+-eExXoO_tTzZ ~yYnNiIfFaAlLuU"
             .chars()
