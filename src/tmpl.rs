@@ -1,7 +1,9 @@
 //! The few Go-template and Sprig behaviours whose exact output the chart's renders depend on:
 //! how a value prints with `{{ }}`, what counts as true, and how Go formats numbers; and the
-//! Sprig functions whose results land in the chart's text (`quote`, `int64`, `b64enc`, `toJson`,
-//! the path functions, durations). Every component uses these, so there is one copy of each.
+//! Sprig functions whose results land in the chart's text (`quote`, `int64`, `float64`, `join`,
+//! `b64enc`, `toJson`, the path functions, durations); and what YAML makes of text a template
+//! prints into it (`bare`, `read_back_*`). Every component uses these, so there is one copy of
+//! each.
 
 use serde_json::Value;
 
@@ -492,6 +494,86 @@ pub fn bare(v: &Value) -> Value {
     }
 }
 
+/// Sprig's `join SEP x`: nil items are skipped, a scalar is joined as itself, nil is empty.
+pub fn join(v: &Value, sep: &str) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::Array(a) => a
+            .iter()
+            .filter(|x| !x.is_null())
+            .map(print)
+            .collect::<Vec<_>>()
+            .join(sep),
+        other => print(other),
+    }
+}
+
+/// Sprig's `float64` (cast.ToFloat64): strings parse (0 when they do not), bools 1/0.
+pub fn to_float64(v: &Value) -> f64 {
+    match v {
+        Value::Number(n) => n.as_f64().unwrap_or(0.0),
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::String(s) => s.trim().parse::<f64>().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+/// A `k=v` list as charts build it from a map with `printf "%s=%s"` in a `range`: keys sorted,
+/// values in Go's `%s`, joined by commas.
+pub fn map_to_string(v: &Value) -> String {
+    match v {
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| format!("{k}={}", percent_s(v)))
+            .collect::<Vec<_>>()
+            .join(","),
+        _ => String::new(),
+    }
+}
+
+/// Why text a template printed into YAML does not read back as one value.
+#[derive(Debug)]
+pub enum ReadBack {
+    /// The document is no longer valid YAML.
+    Invalid(crate::yaml::ReadError),
+    /// The text added entries of its own next to the key.
+    AddsEntries,
+}
+
+/// What YAML makes of `key: TEXT` when a template prints TEXT without quotes: numbers,
+/// booleans, nulls, flow collections and comments all take effect.
+pub fn read_back_bare(text: &str) -> Result<Value, ReadBack> {
+    read_back(&format!("k: {text}\n"))
+}
+
+/// What YAML makes of `key: "TEXT"` when a template wraps printed text in double quotes itself
+/// (no escaping happens, so quotes and backslashes in TEXT change the meaning).
+pub fn read_back_dquoted(text: &str) -> Result<Value, ReadBack> {
+    if !text.contains(['"', '\\', '\n', '\r']) {
+        return Ok(Value::String(text.to_string()));
+    }
+    read_back(&format!("k: \"{text}\"\n"))
+}
+
+/// `key: {{- range list }}` followed by one printed item per indented line: a multi-line plain
+/// scalar, which YAML folds into one line joined by spaces.
+pub fn read_back_folded(items: &Value) -> Result<Value, ReadBack> {
+    let mut doc = String::from("k:");
+    for item in range_items(items) {
+        doc.push_str("\n    ");
+        doc.push_str(&quote(item));
+    }
+    doc.push('\n');
+    read_back(&doc)
+}
+
+fn read_back(doc: &str) -> Result<Value, ReadBack> {
+    match crate::yaml::parse_value(doc).map_err(ReadBack::Invalid)? {
+        Value::Object(mut m) if m.len() == 1 => Ok(m.remove("k").unwrap_or(Value::Null)),
+        _ => Err(ReadBack::AddsEntries),
+    }
+}
+
 /// `f` as an integer when it is a whole number other than zero (zero keeps its sign in some
 /// formats) and below `limit` in size, where every float format here prints plain digits.
 fn small_integer(f: f64, limit: f64) -> Option<i64> {
@@ -637,6 +719,53 @@ mod tests {
         assert_eq!(path_base("/a/b/"), "b");
         assert_eq!(path_base(""), ".");
         assert_eq!(path_base("///"), "/");
+    }
+
+    #[test]
+    fn go_durations() {
+        for ok in [
+            "0", "5m0s", "1h30m", "1.5h", "-2s", ".5s", "300ms", "1us", "1\u{b5}s",
+        ] {
+            assert!(parse_duration(ok).is_some(), "{ok}");
+        }
+        for bad in ["", "5", "30", "s", "1x", "1.s5", "-", "9999999999999h"] {
+            assert!(parse_duration(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sprig_casts_joins_and_maps() {
+        assert_eq!(to_int64(&json!(16384.0)), 16384);
+        assert_eq!(to_int64(&json!("42.0")), 42);
+        assert_eq!(to_float64(&json!("0.5")), 0.5);
+        assert_eq!(to_float64(&json!(true)), 1.0);
+        assert_eq!(to_float64(&json!("x")), 0.0);
+        assert_eq!(join(&json!(["a", null, 1.0]), " "), "a 1");
+        assert_eq!(join(&json!("x"), ","), "x");
+        assert_eq!(join(&Value::Null, ","), "");
+        assert_eq!(
+            map_to_string(&json!({"z": "1", "a": true})),
+            "a=%!s(bool=true),z=1"
+        );
+        assert_eq!(to_raw_json(&json!({"a": "<x>&"})), r#"{"a":"<x>&"}"#);
+    }
+
+    #[test]
+    fn printed_text_reads_back_as_yaml() {
+        assert_eq!(read_back_bare("0755").unwrap(), json!(493.0));
+        assert_eq!(read_back_bare("a # c").unwrap(), json!("a"));
+        assert_eq!(read_back_bare("[a, b]").unwrap(), json!(["a", "b"]));
+        assert!(matches!(
+            read_back_bare("a\nb: c"),
+            Err(ReadBack::AddsEntries)
+        ));
+        assert!(matches!(read_back_bare("[a"), Err(ReadBack::Invalid(_))));
+        assert_eq!(read_back_dquoted("yes").unwrap(), json!("yes"));
+        assert_eq!(read_back_dquoted("a\\tb").unwrap(), json!("a\tb"));
+        assert_eq!(
+            read_back_folded(&json!(["a", 1.0, "c"])).unwrap(),
+            json!("a 1 c")
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! not what any serde YAML crate implements, and the output must be byte-stable forever.
 
 pub mod read;
+pub mod scalar;
 pub mod write;
 
 pub use read::{parse_stream, parse_value, parse_values, Located, ReadError};

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 use serde_json::{Map, Number, Value};
 
+use super::scalar::{classify, Plain};
 use crate::limits;
 
 /// A parsed document and the line each path was written on (dotted path, `[i]` for list items).
@@ -331,44 +332,16 @@ pub(super) fn scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Resul
     Ok(resolve_plain(text).unwrap_or_else(|| Value::String(text.to_string())))
 }
 
-/// The non-string meaning go-yaml v2 gives a plain scalar, if any.
+/// The non-string meaning a plain scalar has in Helm's values, if any: go-yaml's reading
+/// (`scalar::classify`) after the JSON step.
 pub fn resolve_plain(text: &str) -> Option<Value> {
-    match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
-        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
-            return Some(Value::Bool(true))
-        }
-        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
-            return Some(Value::Bool(false))
-        }
-        _ => {}
-    }
-    let first = text.chars().next()?;
-    if !(first.is_ascii_digit() || matches!(first, '+' | '-' | '.')) {
-        return None;
-    }
-    if let Some(date) = timestamp(text) {
-        return Some(Value::String(date));
-    }
-    let plain: std::borrow::Cow<str> = if text.contains('_') {
-        text.replace('_', "").into()
-    } else {
-        text.into()
-    };
-    if let Some(i) = parse_go_int(&plain) {
-        return Some(number(i as f64));
-    }
-    if is_yaml_float(&plain) {
-        // Out of float64's range go-yaml's ParseFloat fails and the text stays a string.
-        if let Ok(f) = plain.parse::<f64>().map(|f| f.is_finite().then_some(f)) {
-            return f.map(number);
-        }
-    }
-    match plain.as_ref() {
+    match classify(text) {
+        Plain::Null => Some(Value::Null),
+        Plain::Bool(b) => Some(Value::Bool(b)),
+        Plain::Number(f) => Some(number(f)),
         // Infinity and NaN cannot pass through JSON, which Helm requires; keep the text.
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF"
-        | ".nan" | ".NaN" | ".NAN" => Some(Value::String(text.to_string())),
-        _ => None,
+        Plain::InfNan => Some(Value::String(text.to_string())),
+        Plain::Timestamp | Plain::Base60 | Plain::String => date(text).map(Value::String),
     }
 }
 
@@ -379,81 +352,10 @@ pub fn number(f: f64) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// Go's strconv.ParseInt with base 0: decimal, 0x hex, 0o / leading-0 octal, 0b binary.
-fn parse_go_int(s: &str) -> Option<i128> {
-    let (neg, body) = match s.as_bytes().first()? {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
-    };
-    if body.is_empty() {
-        return None;
-    }
-    let lower = body.to_ascii_lowercase();
-    let (digits, radix) = if let Some(rest) = lower.strip_prefix("0x") {
-        (rest.to_string(), 16)
-    } else if let Some(rest) = lower.strip_prefix("0b") {
-        (rest.to_string(), 2)
-    } else if let Some(rest) = lower.strip_prefix("0o") {
-        (rest.to_string(), 8)
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        (lower[1..].to_string(), 8)
-    } else {
-        (lower, 10)
-    };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    let v = i128::from_str_radix(&digits, radix).ok()?;
-    // go-yaml falls back to uint64, then float; beyond that the text stays a string.
-    if v > u64::MAX as i128 {
-        return None;
-    }
-    Some(if neg { -v } else { v })
-}
-
-/// go-yaml v2's float syntax: `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`.
-fn is_yaml_float(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-        i += 1;
-    }
-    let int_start = i;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-    }
-    let int_digits = i - int_start;
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        let frac_start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if int_digits == 0 && i == frac_start {
-            return false;
-        }
-    } else if int_digits == 0 {
-        return false;
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        i += 1;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            i += 1;
-        }
-        let exp_start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == exp_start {
-            return false;
-        }
-    }
-    i == b.len()
-}
-
-/// A plain `YYYY-MM-DD` becomes a timestamp in go-yaml and an RFC 3339 string after JSON.
-fn timestamp(s: &str) -> Option<String> {
+/// A plain `YYYY-MM-DD` becomes a timestamp in go-yaml and an RFC 3339 string after JSON. Only
+/// this form is rewritten (any digits, as the reader always has); other timestamp forms keep
+/// their text.
+fn date(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let date_like = b.len() == 10
         && b[4] == b'-'

@@ -1,7 +1,10 @@
 //! Writes the canonical YAML form of objects: block style, keys sorted, and every string that a
-//! YAML 1.1 reader (Kubernetes, Argo CD, PyYAML) could take for another type quoted.
+//! YAML 1.1 or 1.2 reader (Kubernetes, Argo CD, PyYAML) could take for another type quoted:
+//! what go-yaml types (`scalar::classify`), plus the broader `number_like` rule.
 
 use serde_json::Value;
+
+use super::scalar::{classify, starts_like_number};
 
 /// Appends one document (`---` line included) to `out`.
 pub fn write_document(out: &mut String, value: &Value) {
@@ -256,7 +259,7 @@ fn write_double_quoted(out: &mut String, s: &str) {
 
 /// True when a string may be written bare and still read back as the same string by both
 /// YAML 1.1 and 1.2 readers.
-fn is_plain_safe(s: &str) -> bool {
+pub(super) fn is_plain_safe(s: &str) -> bool {
     // Most strings in a render are names, labels and paths starting with a letter: decide those
     // in one pass; everything else takes the thorough path below.
     const NAME: [bool; 256] = {
@@ -277,41 +280,10 @@ fn is_plain_safe(s: &str) -> bool {
     if b.first().is_some_and(u8::is_ascii_alphabetic)
         && b.iter().fold(true, |ok, &c| ok & NAME[c as usize])
     {
-        return !is_yaml11_word(s);
+        // Starting with a letter, only go-yaml's null and boolean words are typed.
+        return !classify(s).is_typed();
     }
     is_plain_safe_slow(s)
-}
-
-/// Words YAML 1.1 or go-yaml read as booleans or null.
-fn is_yaml11_word(s: &str) -> bool {
-    s.len() <= 5
-        && matches!(
-            s,
-            "y" | "Y"
-                | "yes"
-                | "Yes"
-                | "YES"
-                | "n"
-                | "N"
-                | "no"
-                | "No"
-                | "NO"
-                | "true"
-                | "True"
-                | "TRUE"
-                | "false"
-                | "False"
-                | "FALSE"
-                | "on"
-                | "On"
-                | "ON"
-                | "off"
-                | "Off"
-                | "OFF"
-                | "null"
-                | "Null"
-                | "NULL"
-        )
 }
 
 fn is_plain_safe_slow(s: &str) -> bool {
@@ -372,27 +344,30 @@ fn is_plain_safe_slow(s: &str) -> bool {
     {
         return false;
     }
-    // Only what starts like a number can read as one (the YAML 1.1 words are letters only, which
-    // `is_plain_safe` sees to, and `=` alone was refused above).
-    if (first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'.'))
-        && (crate::yaml::read::resolve_plain(s).is_some() || yaml11_special(s))
-    {
-        return false;
-    }
-    true
-}
-
-fn yaml11_special(s: &str) -> bool {
-    let first = s.as_bytes()[0];
-    if s == "=" || s == "<<" {
+    // Only what starts like a number can read as one (the null and boolean words are letters
+    // only, which `is_plain_safe` sees to, and `~` and `=` alone were refused above).
+    if !starts_like_number(s) {
         return true;
     }
-    // Sexagesimal numbers (190:20:30) and anything number-like starting with a digit or sign
-    // are quoted: cheaper than reproducing every resolver's regular expressions exactly.
-    if first.is_ascii_digit() || ((first == b'-' || first == b'+' || first == b'.') && s.len() > 1)
-    {
-        let rest = s.trim_start_matches(['-', '+', '.']);
-        return rest.chars().all(|c| {
+    let without_underscores: std::borrow::Cow<str> = if s.contains('_') {
+        s.replace('_', "").into()
+    } else {
+        s.into()
+    };
+    !(classify(&without_underscores).is_typed() || number_like(s))
+}
+
+/// The writer's own rule on top of go-yaml's, deliberately broader (and kept as it is, since
+/// the content hash depends on every quote): a string spelled only with what numbers,
+/// timestamps and base-60 numbers are made of (digits, hex digits, signs, `.`, `_`, `:`, the
+/// exponent, radix and zone letters, spaces) is quoted, whether or not it parses. That covers
+/// every YAML 1.1 and 1.2 number grammar without reproducing each reader's regular expressions.
+/// (The caller also classifies the text without `_`, which YAML 1.1 numbers may carry anywhere:
+/// `.in_f` is quoted too.)
+fn number_like(s: &str) -> bool {
+    starts_like_number(s)
+        && !matches!(s, "+" | "-" | ".")
+        && s.trim_start_matches(['-', '+', '.']).chars().all(|c| {
             c.is_ascii_hexdigit()
                 || matches!(
                     c,
@@ -412,9 +387,7 @@ fn yaml11_special(s: &str) -> bool {
                         | 'z'
                         | ' '
                 )
-        }) || rest.starts_with(|c: char| c.is_ascii_digit()) && rest.len() <= 1;
-    }
-    false
+        })
 }
 
 #[cfg(test)]
@@ -548,6 +521,48 @@ mod tests {
             "$(X)",
         ] {
             round_trip(json!({ "k": s, s: "key" }));
+        }
+    }
+
+    #[test]
+    fn typed_and_number_like_strings_are_quoted() {
+        let quoted = |s: &str| !is_plain_safe(s);
+        // What go-yaml reads as another type.
+        for s in [
+            "yes", "Off", "~", "0o17", "1_000", ".Inf", "2025-1-2", "12:30", "1e3",
+        ] {
+            assert!(quoted(s), "{s:?}");
+        }
+        // Strings to go-yaml, quoted by the writer's broader rules all the same.
+        for s in [
+            "1.2.3",
+            "2025-13-01",
+            "1:60",
+            "._x5",
+            ".in_f",
+            "0x",
+            "1e",
+            "12 34",
+            "--",
+            "1a",
+        ] {
+            assert!(classify(s) == crate::yaml::scalar::Plain::String, "{s:?}");
+            assert!(quoted(s), "{s:?}");
+        }
+        // Plain: nothing number-like, or not starting like a number.
+        for s in [
+            "v1.2.3",
+            ".git",
+            "-y",
+            "1.2.3g",
+            "a:b",
+            "_no",
+            "n_o",
+            ".",
+            "10Gi",
+            "0.0.0.0/0",
+        ] {
+            assert!(!quoted(s), "{s:?}");
         }
     }
 

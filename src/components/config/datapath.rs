@@ -4,11 +4,11 @@
 use crate::changes::Change;
 use serde_json::Value;
 
-use super::text::{self, duration, join, text as txt, to_float};
+use super::text::{self, duration, text as txt};
 use super::{has, on, Data, Derived};
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{self, print, to_int64, truthy};
+use crate::tmpl::{self, join, print, to_float64, to_int64, truthy};
 
 /// BPF programs and map sizing, from the clock probe to map pre-allocation.
 pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
@@ -40,7 +40,7 @@ pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
             ),
         ],
     );
-    if to_float(ctx.v("bpf.mapDynamicSizeRatio")) != 0.0 {
+    if to_float64(ctx.v("bpf.mapDynamicSizeRatio")) != 0.0 {
         data.qv(ctx, "bpf-map-dynamic-size-ratio", "bpf.mapDynamicSizeRatio");
     } else if d.default_map_ratio != 0.0 {
         data.s(

@@ -5,11 +5,11 @@
 use crate::changes::Change;
 use serde_json::Value;
 
-use super::text::{self, duration, join, text as txt};
+use super::text::{self, duration, text as txt};
 use super::{has, on, Data, Derived};
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{self, print, truthy};
+use crate::tmpl::{self, join, print, truthy};
 
 /// Feeder rules, the IPAM mode and its pools, and LB IPAM defaults.
 pub fn ipam(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {

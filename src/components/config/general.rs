@@ -4,11 +4,11 @@
 use crate::changes::Change;
 use serde_json::Value;
 
-use super::text::{self, dquoted, duration, folded, join, map_to_string, text as txt};
+use super::text::{self, dquoted, duration, folded, text as txt};
 use super::{has, on, Data, Derived};
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{self, to_int64, truthy};
+use crate::tmpl::{self, join, map_to_string, to_int64, truthy};
 
 /// From the kvstore through the Prometheus settings.
 pub fn identity_and_agent(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), RenderError> {

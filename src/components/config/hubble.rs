@@ -1,12 +1,12 @@
 //! Hubble's keys: the server socket and buffers, metrics, redaction, flow export, the TLS
 //! listener and drop events.
 
-use super::text::{duration, folded, join};
+use super::text::{duration, folded};
 use super::{has, Data, Derived};
 use crate::changes::Change;
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::truthy;
+use crate::tmpl::{join, truthy};
 use serde_json::Value;
 
 pub fn hubble(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), RenderError> {

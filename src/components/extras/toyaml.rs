@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::tmpl::go_g_float;
-use crate::yaml::read::resolve_plain;
+use crate::yaml::scalar::classify;
 
 /// `toYaml v`: the document without its final line break.
 pub fn to_yaml(v: &Value) -> String {
@@ -131,13 +131,8 @@ impl Emitter {
 
     fn string(&mut self, s: &str, indent: usize, key: bool) {
         let a = analyze(s);
-        // The shared reader keeps timestamps and infinities as text; the emitter needs the finer rule.
-        let typed = match resolve_plain(s) {
-            Some(Value::String(_)) | None => {
-                is_base60_float(s) || is_timestamp(s) || is_inf_or_nan(s)
-            }
-            Some(_) => true,
-        };
+        // go-yaml quotes what its reader would not read back as a string.
+        let typed = classify(s).is_typed();
         if s.contains('\n') {
             if a.block_allowed && !key {
                 self.literal(s, indent);
@@ -409,138 +404,6 @@ fn analyze(s: &str) -> Analysis {
         single_allowed: single,
         block_allowed: block,
     }
-}
-
-fn is_inf_or_nan(s: &str) -> bool {
-    matches!(
-        s,
-        ".inf"
-            | ".Inf"
-            | ".INF"
-            | "+.inf"
-            | "+.Inf"
-            | "+.INF"
-            | "-.inf"
-            | "-.Inf"
-            | "-.INF"
-            | ".nan"
-            | ".NaN"
-            | ".NAN"
-    )
-}
-
-/// go-yaml v2 reads these as timestamps, so it quotes them: `YYYY-M-D`, optionally followed by
-/// `T`/`t` and `h:m:s[.frac]` with a `Z` or `±hh:mm` zone, or by a space and a zone-less time.
-fn is_timestamp(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    let num = |i: &mut usize, min: usize, max: usize| -> Option<u32> {
-        let start = *i;
-        while *i < b.len() && b[*i].is_ascii_digit() && *i - start < max {
-            *i += 1;
-        }
-        if *i - start < min {
-            return None;
-        }
-        s[start..*i].parse().ok()
-    };
-    let expect = |i: &mut usize, c: u8| -> Option<()> { (b.get(*i) == Some(&c)).then(|| *i += 1) };
-    let mut parse = || -> Option<()> {
-        let year = num(&mut i, 4, 4)?;
-        expect(&mut i, b'-')?;
-        let month = num(&mut i, 1, 2)?;
-        expect(&mut i, b'-')?;
-        let day = num(&mut i, 1, 2)?;
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-        let days = match month {
-            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-            4 | 6 | 9 | 11 => 30,
-            2 if leap => 29,
-            2 => 28,
-            _ => return None,
-        };
-        if day == 0 || day > days {
-            return None;
-        }
-        if i == b.len() {
-            return Some(());
-        }
-        let zoned = match b[i] {
-            b'T' | b't' => true,
-            b' ' => false,
-            _ => return None,
-        };
-        i += 1;
-        let hour = num(&mut i, 1, 2)?;
-        expect(&mut i, b':')?;
-        let minute = num(&mut i, 1, 2)?;
-        expect(&mut i, b':')?;
-        let second = num(&mut i, 1, 2)?;
-        if hour > 23 || minute > 59 || second > 59 {
-            return None;
-        }
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            num(&mut i, 1, 9)?;
-        }
-        if zoned {
-            match b.get(i) {
-                Some(b'Z') => i += 1,
-                Some(b'+' | b'-') => {
-                    i += 1;
-                    let h = num(&mut i, 2, 2)?;
-                    expect(&mut i, b':')?;
-                    let m = num(&mut i, 2, 2)?;
-                    if h > 23 || m > 59 {
-                        return None;
-                    }
-                }
-                _ => return None,
-            }
-        }
-        (i == b.len()).then_some(())
-    };
-    parse().is_some()
-}
-
-/// go-yaml's `[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?`, which it quotes.
-fn is_base60_float(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
-    if !b.get(i).is_some_and(u8::is_ascii_digit) {
-        return false;
-    }
-    while b.get(i).is_some_and(|c| c.is_ascii_digit() || *c == b'_') {
-        i += 1;
-    }
-    let mut groups = 0;
-    while b.get(i) == Some(&b':') {
-        i += 1;
-        let start = i;
-        while b.get(i).is_some_and(u8::is_ascii_digit) && i - start < 2 {
-            i += 1;
-        }
-        let digits = &b[start..i];
-        let ok = match digits {
-            [d] => d.is_ascii_digit(),
-            [a, _] => (b'0'..=b'5').contains(a),
-            _ => false,
-        };
-        if !ok {
-            return false;
-        }
-        groups += 1;
-    }
-    if groups == 0 {
-        return false;
-    }
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        while b.get(i).is_some_and(|c| c.is_ascii_digit() || *c == b'_') {
-            i += 1;
-        }
-    }
-    i == b.len()
 }
 
 /// go-yaml v2's key order: runs of digits compare as numbers, letters after other characters.
