@@ -15,7 +15,7 @@ const APP: &str = "hubble-relay";
 const APP_LABELS: [(&str, &str); 3] = common::app_labels(APP);
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    if !(ctx.on("hubble.enabled") && ctx.on("hubble.relay.enabled")) {
+    if !ctx.plan.hubble_relay {
         return Ok(Vec::new());
     }
     let config = configmap(ctx);

@@ -18,6 +18,7 @@ use super::common::{
 use super::Ctx;
 use crate::changes::Change;
 use crate::error::RenderError;
+use crate::plan::CertSource;
 use crate::tmpl::{bare, print, quote, to_int64, truthy, with};
 
 const API: &str = "clustermesh.apiserver";
@@ -126,7 +127,7 @@ pub(crate) fn mcs_api_enabled(ctx: &Ctx) -> bool {
 fn validate(ctx: &Ctx) -> Result<(), RenderError> {
     if ctx.plan.has(Change::ClustermeshProvidedTlsRemoved)
         && ctx.on("clustermesh.useAPIServer")
-        && !ctx.on(&format!("{API}.tls.auto.enabled"))
+        && ctx.plan.clustermesh_certs == CertSource::Values
     {
         for cert in ["server", "admin", "remote"] {
             let path = format!("{API}.tls.{cert}.cert");
@@ -400,6 +401,7 @@ mod tests {
             "kube-system",
             crate::plan::KubeVersion::parse("1.35.0").unwrap(),
             Default::default(),
+            &vals,
         );
         render(&Ctx::new(&vals, &plan, None))
     }

@@ -40,6 +40,7 @@ pub(crate) mod tests {
             "kube-system",
             crate::plan::KubeVersion::parse(kube).expect("valid"),
             Default::default(),
+            &values,
         );
         f(&Ctx::new(&values, &plan, None))
     }

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{bare, print, truthy};
+use crate::tmpl::{bare, print};
 
 /// What the chart's `envoyDaemonSetEnabled` helper prints: `false` without L7 proxying, else
 /// `envoy.enabled` as written, else whether `upgradeCompatibility` allows the 1.16 default.
@@ -30,16 +30,11 @@ pub fn upgrade_compat_at_least(ctx: &Ctx, major: u64, minor: u64) -> Result<bool
     Ok(upgrade_compat(ctx)?.is_none_or(|v| v >= (major, minor)))
 }
 
-/// `upgradeCompatibility` as (major, minor) when set. Helm's semver comparison fails on text
-/// that is not a version, and never lets a pre-release (`1.16.0-rc.1`) satisfy `>=1.X`, which
-/// is modelled as version 0.0.
+/// `upgradeCompatibility` as (major, minor) when set, parsed once in the plan. Helm's semver
+/// comparison fails on text that is not a version, so the error is made here, where a template
+/// compares it; a pre-release (`1.16.0-rc.1`) never satisfies `>=1.X`, modelled as version 0.0.
 pub fn upgrade_compat(ctx: &Ctx) -> Result<Option<(u64, u64)>, RenderError> {
-    let v = ctx.v("upgradeCompatibility");
-    if !truthy(v) {
-        return Ok(None);
-    }
-    let text = print(v);
-    parse_semver(&text).map(Some).ok_or_else(|| {
+    ctx.plan.upgrade_compat.clone().map_err(|text| {
         ctx.invalid(
             "upgradeCompatibility",
             format!("{text:?} is not a version; write the Cilium version first installed, such as \"1.16\" or \"1.17.3\""),
