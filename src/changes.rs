@@ -86,9 +86,6 @@ changes! {
     AgentMountCgroupInitResources => ["1.19.0"],
     /// `tmpVolume` replaces the `tmp` volume's emptyDir.
     AgentTmpVolume => ["1.19.0"],
-    /// The agent's host aliases come from the clustermesh cluster list read as a map or a list,
-    /// skipping clusters with `enabled: false`.
-    AgentHostAliasesFromClusterMap => ["1.19.0"],
     /// ztunnel encryption: the agent mounts `cilium-ztunnel-secrets` and cilium-config turns
     /// `enable-ztunnel` on.
     ZtunnelEncryption => ["1.19.0"],
@@ -199,9 +196,6 @@ changes! {
     OperatorHealthHostPortWithHostNetwork => ["1.19.4"],
     /// The operator mounts its Prometheus TLS secret with `operator.prometheus.tls.enabled`.
     OperatorPrometheusTls => ["1.19.0"],
-    /// The operator's host aliases come from `clustermesh.config.clusters` as a map or a list,
-    /// by cluster name, without disabled clusters.
-    OperatorHostAliasesFromClusterMap => ["1.19.0"],
     /// `clustermesh.disableKubernetesHostAliases` drops the operator's host aliases.
     OperatorHostAliasesCanBeDisabled => ["1.20.0"],
     /// The operator's tolerations are written for `agentNotReadyTaintKey` alone too.
@@ -271,7 +265,8 @@ changes! {
     /// KVStoreMesh takes `--clustermesh-cache-ttl` from `clustermesh.cacheTTL`.
     ClustermeshCacheTtl => ["1.19.0"],
     /// `clustermesh.config.clusters` may be a map keyed by name as well as a list; entries with
-    /// `enabled: false` are skipped, and clusters are used in name order, one per name.
+    /// `enabled: false` are skipped, and clusters are used in name order, one per name (one
+    /// chart helper, read by Cluster Mesh and by the agent's and operator's host aliases).
     ClustermeshClustersMap => ["1.19.0"],
     /// `clustermesh.apiserver.service.externallyCreated` leaves the apiserver Service out.
     ClustermeshServiceExternallyCreated => ["1.19.0"],

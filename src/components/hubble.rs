@@ -204,7 +204,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     } else {
         own_ns.clone()
     };
-    let fixed = &with_chart_label(ctx, &super::common::monitor_labels(ctx, "hubble", true));
+    let fixed = &super::common::monitor_labels(ctx, "hubble", true);
     let mut endpoint = scrape_endpoint(sm, "hubble-metrics", true, true);
     if ctx.on("hubble.metrics.tls.enabled") {
         // Sprig's merge keeps the user's keys and only adds a missing serverName.
@@ -254,7 +254,7 @@ fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
             enabled: "hubble.metrics.dashboards.enabled",
             alternative: "false",
             values: "hubble.metrics.dashboards",
-            app_labels: &with_chart_label(ctx, &HUBBLE_LABELS),
+            app_labels: &HUBBLE_LABELS,
             annotations: &[
                 ctx.v("hubble.annotations"),
                 ctx.v("hubble.metrics.dashboards.annotations"),

@@ -341,7 +341,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     } else {
         own_ns.clone()
     };
-    let fixed = &with_chart_label(ctx, &super::common::monitor_labels(ctx, APP, false));
+    let fixed = &super::common::monitor_labels(ctx, APP, false);
     let endpoint = scrape_endpoint(sm, "metrics", false, true);
     tree!({
         "apiVersion": "monitoring.coreos.com/v1",

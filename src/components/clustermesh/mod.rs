@@ -293,9 +293,8 @@ fn service_monitor(ctx: &Ctx, s: &State) -> Result<Option<Value>, RenderError> {
     } else {
         s.namespace.clone()
     };
-    let fixed = super::common::monitor_labels(ctx, APP, true);
     let labels = Some(labels(
-        &with_chart_label(ctx, &fixed),
+        &super::common::monitor_labels(ctx, APP, true),
         &[ctx.v("commonLabels"), ctx.v(&sm("labels"))],
     ));
     let annotations = merged(&[ctx.v("clustermesh.annotations"), ctx.v(&sm("annotations"))]);
@@ -367,7 +366,7 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
 /// The etcd users the remote clusters log in as, one per configured cluster.
 fn users_config_map(ctx: &Ctx) -> Result<Value, RenderError> {
     let mut users = String::from("users:\n");
-    for c in config::clusters(ctx)? {
+    for c in common::mesh_clusters(ctx)? {
         users.push_str(&format!(
             "- name: remote-{}\n  role: remote\n",
             quote(&c["name"])

@@ -1,6 +1,7 @@
 //! Helpers the chart shares between components (its `_helpers.tpl`), one file per concern;
 //! everything is re-exported here, so components name them as `common::x`.
 
+mod clusters;
 mod images;
 mod labels;
 mod monitoring;
@@ -8,6 +9,7 @@ mod pods;
 mod tls;
 mod values;
 
+pub use clusters::*;
 pub use images::*;
 pub use labels::*;
 pub use monitoring::*;

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::labels::{labels, labels_with_common, merged, metadata, put};
+use super::labels::{labels, labels_with_common, merged, metadata, put, with_chart_label};
 use crate::changes::Change;
 use crate::components::Ctx;
 use crate::error::RenderError;
@@ -21,6 +21,8 @@ pub struct Dashboards<'a> {
     pub alternative: &'a str,
     /// The values block holding `namespace`, `label`, `labelValue` and `annotations`.
     pub values: &'a str,
+    /// The ConfigMaps' own labels (`helm.sh/chart` is added where the release writes it, as
+    /// all three templates do).
     pub app_labels: &'a [(&'a str, &'a str)],
     /// Annotation maps in the order the template writes them (later keys win).
     pub annotations: &'a [&'a Value],
@@ -54,7 +56,11 @@ pub fn dashboard_configmaps(ctx: &Ctx, spec: &Dashboards) -> Result<Vec<Value>, 
         // The label name is printed bare as a YAML key, so YAML re-types it.
         extra.insert(print(&bare(&d["label"])), Value::from(value));
     }
-    let labels = labels_with_common(ctx, spec.app_labels, &[&Value::Object(extra)]);
+    let labels = labels_with_common(
+        ctx,
+        &with_chart_label(ctx, spec.app_labels),
+        &[&Value::Object(extra)],
+    );
     let annotations = merged(spec.annotations);
     let mut out = Vec::new();
     for path in chart.list(spec.dir) {
@@ -126,22 +132,23 @@ pub struct MonitorSpec<'a> {
 
 /// The chart's own labels on the agent, Hubble, Hubble Relay and clustermesh ServiceMonitors:
 /// Cilium 1.18.2 added `app.kubernetes.io/name` to all four (and `part-of` to Relay's, which had
-/// none before), so the change lives here once.
+/// none before), so the change lives here once; `helm.sh/chart` as every ServiceMonitor has it.
 pub fn monitor_labels<'a>(
-    ctx: &Ctx,
+    ctx: &'a Ctx,
     name: &'a str,
     part_of_before: bool,
 ) -> Vec<(&'a str, &'a str)> {
-    if ctx.plan.has(Change::MonitorPartOfLabels) {
-        vec![
+    let own: &[(&str, &str)] = if ctx.plan.has(Change::MonitorPartOfLabels) {
+        &[
             ("app.kubernetes.io/part-of", "cilium"),
             ("app.kubernetes.io/name", name),
         ]
     } else if part_of_before {
-        vec![("app.kubernetes.io/part-of", "cilium")]
+        &[("app.kubernetes.io/part-of", "cilium")]
     } else {
-        Vec::new()
-    }
+        &[]
+    };
+    with_chart_label(ctx, own)
 }
 
 /// A ServiceMonitor for a component's metrics Service, in the `MonitorSpec` shape.
@@ -155,10 +162,13 @@ pub fn service_monitor(ctx: &Ctx, s: MonitorSpec) -> Value {
     };
     let meta_labels = labels_with_common(
         ctx,
-        &[
-            ("app.kubernetes.io/part-of", "cilium"),
-            ("app.kubernetes.io/name", s.name),
-        ],
+        &with_chart_label(
+            ctx,
+            &[
+                ("app.kubernetes.io/part-of", "cilium"),
+                ("app.kubernetes.io/name", s.name),
+            ],
+        ),
         &[v("labels")],
     );
     let annotations = merged(&[ctx.v(s.annotations), v("annotations")]);
