@@ -2,6 +2,7 @@
 //! everything is re-exported here, so components name them as `common::x`.
 
 mod clusters;
+mod crds;
 mod images;
 mod labels;
 mod monitoring;
@@ -10,6 +11,7 @@ mod tls;
 mod values;
 
 pub use clusters::*;
+pub use crds::*;
 pub use images::*;
 pub use labels::*;
 pub use monitoring::*;
