@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::labels::put;
-use super::values::upgrade_compat_at_least;
+use super::values::written_or_compat;
 use crate::components::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{bare, print};
@@ -28,11 +28,7 @@ pub fn read_secrets_only_from_secrets_namespace(ctx: &Ctx) -> bool {
 
 /// What the chart's `secretSyncEnabled` helper prints.
 pub fn secret_sync_text(ctx: &Ctx) -> Result<String, RenderError> {
-    let own = ctx.v("tls.secretSync.enabled");
-    if !own.is_null() {
-        return Ok(print(own));
-    }
-    Ok(upgrade_compat_at_least(ctx, 1, 17)?.to_string())
+    written_or_compat(ctx, "tls.secretSync.enabled", 1, 17)
 }
 
 /// Secret synchronisation is on: the chart compares the helper's text with "true".

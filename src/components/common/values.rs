@@ -12,11 +12,23 @@ pub fn envoy_daemonset_text(ctx: &Ctx) -> Result<String, RenderError> {
     if !ctx.on("l7Proxy") {
         return Ok("false".into());
     }
-    let e = ctx.v("envoy.enabled");
-    if !e.is_null() {
-        return Ok(print(e));
+    written_or_compat(ctx, "envoy.enabled", 1, 16)
+}
+
+/// A switch whose default follows `upgradeCompatibility`, as the chart's helpers print it: the
+/// value at `path` as written when set, else whether the compatibility version is at least
+/// `major.minor`.
+pub fn written_or_compat(
+    ctx: &Ctx,
+    path: &str,
+    major: u64,
+    minor: u64,
+) -> Result<String, RenderError> {
+    let own = ctx.v(path);
+    if !own.is_null() {
+        return Ok(print(own));
     }
-    Ok(upgrade_compat_at_least(ctx, 1, 16)?.to_string())
+    Ok(upgrade_compat_at_least(ctx, major, minor)?.to_string())
 }
 
 /// The standalone Envoy DaemonSet runs: the chart compares the helper's text with "true".
