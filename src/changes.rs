@@ -86,20 +86,18 @@ changes! {
     AgentMountCgroupInitResources => ["1.19.0"],
     /// `tmpVolume` replaces the `tmp` volume's emptyDir.
     AgentTmpVolume => ["1.19.0"],
-    /// The agent's host aliases come from the clustermesh cluster list read as a map or a list,
-    /// skipping clusters with `enabled: false`.
-    AgentHostAliasesFromClusterMap => ["1.19.0"],
     /// ztunnel encryption: the agent mounts `cilium-ztunnel-secrets` and cilium-config turns
     /// `enable-ztunnel` on.
     ZtunnelEncryption => ["1.19.0"],
-    /// The agent's ClusterRole stops listing `ciliumbgppeeringpolicies` ...
+    /// The BGP v1 CRD (`ciliumbgppeeringpolicies`) leaves the ClusterRoles: the agent stops
+    /// listing its objects, the operator neither updates its definition nor reads its objects ...
     BgpV1RbacDropped => ["1.19.0"],
-    /// ... which 1.19.4 brings back on the 1.19 line (1.20 drops it again, see `AgentRbac120`).
+    /// ... and 1.19.4 brings the reading back on the 1.19 line, for the agent and the operator
+    /// (1.20 drops it again, see `AgentRbac120` and `OperatorBgpV2Managed`).
     BgpV1RbacRestored => ["1.19.4"],
     /// The init containers' shell scripts run with bash instead of sh.
     AgentInitScriptsBash => ["1.19.3"],
-    /// The agent's ClusterRole no longer reads Endpoints or `ciliumbgppeeringpolicies` and lists
-    /// `ciliumdatapathplugins`.
+    /// The agent's ClusterRole no longer reads Endpoints or `ciliumbgppeeringpolicies`.
     AgentRbac120 => ["1.20.0"],
     /// The DaemonSet takes `minReadySeconds`, pins `hostUsers: true` on Kubernetes 1.33+, and
     /// `clustermesh.disableKubernetesHostAliases` turns the host aliases off.
@@ -166,10 +164,6 @@ changes! {
     /// With Ingress or Gateway API the operator writes EndpointSlices, and it may delete
     /// CiliumEndpointSlice collections.
     OperatorEndpointSliceRules => ["1.19.0"],
-    /// The operator neither updates the CiliumBGPPeeringPolicy CRD nor reads its objects.
-    OperatorBgpV1Dropped => ["1.19.0"],
-    /// The operator reads CiliumBGPPeeringPolicy objects again.
-    OperatorBgpPeeringPoliciesReadAgain => ["1.19.4"],
     /// The operator writes BGP cluster configs and node config overrides (no longer only reads
     /// them, nor peering policies) and updates the status of the BGP v2 CRDs.
     OperatorBgpV2Managed => ["1.20.0"],
@@ -186,8 +180,9 @@ changes! {
     OperatorStopsReadingEndpoints => ["1.20.0"],
     /// The operator writes CiliumCIDRGroups.
     OperatorManagesCidrGroups => ["1.20.0"],
-    /// The CiliumDatapathPlugin CRD: the operator updates its definition and reads its objects.
-    OperatorDatapathPlugins => ["1.20.0"],
+    /// The CiliumDatapathPlugin CRD in the ClusterRoles: the agent lists its objects, the
+    /// operator updates its definition and reads its objects.
+    DatapathPluginCrd => ["1.20.0"],
     /// With Gateway API the operator also reads TCP/UDP routes, BackendTLSPolicies,
     /// ListenerSets (and writes their status) and ConfigMaps.
     OperatorGatewayApiMoreKinds => ["1.20.0"],
@@ -199,9 +194,6 @@ changes! {
     OperatorHealthHostPortWithHostNetwork => ["1.19.4"],
     /// The operator mounts its Prometheus TLS secret with `operator.prometheus.tls.enabled`.
     OperatorPrometheusTls => ["1.19.0"],
-    /// The operator's host aliases come from `clustermesh.config.clusters` as a map or a list,
-    /// by cluster name, without disabled clusters.
-    OperatorHostAliasesFromClusterMap => ["1.19.0"],
     /// `clustermesh.disableKubernetesHostAliases` drops the operator's host aliases.
     OperatorHostAliasesCanBeDisabled => ["1.20.0"],
     /// The operator's tolerations are written for `agentNotReadyTaintKey` alone too.
@@ -271,7 +263,8 @@ changes! {
     /// KVStoreMesh takes `--clustermesh-cache-ttl` from `clustermesh.cacheTTL`.
     ClustermeshCacheTtl => ["1.19.0"],
     /// `clustermesh.config.clusters` may be a map keyed by name as well as a list; entries with
-    /// `enabled: false` are skipped, and clusters are used in name order, one per name.
+    /// `enabled: false` are skipped, and clusters are used in name order, one per name (one
+    /// chart helper, read by Cluster Mesh and by the agent's and operator's host aliases).
     ClustermeshClustersMap => ["1.19.0"],
     /// `clustermesh.apiserver.service.externallyCreated` leaves the apiserver Service out.
     ClustermeshServiceExternallyCreated => ["1.19.0"],

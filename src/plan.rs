@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::changes::{Change, ChangeSet};
+use crate::components::common::parse_semver;
 use crate::error::RenderError;
+use crate::tmpl::{print, truthy};
 use crate::values::Values;
 use crate::versions::CiliumVersion;
 
@@ -64,16 +66,70 @@ pub struct Plan {
     pub changes: ChangeSet,
     /// The chart's name and version as its `helm.sh/chart` label prints them (`cilium-1.20.0`).
     pub chart_label: String,
+    /// Where Hubble's certificates come from (`hubble.tls.auto`).
+    pub hubble_certs: CertSource,
+    /// Where the Cluster Mesh apiserver's certificates come from (`clustermesh.apiserver.tls.auto`).
+    pub clustermesh_certs: CertSource,
+    /// Hubble Relay runs: Hubble and the relay are both on.
+    pub hubble_relay: bool,
+    /// Hubble UI runs: the UI is on, with Hubble or standalone.
+    pub hubble_ui: bool,
+    /// `upgradeCompatibility` as (major, minor) when set (a pre-release counts as 0.0), or the
+    /// text when it is no version: Helm fails only where a template compares it, so the error is
+    /// made there (`common::upgrade_compat`), not here.
+    pub upgrade_compat: Result<Option<(u64, u64)>, String>,
+}
+
+/// Where a component's TLS certificates come from, as its `tls.auto.enabled` and
+/// `tls.auto.method` choose; each component still applies its own enable switches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CertSource {
+    /// `auto.enabled` off: Secrets built from values, or made by the user.
+    Values,
+    /// `cronJob`: Cilium's certgen Job/CronJob issues them in the cluster.
+    Certgen,
+    /// `certmanager`: cert-manager Certificates.
+    CertManager,
+    /// `helm`: the chart mints them itself (refused wherever it would, see
+    /// `apply_deterministic_defaults`).
+    Helm,
+    /// Any other method: the chart makes no certificates.
+    Other,
+}
+
+impl CertSource {
+    /// The source chosen by the values block `tls` (such as `hubble.tls`).
+    fn of(values: &Values, tls: &str) -> CertSource {
+        if !values.on(&format!("{tls}.auto.enabled")) {
+            return CertSource::Values;
+        }
+        match values.get(&format!("{tls}.auto.method")).as_str() {
+            Some("cronJob") => CertSource::Certgen,
+            Some("certmanager") => CertSource::CertManager,
+            Some("helm") => CertSource::Helm,
+            _ => CertSource::Other,
+        }
+    }
 }
 
 impl Plan {
-    /// The plan of one render; the release's chart changes are looked up here, once.
+    /// The plan of one render from the resolved values (after `apply_deterministic_defaults`);
+    /// the release's chart changes and the facts several components branch on are found here, once.
     pub fn new(
         cilium: CiliumVersion,
         release_namespace: &str,
         kube: KubeVersion,
         api_versions: BTreeSet<String>,
+        values: &Values,
     ) -> Plan {
+        let hubble = values.on("hubble.enabled");
+        let compat = values.get("upgradeCompatibility");
+        let upgrade_compat = if truthy(compat) {
+            let text = print(compat);
+            parse_semver(&text).map(Some).ok_or(text)
+        } else {
+            Ok(None)
+        };
         Plan {
             cilium,
             release_namespace: release_namespace.to_string(),
@@ -81,6 +137,12 @@ impl Plan {
             api_versions,
             changes: ChangeSet::of(cilium),
             chart_label: format!("cilium-{cilium}"),
+            hubble_certs: CertSource::of(values, "hubble.tls"),
+            clustermesh_certs: CertSource::of(values, "clustermesh.apiserver.tls"),
+            hubble_relay: hubble && values.on("hubble.relay.enabled"),
+            hubble_ui: (hubble || values.on("hubble.ui.standalone.enabled"))
+                && values.on("hubble.ui.enabled"),
+            upgrade_compat,
         }
     }
 
@@ -165,5 +227,25 @@ mod tests {
             "1.29.4"
         );
         assert!(KubeVersion::parse("latest").is_err());
+    }
+
+    fn plan_of(values: &str) -> Plan {
+        let cilium = crate::versions::parse("1.19.0").expect("supported");
+        let layer = crate::values::Layer::from_yaml("t.yaml", values).expect("valid YAML");
+        let values = Values::resolve(crate::versions::defaults(cilium), &[layer]);
+        let kube = KubeVersion::parse("1.35").expect("valid");
+        Plan::new(cilium, "kube-system", kube, BTreeSet::new(), &values)
+    }
+
+    #[test]
+    fn derived_facts() {
+        let p = plan_of("hubble: {relay: {enabled: true}, tls: {auto: {method: certmanager}}}\nclustermesh: {apiserver: {tls: {auto: {enabled: false}}}}\nupgradeCompatibility: \"1.16.0-rc.1\"\n");
+        assert!(p.hubble_relay && !p.hubble_ui);
+        assert_eq!(p.hubble_certs, CertSource::CertManager);
+        assert_eq!(p.clustermesh_certs, CertSource::Values);
+        assert_eq!(p.upgrade_compat, Ok(Some((0, 0))));
+        let p = plan_of("hubble: {enabled: false, relay: {enabled: true}, ui: {enabled: true, standalone: {enabled: true}}}\nupgradeCompatibility: soon\n");
+        assert!(!p.hubble_relay && p.hubble_ui);
+        assert_eq!(p.upgrade_compat, Err("soon".to_string()));
     }
 }

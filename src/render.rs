@@ -105,6 +105,7 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
             .map(|a| a.trim().to_string())
             .filter(|a| !a.is_empty())
             .collect::<BTreeSet<_>>(),
+        &values,
     );
     let ctx = Ctx::new(&values, &plan, inputs.chart.as_ref());
     let objects = components::render_all(&ctx)?;

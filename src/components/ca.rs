@@ -6,6 +6,7 @@ use super::common::{common_labels, merged, metadata};
 use super::Ctx;
 use crate::changes::Change;
 use crate::error::RenderError;
+use crate::plan::CertSource;
 use crate::tmpl::{bare, print, with};
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
@@ -74,15 +75,13 @@ fn block_literal(text: &str) -> String {
 /// The shared `cilium-ca` Secret. The chart renders it when it must mint certificates itself
 /// (`helm` TLS methods) or when the user supplied the CA; only the latter is deterministic.
 fn ca_secret(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
-    let clustermesh_helm = ctx.on("clustermesh.useAPIServer")
-        && ctx.on("clustermesh.apiserver.tls.auto.enabled")
-        && ctx.text("clustermesh.apiserver.tls.auto.method") == "helm";
-    let hubble_helm =
-        (ctx.on("agent") || ctx.on("hubble.relay.enabled") || ctx.on("hubble.ui.enabled"))
-            && ctx.on("hubble.enabled")
-            && ctx.on("hubble.tls.enabled")
-            && ctx.on("hubble.tls.auto.enabled")
-            && ctx.text("hubble.tls.auto.method") == "helm";
+    let clustermesh_helm =
+        ctx.on("clustermesh.useAPIServer") && ctx.plan.clustermesh_certs == CertSource::Helm;
+    // With Hubble on, the plan's relay and UI facts are the chart's bare switches.
+    let hubble_helm = (ctx.on("agent") || ctx.plan.hubble_relay || ctx.plan.hubble_ui)
+        && ctx.on("hubble.enabled")
+        && ctx.on("hubble.tls.enabled")
+        && ctx.plan.hubble_certs == CertSource::Helm;
     let supplied = ctx.on("tls.ca.key") && ctx.on("tls.ca.cert");
     if !(clustermesh_helm || hubble_helm || supplied) {
         return Ok(None);

@@ -14,6 +14,7 @@ use super::common::{
 use super::Ctx;
 use crate::changes::Change;
 use crate::error::RenderError;
+use crate::plan::CertSource;
 use crate::tmpl::{bare, print, quote_text, range_items, to_int64, truthy, with};
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
@@ -33,16 +34,11 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         out.extend(dashboards(ctx)?);
     }
     let tls = hubble && ctx.on("hubble.tls.enabled");
-    let auto = ctx.on("hubble.tls.auto.enabled");
-    let method = ctx.v("hubble.tls.auto.method");
-    if tls && auto && method.as_str() == Some("cronJob") {
-        out.extend(certgen(ctx));
-    }
-    if hubble && auto && method.as_str() == Some("certmanager") {
-        out.extend(cert_manager(ctx));
-    }
-    if hubble && !auto {
-        out.extend(provided(ctx)?);
+    match ctx.plan.hubble_certs {
+        CertSource::Certgen if tls => out.extend(certgen(ctx)),
+        CertSource::CertManager if hubble => out.extend(cert_manager(ctx)),
+        CertSource::Values if hubble => out.extend(provided(ctx)?),
+        _ => {}
     }
     Ok(out)
 }
@@ -208,7 +204,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     } else {
         own_ns.clone()
     };
-    let fixed = &with_chart_label(ctx, &super::common::monitor_labels(ctx, "hubble", true));
+    let fixed = &super::common::monitor_labels(ctx, "hubble", true);
     let mut endpoint = scrape_endpoint(sm, "hubble-metrics", true, true);
     if ctx.on("hubble.metrics.tls.enabled") {
         // Sprig's merge keeps the user's keys and only adds a missing serverName.
@@ -258,7 +254,7 @@ fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
             enabled: "hubble.metrics.dashboards.enabled",
             alternative: "false",
             values: "hubble.metrics.dashboards",
-            app_labels: &with_chart_label(ctx, &HUBBLE_LABELS),
+            app_labels: &HUBBLE_LABELS,
             annotations: &[
                 ctx.v("hubble.annotations"),
                 ctx.v("hubble.metrics.dashboards.annotations"),
@@ -382,7 +378,7 @@ fn hubble_certgen_config(ctx: &Ctx) -> String {
     let ns = ctx.namespace();
     let validity = format!("{}h", validity_hours(ctx));
     let cl = cluster_dns(ctx);
-    let relay = ctx.on("hubble.relay.enabled");
+    let relay = ctx.plan.hubble_relay;
     let relay_server = relay && ctx.on("hubble.relay.tls.server.enabled");
     let mut s = String::from("certs:\n");
     let grpc = format!("\"*.{cl}.hubble-grpc.cilium.io\"");
@@ -441,7 +437,7 @@ fn hubble_certgen_config(ctx: &Ctx) -> String {
             &validity,
         );
     }
-    if ctx.on("hubble.ui.enabled") && relay_server {
+    if ctx.plan.hubble_ui && relay_server {
         certgen_entry(
             &mut s,
             &ns,
@@ -458,7 +454,7 @@ fn hubble_certgen_config(ctx: &Ctx) -> String {
 /// cert-manager Certificates for each Hubble TLS endpoint.
 fn cert_manager(ctx: &Ctx) -> Vec<Value> {
     let tls = ctx.on("hubble.tls.enabled");
-    let relay = ctx.on("hubble.relay.enabled");
+    let relay = ctx.plan.hubble_relay;
     let relay_server = relay && ctx.on("hubble.relay.tls.server.enabled");
     let cl = cluster_dns(ctx);
     let mut out = Vec::new();
@@ -498,7 +494,7 @@ fn cert_manager(ctx: &Ctx) -> Vec<Value> {
             &["signing", "key encipherment", "server auth", "client auth"],
         ));
     }
-    if tls && relay_server && ctx.on("hubble.ui.enabled") {
+    if tls && relay_server && ctx.plan.hubble_ui {
         out.push(certificate(
             ctx,
             "hubble-ui-client-certs",
@@ -560,7 +556,7 @@ fn certificate(ctx: &Ctx, name: &str, cn: &str, extra: &str, usages: &[&str]) ->
 /// TLS Secrets from certificates given in values (auto TLS off), unless an existing secret is named.
 fn provided(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let tls = ctx.on("hubble.tls.enabled");
-    let relay = ctx.on("hubble.relay.enabled");
+    let relay = ctx.plan.hubble_relay;
     let relay_server = relay && ctx.on("hubble.relay.tls.server.enabled");
     let agent = ctx.on("agent");
     let mut out = Vec::new();
@@ -591,11 +587,7 @@ fn provided(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     if agent && tls && !ctx.on("hubble.tls.server.existingSecret") {
         out.push(tls_secret(ctx, "hubble-server-certs", "hubble.tls.server")?);
     }
-    if tls
-        && relay_server
-        && ctx.on("hubble.ui.enabled")
-        && !ctx.on("hubble.ui.tls.client.existingSecret")
-    {
+    if tls && relay_server && ctx.plan.hubble_ui && !ctx.on("hubble.ui.tls.client.existingSecret") {
         out.push(tls_secret(
             ctx,
             "hubble-ui-client-certs",

@@ -15,7 +15,7 @@ const APP: &str = "hubble-relay";
 const APP_LABELS: [(&str, &str); 3] = common::app_labels(APP);
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    if !(ctx.on("hubble.enabled") && ctx.on("hubble.relay.enabled")) {
+    if !ctx.plan.hubble_relay {
         return Ok(Vec::new());
     }
     let config = configmap(ctx);
@@ -341,7 +341,7 @@ fn service_monitor(ctx: &Ctx) -> Value {
     } else {
         own_ns.clone()
     };
-    let fixed = &with_chart_label(ctx, &super::common::monitor_labels(ctx, APP, false));
+    let fixed = &super::common::monitor_labels(ctx, APP, false);
     let endpoint = scrape_endpoint(sm, "metrics", false, true);
     tree!({
         "apiVersion": "monitoring.coreos.com/v1",

@@ -15,9 +15,7 @@ const APP: &str = "hubble-ui";
 const APP_LABELS: [(&str, &str); 3] = common::app_labels(APP);
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    let enabled = (ctx.on("hubble.enabled") || ctx.on("hubble.ui.standalone.enabled"))
-        && ctx.on("hubble.ui.enabled");
-    if !enabled {
+    if !ctx.plan.hubble_ui {
         return Ok(Vec::new());
     }
     let config = configmap(ctx);

@@ -294,74 +294,13 @@ fn pod_spec(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
             && ctx.on("clustermesh.apiserver.kvstoremesh.enabled"))
         && !aliases_opted_out
     {
-        let aliases = host_aliases(ctx)?;
+        let aliases = common::mesh_host_aliases(ctx)?;
         if !aliases.is_empty() {
             spec.insert("hostAliases".into(), Value::Array(aliases));
         }
     }
     spec.insert("volumes".into(), Value::Array(volumes(ctx, a)?));
     Ok(Value::Object(spec))
-}
-
-/// Remote clusters' etcd names resolved to their addresses, when no KVStoreMesh is in between.
-fn host_aliases(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    let domain = quote(ctx.v("clustermesh.config.domain"));
-    let mut out = Vec::new();
-    for cluster in mesh_clusters(ctx)? {
-        let name = quote(&cluster["name"]);
-        if let Value::Array(ips) = &cluster["ips"] {
-            for ip in ips {
-                out.push(tree!({"ip": bare(ip), "hostnames": [format!("{name}.{domain}")]}));
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The remote clusters as the chart's `clustermesh-clusters` helper yields them from 1.19: a
-/// map (name to settings) or a list, clusters with `enabled: false` left out, keyed and so
-/// ordered by name (a later entry of the same name replaces an earlier one). Before 1.19 the
-/// list is read as it is.
-fn mesh_clusters(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    let path = "clustermesh.config.clusters";
-    let clusters = ctx.v(path);
-    if !ctx.plan.has(Change::AgentHostAliasesFromClusterMap) {
-        return Ok(match clusters {
-            Value::Array(list) => list.clone(),
-            _ => Vec::new(),
-        });
-    }
-    let enabled = |c: &Value| c.get("enabled") != Some(&Value::Bool(false));
-    let mut by_name = std::collections::BTreeMap::new();
-    match clusters {
-        Value::Object(map) => {
-            for (name, cluster) in map {
-                if !cluster.is_object() {
-                    return Err(ctx.invalid(path, "each cluster must be a map of its settings"));
-                }
-                if enabled(cluster) {
-                    let mut c = cluster.clone();
-                    c["name"] = s(name);
-                    by_name.insert(name.clone(), c);
-                }
-            }
-        }
-        Value::Array(list) => {
-            for cluster in list {
-                if !cluster.is_object() {
-                    return Err(ctx.invalid(path, "each cluster must be a map of its settings"));
-                }
-                if enabled(cluster) {
-                    let Some(name) = cluster["name"].as_str() else {
-                        return Err(ctx.invalid(path, "each cluster needs a name (a string)"));
-                    };
-                    by_name.insert(name.to_string(), cluster.clone());
-                }
-            }
-        }
-        _ => return Err(ctx.invalid(path, "must be a map or a list of clusters")),
-    }
-    Ok(by_name.into_values().collect())
 }
 
 /// The agent's health endpoint on loopback, as the probes reach it.

@@ -104,10 +104,7 @@ fn endpoint(ctx: &Ctx, port: &str, prefix: &str, scrape_timeout: bool) -> Value 
 }
 
 fn service_monitor(ctx: &Ctx) -> Result<Value, RenderError> {
-    let fixed = with_chart_label(
-        ctx,
-        &super::super::common::monitor_labels(ctx, "cilium-agent", true),
-    );
+    let fixed = super::super::common::monitor_labels(ctx, "cilium-agent", true);
     let sm_labels = labels(
         &fixed,
         &[
@@ -166,7 +163,7 @@ fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
             enabled: "dashboards.enabled",
             alternative: "false",
             values: "dashboards",
-            app_labels: &with_chart_label(ctx, AGENT_LABELS),
+            app_labels: AGENT_LABELS,
             annotations: &[ctx.v("dashboards.annotations"), ctx.v("annotations")],
         },
     )

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::agent_on;
 use crate::components::common::{
-    self, labels, merged, metadata, read_secrets_only_from_secrets_namespace,
+    self, labels, listed, merged, metadata, read_secrets_only_from_secrets_namespace, Listed,
 };
 use crate::components::Ctx;
 use crate::error::RenderError;
@@ -66,6 +66,43 @@ fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
 
 /// The rules of the agent's ClusterRole, which the pre-flight check's ClusterRole repeats: the
 /// two differ only in when they may read Secrets, which the caller says.
+/// The Cilium kinds the agent lists and watches, in the chart's order (see `common::crds` for
+/// why the operator keeps its own table).
+const LISTED_KINDS: &[(&str, Listed)] = &[
+    ("ciliumloadbalancerippools", Listed::Always),
+    // BGPv1 peering policies left the list in 1.19.0, came back in 1.19.4 and left for good
+    // in 1.20.
+    (
+        "ciliumbgppeeringpolicies",
+        Listed::Gap {
+            dropped: Change::BgpV1RbacDropped,
+            restored: Change::BgpV1RbacRestored,
+            gone: Change::AgentRbac120,
+        },
+    ),
+    ("ciliumbgpnodeconfigs", Listed::Always),
+    ("ciliumbgpadvertisements", Listed::Always),
+    ("ciliumbgppeerconfigs", Listed::Always),
+    ("ciliumclusterwideenvoyconfigs", Listed::Always),
+    ("ciliumclusterwidenetworkpolicies", Listed::Always),
+    ("ciliumegressgatewaypolicies", Listed::Always),
+    ("ciliumendpoints", Listed::Always),
+    ("ciliumendpointslices", Listed::Always),
+    ("ciliumenvoyconfigs", Listed::Always),
+    ("ciliumidentities", Listed::Always),
+    ("ciliumlocalredirectpolicies", Listed::Always),
+    ("ciliumnetworkpolicies", Listed::Always),
+    ("ciliumnodes", Listed::Always),
+    ("ciliumnodeconfigs", Listed::Always),
+    ("ciliumcidrgroups", Listed::Always),
+    ("ciliuml2announcementpolicies", Listed::Always),
+    ("ciliumpodippools", Listed::Always),
+    (
+        "ciliumdatapathplugins",
+        Listed::Since(Change::DatapathPluginCrd),
+    ),
+];
+
 pub(crate) fn agent_rules(ctx: &Ctx, read_secrets: bool) -> Vec<Value> {
     // From 1.18.5 Secrets are listed and watched with the other core objects; before, they could
     // only be got, in a rule of their own further down.
@@ -113,37 +150,11 @@ pub(crate) fn agent_rules(ctx: &Ctx, read_secrets: bool) -> Vec<Value> {
     if read_secrets && !secrets_in_core_rule {
         rules.push(rule(&[""], &["secrets"], &["get"]));
     }
-    // BGPv1 peering policies left the list in 1.19.0, came back in 1.19.4 and left for good
-    // in 1.20.
-    let bgp_v1 = !ctx.plan.has(Change::BgpV1RbacDropped)
-        || (ctx.plan.has(Change::BgpV1RbacRestored) && !rbac_120);
-    let mut crds = vec!["ciliumloadbalancerippools"];
-    if bgp_v1 {
-        crds.push("ciliumbgppeeringpolicies");
-    }
-    crds.extend([
-        "ciliumbgpnodeconfigs",
-        "ciliumbgpadvertisements",
-        "ciliumbgppeerconfigs",
-        "ciliumclusterwideenvoyconfigs",
-        "ciliumclusterwidenetworkpolicies",
-        "ciliumegressgatewaypolicies",
-        "ciliumendpoints",
-        "ciliumendpointslices",
-        "ciliumenvoyconfigs",
-        "ciliumidentities",
-        "ciliumlocalredirectpolicies",
-        "ciliumnetworkpolicies",
-        "ciliumnodes",
-        "ciliumnodeconfigs",
-        "ciliumcidrgroups",
-        "ciliuml2announcementpolicies",
-        "ciliumpodippools",
-    ]);
-    if rbac_120 {
-        crds.push("ciliumdatapathplugins");
-    }
-    rules.push(rule(&["cilium.io"], &crds, &["list", "watch"]));
+    rules.push(rule(
+        &["cilium.io"],
+        &listed(ctx, LISTED_KINDS, false),
+        &["list", "watch"],
+    ));
     rules.push(rule(
         &["cilium.io"],
         &["ciliumidentities", "ciliumendpoints", "ciliumnodes"],

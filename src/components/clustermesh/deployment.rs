@@ -569,18 +569,7 @@ fn volumes(ctx: &Ctx, s: &State, legacy: bool) -> Result<Vec<Value>, RenderError
 
 /// Remote clusters given by IP resolve through host aliases under the mesh domain.
 fn host_aliases(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
-    let clusters = super::config::clusters(ctx)?;
-    let domain = quote(ctx.v("clustermesh.config.domain"));
-    let mut out = Vec::new();
-    for c in &clusters {
-        let Value::Array(ips) = &c["ips"] else {
-            continue;
-        };
-        let host = format!("{}.{domain}", quote(&c["name"]));
-        for ip in ips {
-            out.push(tree!({"ip": bare(ip), "hostnames": [&host]}));
-        }
-    }
+    let out = common::mesh_host_aliases(ctx)?;
     Ok((!out.is_empty()).then_some(Value::Array(out)))
 }
 

@@ -18,6 +18,7 @@ use super::common::{
 use super::Ctx;
 use crate::changes::Change;
 use crate::error::RenderError;
+use crate::plan::CertSource;
 use crate::tmpl::{bare, print, quote, to_int64, truthy, with};
 
 const API: &str = "clustermesh.apiserver";
@@ -126,7 +127,7 @@ pub(crate) fn mcs_api_enabled(ctx: &Ctx) -> bool {
 fn validate(ctx: &Ctx) -> Result<(), RenderError> {
     if ctx.plan.has(Change::ClustermeshProvidedTlsRemoved)
         && ctx.on("clustermesh.useAPIServer")
-        && !ctx.on(&format!("{API}.tls.auto.enabled"))
+        && ctx.plan.clustermesh_certs == CertSource::Values
     {
         for cert in ["server", "admin", "remote"] {
             let path = format!("{API}.tls.{cert}.cert");
@@ -292,9 +293,8 @@ fn service_monitor(ctx: &Ctx, s: &State) -> Result<Option<Value>, RenderError> {
     } else {
         s.namespace.clone()
     };
-    let fixed = super::common::monitor_labels(ctx, APP, true);
     let labels = Some(labels(
-        &with_chart_label(ctx, &fixed),
+        &super::common::monitor_labels(ctx, APP, true),
         &[ctx.v("commonLabels"), ctx.v(&sm("labels"))],
     ));
     let annotations = merged(&[ctx.v("clustermesh.annotations"), ctx.v(&sm("annotations"))]);
@@ -366,7 +366,7 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
 /// The etcd users the remote clusters log in as, one per configured cluster.
 fn users_config_map(ctx: &Ctx) -> Result<Value, RenderError> {
     let mut users = String::from("users:\n");
-    for c in config::clusters(ctx)? {
+    for c in common::mesh_clusters(ctx)? {
         users.push_str(&format!(
             "- name: remote-{}\n  role: remote\n",
             quote(&c["name"])
@@ -400,6 +400,7 @@ mod tests {
             "kube-system",
             crate::plan::KubeVersion::parse("1.35.0").unwrap(),
             Default::default(),
+            &vals,
         );
         render(&Ctx::new(&vals, &plan, None))
     }

@@ -13,6 +13,7 @@ use crate::components::common::{
 use crate::components::extras::toyaml::to_yaml;
 use crate::components::Ctx;
 use crate::error::RenderError;
+use crate::plan::CertSource;
 use crate::tmpl::{bare, go_quote, quote, quote_text, range_items, to_int64, truthy, with};
 
 const CERTGEN: &str = "clustermesh-apiserver-generate-certs";
@@ -23,7 +24,7 @@ fn p(key: &str) -> String {
 
 pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();
-    if !ctx.on(&p("auto.enabled")) {
+    if ctx.plan.clustermesh_certs == CertSource::Values {
         let provided = !ctx.plan.has(Change::ClustermeshProvidedTlsRemoved);
         if provided && s.internal && ctx.on(&p("enableSecrets")) {
             for cert in ["admin", "remote", "server"] {
@@ -32,8 +33,8 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Vec<Value>, RenderError> {
         }
         return Ok(out);
     }
-    match ctx.v(&p("auto.method")).as_str() {
-        Some("cronJob") => {
+    match ctx.plan.clustermesh_certs {
+        CertSource::Certgen => {
             if ctx.plan.has(Change::ClustermeshServerCertNames) {
                 ServerNames::check(ctx)?;
             }
@@ -49,7 +50,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Vec<Value>, RenderError> {
                 out.push(certgen_service_account(ctx));
             }
         }
-        Some("certmanager") if s.internal => {
+        CertSource::CertManager if s.internal => {
             if ctx.plan.has(Change::ClustermeshServerCertNames) {
                 ServerNames::check(ctx)?;
             }

@@ -123,10 +123,9 @@ fn node_locality_rbac(ctx: &Ctx) -> Vec<Value> {
     ]
 }
 
-/// The chart's ServiceMonitor shape, plus the `helm.sh/chart` label of 1.20 (under the user's
-/// labels, which come later in the template and so win).
+/// The chart's ServiceMonitor shape.
 fn monitor(ctx: &Ctx) -> Value {
-    let mut m = service_monitor(
+    service_monitor(
         ctx,
         MonitorSpec {
             name: "cilium-envoy",
@@ -137,13 +136,7 @@ fn monitor(ctx: &Ctx) -> Value {
             target_label: "k8s-app",
             job_label: false,
         },
-    );
-    if let Some(Value::Object(labels)) = m.pointer_mut("/metadata/labels") {
-        for (k, v) in with_chart_label(ctx, &[]) {
-            labels.entry(k).or_insert_with(|| Value::from(v));
-        }
-    }
-    m
+    )
 }
 
 fn service(ctx: &Ctx) -> Value {

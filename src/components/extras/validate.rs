@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::super::common::{semver, upgrade_compat_at_least};
 use super::super::Ctx;
 use crate::error::RenderError;
+use crate::plan::CertSource;
 use crate::tmpl::{print, to_int64 as go_int};
 
 /// Whether `key` is present in the top-level values (Helm's `hasKey .Values key`).
@@ -145,8 +146,7 @@ fn hubble_checks(ctx: &Ctx) -> Result<(), RenderError> {
     }
     if ctx.on("hubble.enabled")
         && ctx.on("hubble.tls.enabled")
-        && ctx.on("hubble.tls.auto.enabled")
-        && ctx.text("hubble.tls.auto.method") == "certmanager"
+        && ctx.plan.hubble_certs == CertSource::CertManager
         && !ctx.on("hubble.tls.auto.certManagerIssuerRef")
     {
         return Err(ctx.invalid(
@@ -344,8 +344,7 @@ fn clustermesh_checks(ctx: &Ctx) -> Result<(), RenderError> {
         }
     }
     if use_api
-        && ctx.on("clustermesh.apiserver.tls.auto.enabled")
-        && ctx.text("clustermesh.apiserver.tls.auto.method") == "certmanager"
+        && ctx.plan.clustermesh_certs == CertSource::CertManager
         && !ctx.on("clustermesh.apiserver.tls.auto.certManagerIssuerRef")
     {
         return Err(ctx.invalid(
@@ -420,7 +419,7 @@ fn newer_checks(ctx: &Ctx) -> Result<(), RenderError> {
         return Ok(());
     }
     let tls = "clustermesh.apiserver.tls";
-    if ctx.on("clustermesh.useAPIServer") && !ctx.on(&format!("{tls}.auto.enabled")) {
+    if ctx.on("clustermesh.useAPIServer") && ctx.plan.clustermesh_certs == CertSource::Values {
         for cert in ["server", "admin", "remote"] {
             let path = format!("{tls}.{cert}.cert");
             if ctx.on(&path) {

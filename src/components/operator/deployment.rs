@@ -171,7 +171,7 @@ fn pod_spec(ctx: &Ctx) -> Result<Value, RenderError> {
         "nodeSelector",
         with(ctx.v("operator.nodeSelector")),
     );
-    put(&mut spec, "hostAliases", host_aliases(ctx));
+    put(&mut spec, "hostAliases", host_aliases(ctx)?);
     put(&mut spec, "tolerations", tolerations(ctx)?);
     Ok(spec)
 }
@@ -418,7 +418,7 @@ fn prometheus_tls_volume(ctx: &Ctx) -> Value {
 
 /// Host names for the remote clusters' etcd, when the operator reaches them directly (not
 /// through KVStoreMesh).
-fn host_aliases(ctx: &Ctx) -> Option<Value> {
+fn host_aliases(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
     let wanted = clustermesh_sync(ctx)
         && ctx.on("clustermesh.config.enabled")
         && !(ctx.on("clustermesh.useAPIServer")
@@ -426,56 +426,10 @@ fn host_aliases(ctx: &Ctx) -> Option<Value> {
         && !(ctx.plan.has(Change::OperatorHostAliasesCanBeDisabled)
             && ctx.on("clustermesh.disableKubernetesHostAliases"));
     if !wanted {
-        return None;
+        return Ok(None);
     }
-    let domain = quote(ctx.v("clustermesh.config.domain"));
-    let mut aliases = Vec::new();
-    for (name, cluster) in clusters(ctx) {
-        if let Value::Array(ips) = &cluster["ips"] {
-            for ip in ips {
-                aliases.push(tree!({
-                    "ip": bare(ip),
-                    "hostnames": [format!("{name}.{domain}")],
-                }));
-            }
-        }
-    }
-    (!aliases.is_empty()).then_some(Value::Array(aliases))
-}
-
-/// The remote clusters with their names. Until 1.19 the chart reads a list in its order; from
-/// 1.19 a map (keyed by name) or a list, without clusters whose `enabled` is false, ordered by
-/// name, a later list entry replacing an earlier one of the same name.
-fn clusters(ctx: &Ctx) -> Vec<(String, Value)> {
-    let given = ctx.v("clustermesh.config.clusters");
-    if !ctx.plan.has(Change::OperatorHostAliasesFromClusterMap) {
-        // Go's range visits a map's values in key order.
-        let items: Vec<&Value> = match given {
-            Value::Array(list) => list.iter().collect(),
-            Value::Object(map) => map.values().collect(),
-            _ => Vec::new(),
-        };
-        return items
-            .into_iter()
-            .map(|c| (quote(&c["name"]), c.clone()))
-            .collect();
-    }
-    let enabled = |c: &Value| c["enabled"] != Value::Bool(false);
-    let mut by_name = std::collections::BTreeMap::new();
-    match given {
-        Value::Object(map) => {
-            for (name, c) in map.iter().filter(|(_, c)| enabled(c)) {
-                by_name.insert(name.clone(), c.clone());
-            }
-        }
-        Value::Array(list) => {
-            for c in list.iter().filter(|c| enabled(c)) {
-                by_name.insert(quote(&c["name"]), c.clone());
-            }
-        }
-        _ => {}
-    }
-    by_name.into_iter().collect()
+    let aliases = common::mesh_host_aliases(ctx)?;
+    Ok((!aliases.is_empty()).then_some(Value::Array(aliases)))
 }
 
 /// The user's tolerations and, with `agentNotReadyTaintKey`, one for the agent's taint.
@@ -501,7 +455,8 @@ mod tests {
 
     fn names(version: &str, values: &str) -> Vec<String> {
         with_release(version, values, "1.33.0", |ctx| {
-            clusters(ctx).into_iter().map(|(name, _)| name).collect()
+            let clusters = crate::components::common::mesh_clusters(ctx).expect("valid clusters");
+            clusters.iter().map(|c| quote(&c["name"])).collect()
         })
     }
 

@@ -63,7 +63,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
         out.push(service(ctx));
     }
     if prom && monitor {
-        let mut m = service_monitor(
+        out.push(service_monitor(
             ctx,
             MonitorSpec {
                 name: "cilium-operator",
@@ -74,9 +74,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
                 target_label: "io.cilium/app",
                 job_label: true,
             },
-        );
-        add_chart_label(ctx, &mut m);
-        out.push(m);
+        ));
     }
     Ok(out)
 }
@@ -132,22 +130,6 @@ fn mcsapi(ctx: &Ctx) -> bool {
 /// Whether the operator needs the clustermesh configuration (EndpointSlice sync or MCS-API).
 fn clustermesh_sync(ctx: &Ctx) -> bool {
     ctx.on("clustermesh.enableEndpointSliceSynchronization") || mcsapi(ctx)
-}
-
-/// Adds `helm.sh/chart` to an object built by a shared helper, where the release writes it;
-/// a `commonLabels` key of the same name stays, as it would with `with_chart_label`.
-fn add_chart_label(ctx: &Ctx, object: &mut Value) {
-    if !ctx.plan.has(Change::HelmChartLabel) {
-        return;
-    }
-    let meta = &mut object["metadata"];
-    if !meta["labels"].is_object() {
-        meta["labels"] = tree!({});
-    }
-    if let Value::Object(l) = &mut meta["labels"] {
-        l.entry("helm.sh/chart")
-            .or_insert_with(|| Value::String(ctx.plan.chart_label.clone()));
-    }
 }
 
 fn service_account(ctx: &Ctx) -> Value {
@@ -207,14 +189,11 @@ fn dashboards(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
             enabled: "operator.dashboards.enabled",
             alternative: "false (or import the dashboard into Grafana yourself)",
             values: "operator.dashboards",
-            app_labels: &with_chart_label(
-                ctx,
-                &[
-                    ("k8s-app", "cilium"),
-                    ("app.kubernetes.io/name", "cilium-operator"),
-                    ("app.kubernetes.io/part-of", "cilium"),
-                ],
-            ),
+            app_labels: &[
+                ("k8s-app", "cilium"),
+                ("app.kubernetes.io/name", "cilium-operator"),
+                ("app.kubernetes.io/part-of", "cilium"),
+            ],
             annotations: &[
                 ctx.v("operator.dashboards.annotations"),
                 ctx.v("operator.annotations"),

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::super::common::{self, labels, metadata, with_chart_label};
+use super::super::common::{self, labels, listed, metadata, with_chart_label, Listed};
 use super::super::Ctx;
 use super::mcsapi;
 use crate::changes::Change;
@@ -35,24 +35,12 @@ pub(super) fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     Ok(out)
 }
 
-/// When an entry of the operator's CRD list is there.
-#[derive(Clone, Copy)]
-enum Listed {
-    Always,
-    /// From the release with this change on.
-    Since(Change),
-    /// Until the release with this change.
-    Until(Change),
-    /// From the release with the first change on, when the chart installs the MCS-API CRDs.
-    McsapiCrds(Change),
-}
-
 /// The CRDs the operator may update, in the chart's order.
 const UPDATED_CRDS: &[(&str, Listed)] = &[
     ("ciliumloadbalancerippools.cilium.io", Listed::Always),
     (
         "ciliumbgppeeringpolicies.cilium.io",
-        Listed::Until(Change::OperatorBgpV1Dropped),
+        Listed::Until(Change::BgpV1RbacDropped),
     ),
     ("ciliumbgpclusterconfigs.cilium.io", Listed::Always),
     ("ciliumbgppeerconfigs.cilium.io", Listed::Always),
@@ -84,7 +72,7 @@ const UPDATED_CRDS: &[(&str, Listed)] = &[
     ),
     (
         "ciliumdatapathplugins.cilium.io",
-        Listed::Since(Change::OperatorDatapathPlugins),
+        Listed::Since(Change::DatapathPluginCrd),
     ),
 ];
 
@@ -99,16 +87,7 @@ const BGP_V2_CRDS: &[&str] = &[
 
 fn updated_crds(ctx: &Ctx) -> Vec<&'static str> {
     let mcsapi_crds = mcsapi(ctx) && ctx.on("clustermesh.mcsapi.installCRDs");
-    UPDATED_CRDS
-        .iter()
-        .filter(|(_, listed)| match *listed {
-            Listed::Always => true,
-            Listed::Since(change) => ctx.plan.has(change),
-            Listed::Until(change) => !ctx.plan.has(change),
-            Listed::McsapiCrds(change) => ctx.plan.has(change) && mcsapi_crds,
-        })
-        .map(|(name, _)| *name)
-        .collect()
+    listed(ctx, UPDATED_CRDS, mcsapi_crds)
 }
 
 fn part_of_labels(ctx: &Ctx) -> Value {
@@ -321,8 +300,7 @@ fn read_cilium_kinds(ctx: &Ctx) -> Vec<&'static str> {
     let bgp_v2 = ctx.plan.has(Change::OperatorBgpV2Managed);
     // Dropped in 1.19.0, back in 1.19.4, gone again when BGP v1 left for good in 1.20.
     let peering_policies = !bgp_v2
-        && (!ctx.plan.has(Change::OperatorBgpV1Dropped)
-            || ctx.plan.has(Change::OperatorBgpPeeringPoliciesReadAgain));
+        && (!ctx.plan.has(Change::BgpV1RbacDropped) || ctx.plan.has(Change::BgpV1RbacRestored));
     let mut kinds = vec!["ciliumloadbalancerippools", "ciliumpodippools"];
     if peering_policies {
         kinds.push("ciliumbgppeeringpolicies");
@@ -331,7 +309,7 @@ fn read_cilium_kinds(ctx: &Ctx) -> Vec<&'static str> {
         kinds.extend(["ciliumbgpclusterconfigs", "ciliumbgpnodeconfigoverrides"]);
     }
     kinds.push("ciliumbgppeerconfigs");
-    if ctx.plan.has(Change::OperatorDatapathPlugins) {
+    if ctx.plan.has(Change::DatapathPluginCrd) {
         kinds.push("ciliumdatapathplugins");
     }
     kinds
