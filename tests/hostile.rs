@@ -154,13 +154,19 @@ fn alias_bombs_are_refused() {
         laughs.push_str(&format!("{name}: &{name} [{refs}]\n"));
     }
     let f = s.write("laughs.yaml", &laughs);
-    assert_refused(&run(render(&["-f", f.to_str().unwrap()])), "aliases (*name)");
+    assert_refused(
+        &run(render(&["-f", f.to_str().unwrap()])),
+        "aliases (*name)",
+    );
 
     let mut big = format!("big: &big \"{}\"\nlist:\n", "x".repeat(100_000));
     // Within the file-size bound, yet ~1 GB once expanded.
     big.push_str(&"  - *big\n".repeat(10_000));
     let f = s.write("big.yaml", &big);
-    assert_refused(&run(render(&["-f", f.to_str().unwrap()])), "aliases (*name)");
+    assert_refused(
+        &run(render(&["-f", f.to_str().unwrap()])),
+        "aliases (*name)",
+    );
 
     let f = s.write("key.yaml", "a: &a {x: 1}\n? *a\n: 1\n");
     assert_refused(&run(render(&["-f", f.to_str().unwrap()])), "mapping key");

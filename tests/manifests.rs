@@ -399,7 +399,10 @@ fn sidecar_pieces_agree() {
     assert_eq!(kc["securityContext"]["runAsGroup"], json!(999.0));
     let tmp = &patch["spec"]["template"]["spec"]["volumes"][0];
     assert_eq!(tmp["name"], json!("cilium-cmp-tmp"));
-    assert!(tmp["emptyDir"]["sizeLimit"].is_string(), "the scratch space is bounded");
+    assert!(
+        tmp["emptyDir"]["sizeLimit"].is_string(),
+        "the scratch space is bounded"
+    );
     assert_eq!(kc["securityContext"]["runAsNonRoot"], json!(true));
     let mounts: Vec<(String, String)> = kc["volumeMounts"]
         .as_array()
