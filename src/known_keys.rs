@@ -157,44 +157,66 @@ const REMOVED: &[(&str, Option<&str>)] = &[
     ),
 ];
 
-/// Unknown values beyond this many are only counted: each one is looked up in every other
-/// release and compared with every known path, which a hostile file must not multiply.
-pub const MAX_EXPLAINED: usize = 200;
+/// Unknown values beyond this many are only counted: each listed one is looked up in every other
+/// release, compared with every known path and located in its file, which a hostile file with
+/// thousands of keys must not multiply (nor flood the message).
+pub const MAX_LISTED: usize = 200;
 
-/// Every value the user wrote that `version` does not know, sorted by path, at most
-/// `MAX_EXPLAINED` of them explained (the rest say only that the chart has no such value).
-/// Empty for the usual values file; the requested release's template keys are read only when a
-/// user key is absent from its defaults, and other releases only when a key is unknown.
-pub fn check(values: &Values, version: CiliumVersion) -> Vec<UnknownValue> {
+/// What `check` found: every value the user wrote that the release does not know, sorted by
+/// path, the first `MAX_LISTED` of them explained.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    pub values: Vec<UnknownValue>,
+    /// How many more unknown values there are beyond those listed.
+    pub more: usize,
+}
+
+impl Report {
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// One line per unknown value, and one for those beyond the listed ones.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self.values.iter().map(ToString::to_string).collect();
+        if self.more > 0 {
+            lines.push(format!(
+                "and {} more values the chart does not know (only the first {MAX_LISTED} are listed)",
+                self.more
+            ));
+        }
+        lines
+    }
+}
+
+/// Every value the user wrote that `version` does not know. Empty for the usual values file;
+/// the requested release's template keys are read only when a user key is absent from its
+/// defaults, and other releases only when a key is unknown.
+pub fn check(values: &Values, version: CiliumVersion) -> Report {
     let Value::Object(user) = values.user() else {
-        return Vec::new();
+        return Report::default();
     };
     let Some((defaults, _)) = versions::defaults_indexed(version) else {
-        return Vec::new();
+        return Report::default();
     };
     let release = Release::new(version, defaults);
     let mut found = Vec::new();
     let mut path = Vec::new();
     release.walk(user, Some(defaults), &mut path, &mut found);
-    found
+    let more = found.len().saturating_sub(MAX_LISTED);
+    let values = found
         .into_iter()
-        .enumerate()
-        .map(|(i, (keys, value))| {
+        .take(MAX_LISTED)
+        .map(|(keys, value)| {
             let dotted = keys.join(".");
-            let reason = if i < MAX_EXPLAINED {
-                release.explain(&keys, value)
-            } else {
-                Reason::Unknown {
-                    suggestions: Vec::new(),
-                }
-            };
             UnknownValue {
                 origin: values.describe_origin(&dotted),
+                reason: release.explain(&keys, value),
                 path: dotted,
-                reason,
             }
         })
-        .collect()
+        .collect();
+    Report { values, more }
 }
 
 /// The requested release: its defaults, and its template keys once a check needs them.
@@ -202,6 +224,7 @@ struct Release {
     version: CiliumVersion,
     defaults: &'static Value,
     keys: OnceCell<&'static [String]>,
+    all_paths: OnceCell<Vec<String>>,
 }
 
 impl Release {
@@ -210,6 +233,7 @@ impl Release {
             version,
             defaults,
             keys: OnceCell::new(),
+            all_paths: OnceCell::new(),
         }
     }
 
@@ -384,7 +408,14 @@ impl Release {
         }
         close.sort();
         close.dedup_by(|a, b| a.1 == b.1);
-        close.into_iter().take(3).map(|(_, p)| p).collect()
+        // Only the nearest ones: a key one edit away makes those three edits away noise.
+        let best = close.first().map_or(0, |c| c.0);
+        close
+            .into_iter()
+            .take_while(|c| c.0 <= best + 1)
+            .take(3)
+            .map(|(_, p)| p)
+            .collect()
     }
 
     /// The keys this release knows directly below `parent`.
@@ -410,7 +441,11 @@ impl Release {
 
     /// Every path this release knows: each map key of its defaults (not inside lists) and each
     /// path its templates read.
-    fn all_paths(&self) -> Vec<String> {
+    fn all_paths(&self) -> &[String] {
+        self.all_paths.get_or_init(|| self.collect_paths())
+    }
+
+    fn collect_paths(&self) -> Vec<String> {
         fn collect(node: &Value, prefix: &str, out: &mut Vec<String>) {
             if let Value::Object(m) = node {
                 for (k, v) in m {
@@ -595,7 +630,9 @@ mod tests {
         let v = versions::parse(version).unwrap();
         let layer = Layer::from_yaml("values.yaml", text).unwrap();
         let values = Values::resolve(versions::defaults(v), vec![layer]);
-        check(&values, v)
+        let report = check(&values, v);
+        assert_eq!(report.more, 0);
+        report.values
     }
 
     fn only(version: &str, text: &str) -> UnknownValue {
@@ -623,6 +660,9 @@ mod tests {
         );
         let u = only("1.18.0", "kubeProxyReplacment: true\n");
         assert_eq!(suggestions(&u), ["kubeProxyReplacement"]);
+        // Only the nearest: k8sServicePort and k8sServiceHostRef are further away.
+        let u = only("1.20.0", "k8sServiceHostt: x\n");
+        assert_eq!(suggestions(&u), ["k8sServiceHost"]);
         // Far from every key: no suggestion rather than a wild guess.
         let u = only("1.19.6", "operator:\n  zzzzzzzzzzzz: 1\n");
         assert_eq!(suggestions(&u), Vec::<&str>::new());
@@ -827,7 +867,7 @@ clustermesh: {enableMCSAPISupport: null}
         let v = versions::parse("1.20.0").unwrap();
         let set = Layer::from_set(&["hubble.relay.enabeld=true".to_string()]).unwrap();
         let values = Values::resolve(versions::defaults(v), vec![set]);
-        let found = check(&values, v);
+        let found = check(&values, v).values;
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].origin, "--set");
     }
@@ -842,12 +882,17 @@ clustermesh: {enableMCSAPISupport: null}
     }
 
     #[test]
-    fn many_unknown_values_are_listed_but_only_the_first_explained() {
-        let text: String = (0..MAX_EXPLAINED + 50)
+    fn beyond_a_bound_unknown_values_are_only_counted() {
+        let text: String = (0..MAX_LISTED + 50)
             .map(|i| format!("typo{i:04}: 1\n"))
             .collect();
-        let found = check_yaml("1.20.0", &text);
-        assert_eq!(found.len(), MAX_EXPLAINED + 50);
+        let v = versions::parse("1.20.0").unwrap();
+        let layer = Layer::from_yaml("values.yaml", &text).unwrap();
+        let report = check(&Values::resolve(versions::defaults(v), vec![layer]), v);
+        assert_eq!((report.values.len(), report.more), (MAX_LISTED, 50));
+        let lines = report.lines();
+        assert_eq!(lines.len(), MAX_LISTED + 1);
+        assert!(lines[MAX_LISTED].starts_with("and 50 more values"));
     }
 
     #[test]
@@ -858,9 +903,9 @@ clustermesh: {enableMCSAPISupport: null}
             "cni:\n  iptablesRemoveAWSRules: false\nhubble:\n  relay:\n    enabeld: true\n".into(),
         ));
         match crate::render(&inputs) {
-            Err(crate::RenderError::UnknownValues { version, values }) => {
+            Err(crate::RenderError::UnknownValues { version, report }) => {
                 assert_eq!(version, "1.20.0");
-                assert_eq!(values.len(), 1);
+                assert_eq!(report.values.len(), 1);
             }
             other => panic!("not refused: {:?}", other.map(|s| s.len())),
         }

@@ -68,11 +68,11 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
         if !inputs.allow_unknown_keys {
             return Err(RenderError::UnknownValues {
                 version: cilium.to_string(),
-                values: unknown,
+                report: unknown,
             });
         }
-        for u in &unknown {
-            tracing::warn!("{u}");
+        for line in unknown.lines() {
+            tracing::warn!("{line}");
         }
     }
     let violations =
