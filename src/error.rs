@@ -1,7 +1,7 @@
 //! Errors a render can end in. Each names the value, where it was written and what would work.
 
 use crate::chart::ChartError;
-use crate::known_keys::OtherReleaseValue;
+use crate::known_keys::Report;
 use crate::output::StampError;
 use crate::values::ValuesError;
 use crate::versions::UnknownVersion;
@@ -24,13 +24,10 @@ pub enum RenderError {
         version: String,
         alternative: String,
     },
-    /// Values that only other Cilium releases have (renamed, removed or not yet there), all of
-    /// them, one line each.
-    #[error("these values do not exist in Cilium {version} (Helm would silently ignore them):\n{}", values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("\n"))]
-    OtherRelease {
-        version: String,
-        values: Vec<OtherReleaseValue>,
-    },
+    /// Values the requested chart does not know (typos, values of other releases, values the
+    /// chart dropped, an umbrella chart's nesting): all of them, one line each.
+    #[error("{}", unknown_values_message(version, report))]
+    UnknownValues { version: String, report: Report },
     /// Values the chart's schema rejects (Helm refuses them too), one line each.
     #[error("the values do not fit the Cilium chart's schema:\n{0}")]
     Schema(String),
@@ -51,4 +48,15 @@ pub enum RenderError {
     /// Input beyond the bounds of `limits` (refused before any work is done).
     #[error("{0}")]
     TooLarge(String),
+}
+
+fn unknown_values_message(version: &str, report: &Report) -> String {
+    let mut text =
+        format!("these values do not exist in Cilium {version} (Helm would silently ignore them):");
+    for line in report.lines() {
+        text.push_str("\n  ");
+        text.push_str(&line);
+    }
+    text.push_str("\nTo render anyway, leaving them out as Helm does, pass --allow-unknown-keys (in an application folder: allowUnknownKeys: true in cilium-cmp.yaml).");
+    text
 }

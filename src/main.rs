@@ -52,6 +52,10 @@ struct RenderArgs {
     /// files bundled in the chart (scripts, dashboards)
     #[arg(long)]
     chart_archive: Option<PathBuf>,
+    /// Warn about values the chart does not know (typos, values of other releases) instead of
+    /// refusing them; for migrating old values files
+    #[arg(long)]
+    allow_unknown_keys: bool,
 }
 
 /// An application folder rendered outside Argo CD with the inputs Argo CD would pass.
@@ -85,6 +89,10 @@ struct FolderArgs {
     /// else /opt/cilium-cmp/charts]
     #[arg(long)]
     chart_dir: Option<PathBuf>,
+    /// Warn about values the chart does not know instead of refusing them (the plugin in Argo CD
+    /// follows only the folder's `allowUnknownKeys: true` in cilium-cmp.yaml)
+    #[arg(long)]
+    allow_unknown_keys: bool,
 }
 
 #[derive(Subcommand)]
@@ -151,6 +159,7 @@ fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
     inputs.namespace = a.namespace.clone();
     inputs.kube_version = a.kube_version.clone();
     inputs.api_versions = a.api_versions.clone();
+    inputs.allow_unknown_keys = a.allow_unknown_keys;
     if let Some(p) = &a.chart_archive {
         inputs.chart = Some(ChartFiles::open(p)?);
     }
@@ -194,7 +203,7 @@ fn run() -> anyhow::Result<()> {
         }
         Command::Lock(a) => {
             let req = folder_request(&a);
-            let (r, previous) = argocd::update_lock(&req.env()?, &a.app_dir)?;
+            let (r, previous) = argocd::update_lock(&req.env()?, &a.app_dir, a.allow_unknown_keys)?;
             let lock = r
                 .generation
                 .repo
@@ -218,7 +227,8 @@ fn run() -> anyhow::Result<()> {
             output,
         } => {
             let req = folder_request(&folder);
-            let r = argocd::generate(&req.env()?, &folder.app_dir)?;
+            let r =
+                argocd::generate_allowing(&req.env()?, &folder.app_dir, folder.allow_unknown_keys)?;
             let patch = cilium_cmp::talos::inline_manifest_patch(&name, &r.text, &r.hash);
             match output {
                 Some(path) => std::fs::write(&path, patch)

@@ -22,6 +22,9 @@ pub struct Inputs {
     pub kube_version: String,
     pub api_versions: Vec<String>,
     pub chart: Option<ChartFiles>,
+    /// Values the chart does not know become warnings (stderr, one line each) instead of
+    /// refusing the render: for values files written for older charts, while they are migrated.
+    pub allow_unknown_keys: bool,
 }
 
 /// The Kubernetes version assumed when none is given (the newest the reference was made for).
@@ -39,6 +42,7 @@ impl Inputs {
             kube_version: DEFAULT_KUBE_VERSION.to_string(),
             api_versions: Vec::new(),
             chart: None,
+            allow_unknown_keys: false,
         }
     }
 }
@@ -58,12 +62,18 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
         Some((tree, index)) => Values::resolve_indexed(tree, index, layers),
         None => Values::resolve(versions::defaults(cilium), layers),
     };
-    let misplaced = crate::known_keys::check(&values, cilium);
-    if !misplaced.is_empty() {
-        return Err(RenderError::OtherRelease {
-            version: cilium.to_string(),
-            values: misplaced,
-        });
+    // First of the refusals about values, so that one run lists everything to clean up.
+    let unknown = crate::known_keys::check(&values, cilium);
+    if !unknown.is_empty() {
+        if !inputs.allow_unknown_keys {
+            return Err(RenderError::UnknownValues {
+                version: cilium.to_string(),
+                report: unknown,
+            });
+        }
+        for line in unknown.lines() {
+            tracing::warn!("{line}");
+        }
     }
     let violations =
         crate::schema::check_lazy(&values, values.user(), versions::schema_lazy(cilium));

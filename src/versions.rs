@@ -134,6 +134,11 @@ pub(crate) fn defaults_text(version: &str) -> Option<&'static str> {
     RELEASES.iter().find(|(v, ..)| *v == version).map(|r| r.1)
 }
 
+/// A supported release's template keys as the JSON text `import-chart` wrote.
+pub(crate) fn template_keys_text(version: &str) -> Option<&'static str> {
+    RELEASES.iter().find(|(v, ..)| *v == version).map(|r| r.3)
+}
+
 /// The value paths a supported release's templates read (sorted), whether or not its
 /// values.yaml lists them.
 pub fn template_keys(version: CiliumVersion) -> &'static [String] {

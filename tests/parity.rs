@@ -455,8 +455,11 @@ fn check(setup: &Setup, case: &Case, reference: Option<Reference>) -> Result<(),
             return Err("Helm refuses these values, the renderer did not".into())
         }
         // Helm ignores values its chart does not know; the renderer refuses, by design, those
-        // that another supported release has (renamed, removed or not yet there).
-        (Err(RenderError::OtherRelease { .. }), Reference::Rendered(_)) => {
+        // that another supported release has (renamed, removed or not yet there). Any other
+        // unknown value in a scenario is a false alarm of the check.
+        (Err(RenderError::UnknownValues { report, .. }), Reference::Rendered(_))
+            if report.more == 0 && report.values.iter().all(|v| v.is_other_release()) =>
+        {
             REFUSED_AS_OTHER_RELEASE.fetch_add(1, Ordering::Relaxed);
             return Ok(());
         }

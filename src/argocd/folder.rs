@@ -14,7 +14,7 @@ pub const LOCK_FILE: &str = "cilium-cmp.lock";
 /// The values file used when the settings file does not list any.
 pub const DEFAULT_VALUES_FILE: &str = "values.yaml";
 
-const SETTINGS_KEYS: &[&str] = &["ciliumVersion", "valuesFiles"];
+const SETTINGS_KEYS: &[&str] = &["ciliumVersion", "valuesFiles", "allowUnknownKeys"];
 
 /// What the settings file says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +22,9 @@ pub struct Settings {
     pub cilium_version: Option<String>,
     /// Paths relative to the application folder, in merge order.
     pub values_files: Vec<String>,
+    /// Values the chart does not know are warnings instead of errors (for values files written
+    /// for older charts, while they are migrated).
+    pub allow_unknown_keys: bool,
 }
 
 /// The repository as the plugin sees it: Argo CD extracts the repository and runs the plugin in
@@ -244,11 +247,10 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
     let map = match doc.value {
         Value::Object(m) => m,
         Value::Null => Default::default(),
-        _ => {
-            return Err(fail(
-                "must be a YAML mapping with the keys ciliumVersion and valuesFiles".into(),
-            ))
-        }
+        _ => return Err(fail(
+            "must be a YAML mapping with the keys ciliumVersion, valuesFiles and allowUnknownKeys"
+                .into(),
+        )),
     };
     for key in map.keys() {
         if !SETTINGS_KEYS.contains(&key.as_str()) {
@@ -298,9 +300,21 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
             )))
         }
     };
+    let allow_unknown_keys = match map.get("allowUnknownKeys") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(fail(format!(
+                "allowUnknownKeys must be true or false, not the {} {}",
+                type_name(other),
+                crate::limits::quoted(&other.to_string())
+            )))
+        }
+    };
     Ok(Settings {
         cilium_version,
         values_files,
+        allow_unknown_keys,
     })
 }
 
@@ -376,6 +390,16 @@ mod tests {
         );
         assert!(clean_relative("../cilium").is_err());
         assert!(clean_relative(".").unwrap().is_empty());
+    }
+
+    #[test]
+    fn allow_unknown_keys_is_a_boolean_setting_off_by_default() {
+        let s = parse_settings("ciliumVersion: \"1.20.0\"\n", "cilium-cmp.yaml").unwrap();
+        assert!(!s.allow_unknown_keys);
+        let s = parse_settings("allowUnknownKeys: true\n", "cilium-cmp.yaml").unwrap();
+        assert!(s.allow_unknown_keys);
+        let e = parse_settings("allowUnknownKeys: \"yes\"\n", "cilium-cmp.yaml").unwrap_err();
+        assert!(e.to_string().contains("true or false"), "{e}");
     }
 
     #[test]

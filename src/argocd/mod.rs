@@ -4,7 +4,8 @@
 //!
 //! Inputs, lowest precedence first (a later layer's Cilium version wins; values files and `--set`
 //! expressions of every layer are applied in this order, so later ones win as in Helm):
-//! 1. the folder's settings file `cilium-cmp.yaml` (`ciliumVersion`, `valuesFiles`);
+//! 1. the folder's settings file `cilium-cmp.yaml` (`ciliumVersion`, `valuesFiles`, and
+//!    `allowUnknownKeys`, which turns values the chart does not know into warnings);
 //! 2. the Application's plugin env (`ARGOCD_ENV_CILIUM_VERSION`, `_VALUES_FILES`, `_SET`);
 //! 3. the Application's plugin parameters (`cilium-version`, `values-files`, `set`).
 //!
@@ -204,6 +205,7 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
     inputs.namespace = namespace.to_string();
     inputs.kube_version = kube_version;
     inputs.api_versions = api_versions;
+    inputs.allow_unknown_keys = settings.allow_unknown_keys;
     let layers: [(&[String], String); 3] = [
         (&settings.values_files, settings_shown.clone()),
         (&from_env.values_files, "the plugin env VALUES_FILES".into()),
@@ -295,11 +297,15 @@ pub fn generate_inputs(
 }
 
 /// Renders a folder without consulting its lock; never returns an empty stream.
+/// `allow_unknown_keys` is the command line's opt-out (`lock`, `talos-patch`), over the folder's
+/// `allowUnknownKeys`; the plugin passes false.
 pub fn render_folder(
     env: &BTreeMap<String, String>,
     app_dir: &Path,
+    allow_unknown_keys: bool,
 ) -> Result<Rendered, GenerateError> {
-    let generation = plan(env, app_dir)?;
+    let mut generation = plan(env, app_dir)?;
+    generation.inputs.allow_unknown_keys |= allow_unknown_keys;
     let text = crate::render(&generation.inputs).map_err(|e| {
         let mut message = e.to_string();
         if matches!(e, RenderError::NeedsChartArchive { .. }) && generation.inputs.chart.is_none()
@@ -330,7 +336,17 @@ pub fn render_folder(
 
 /// What `cilium-cmp generate` prints: the render, after the lock (if any) agreed.
 pub fn generate(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Rendered, GenerateError> {
-    let r = render_folder(env, app_dir)?;
+    generate_allowing(env, app_dir, false)
+}
+
+/// `generate` with the command line's opt-out for values the chart does not know (see
+/// `render_folder`).
+pub fn generate_allowing(
+    env: &BTreeMap<String, String>,
+    app_dir: &Path,
+    allow_unknown_keys: bool,
+) -> Result<Rendered, GenerateError> {
+    let r = render_folder(env, app_dir, allow_unknown_keys)?;
     check_lock(&r.generation, &r.hash)?;
     Ok(r)
 }
@@ -355,8 +371,9 @@ pub fn check_lock(g: &Generation, hash: &str) -> Result<(), GenerateError> {
 pub fn update_lock(
     env: &BTreeMap<String, String>,
     app_dir: &Path,
+    allow_unknown_keys: bool,
 ) -> Result<(Rendered, Option<String>), GenerateError> {
-    let r = render_folder(env, app_dir)?;
+    let r = render_folder(env, app_dir, allow_unknown_keys)?;
     let path = r.generation.repo.app_dir.join(LOCK_FILE);
     let shown = r.generation.repo.shown(&path);
     let write = |e: std::io::Error| GenerateError::Write {

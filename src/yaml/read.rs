@@ -252,6 +252,11 @@ impl<'a> Reader<'a> {
                         (true, false) => format!("{path}.{key}"),
                     };
                     let value = self.node(vev, vsp, &child, depth + 1)?;
+                    if !child.is_empty() {
+                        // A block mapping or list starts on the line after its key: name the
+                        // key's line, where a reader looks for the value.
+                        self.lines.insert(child, sp.start.line());
+                    }
                     if is_merge {
                         // YAML 1.1 merge keys, which go-yaml honours: entries written
                         // in the mapping itself win over merged ones.
