@@ -275,7 +275,7 @@ mod tests {
 {{ index .Values "kubeProxyReplacement" }}
 {{ get .Values.nodePort "range" }} {{ dig "proxy" "prometheus" "enabled" "" .Values.AsMap }}
 {{ dig "server" "extraDnsNames" (list) .Values.clustermesh.apiserver.tls }}
-{{ if eq $x "a" }}{{ .Valuesque }}{{ .Values }}
+{{ if eq $x "a" }}{{ print .Valuesque }}{{ print .Values }}
 "#;
         assert_eq!(
             scan(text),

@@ -58,7 +58,7 @@ fn any_value() -> impl Strategy<Value = Value> {
             Just("auto"),
             Just("disabled"),
             Just("a:b"),
-            Just("{{ .Values }}"),
+            Just("{{ print .Values }}"),
             Just("\"quoted\""),
             Just("line\nbreak"),
             Just("10.0.0.0/8"),
