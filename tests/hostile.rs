@@ -5,41 +5,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
 
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_cilium-cmp"))
-}
-
-/// A scratch folder removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "cilium-cmp-hostile-{}-{}-{tag}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("scratch dir");
-        Scratch(p)
-    }
-
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let p = self.0.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 struct Outcome {

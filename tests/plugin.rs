@@ -12,10 +12,13 @@ mod python;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cilium_cmp::argocd::{self, GenerateError};
 use serde_json::Value;
+
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
 
 const APP: &str = "examples/argocd/cilium";
 
@@ -25,29 +28,6 @@ fn root() -> PathBuf {
 
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_cilium-cmp"))
-}
-
-/// A scratch folder removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "cilium-cmp-plugin-{}-{}-{tag}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("scratch dir");
-        Scratch(p)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn copy_dir(from: &Path, to: &Path) {

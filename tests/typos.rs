@@ -2,35 +2,15 @@
 //! every such value with its file and line (or `--set`), exit 1 and nothing on stdout; and the
 //! opt-out that turns them into warnings, on `render` and on the application-folder commands.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
+
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
-}
-
-/// A scratch folder removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir =
-            std::env::temp_dir().join(format!("cilium-cmp-typos-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        std::fs::remove_dir_all(&self.0).ok();
-    }
 }
 
 const TYPOS: &str = "\
