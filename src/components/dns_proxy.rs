@@ -105,15 +105,15 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
         "updateStrategy",
         with(ctx.v("standaloneDnsProxy.updateStrategy")),
     );
+    // Before 1.20 the proxy's was fixed at 5.
     if !ctx.plan.has(Change::MinReadySecondsFromValues) {
         put(&mut spec, "minReadySeconds", Some(tree!(5)));
-    } else if ctx.on("standaloneDnsProxy.minReadySeconds") {
-        put(
-            &mut spec,
-            "minReadySeconds",
-            Some(bare(ctx.v("standaloneDnsProxy.minReadySeconds"))),
-        );
     }
+    crate::components::common::min_ready_seconds_from(
+        ctx,
+        &mut spec,
+        "standaloneDnsProxy.minReadySeconds",
+    );
     Ok(tree!({
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",

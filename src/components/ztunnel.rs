@@ -114,15 +114,11 @@ fn daemon_set(ctx: &Ctx) -> Result<Value, RenderError> {
         "updateStrategy",
         with(ctx.v("encryption.ztunnel.updateStrategy")),
     );
-    if ctx.plan.has(Change::MinReadySecondsFromValues)
-        && ctx.on("encryption.ztunnel.minReadySeconds")
-    {
-        put(
-            &mut spec,
-            "minReadySeconds",
-            Some(bare(ctx.v("encryption.ztunnel.minReadySeconds"))),
-        );
-    }
+    crate::components::common::min_ready_seconds_from(
+        ctx,
+        &mut spec,
+        "encryption.ztunnel.minReadySeconds",
+    );
     Ok(tree!({
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",

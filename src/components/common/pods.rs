@@ -150,6 +150,18 @@ pub fn host_path_mounts(
     Ok((mounts, volumes))
 }
 
+/// From 1.20 (`MinReadySecondsFromValues`) a DaemonSet's `minReadySeconds` comes from the value
+/// at `path` when it is set; the Envoy, ztunnel and DNS proxy templates share this rule.
+pub fn min_ready_seconds_from(ctx: &Ctx, spec: &mut Value, path: &str) {
+    if ctx
+        .plan
+        .has(crate::changes::Change::MinReadySecondsFromValues)
+        && ctx.on(path)
+    {
+        put(spec, "minReadySeconds", Some(bare(ctx.v(path))));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::with_ctx;

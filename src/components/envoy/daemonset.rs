@@ -48,13 +48,7 @@ pub(super) fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderEr
         "updateStrategy",
         with(ctx.v("envoy.updateStrategy")),
     );
-    if ctx.plan.has(Change::MinReadySecondsFromValues) && ctx.on("envoy.minReadySeconds") {
-        put(
-            &mut ds_spec,
-            "minReadySeconds",
-            Some(bare(ctx.v("envoy.minReadySeconds"))),
-        );
-    }
+    crate::components::common::min_ready_seconds_from(ctx, &mut ds_spec, "envoy.minReadySeconds");
 
     Ok(tree!({
         "apiVersion": "apps/v1",
