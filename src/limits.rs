@@ -39,6 +39,29 @@ pub const MAX_QUOTED_CHARS: usize = 120;
 pub enum InputError {
     #[error("{file}: {reason}")]
     File { file: String, reason: String },
+    /// A fault at a place in the text (1-based line and column).
+    #[error("{file}:{line}:{column}: {reason}")]
+    At {
+        file: String,
+        line: usize,
+        column: usize,
+        reason: String,
+    },
+}
+
+impl InputError {
+    /// What is wrong, without the file's name (for messages that name the file their own way).
+    pub fn reason(&self) -> String {
+        match self {
+            InputError::File { reason, .. } => reason.clone(),
+            InputError::At {
+                line,
+                column,
+                reason,
+                ..
+            } => format!("{line}:{column}: {reason}"),
+        }
+    }
 }
 
 /// Reads a regular file of at most `MAX_FILE_BYTES` as UTF-8 text; devices, FIFOs and
@@ -65,7 +88,12 @@ pub fn read_text(path: &Path, shown: &str) -> Result<String, InputError> {
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(fail(too_large(bytes.len() as u64)));
     }
-    text_of(bytes).map_err(fail)
+    text_of(bytes).map_err(|(line, column)| InputError::At {
+        file: shown.to_string(),
+        line,
+        column,
+        reason: "not UTF-8 text (YAML files must be UTF-8)".into(),
+    })
 }
 
 fn too_large(len: u64) -> String {
@@ -75,13 +103,13 @@ fn too_large(len: u64) -> String {
     )
 }
 
-/// UTF-8 text, or an error naming the line and column of the first invalid byte.
-pub fn text_of(bytes: Vec<u8>) -> Result<String, String> {
+/// UTF-8 text, or the line and column (1-based, the column in bytes) of the first invalid byte.
+pub fn text_of(bytes: Vec<u8>) -> Result<String, (usize, usize)> {
     String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
         let column = valid.iter().rev().take_while(|b| **b != b'\n').count() + 1;
-        format!("line {line} column {column}: not UTF-8 text (YAML files must be UTF-8)")
+        (line, column)
     })
 }
 
@@ -114,8 +142,7 @@ mod tests {
 
     #[test]
     fn invalid_utf8_is_located() {
-        let err = text_of(b"a: 1\nb: \xff\n".to_vec()).unwrap_err();
-        assert!(err.starts_with("line 2 column 4"), "{err}");
+        assert_eq!(text_of(b"a: 1\nb: \xff\n".to_vec()), Err((2, 4)));
     }
 
     #[test]

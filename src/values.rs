@@ -41,8 +41,9 @@ pub struct Layer {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ValuesError {
-    #[error("{file}: {message}")]
-    Parse { file: String, message: String },
+    /// `position` is `FILE:LINE:COLUMN`.
+    #[error("{position}: {message}")]
+    Parse { position: String, message: String },
     #[error("--set {expr}: {message}")]
     Set { expr: String, message: String },
 }
@@ -51,8 +52,8 @@ impl Layer {
     /// Parses a values file's text; `source` names it in errors.
     pub fn from_yaml(source: &str, text: &str) -> Result<Layer, ValuesError> {
         let value = yaml::parse_value(text).map_err(|e| ValuesError::Parse {
-            file: source.to_string(),
-            message: e.to_string(),
+            position: e.position_in(source),
+            message: e.message().to_string(),
         })?;
         match value {
             Value::Object(_) => Ok(Layer {
@@ -67,10 +68,16 @@ impl Layer {
                 text: None,
                 lines: OnceLock::new(),
             }),
-            _ => Err(ValuesError::Parse {
-                file: source.to_string(),
-                message: "a values file must be a YAML mapping at its top level".into(),
-            }),
+            _ => {
+                // Read again, with positions, only to point at the offending document.
+                let (line, column) = yaml::parse_values(text).map_or((1, 1), |doc| doc.start);
+                Err(ValuesError::Parse {
+                    position: format!("{source}:{line}:{column}"),
+                    message:
+                        "a values file must be a YAML mapping at its top level, `key: value` lines"
+                            .into(),
+                })
+            }
         }
     }
 

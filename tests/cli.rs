@@ -161,7 +161,7 @@ fn a_broken_values_file_is_reported_with_its_name_and_line() {
     assert!(!out.status.success());
     assert!(out.stdout.is_empty());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.yaml") && err.contains("line"), "{err}");
+    assert!(err.contains("bad.yaml:3:1: "), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -291,3 +291,46 @@ fn parallel_locks_do_not_collide() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// Malformed values files are pointed at as `file:line:column: reason`, the form editors and
+/// terminals turn into a link, before anything is rendered.
+#[test]
+fn malformed_files_are_pointed_at_by_line_and_column() {
+    let s = Scratch::new("malformed");
+    let cases: [(&str, &[u8], &str); 8] = [
+        ("flow.yaml", b"a: {b: 1\n", "flow.yaml:2:1: "),
+        ("indent.yaml", b"a:\n  - b\n  c: d\n", "indent.yaml:3:3: "),
+        (
+            "dup.yaml",
+            b"a: 1\nb:\n  c: 1\n  c: 2\n",
+            "dup.yaml:4:3: duplicate key \"c\"",
+        ),
+        ("tab.yaml", b"a:\n\tb: 2\n", "tab.yaml:2:"),
+        (
+            "bytes.yaml",
+            b"a: 1\nb: \"x\xff\"\n",
+            "bytes.yaml:2:6: not UTF-8",
+        ),
+        (
+            "list.yaml",
+            b"# top\n- 1\n",
+            "list.yaml:2:1: a values file must be a YAML mapping",
+        ),
+        (
+            "scalar.yaml",
+            b"just text\n",
+            "scalar.yaml:1:1: a values file must be a YAML mapping",
+        ),
+        (
+            "two.yaml",
+            b"a: 1\n---\nb: 2\n",
+            "two.yaml:3:1: a values file holds one YAML document",
+        ),
+    ];
+    for (name, text, needle) in cases {
+        let path = s.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        let o = run(render(&["-f", path.to_str().unwrap()]));
+        assert_refused(&o, needle);
+    }
+}

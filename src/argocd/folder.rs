@@ -217,7 +217,16 @@ fn read_text(repo: &Repo, path: &Path, shown: &str) -> Result<Option<String>, Ge
     crate::limits::read_text(&real, shown)
         .map(Some)
         .map_err(|e| match e {
-            crate::limits::InputError::File { reason, .. } => fail(reason),
+            crate::limits::InputError::At {
+                line,
+                column,
+                reason,
+                ..
+            } => GenerateError::Folder {
+                path: format!("{shown}:{line}:{column}"),
+                message: reason,
+            },
+            other => fail(other.reason()),
         })
 }
 
@@ -243,7 +252,10 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
         path: shown.to_string(),
         message,
     };
-    let doc = crate::yaml::parse_values(text).map_err(|e| fail(e.to_string()))?;
+    let doc = crate::yaml::parse_values(text).map_err(|e| GenerateError::Folder {
+        path: e.position_in(shown),
+        message: e.message().to_string(),
+    })?;
     let map = match doc.value {
         Value::Object(m) => m,
         Value::Null => Default::default(),

@@ -233,9 +233,7 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
                 listed_in: listed_in.clone(),
                 message,
             };
-            let text = limits::read_text(&path, &shown).map_err(|e| match e {
-                limits::InputError::File { reason, .. } => fail(reason),
-            })?;
+            let text = limits::read_text(&path, &shown).map_err(|e| fail(e.reason()))?;
             total += text.len();
             if total > limits::MAX_TOTAL_BYTES {
                 return Err(fail(format!(

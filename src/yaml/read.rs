@@ -17,12 +17,39 @@ use crate::limits;
 pub struct Located {
     pub value: Value,
     pub lines: BTreeMap<String, usize>,
+    /// Line and column where the document's root node starts.
+    pub start: (usize, usize),
 }
 
+/// Where a reading failed (1-based line and column, in characters) and why. Displayed as
+/// `LINE:COLUMN: reason`, so that `file:{error}` is the `file:line:column:` form editors and
+/// terminals turn into a link.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("line {line}: {message}")]
-    Syntax { line: usize, message: String },
+    #[error("{line}:{column}: {message}")]
+    Syntax {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+}
+
+impl ReadError {
+    /// The error as `FILE:LINE:COLUMN: reason`.
+    pub fn in_file(&self, file: &str) -> String {
+        format!("{file}:{self}")
+    }
+
+    /// `FILE:LINE:COLUMN`, for messages that put the reason elsewhere.
+    pub fn position_in(&self, file: &str) -> String {
+        let ReadError::Syntax { line, column, .. } = self;
+        format!("{file}:{line}:{column}")
+    }
+
+    pub fn message(&self) -> &str {
+        let ReadError::Syntax { message, .. } = self;
+        message
+    }
 }
 
 /// Parses a single-document YAML text (an empty text is an empty mapping, as Helm treats it).
@@ -41,10 +68,12 @@ fn single(mut docs: Vec<Located>) -> Result<Located, ReadError> {
         0 => Ok(Located {
             value: Value::Object(Map::new()),
             lines: BTreeMap::new(),
+            start: (1, 1),
         }),
         1 => Ok(docs.remove(0)),
         _ => Err(ReadError::Syntax {
-            line: 1,
+            line: docs[1].start.0,
+            column: docs[1].start.1,
             message: "a values file holds one YAML document; this one holds several".into(),
         }),
     }
@@ -81,6 +110,7 @@ fn read_stream(
             Event::DocumentStart(_) => {
                 reader.lines.clear();
                 let (event, span) = reader.next()?;
+                let start = position(span);
                 let value = match event {
                     Event::DocumentEnd => Value::Null,
                     other => {
@@ -96,6 +126,7 @@ fn read_stream(
                     docs.push(Located {
                         value,
                         lines: std::mem::take(&mut reader.lines),
+                        start,
                     });
                 }
             }
@@ -135,9 +166,16 @@ fn expansion_cost(v: &Value) -> usize {
     }
 }
 
+/// 1-based line and column of a span's start (the parser counts columns from 0).
+fn position(span: Span) -> (usize, usize) {
+    (span.start.line().max(1), span.start.col() + 1)
+}
+
 fn syntax(span: Span, message: &str) -> ReadError {
+    let (line, column) = position(span);
     ReadError::Syntax {
-        line: span.start.line(),
+        line,
+        column,
         message: message.to_string(),
     }
 }
@@ -157,7 +195,8 @@ impl<'a> Reader<'a> {
         match self.parser.next() {
             Some(Ok(pair)) => Ok(pair),
             Some(Err(e)) => Err(ReadError::Syntax {
-                line: e.marker().line(),
+                line: e.marker().line().max(1),
+                column: e.marker().col() + 1,
                 message: e.info().to_string(),
             }),
             None => Ok((Event::StreamEnd, Span::default())),
@@ -428,10 +467,7 @@ mod tests {
     fn collection_keys_and_duplicate_keys_are_refused() {
         assert!(refused("a: &a {x: 1}\n? *a\n: 1\n").contains("mapping key must be a scalar"));
         let err = refused("a: 1\nb: 2\na: 3\n");
-        assert!(
-            err.contains("line 3") && err.contains("duplicate key \"a\""),
-            "{err}"
-        );
+        assert!(err.starts_with("3:1: duplicate key \"a\""), "{err}");
     }
 
     #[test]
@@ -497,8 +533,14 @@ mod tests {
     }
 
     #[test]
-    fn syntax_errors_carry_a_line() {
+    fn syntax_errors_carry_a_line_and_column() {
         let err = parse_values("a: [1, 2\nb: 3\n").unwrap_err();
-        assert!(err.to_string().starts_with("line "), "{err}");
+        assert!(err.in_file("v.yaml").starts_with("v.yaml:2:"), "{err}");
+        let err = parse_values("a: 1\n  b: 2\n").unwrap_err();
+        assert!(err.to_string().starts_with("2:"), "{err}");
+        let err = parse_values("a: 1\nb:\n  c: x\n  c: y\n").unwrap_err();
+        assert_eq!(err.position_in("v.yaml"), "v.yaml:4:3", "{err}");
+        let err = parse_values("# c\n---\na: 1\n---\nb: 2\n").unwrap_err();
+        assert_eq!(err.position_in("v.yaml"), "v.yaml:5:1", "{err}");
     }
 }
