@@ -5,8 +5,9 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod cli_io;
+
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -16,6 +17,9 @@ use clap::{Parser, Subcommand};
 use cilium_cmp::argocd::{self, FolderRequest, Overrides};
 use cilium_cmp::chart::ChartFiles;
 use cilium_cmp::render::{Inputs, DEFAULT_KUBE_VERSION, DEFAULT_NAMESPACE};
+use cilium_cmp::setexpr;
+
+use cli_io::{write_stdout, ClosedStdout, Stdin, STDIN_NAME};
 
 #[derive(Parser)]
 #[command(
@@ -29,34 +33,63 @@ struct Cli {
 }
 
 #[derive(clap::Args, Debug, Clone)]
+#[command(after_help = RENDER_EXAMPLES)]
 struct RenderArgs {
-    /// Cilium release to render (see `cilium-cmp versions`)
+    /// Cilium release to render (see `cilium-cmp versions`), e.g. --cilium-version 1.20.0
     #[arg(long)]
     cilium_version: String,
-    /// Values file; repeat to merge several, later files win (as Helm's -f)
+    /// Values file; repeat to merge several, later files win (as Helm's -f). `-f -` reads
+    /// standard input (once), e.g. -f values.yaml -f prod.yaml
     #[arg(short = 'f', long = "values")]
     values: Vec<PathBuf>,
-    /// PATH=VALUE, as Helm's --set; repeatable
+    /// PATH=VALUE, as Helm's --set (true/false/null and integers are typed); repeatable,
+    /// e.g. --set hubble.relay.enabled=true
     #[arg(long)]
     set: Vec<String>,
-    /// Release namespace
+    /// PATH=VALUE whose value is always a string (as Helm's --set-string); repeatable,
+    /// e.g. --set-string cluster.id=1
+    #[arg(long)]
+    set_string: Vec<String>,
+    /// PATH=JSON whose value is JSON (as Helm's --set-json), or one JSON object merged at the
+    /// top; repeatable, e.g. --set-json 'tolerations=[{"operator":"Exists"}]'
+    #[arg(long)]
+    set_json: Vec<String>,
+    /// PATH=FILE whose value is the file's content as a string (as Helm's --set-file; `-` reads
+    /// standard input); repeatable, e.g. --set-file extraConfig.custom=custom.conf
+    #[arg(long)]
+    set_file: Vec<String>,
+    /// Release namespace, e.g. --namespace cilium
     #[arg(long, default_value = DEFAULT_NAMESPACE)]
     namespace: String,
-    /// Kubernetes version of the target cluster (as Helm's --kube-version)
+    /// Kubernetes version of the target cluster (as Helm's --kube-version), e.g. --kube-version 1.33
     #[arg(long, default_value = DEFAULT_KUBE_VERSION)]
     kube_version: String,
-    /// API versions the cluster serves, comma-separated, repeatable (as Helm's --api-versions)
+    /// API versions the cluster serves, comma-separated, repeatable (as Helm's --api-versions),
+    /// e.g. --api-versions monitoring.coreos.com/v1
     #[arg(long)]
     api_versions: Vec<String>,
     /// The official chart archive cilium-VERSION.tgz (or an unpacked chart folder), for the
-    /// files bundled in the chart (scripts, dashboards)
+    /// files bundled in the chart (scripts, dashboards), e.g. --chart-archive cilium-1.20.0.tgz
     #[arg(long)]
     chart_archive: Option<PathBuf>,
     /// Warn about values the chart does not know (typos, values of other releases) instead of
     /// refusing them; for migrating old values files
     #[arg(long)]
     allow_unknown_keys: bool,
+    /// Write the render to FILE instead of stdout, only when the whole render succeeded (the
+    /// file is replaced whole or left as it was), e.g. -o cilium.yaml
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
 }
+
+const RENDER_EXAMPLES: &str = "\
+Examples:
+  cilium-cmp render --cilium-version 1.20.0 -f values.yaml -o cilium.yaml
+  cat values.yaml | cilium-cmp render --cilium-version 1.20.0 -f - --set-string cluster.id=1
+  cilium-cmp render --cilium-version 1.20.0 --set-json 'tolerations=[{\"operator\":\"Exists\"}]'
+
+Helm's order applies whatever the order on the command line: values files, then --set-json,
+--set, --set-string and --set-file.";
 
 /// An application folder rendered outside Argo CD with the inputs Argo CD would pass.
 #[derive(clap::Args, Debug, Clone)]
@@ -118,9 +151,15 @@ enum Command {
         /// Name of the inline manifest
         #[arg(long, default_value = "cilium")]
         name: String,
-        /// Write the patch to this file instead of stdout
-        #[arg(short, long)]
+        /// Write the patch to this file instead of stdout (replaced whole, or left as it was)
+        #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
+    },
+    /// Print a shell completion script, e.g. `cilium-cmp completions bash >
+    /// /etc/bash_completion.d/cilium-cmp` or `cilium-cmp completions zsh > ~/.zfunc/_cilium-cmp`
+    Completions {
+        /// bash, zsh, fish, powershell or elvish
+        shell: clap_complete::Shell,
     },
     /// Import an official chart archive's defaults, values schema and the value paths its templates
     /// read into the data folder (maintainers)
@@ -141,6 +180,8 @@ fn main() -> ExitCode {
         .init();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of stdout went away (`| head`): nothing to report, see `ClosedStdout`.
+        Err(e) if e.is::<ClosedStdout>() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
@@ -149,13 +190,38 @@ fn main() -> ExitCode {
 }
 
 fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
+    let mut stdin = Stdin::default();
     let mut inputs = Inputs::new(&a.cilium_version);
     for f in &a.values {
         let shown = f.display().to_string();
-        let text = cilium_cmp::limits::read_text(f, &shown)?;
-        inputs.values_files.push((shown, text));
+        let text = if cli_io::is_stdin(&shown) {
+            (STDIN_NAME.to_string(), stdin.read("-f -")?)
+        } else {
+            let text = cilium_cmp::limits::read_text(f, &shown)?;
+            (shown, text)
+        };
+        inputs.values_files.push(text);
     }
     inputs.set = a.set.clone();
+    inputs.set_args.json = a.set_json.clone();
+    inputs.set_args.string = a.set_string.clone();
+    inputs.set_args.file = a.set_file.clone();
+    for expr in &a.set_file {
+        let names = setexpr::file_names(expr)
+            .map_err(|m| anyhow::anyhow!("--set-file {}: {m}", cilium_cmp::limits::quoted(expr)))?;
+        for name in names {
+            if inputs.set_args.files.contains_key(&name) {
+                continue;
+            }
+            let text = if cli_io::is_stdin(&name) {
+                stdin.read("--set-file with '-'")?
+            } else {
+                cilium_cmp::limits::read_text(std::path::Path::new(&name), &name)
+                    .with_context(|| format!("--set-file {}", cilium_cmp::limits::quoted(expr)))?
+            };
+            inputs.set_args.files.insert(name, text);
+        }
+    }
     inputs.namespace = a.namespace.clone();
     inputs.kube_version = a.kube_version.clone();
     inputs.api_versions = a.api_versions.clone();
@@ -172,7 +238,10 @@ fn run() -> anyhow::Result<()> {
         Command::Render(a) => {
             let inputs = render_inputs(&a)?;
             let text = cilium_cmp::render(&inputs)?;
-            write_stdout(&text)
+            match &a.output {
+                Some(path) => cli_io::write_file(path, &text),
+                None => write_stdout(&text),
+            }
         }
         Command::Versions => {
             let list: String = cilium_cmp::versions::supported()
@@ -231,10 +300,19 @@ fn run() -> anyhow::Result<()> {
                 argocd::generate_allowing(&req.env()?, &folder.app_dir, folder.allow_unknown_keys)?;
             let patch = cilium_cmp::talos::inline_manifest_patch(&name, &r.text, &r.hash);
             match output {
-                Some(path) => std::fs::write(&path, patch)
-                    .with_context(|| format!("cannot write {}", path.display())),
+                Some(path) => cli_io::write_file(&path, &patch),
                 None => write_stdout(&patch),
             }
+        }
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "cilium-cmp",
+                &mut script,
+            );
+            write_stdout(&String::from_utf8_lossy(&script))
         }
         Command::ImportChart { archive, data_dir } => {
             let v = cilium_cmp::import::import(&archive, &data_dir)?;
@@ -279,12 +357,4 @@ fn folder_request(a: &FolderArgs) -> FolderRequest {
             .clone()
             .or_else(|| std::env::var_os(argocd::CHART_DIR_VAR).map(PathBuf::from)),
     }
-}
-
-/// Writes all output at once, only after the render succeeded: never a partial stream.
-fn write_stdout(text: &str) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(())
 }
