@@ -155,6 +155,36 @@ enum Command {
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Turn an Argo CD Application of Cilium's Helm chart into an application folder of this
+    /// plugin (DIR/cilium-cmp.yaml, DIR/values.yaml with the merged values) and print the new
+    /// Application, which renders that folder with the plugin
+    #[command(after_help = IMPORT_EXAMPLES)]
+    ImportApplication {
+        /// The Application's YAML (`-` reads standard input), e.g. `kubectl -n argocd get
+        /// application cilium -o yaml > cilium-app.yaml`
+        app: PathBuf,
+        /// The application folder to write (created; its cilium-cmp.yaml and values.yaml must not
+        /// exist yet), e.g. --to clusters/prod/cilium
+        #[arg(long, value_name = "DIR")]
+        to: PathBuf,
+        /// The Git repository holding DIR, for the new Application's source, e.g. --repo-url
+        /// https://git.example.com/platform/clusters.git
+        #[arg(long, value_name = "URL")]
+        repo_url: String,
+        /// DIR's path inside that repository [default: DIR as given, when relative], e.g.
+        /// --path clusters/prod/cilium
+        #[arg(long)]
+        path: Option<String>,
+        /// The Git revision the new Application follows [default: Argo CD's HEAD], e.g.
+        /// --target-revision main
+        #[arg(long)]
+        target_revision: Option<String>,
+        /// A checkout of the repository a `ref` source names, for `$ref/...` valueFiles and
+        /// fileParameters: NAME=DIR for `ref: NAME`, or DIR for every ref; repeatable, e.g.
+        /// --values-root values=../cluster-config
+        #[arg(long, value_name = "[REF=]DIR")]
+        values_root: Vec<String>,
+    },
     /// Print a shell completion script, e.g. `cilium-cmp completions bash >
     /// /etc/bash_completion.d/cilium-cmp` or `cilium-cmp completions zsh > ~/.zfunc/_cilium-cmp`
     Completions {
@@ -304,6 +334,14 @@ fn run() -> anyhow::Result<()> {
                 None => write_stdout(&patch),
             }
         }
+        Command::ImportApplication {
+            app,
+            to,
+            repo_url,
+            path,
+            target_revision,
+            values_root,
+        } => import_application(app, to, repo_url, path, target_revision, values_root),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(
@@ -320,6 +358,81 @@ fn run() -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+const IMPORT_EXAMPLES: &str = "\
+Example:
+  kubectl -n argocd get application cilium -o yaml > cilium-app.yaml
+  cilium-cmp import-application cilium-app.yaml --to clusters/prod/cilium \\
+    --repo-url https://git.example.com/platform/clusters.git --target-revision main \\
+    --values-root values=../cluster-config > cilium-app.new.yaml
+
+Values are merged in Argo CD's order: valueFiles, values (or valuesObject), parameters
+(forceString ones as --set-string), fileParameters.";
+
+fn import_application(
+    app: PathBuf,
+    to: PathBuf,
+    repo_url: String,
+    path: Option<String>,
+    target_revision: Option<String>,
+    values_root: Vec<String>,
+) -> anyhow::Result<()> {
+    use cilium_cmp::argocd::from_helm;
+    let shown = app.display().to_string();
+    let (app_shown, app_text) = if cli_io::is_stdin(&shown) {
+        (
+            STDIN_NAME.to_string(),
+            Stdin::default().read("the Application")?,
+        )
+    } else {
+        let text = cilium_cmp::limits::read_text(&app, &shown)?;
+        (shown, text)
+    };
+    let path = match path {
+        Some(p) => p,
+        None if to.is_relative() => {
+            let p = to.to_string_lossy().replace('\\', "/");
+            p.trim_start_matches("./").trim_end_matches('/').to_string()
+        }
+        None => anyhow::bail!(
+            "--to {} is an absolute path: give the folder's path inside the repository with --path",
+            to.display()
+        ),
+    };
+    let settings_path = to.join(argocd::SETTINGS_FILE);
+    let values_path = to.join(argocd::folder::DEFAULT_VALUES_FILE);
+    for p in [&settings_path, &values_path] {
+        if p.exists() {
+            anyhow::bail!(
+                "{} exists already; import-application writes a new application folder: choose another --to",
+                p.display()
+            );
+        }
+    }
+    let req = from_helm::ImportRequest {
+        app_text,
+        app_shown,
+        ref_roots: from_helm::ref_roots(&values_root).map_err(anyhow::Error::msg)?,
+        repo_url,
+        target_revision,
+        path,
+    };
+    let imported = from_helm::import(&req)?;
+    std::fs::create_dir_all(&to).with_context(|| format!("cannot create {}", to.display()))?;
+    cli_io::write_file(&values_path, &imported.values)?;
+    cli_io::write_file(&settings_path, &imported.settings)?;
+    for w in &imported.warnings {
+        tracing::warn!("{w}");
+    }
+    tracing::info!(
+        "wrote {} and {} (Cilium {}); review them, then render with `cilium-cmp lock {} --namespace ... --kube-version ...`",
+        settings_path.display(),
+        values_path.display(),
+        imported.cilium_version,
+        to.display()
+    );
+    write_stdout(&imported.application)
 }
 
 /// The variables Argo CD passes to a plugin command; the rest of the sidecar's environment is
