@@ -139,7 +139,16 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
             limits::quoted(repo)
         )));
     }
-    let version = exact_version(chart["targetRevision"].as_str().unwrap_or("")).map_err(fail)?;
+    let version = match &chart["targetRevision"] {
+        Value::String(rev) => exact_version(rev).map_err(fail)?,
+        Value::Null => exact_version("").map_err(fail)?,
+        other => {
+            return Err(fail(format!(
+                "the chart's targetRevision {} is not a string (YAML read it as a number); write the exact Cilium release quoted, e.g. \"1.20.0\"",
+                crate::tmpl::print(other)
+            )))
+        }
+    };
 
     // Sources that only lend files (`ref:` without `path:`) are what `$ref/...` names.
     let refs: Vec<String> = sources
