@@ -47,7 +47,7 @@ struct RenderArgs {
     #[arg(long)]
     set: Vec<String>,
     /// PATH=VALUE whose value is always a string (as Helm's --set-string); repeatable,
-    /// e.g. --set-string cluster.id=1
+    /// e.g. --set-string cluster.name=123
     #[arg(long)]
     set_string: Vec<String>,
     /// PATH=JSON whose value is JSON (as Helm's --set-json), or one JSON object merged at the
@@ -85,7 +85,7 @@ struct RenderArgs {
 const RENDER_EXAMPLES: &str = "\
 Examples:
   cilium-cmp render --cilium-version 1.20.0 -f values.yaml -o cilium.yaml
-  cat values.yaml | cilium-cmp render --cilium-version 1.20.0 -f - --set-string cluster.id=1
+  cat values.yaml | cilium-cmp render --cilium-version 1.20.0 -f - --set-string cluster.name=123
   cilium-cmp render --cilium-version 1.20.0 --set-json 'tolerations=[{\"operator\":\"Exists\"}]'
 
 Helm's order applies whatever the order on the command line: values files, then --set-json,
