@@ -9,14 +9,15 @@ use std::path::Path;
 
 /// Bytes of one input file (values file, `cilium-cmp.yaml`, the lock file).
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
-/// Bytes of all values files and `--set` text of one render together. The chart copies values
+/// Bytes of all values files, `--set`-like text and `--set-file` files of one render together. The chart copies values
 /// into several objects, so memory grows faster than input: the costliest shape measured at this
 /// bound (a 1 MiB `extraEnv` list, copied into every agent container) peaks at ~180 MB in 0.5 s,
 /// which leaves the sidecar's 512 MiB room for concurrent renders.
 pub const MAX_TOTAL_BYTES: usize = 1 << 20;
 /// Values files in one render.
 pub const MAX_VALUES_FILES: usize = 64;
-/// Collections nested in one YAML document, and segments of one `--set` path.
+/// Collections nested in one YAML document or one `--set-json` value, and segments of one `--set`
+/// path.
 pub const MAX_DEPTH: usize = 64;
 /// Nodes and scalar bytes that aliases may copy in one YAML stream. Helm's reader expands
 /// aliases too, so small real-world anchors keep working; a "billion laughs" does not.

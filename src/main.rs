@@ -5,8 +5,9 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod cli_io;
+
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -16,6 +17,9 @@ use clap::{Parser, Subcommand};
 use cilium_cmp::argocd::{self, FolderRequest, Overrides};
 use cilium_cmp::chart::ChartFiles;
 use cilium_cmp::render::{Inputs, DEFAULT_KUBE_VERSION, DEFAULT_NAMESPACE};
+use cilium_cmp::setexpr;
+
+use cli_io::{write_stdout, ClosedStdout, Stdin, STDIN_NAME};
 
 #[derive(Parser)]
 #[command(
@@ -29,34 +33,63 @@ struct Cli {
 }
 
 #[derive(clap::Args, Debug, Clone)]
+#[command(after_help = RENDER_EXAMPLES)]
 struct RenderArgs {
-    /// Cilium release to render (see `cilium-cmp versions`)
+    /// Cilium release to render (see `cilium-cmp versions`), e.g. --cilium-version 1.20.0
     #[arg(long)]
     cilium_version: String,
-    /// Values file; repeat to merge several, later files win (as Helm's -f)
+    /// Values file; repeat to merge several, later files win (as Helm's -f). `-f -` reads
+    /// standard input (once), e.g. -f values.yaml -f prod.yaml
     #[arg(short = 'f', long = "values")]
     values: Vec<PathBuf>,
-    /// PATH=VALUE, as Helm's --set; repeatable
+    /// PATH=VALUE, as Helm's --set (true/false/null and integers are typed); repeatable,
+    /// e.g. --set hubble.relay.enabled=true
     #[arg(long)]
     set: Vec<String>,
-    /// Release namespace
+    /// PATH=VALUE whose value is always a string (as Helm's --set-string); repeatable,
+    /// e.g. --set-string cluster.name=123
+    #[arg(long)]
+    set_string: Vec<String>,
+    /// PATH=JSON whose value is JSON (as Helm's --set-json), or one JSON object merged at the
+    /// top; repeatable, e.g. --set-json 'tolerations=[{"operator":"Exists"}]'
+    #[arg(long)]
+    set_json: Vec<String>,
+    /// PATH=FILE whose value is the file's content as a string (as Helm's --set-file; `-` reads
+    /// standard input); repeatable, e.g. --set-file extraConfig.custom=custom.conf
+    #[arg(long)]
+    set_file: Vec<String>,
+    /// Release namespace, e.g. --namespace cilium
     #[arg(long, default_value = DEFAULT_NAMESPACE)]
     namespace: String,
-    /// Kubernetes version of the target cluster (as Helm's --kube-version)
+    /// Kubernetes version of the target cluster (as Helm's --kube-version), e.g. --kube-version 1.33
     #[arg(long, default_value = DEFAULT_KUBE_VERSION)]
     kube_version: String,
-    /// API versions the cluster serves, comma-separated, repeatable (as Helm's --api-versions)
+    /// API versions the cluster serves, comma-separated, repeatable (as Helm's --api-versions),
+    /// e.g. --api-versions monitoring.coreos.com/v1
     #[arg(long)]
     api_versions: Vec<String>,
     /// The official chart archive cilium-VERSION.tgz (or an unpacked chart folder), for the
-    /// files bundled in the chart (scripts, dashboards)
+    /// files bundled in the chart (scripts, dashboards), e.g. --chart-archive cilium-1.20.0.tgz
     #[arg(long)]
     chart_archive: Option<PathBuf>,
     /// Warn about values the chart does not know (typos, values of other releases) instead of
     /// refusing them; for migrating old values files
     #[arg(long)]
     allow_unknown_keys: bool,
+    /// Write the render to FILE instead of stdout, only when the whole render succeeded (the
+    /// file is replaced whole or left as it was), e.g. -o cilium.yaml
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
 }
+
+const RENDER_EXAMPLES: &str = "\
+Examples:
+  cilium-cmp render --cilium-version 1.20.0 -f values.yaml -o cilium.yaml
+  cat values.yaml | cilium-cmp render --cilium-version 1.20.0 -f - --set-string cluster.name=123
+  cilium-cmp render --cilium-version 1.20.0 --set-json 'tolerations=[{\"operator\":\"Exists\"}]'
+
+Helm's order applies whatever the order on the command line: values files, then --set-json,
+--set, --set-string and --set-file.";
 
 /// An application folder rendered outside Argo CD with the inputs Argo CD would pass.
 #[derive(clap::Args, Debug, Clone)]
@@ -118,9 +151,45 @@ enum Command {
         /// Name of the inline manifest
         #[arg(long, default_value = "cilium")]
         name: String,
-        /// Write the patch to this file instead of stdout
-        #[arg(short, long)]
+        /// Write the patch to this file instead of stdout (replaced whole, or left as it was)
+        #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
+    },
+    /// Turn an Argo CD Application of Cilium's Helm chart into an application folder of this
+    /// plugin (DIR/cilium-cmp.yaml, DIR/values.yaml with the merged values) and print the new
+    /// Application, which renders that folder with the plugin
+    #[command(after_help = IMPORT_EXAMPLES)]
+    ImportApplication {
+        /// The Application's YAML (`-` reads standard input), e.g. `kubectl -n argocd get
+        /// application cilium -o yaml > cilium-app.yaml`
+        app: PathBuf,
+        /// The application folder to write (created; its cilium-cmp.yaml and values.yaml must not
+        /// exist yet), e.g. --to clusters/prod/cilium
+        #[arg(long, value_name = "DIR")]
+        to: PathBuf,
+        /// The Git repository holding DIR, for the new Application's source, e.g. --repo-url
+        /// https://git.example.com/platform/clusters.git
+        #[arg(long, value_name = "URL")]
+        repo_url: String,
+        /// DIR's path inside that repository [default: DIR as given, when relative], e.g.
+        /// --path clusters/prod/cilium
+        #[arg(long)]
+        path: Option<String>,
+        /// The Git revision the new Application follows [default: Argo CD's HEAD], e.g.
+        /// --target-revision main
+        #[arg(long)]
+        target_revision: Option<String>,
+        /// A checkout of the repository a `ref` source names, for `$ref/...` valueFiles and
+        /// fileParameters: NAME=DIR for `ref: NAME`, or DIR for every ref; repeatable, e.g.
+        /// --values-root values=../cluster-config
+        #[arg(long, value_name = "[REF=]DIR")]
+        values_root: Vec<String>,
+    },
+    /// Print a shell completion script, e.g. `cilium-cmp completions bash >
+    /// /etc/bash_completion.d/cilium-cmp` or `cilium-cmp completions zsh > ~/.zfunc/_cilium-cmp`
+    Completions {
+        /// bash, zsh, fish, powershell or elvish
+        shell: clap_complete::Shell,
     },
     /// Import an official chart archive's defaults, values schema and the value paths its templates
     /// read into the data folder (maintainers)
@@ -141,6 +210,8 @@ fn main() -> ExitCode {
         .init();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of stdout went away (`| head`): nothing to report, see `ClosedStdout`.
+        Err(e) if e.is::<ClosedStdout>() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
@@ -149,13 +220,38 @@ fn main() -> ExitCode {
 }
 
 fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
+    let mut stdin = Stdin::default();
     let mut inputs = Inputs::new(&a.cilium_version);
     for f in &a.values {
         let shown = f.display().to_string();
-        let text = cilium_cmp::limits::read_text(f, &shown)?;
-        inputs.values_files.push((shown, text));
+        let text = if cli_io::is_stdin(&shown) {
+            (STDIN_NAME.to_string(), stdin.read("-f -")?)
+        } else {
+            let text = cilium_cmp::limits::read_text(f, &shown)?;
+            (shown, text)
+        };
+        inputs.values_files.push(text);
     }
     inputs.set = a.set.clone();
+    inputs.set_args.json = a.set_json.clone();
+    inputs.set_args.string = a.set_string.clone();
+    inputs.set_args.file = a.set_file.clone();
+    for expr in &a.set_file {
+        let names = setexpr::file_names(expr)
+            .map_err(|m| anyhow::anyhow!("--set-file {}: {m}", cilium_cmp::limits::quoted(expr)))?;
+        for name in names {
+            if inputs.set_args.files.contains_key(&name) {
+                continue;
+            }
+            let text = if cli_io::is_stdin(&name) {
+                stdin.read("--set-file with '-'")?
+            } else {
+                cilium_cmp::limits::read_text(std::path::Path::new(&name), &name)
+                    .with_context(|| format!("--set-file {}", cilium_cmp::limits::quoted(expr)))?
+            };
+            inputs.set_args.files.insert(name, text);
+        }
+    }
     inputs.namespace = a.namespace.clone();
     inputs.kube_version = a.kube_version.clone();
     inputs.api_versions = a.api_versions.clone();
@@ -172,7 +268,10 @@ fn run() -> anyhow::Result<()> {
         Command::Render(a) => {
             let inputs = render_inputs(&a)?;
             let text = cilium_cmp::render(&inputs)?;
-            write_stdout(&text)
+            match &a.output {
+                Some(path) => cli_io::write_file(path, &text),
+                None => write_stdout(&text),
+            }
         }
         Command::Versions => {
             let list: String = cilium_cmp::versions::supported()
@@ -231,10 +330,27 @@ fn run() -> anyhow::Result<()> {
                 argocd::generate_allowing(&req.env()?, &folder.app_dir, folder.allow_unknown_keys)?;
             let patch = cilium_cmp::talos::inline_manifest_patch(&name, &r.text, &r.hash);
             match output {
-                Some(path) => std::fs::write(&path, patch)
-                    .with_context(|| format!("cannot write {}", path.display())),
+                Some(path) => cli_io::write_file(&path, &patch),
                 None => write_stdout(&patch),
             }
+        }
+        Command::ImportApplication {
+            app,
+            to,
+            repo_url,
+            path,
+            target_revision,
+            values_root,
+        } => import_application(app, to, repo_url, path, target_revision, values_root),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "cilium-cmp",
+                &mut script,
+            );
+            write_stdout(&String::from_utf8_lossy(&script))
         }
         Command::ImportChart { archive, data_dir } => {
             let v = cilium_cmp::import::import(&archive, &data_dir)?;
@@ -242,6 +358,81 @@ fn run() -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+const IMPORT_EXAMPLES: &str = "\
+Example:
+  kubectl -n argocd get application cilium -o yaml > cilium-app.yaml
+  cilium-cmp import-application cilium-app.yaml --to clusters/prod/cilium \\
+    --repo-url https://git.example.com/platform/clusters.git --target-revision main \\
+    --values-root values=../cluster-config > cilium-app.new.yaml
+
+Values are merged in Argo CD's order: valueFiles, values (or valuesObject), parameters
+(forceString ones as --set-string), fileParameters.";
+
+fn import_application(
+    app: PathBuf,
+    to: PathBuf,
+    repo_url: String,
+    path: Option<String>,
+    target_revision: Option<String>,
+    values_root: Vec<String>,
+) -> anyhow::Result<()> {
+    use cilium_cmp::argocd::from_helm;
+    let shown = app.display().to_string();
+    let (app_shown, app_text) = if cli_io::is_stdin(&shown) {
+        (
+            STDIN_NAME.to_string(),
+            Stdin::default().read("the Application")?,
+        )
+    } else {
+        let text = cilium_cmp::limits::read_text(&app, &shown)?;
+        (shown, text)
+    };
+    let path = match path {
+        Some(p) => p,
+        None if to.is_relative() => {
+            let p = to.to_string_lossy().replace('\\', "/");
+            p.trim_start_matches("./").trim_end_matches('/').to_string()
+        }
+        None => anyhow::bail!(
+            "--to {} is an absolute path: give the folder's path inside the repository with --path",
+            to.display()
+        ),
+    };
+    let settings_path = to.join(argocd::SETTINGS_FILE);
+    let values_path = to.join(argocd::folder::DEFAULT_VALUES_FILE);
+    for p in [&settings_path, &values_path] {
+        if p.exists() {
+            anyhow::bail!(
+                "{} exists already; import-application writes a new application folder: choose another --to",
+                p.display()
+            );
+        }
+    }
+    let req = from_helm::ImportRequest {
+        app_text,
+        app_shown,
+        ref_roots: from_helm::ref_roots(&values_root).map_err(anyhow::Error::msg)?,
+        repo_url,
+        target_revision,
+        path,
+    };
+    let imported = from_helm::import(&req)?;
+    std::fs::create_dir_all(&to).with_context(|| format!("cannot create {}", to.display()))?;
+    cli_io::write_file(&values_path, &imported.values)?;
+    cli_io::write_file(&settings_path, &imported.settings)?;
+    for w in &imported.warnings {
+        tracing::warn!("{w}");
+    }
+    tracing::info!(
+        "wrote {} and {} (Cilium {}); review them, then render with `cilium-cmp lock {} --namespace ... --kube-version ...`",
+        settings_path.display(),
+        values_path.display(),
+        imported.cilium_version,
+        to.display()
+    );
+    write_stdout(&imported.application)
 }
 
 /// The variables Argo CD passes to a plugin command; the rest of the sidecar's environment is
@@ -279,12 +470,4 @@ fn folder_request(a: &FolderArgs) -> FolderRequest {
             .clone()
             .or_else(|| std::env::var_os(argocd::CHART_DIR_VAR).map(PathBuf::from)),
     }
-}
-
-/// Writes all output at once, only after the render succeeded: never a partial stream.
-fn write_stdout(text: &str) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(())
 }

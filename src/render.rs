@@ -7,6 +7,7 @@ use crate::components::{self, Ctx};
 use crate::error::RenderError;
 use crate::limits;
 use crate::plan::{self, KubeVersion, Plan};
+use crate::setexpr::SetArgs;
 use crate::values::{Layer, Values};
 use crate::versions;
 
@@ -18,6 +19,10 @@ pub struct Inputs {
     pub values_files: Vec<(String, String)>,
     /// `--set` expressions in order.
     pub set: Vec<String>,
+    /// `--set-json`, `--set-string` and `--set-file` arguments, and the files the latter name
+    /// (read by the front end). Helm's order applies: `--set-json`, `--set`, `--set-string`,
+    /// `--set-file`.
+    pub set_args: SetArgs,
     pub namespace: String,
     pub kube_version: String,
     pub api_versions: Vec<String>,
@@ -38,6 +43,7 @@ impl Inputs {
             cilium_version: cilium_version.to_string(),
             values_files: Vec::new(),
             set: Vec::new(),
+            set_args: SetArgs::default(),
             namespace: DEFAULT_NAMESPACE.to_string(),
             kube_version: DEFAULT_KUBE_VERSION.to_string(),
             api_versions: Vec::new(),
@@ -55,8 +61,10 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     for (name, text) in &inputs.values_files {
         layers.push(Layer::from_yaml(name, text)?);
     }
-    if !inputs.set.is_empty() {
-        layers.push(Layer::from_set(&inputs.set)?);
+    if !inputs.set.is_empty() || !inputs.set_args.is_empty() {
+        let mut args = inputs.set_args.clone();
+        args.typed.splice(0..0, inputs.set.iter().cloned());
+        layers.push(Layer::from_set_args(&args)?);
     }
     let mut values = match versions::defaults_indexed(cilium) {
         Some((tree, index)) => Values::resolve_indexed(tree, index, layers),
@@ -141,10 +149,11 @@ fn check_bounds(inputs: &Inputs) -> Result<(), RenderError> {
         .iter()
         .map(|(_, t)| t.len())
         .sum::<usize>()
-        + inputs.set.iter().map(String::len).sum::<usize>();
+        + inputs.set.iter().map(String::len).sum::<usize>()
+        + inputs.set_args.byte_len();
     if bytes > limits::MAX_TOTAL_BYTES {
         return Err(RenderError::TooLarge(format!(
-            "the values files and --set text add up to {bytes} bytes; at most {} are allowed",
+            "the values files, --set text and --set-file files add up to {bytes} bytes; at most {} are allowed",
             limits::MAX_TOTAL_BYTES
         )));
     }

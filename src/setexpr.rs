@@ -1,34 +1,183 @@
 //! `--set` expressions as Helm's `--set` reads them: `a.b=c`, several joined by commas,
 //! `list[0]=x`, `list={a,b}`, backslash escapes for `.`, `,`, `=` and `[`; `true`, `false`,
-//! `null` and plain integers are typed, everything else is a string.
+//! `null` (in any case) and plain integers are typed, everything else is a string.
+//!
+//! The same parser reads Helm's other forms, which differ only in how a value is read:
+//! `--set-string` (always a string), `--set-file` (the named file's content, as a string) and
+//! `--set-json` (one JSON value per assignment, or one whole JSON object merged at the top).
+
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
 use crate::limits;
+
+/// How the value after `=` is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `--set`: typed as Helm types it.
+    Typed,
+    /// `--set-string`: always a string.
+    String,
+    /// `--set-json`: a JSON value.
+    Json,
+    /// `--set-file`: the value is a file name; the file's content becomes a string.
+    File,
+}
+
+impl Kind {
+    /// The flag, for error messages and origins.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Kind::Typed => "--set",
+            Kind::String => "--set-string",
+            Kind::Json => "--set-json",
+            Kind::File => "--set-file",
+        }
+    }
+}
+
+/// Every `--set`-like argument of one render, and the content of the files `--set-file` names
+/// (read by the front end: the library reads no files).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SetArgs {
+    pub json: Vec<String>,
+    pub typed: Vec<String>,
+    pub string: Vec<String>,
+    pub file: Vec<String>,
+    /// File name as written after `=` (unescaped) → its text.
+    pub files: BTreeMap<String, String>,
+}
+
+impl SetArgs {
+    /// In Helm's order (`MergeValues` in Helm's `pkg/cli/values`): `--set-json`, then `--set`,
+    /// then `--set-string`, then `--set-file`, whatever their order on the command line.
+    pub fn in_order(&self) -> impl Iterator<Item = (Kind, &String)> {
+        fn of(kind: Kind, list: &[String]) -> impl Iterator<Item = (Kind, &String)> {
+            list.iter().map(move |e| (kind, e))
+        }
+        of(Kind::Json, &self.json)
+            .chain(of(Kind::Typed, &self.typed))
+            .chain(of(Kind::String, &self.string))
+            .chain(of(Kind::File, &self.file))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.json.is_empty()
+            && self.typed.is_empty()
+            && self.string.is_empty()
+            && self.file.is_empty()
+    }
+
+    /// Bytes of expression text and file content, for the bound on a render's input.
+    pub fn byte_len(&self) -> usize {
+        self.in_order().map(|(_, e)| e.len()).sum::<usize>()
+            + self.files.values().map(String::len).sum::<usize>()
+    }
+
+    /// The flags used, for the origin of these values in error messages (`--set`,
+    /// `--set/--set-string`, ...).
+    pub fn source_name(&self) -> String {
+        let mut kinds: Vec<&str> = Vec::new();
+        for (kind, _) in self.in_order() {
+            if !kinds.contains(&kind.flag()) {
+                kinds.push(kind.flag());
+            }
+        }
+        if kinds.is_empty() {
+            "--set".into()
+        } else {
+            kinds.join("/")
+        }
+    }
+
+    /// Applies every argument in Helm's order. The error names the flag and the argument.
+    pub fn apply(&self, root: &mut Value) -> Result<(), (Kind, String, String)> {
+        let mut slots = limits::MAX_SET_SLOTS;
+        let read = |name: &str| -> Result<String, String> {
+            self.files
+                .get(name)
+                .cloned()
+                .ok_or_else(|| format!("the file {} was not read", limits::quoted(name)))
+        };
+        for (kind, expr) in self.in_order() {
+            apply_kind(root, expr, kind, &read, &mut slots).map_err(|m| (kind, expr.clone(), m))?;
+        }
+        Ok(())
+    }
+}
+
+/// The file names a `--set-file` argument names (unescaped, in order), for the front end to read.
+pub fn file_names(expr: &str) -> Result<Vec<String>, String> {
+    let names = std::cell::RefCell::new(Vec::new());
+    let record = |name: &str| -> Result<String, String> {
+        names.borrow_mut().push(name.to_string());
+        Ok(String::new())
+    };
+    let mut scratch = Value::Object(Map::new());
+    let mut slots = limits::MAX_SET_SLOTS;
+    apply_kind(&mut scratch, expr, Kind::File, &record, &mut slots)?;
+    Ok(names.into_inner())
+}
 
 /// Applies `--set` arguments in order, within the bounds of `limits` (path depth, list index,
 /// list slots created in total).
 pub fn apply_all(root: &mut Value, exprs: &[String]) -> Result<(), (String, String)> {
     let mut slots = limits::MAX_SET_SLOTS;
     for expr in exprs {
-        apply_within(root, expr, &mut slots).map_err(|m| (expr.clone(), m))?;
+        apply_kind(root, expr, Kind::Typed, &no_files, &mut slots)
+            .map_err(|m| (expr.clone(), m))?;
     }
     Ok(())
 }
 
 /// Applies one `--set` argument (which may hold several comma-separated assignments).
 pub fn apply(root: &mut Value, expr: &str) -> Result<(), String> {
-    let mut slots = limits::MAX_SET_SLOTS;
-    apply_within(root, expr, &mut slots)
+    apply_as(root, expr, Kind::Typed)
 }
 
-fn apply_within(root: &mut Value, expr: &str, slots: &mut usize) -> Result<(), String> {
+/// Applies one argument of the given kind (`Kind::File` is refused: it needs the files' text).
+pub fn apply_as(root: &mut Value, expr: &str, kind: Kind) -> Result<(), String> {
+    let mut slots = limits::MAX_SET_SLOTS;
+    apply_kind(root, expr, kind, &no_files, &mut slots)
+}
+
+fn no_files(name: &str) -> Result<String, String> {
+    Err(format!("the file {} was not read", limits::quoted(name)))
+}
+
+type FileReader<'a> = dyn Fn(&str) -> Result<String, String> + 'a;
+
+fn apply_kind(
+    root: &mut Value,
+    expr: &str,
+    kind: Kind,
+    read: &FileReader<'_>,
+    slots: &mut usize,
+) -> Result<(), String> {
+    if kind == Kind::Json {
+        return apply_json(root, expr, slots);
+    }
+    let scalar = |raw: &str| -> Result<Value, String> {
+        let text = unescape(raw);
+        Ok(match kind {
+            Kind::Typed => typed(&text),
+            Kind::String => Value::String(text),
+            Kind::File => Value::String(read(&text)?),
+            Kind::Json => unreachable!("JSON is read by apply_json"),
+        })
+    };
     for part in split_unescaped(expr, ',', true)? {
         if part.is_empty() {
             continue;
         }
         let (key, raw) = split_key_value(&part).ok_or_else(|| {
-            format!("{part:?} is not PATH=VALUE (for example hubble.relay.enabled=true)")
+            let example = match kind {
+                Kind::File => "PATH=FILE (for example extraConfig.custom=custom.conf)",
+                Kind::String => "PATH=VALUE (for example cluster.name=prod)",
+                _ => "PATH=VALUE (for example hubble.relay.enabled=true)",
+            };
+            format!("{} is not {example}", limits::quoted(&part))
         })?;
         let value = if let Some(list) = raw.strip_prefix('{') {
             let inner = list
@@ -38,23 +187,130 @@ fn apply_within(root: &mut Value, expr: &str, slots: &mut usize) -> Result<(), S
                 split_unescaped(inner, ',', false)?
                     .iter()
                     .filter(|s| !s.is_empty())
-                    .map(|s| typed(&unescape(s)))
-                    .collect(),
+                    .map(|s| scalar(s))
+                    .collect::<Result<_, _>>()?,
             )
         } else {
-            typed(&unescape(&raw))
+            scalar(&raw)?
         };
-        let segments = parse_path(&key)?;
-        if segments.len() > limits::MAX_DEPTH {
+        assign_path(root, &key, value, slots)?;
+    }
+    Ok(())
+}
+
+fn assign_path(root: &mut Value, key: &str, value: Value, slots: &mut usize) -> Result<(), String> {
+    let segments = parse_path(key)?;
+    if segments.len() > limits::MAX_DEPTH {
+        return Err(format!(
+            "the path has {} parts; at most {} are allowed",
+            segments.len(),
+            limits::MAX_DEPTH
+        ));
+    }
+    assign(root, &segments, value, slots)
+}
+
+/// `--set-json`: `PATH=JSON[,PATH=JSON...]`, where each JSON value ends where the JSON ends (so
+/// it may hold commas), an empty value is null; or one JSON object, merged at the top as a
+/// values file would be.
+fn apply_json(root: &mut Value, expr: &str, slots: &mut usize) -> Result<(), String> {
+    let trimmed = expr.trim();
+    if trimmed.starts_with('{') {
+        let value = json_value(trimmed)?;
+        let Value::Object(_) = value else {
+            unreachable!("a JSON text starting with '{{' is an object")
+        };
+        crate::values::merge_into(root, value);
+        return Ok(());
+    }
+    let mut rest = expr;
+    while !rest.is_empty() {
+        let (key, after) = split_json_key(rest)?;
+        let text = after.trim_start();
+        let value_end;
+        let value = if text.is_empty() || text.starts_with(',') {
+            value_end = text.find(',').map_or(text.len(), |i| i);
+            Value::Null
+        } else {
+            let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+            let value = match stream.next() {
+                Some(Ok(v)) => v,
+                Some(Err(e)) => {
+                    return Err(format!(
+                        "the value of {} is not JSON: {e}",
+                        limits::quoted(&key)
+                    ))
+                }
+                None => Value::Null,
+            };
+            value_end = stream.byte_offset();
+            value
+        };
+        let tail = text[value_end..].trim_start();
+        rest = match tail.strip_prefix(',') {
+            Some(r) => r,
+            None if tail.is_empty() => tail,
+            None => {
+                return Err(format!(
+                    "the JSON value of {} is followed by {}; separate assignments with ','",
+                    limits::quoted(&key),
+                    limits::quoted(tail)
+                ))
+            }
+        };
+        assign_path(root, &key, helm_json(value)?, slots)?;
+    }
+    Ok(())
+}
+
+/// The path before '=' of a `--set-json` assignment (escapes as in `--set`), and the text after.
+fn split_json_key(s: &str) -> Result<(String, &str), String> {
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '=' if !escaped => return Ok((s[..i].to_string(), &s[i + 1..])),
+            ',' if !escaped => break,
+            _ => escaped = false,
+        }
+    }
+    Err(format!(
+        "{} is not PATH=JSON (for example 'tolerations=[{{\"operator\":\"Exists\"}}]')",
+        limits::quoted(s)
+    ))
+}
+
+fn json_value(text: &str) -> Result<Value, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    helm_json(value)
+}
+
+/// A JSON value as Helm holds it: every number a float64 (Go's JSON decoder), nested at most
+/// `MAX_DEPTH` deep like a values file.
+fn helm_json(value: Value) -> Result<Value, String> {
+    fn convert(v: Value, depth: usize) -> Result<Value, String> {
+        if depth > limits::MAX_DEPTH {
             return Err(format!(
-                "the path has {} parts; at most {} are allowed",
-                segments.len(),
+                "the JSON value is nested more than {} deep",
                 limits::MAX_DEPTH
             ));
         }
-        assign(root, &segments, value, slots)?;
+        Ok(match v {
+            Value::Number(n) => crate::yaml::read::number(n.as_f64().unwrap_or(f64::NAN)),
+            Value::Array(a) => Value::Array(
+                a.into_iter()
+                    .map(|x| convert(x, depth + 1))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Object(m) => Value::Object(
+                m.into_iter()
+                    .map(|(k, x)| Ok((k, convert(x, depth + 1)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+            other => other,
+        })
     }
-    Ok(())
+    convert(value, 1)
 }
 
 #[derive(Debug, PartialEq)]
@@ -220,20 +476,22 @@ fn assign(
     }
 }
 
-/// Helm's typing of a `--set` value.
+/// Helm's typing of a `--set` value (`typedVal` in Helm's strvals): `true`, `false` and `null`
+/// in any case; `0`, and integers that do not start with `0` (a sign is allowed), are int64.
 fn typed(s: &str) -> Value {
-    match s {
-        "true" => return Value::Bool(true),
-        "false" => return Value::Bool(false),
-        "null" => return Value::Null,
-        _ => {}
+    if s.eq_ignore_ascii_case("true") {
+        return Value::Bool(true);
     }
-    // Integers without a leading zero become int64, as Helm's parser does.
-    let digits = s.strip_prefix('-').unwrap_or(s);
-    if !digits.is_empty()
-        && digits.chars().all(|c| c.is_ascii_digit())
-        && (digits == "0" || !digits.starts_with('0'))
-    {
+    if s.eq_ignore_ascii_case("false") {
+        return Value::Bool(false);
+    }
+    if s.eq_ignore_ascii_case("null") {
+        return Value::Null;
+    }
+    if s == "0" {
+        return Value::from(0);
+    }
+    if !s.starts_with('0') {
         if let Ok(i) = s.parse::<i64>() {
             return Value::from(i);
         }

@@ -44,7 +44,8 @@ pub enum ValuesError {
     /// `position` is `FILE:LINE:COLUMN`.
     #[error("{position}: {message}")]
     Parse { position: String, message: String },
-    #[error("--set {expr}: {message}")]
+    /// `expr` starts with the flag (`--set`, `--set-json`, ...).
+    #[error("{expr}: {message}")]
     Set { expr: String, message: String },
 }
 
@@ -86,12 +87,29 @@ impl Layer {
         let mut root = Value::Object(Map::new());
         crate::setexpr::apply_all(&mut root, exprs).map_err(|(expr, message)| {
             ValuesError::Set {
-                expr: crate::limits::quoted(&expr),
+                expr: format!("--set {}", crate::limits::quoted(&expr)),
                 message,
             }
         })?;
         Ok(Layer {
             source: "--set".into(),
+            value: root,
+            text: None,
+            lines: OnceLock::new(),
+        })
+    }
+
+    /// Builds the layer of every `--set`-like flag (`--set-json`, `--set`, `--set-string`,
+    /// `--set-file`), applied in Helm's order into one tree, as Helm applies them.
+    pub fn from_set_args(args: &crate::setexpr::SetArgs) -> Result<Layer, ValuesError> {
+        let mut root = Value::Object(Map::new());
+        args.apply(&mut root)
+            .map_err(|(kind, expr, message)| ValuesError::Set {
+                expr: format!("{} {}", kind.flag(), crate::limits::quoted(&expr)),
+                message,
+            })?;
+        Ok(Layer {
+            source: args.source_name(),
             value: root,
             text: None,
             lines: OnceLock::new(),
@@ -660,6 +678,11 @@ pub fn lookup<'a>(root: &'a Value, path: &str) -> &'a Value {
 
 /// Merges one user layer over the previous ones: maps merge deeply, the rest replaces; nulls
 /// are kept so they can remove chart defaults later.
+/// Helm's `MergeMaps`, as `--set-json` with a whole object uses it.
+pub(crate) fn merge_into(dst: &mut Value, src: Value) {
+    merge_user(dst, &src)
+}
+
 fn merge_user(dst: &mut Value, src: &Value) {
     match (dst, src) {
         (Value::Object(d), Value::Object(s)) => {

@@ -228,3 +228,264 @@ fn values_of_another_release_are_refused_naming_where_they_exist() {
         String::from_utf8_lossy(&ok.stderr)
     );
 }
+
+// ---- Helm's input flags: -f -, --set-string, --set-json, --set-file, -o; completions; pipes ----
+
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
+
+/// `render --cilium-version 1.18.12 -f <example> ARGS...`, with `stdin` on standard input.
+fn render_with(args: &[&str], stdin: Option<&str>) -> Output {
+    use std::io::Write;
+    let mut c = bin();
+    c.args(["render", "--cilium-version", "1.18.12", "-f"])
+        .arg(example())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .stdin(if stdin.is_some() {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        });
+    let mut child = c.spawn().expect("runs");
+    if let Some(text) = stdin {
+        let mut pipe = child.stdin.take().expect("piped");
+        // A render that refuses early may not read it all; that is not this test's concern.
+        let _ = pipe.write_all(text.as_bytes());
+    }
+    child.wait_with_output().expect("runs")
+}
+
+fn ok_stdout(o: &Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout.clone()).expect("utf-8");
+    assert!(out.contains("kind: DaemonSet"), "not a render: {out:.200}");
+    out
+}
+
+/// A refusal: non-zero, nothing on stdout, stderr holding every one of `needles`.
+fn refused(o: &Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "accepted; stderr: {err}");
+    assert!(o.stdout.is_empty(), "stdout not empty on error");
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks {n:?}: {err}");
+    }
+}
+
+#[test]
+fn set_string_keeps_a_number_a_string() {
+    let out = ok_stdout(&render_with(&["--set-string", "cluster.name=123"], None));
+    assert!(out.contains("cluster-name: \"123\""), "{out:.300}");
+    // The same text through --set is an integer, which the chart's schema refuses.
+    refused(
+        &render_with(&["--set", "cluster.name=123"], None),
+        &["cluster.name", "--set", "integer"],
+    );
+}
+
+#[test]
+fn set_json_sets_lists_and_objects() {
+    let out = ok_stdout(&render_with(
+        &[
+            "--set-json",
+            r#"tolerations=[{"key":"cmp-json","operator":"Exists"}],extraConfig.cmp-json="a,b""#,
+        ],
+        None,
+    ));
+    assert!(
+        out.contains("- key: cmp-json\n          operator: Exists"),
+        "{out:.300}"
+    );
+    assert!(out.contains("cmp-json: a,b"));
+    // One whole object is merged at the top, as Helm 4 does.
+    let out = ok_stdout(&render_with(
+        &["--set-json", r#"{"extraConfig":{"cmp-object":"x"}}"#],
+        None,
+    ));
+    assert!(out.contains("cmp-object: x"));
+}
+
+#[test]
+fn set_file_reads_the_whole_file_as_a_string() {
+    let s = Scratch::new("set-file");
+    let f = s.write("custom.conf", "first line\nsecond, with a comma\n");
+    let arg = format!("extraConfig.cmp-file={}", f.display());
+    let out = ok_stdout(&render_with(&["--set-file", &arg], None));
+    assert!(
+        out.contains("cmp-file: |\n    first line\n    second, with a comma\n"),
+        "{out:.300}"
+    );
+}
+
+#[test]
+fn flags_apply_in_helms_order_whatever_their_order_on_the_command_line() {
+    // Helm: values files, --set-json, --set, --set-string, --set-file.
+    let s = Scratch::new("order");
+    let f = s.write("name.txt", "from-file");
+    let file_arg = format!("cluster.name={}", f.display());
+    let out = ok_stdout(&render_with(
+        &[
+            "--set-file",
+            &file_arg,
+            "--set-string",
+            "cluster.name=from-string",
+            "--set",
+            "cluster.name=from-set",
+            "--set-json",
+            r#"cluster.name="from-json""#,
+        ],
+        None,
+    ));
+    assert!(out.contains("cluster-name: from-file"));
+    let out = ok_stdout(&render_with(
+        &[
+            "--set-string",
+            "cluster.name=from-string",
+            "--set",
+            "cluster.name=from-set",
+            "--set-json",
+            r#"cluster.name="from-json""#,
+        ],
+        None,
+    ));
+    assert!(out.contains("cluster-name: from-string"));
+    let out = ok_stdout(&render_with(
+        &[
+            "--set",
+            "cluster.name=from-set",
+            "--set-json",
+            r#"cluster.name="from-json""#,
+        ],
+        None,
+    ));
+    assert!(out.contains("cluster-name: from-set"));
+}
+
+#[test]
+fn values_from_stdin_render_as_the_file_does() {
+    let text = std::fs::read_to_string(example()).unwrap();
+    let from_file = ok_stdout(&render_with(&[], None));
+    let o = bin()
+        .args(["render", "--cilium-version", "1.18.12", "-f", "-"])
+        .stdin(std::fs::File::open(example()).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(ok_stdout(&o), from_file);
+    // Standard input is named <stdin> in errors, and read once only.
+    refused(
+        &render_with(&["-f", "-"], Some("a: [\n")),
+        &["<stdin>", "line"],
+    );
+    refused(
+        &render_with(&["-f", "-", "-f", "-"], Some(&text)),
+        &["standard input", "once"],
+    );
+    refused(
+        &render_with(&["-f", "-", "--set-file", "extraConfig.x=-"], Some(&text)),
+        &["standard input", "once"],
+    );
+}
+
+#[test]
+fn malformed_set_flags_are_refused_naming_the_flag() {
+    refused(
+        &render_with(&["--set-string", "cluster.name"], None),
+        &["--set-string", "cluster.name", "PATH=VALUE"],
+    );
+    refused(
+        &render_with(&["--set-json", "tolerations=[1,"], None),
+        &["--set-json", "tolerations", "not JSON"],
+    );
+    refused(
+        &render_with(&["--set-json", "{not json"], None),
+        &["--set-json", "not JSON"],
+    );
+    refused(
+        &render_with(&["--set-file", "extraConfig.x=/nonexistent/cmp.conf"], None),
+        &["--set-file", "/nonexistent/cmp.conf", "cannot be read"],
+    );
+    refused(
+        &render_with(&["--set-file", "extraConfig.x"], None),
+        &["--set-file", "PATH=FILE"],
+    );
+    let deep = format!("a={}1{}", "[".repeat(100), "]".repeat(100));
+    refused(
+        &render_with(&["--set-json", &deep], None),
+        &["--set-json", "nested"],
+    );
+}
+
+#[test]
+fn output_file_is_written_only_after_a_whole_render() {
+    let s = Scratch::new("output");
+    let out = s.0.join("cilium.yaml");
+    let stdout_render = ok_stdout(&render_with(&[], None));
+    let o = render_with(&["-o", out.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout.is_empty(), "-o must leave stdout empty");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), stdout_render);
+    // A failed render leaves the file as it was, and no temporary file beside it.
+    std::fs::write(&out, "previous\n").unwrap();
+    let o = render_with(
+        &["--set", "nosuchvalue=1", "-o", out.to_str().unwrap()],
+        None,
+    );
+    refused(&o, &["nosuchvalue"]);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous\n");
+    let names: Vec<_> = std::fs::read_dir(&s.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["cilium.yaml"]);
+    // An unwritable place is an error naming it.
+    let o = render_with(&["-o", "/nonexistent-dir/cilium.yaml"], None);
+    refused(&o, &["/nonexistent-dir/cilium.yaml"]);
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    for args in [
+        vec![
+            "render",
+            "--cilium-version",
+            "1.18.12",
+            "-f",
+            example().to_str().unwrap(),
+        ],
+        vec!["versions"],
+        vec!["completions", "bash"],
+    ] {
+        let mut child = bin()
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before anything is written, as `| head -0` would.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{args:?}: {:?} {err}", o.status);
+        assert!(!err.to_lowercase().contains("pipe"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn completions_are_printed_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let o = bin().args(["completions", shell]).output().unwrap();
+        assert!(o.status.success(), "{shell}");
+        let script = String::from_utf8(o.stdout).unwrap();
+        assert!(
+            script.contains("cilium-cmp") && script.contains("set-json"),
+            "{shell}: {script:.200}"
+        );
+    }
+    refused(
+        &bin().args(["completions", "tcsh"]).output().unwrap(),
+        &["tcsh"],
+    );
+}

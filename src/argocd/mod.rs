@@ -14,6 +14,7 @@
 //! `$CILIUM_CMP_CHART_DIR/cilium-VERSION.tgz`.
 
 pub mod folder;
+pub mod from_helm;
 pub mod params;
 
 use crate::limits;

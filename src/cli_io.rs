@@ -1,0 +1,108 @@
+//! Where the command line reads and writes outside the library: standard input (once), standard
+//! output (whole, and quietly when the reader has gone), and output files (whole or not at all).
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use anyhow::Context;
+
+use cilium_cmp::limits;
+
+/// The name standard input has in error messages, as `-f -` and `--set-file KEY=-` read it.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// Standard output was closed by its reader (`cilium-cmp render | head -1`). Not a failure of
+/// ours: `main` ends quietly with status 0 on it, as `ripgrep`, `git log` and others do, so a
+/// pipeline under `set -o pipefail` does not fail because its reader stopped early.
+#[derive(Debug, thiserror::Error)]
+#[error("standard output was closed")]
+pub struct ClosedStdout;
+
+/// Writes all output at once, only after the render succeeded: never a partial stream.
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let written = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(ClosedStdout.into()),
+        other => other.context("cannot write to standard output"),
+    }
+}
+
+/// Writes `text` to `path` whole or not at all: into a new file beside it (created exclusively,
+/// so nothing else's file is overwritten), then renamed over `path`. A failure leaves `path` as
+/// it was and removes the temporary file.
+pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    let shown = path.display();
+    let name = path
+        .file_name()
+        .with_context(|| format!("{shown}: not a file name"))?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".cilium-cmp-{}.tmp", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        // Only a file this process created is removed (create_new refused any other).
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        return Err(anyhow::Error::new(e).context(format!("cannot write {shown}")));
+    }
+    Ok(())
+}
+
+/// Standard input, which one command may read only once (`-f -` or `--set-file KEY=-`, as Helm
+/// reads them); bounded and checked like any input file.
+#[derive(Default)]
+pub struct Stdin {
+    taken_by: Option<String>,
+}
+
+impl Stdin {
+    /// Reads standard input for `user` (the flag that names it, for the error when a second one
+    /// asks).
+    pub fn read(&mut self, user: &str) -> anyhow::Result<String> {
+        if let Some(first) = &self.taken_by {
+            anyhow::bail!(
+                "{user} reads standard input ('-'), which {first} already read; it can be read once: \
+                 pass the other values as a file"
+            );
+        }
+        self.taken_by = Some(user.to_string());
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .lock()
+            .take(limits::MAX_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("{STDIN_NAME}: cannot be read"))?;
+        if bytes.len() as u64 > limits::MAX_FILE_BYTES {
+            anyhow::bail!(
+                "{STDIN_NAME}: is more than {} bytes; input files are limited to {} bytes",
+                limits::MAX_FILE_BYTES,
+                limits::MAX_FILE_BYTES
+            );
+        }
+        limits::text_of(bytes).map_err(|(line, column)| {
+            anyhow::anyhow!(
+                "{STDIN_NAME}:{line}:{column}: not UTF-8 text (YAML files must be UTF-8)"
+            )
+        })
+    }
+}
+
+/// Helm reads `-` (with spaces around it) as standard input.
+pub fn is_stdin(name: &str) -> bool {
+    name.trim() == "-"
+}

@@ -1,0 +1,403 @@
+//! `cilium-cmp import-application`: Applications written the ways Argo CD's documentation shows
+//! (values string, valuesObject, valueFiles of a `ref` source, parameters with and without
+//! forceString, fileParameters) become a folder that renders what real Helm renders for the
+//! original Application's values, merged in Argo CD's order (valueFiles, values, then --set,
+//! --set-string, --set-file), compared with the referee's rules (`../shared/tools/parity.py`);
+//! the printed Application validates against Argo CD's CRD schema. Bad input is refused with
+//! nothing on stdout.
+
+#[path = "support/python.rs"]
+mod python;
+#[path = "support/scratch.rs"]
+mod scratch;
+#[path = "support/shared.rs"]
+mod shared;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use scratch::Scratch;
+use serde_json::json;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+}
+
+/// A values file every case starts from: certificates from certgen (Helm's default mints random
+/// keys, which no renderer can match) and a few values of each kind.
+const BASE: &str = "hubble:\n  tls:\n    auto:\n      method: cronJob\n  relay:\n    enabled: true\ncluster:\n  name: prod\n  id: 3\n";
+
+struct Case {
+    name: &'static str,
+    version: &'static str,
+    /// The Application's chart source (`helm:` and all), as YAML lines under `- ` or `source:`.
+    helm: &'static str,
+    /// Whether a `ref: values` Git source comes with it (multi-source Application).
+    with_ref: bool,
+    /// Files of the `ref: values` repository: (path, text).
+    ref_files: &'static [(&'static str, &'static str)],
+    /// What Helm is given, in Argo CD's order: ("yaml", text), ("set", expr), ("set_string",
+    /// expr), ("set_file", "key=path in the ref repository").
+    helm_inputs: &'static [(&'static str, &'static str)],
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "values-string",
+        version: "1.20.0",
+        helm: "      releaseName: cilium\n      values: |\n        hubble:\n          tls:\n            auto:\n              method: cronJob\n          relay:\n            enabled: true\n        cluster:\n          name: prod\n          id: 3\n        ipam:\n          mode: kubernetes\n",
+        with_ref: false,
+        ref_files: &[],
+        helm_inputs: &[("yaml", "hubble:\n  tls:\n    auto:\n      method: cronJob\n  relay:\n    enabled: true\ncluster:\n  name: prod\n  id: 3\nipam:\n  mode: kubernetes\n")],
+    },
+    Case {
+        name: "values-object",
+        version: "1.19.6",
+        helm: "      valuesObject:\n        hubble:\n          tls:\n            auto:\n              method: cronJob\n          ui:\n            enabled: true\n          relay:\n            enabled: true\n        kubeProxyReplacement: true\n        k8sServiceHost: localhost\n        k8sServicePort: 7445\n",
+        with_ref: false,
+        ref_files: &[],
+        helm_inputs: &[("yaml", "hubble:\n  tls:\n    auto:\n      method: cronJob\n  ui:\n    enabled: true\n  relay:\n    enabled: true\nkubeProxyReplacement: true\nk8sServiceHost: localhost\nk8sServicePort: 7445\n")],
+    },
+    Case {
+        name: "value-files-of-a-ref-source",
+        version: "1.20.0",
+        helm: "      ignoreMissingValueFiles: true\n      valueFiles:\n        - $values/cilium/base.yaml\n        - $values/cilium/prod.yaml\n        - $values/cilium/missing.yaml\n      values: |\n        operator:\n          replicas: 1\n",
+        with_ref: true,
+        ref_files: &[
+            ("cilium/base.yaml", BASE),
+            ("cilium/prod.yaml", "cluster:\n  name: prod-eu\nbandwidthManager:\n  enabled: true\n"),
+        ],
+        helm_inputs: &[
+            ("yaml", BASE),
+            ("yaml", "cluster:\n  name: prod-eu\nbandwidthManager:\n  enabled: true\n"),
+            ("yaml", "operator:\n  replicas: 1\n"),
+        ],
+    },
+    Case {
+        name: "parameters-and-force-string",
+        version: "1.18.12",
+        helm: "      valueFiles:\n        - $values/base.yaml\n      parameters:\n        - name: cluster.id\n          value: \"5\"\n        - name: cluster.name\n          value: \"1234\"\n          forceString: true\n        - name: extraConfig.note\n          value: a,b\n          forceString: true\n        - name: operator.replicas\n          value: \"1\"\n",
+        with_ref: true,
+        ref_files: &[("base.yaml", BASE)],
+        helm_inputs: &[
+            ("yaml", BASE),
+            ("set", "cluster.id=5"),
+            ("set", "operator.replicas=1"),
+            ("set_string", "cluster.name=1234"),
+            ("set_string", "extraConfig.note=a\\,b"),
+        ],
+    },
+    Case {
+        name: "file-parameters",
+        version: "1.20.0",
+        helm: "      valueFiles: [$values/base.yaml]\n      fileParameters:\n        - name: extraConfig.custom\n          path: $values/files/custom.conf\n",
+        with_ref: true,
+        ref_files: &[
+            ("base.yaml", BASE),
+            ("files/custom.conf", "first line\nsecond, with a comma\n"),
+        ],
+        helm_inputs: &[("yaml", BASE), ("set_file", "extraConfig.custom=files/custom.conf")],
+    },
+];
+
+fn application(case: &Case) -> String {
+    let chart = format!(
+        "repoURL: https://helm.cilium.io/\n    chart: cilium\n    targetRevision: {}\n    helm:\n{}",
+        case.version, case.helm
+    );
+    let source = if case.with_ref {
+        format!(
+            "  sources:\n  - {}\n  - repoURL: https://git.example.com/cluster-config.git\n    targetRevision: main\n    ref: values\n",
+            chart
+        )
+    } else {
+        format!("  source:\n    {chart}")
+    };
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: cilium\n  namespace: argocd\n  labels:\n    team: network\n  annotations:\n    note: kept\nspec:\n  project: platform\n  revisionHistoryLimit: 3\n{source}  destination:\n    server: https://kubernetes.default.svc\n    namespace: kube-system\n  syncPolicy:\n    syncOptions: [CreateNamespace=true]\n  info:\n    - name: owner\n      value: network-team\n"
+    )
+}
+
+fn import(dir: &Path, app: &str, extra: &[&str]) -> Output {
+    let file = dir.join("app.yaml");
+    std::fs::write(&file, app).unwrap();
+    bin()
+        .current_dir(dir)
+        .args([
+            "import-application",
+            "app.yaml",
+            "--to",
+            "clusters/prod/cilium",
+        ])
+        .args(["--repo-url", "https://git.example.com/clusters.git"])
+        .args(["--target-revision", "main"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// Renders every case's original values with real Helm and checks each folder's render against
+/// it with parity.py; checks each printed Application against the CRD schema.
+const CHECK: &str = r#"
+import json, subprocess, sys, copy
+sys.path.insert(0, sys.argv[1])
+import yaml, jsonschema
+from helm_python import _native
+from helm_ref import render, stream
+
+def merge(a, b):
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+jobs = json.load(open(sys.argv[2]))
+crd = yaml.safe_load(open(sys.argv[3]))
+schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1")["schema"]["openAPIV3Schema"]
+def strict(s):
+    if isinstance(s, dict):
+        if s.get("type") == "object" and "properties" in s and "additionalProperties" not in s \
+                and not s.get("x-kubernetes-preserve-unknown-fields"):
+            s["additionalProperties"] = False
+        for k, v in s.items():
+            if k == "properties":
+                for p in v.values(): strict(p)
+            elif isinstance(v, (dict, list)): strict(v)
+    elif isinstance(s, list):
+        for v in s: strict(v)
+schema = copy.deepcopy(schema); strict(schema)
+validator = jsonschema.Draft7Validator(schema)
+failures = []
+for job in jobs:
+    values = {}
+    for kind, text in job["inputs"]:
+        if kind == "yaml":
+            layer = json.loads(_native.call_string("helm_values_from_yaml", text)) or {}
+        elif kind == "set_file":
+            key, path = text.split("=", 1)
+            layer = json.loads(_native.call_string("helm_strvals_parse_file", key + "=" + job["ref_root"] + "/" + path))
+        else:
+            layer = json.loads(_native.call_string("helm_strvals_" + {"set": "parse", "set_string": "parse_string"}[kind], text))
+        values = merge(values, layer)
+    ref = job["out"] + ".helm.yaml"
+    open(ref, "w").write(stream(render(job["chart"], values, "1.35.0", [], "cilium", "kube-system")))
+    r = subprocess.run([sys.executable, sys.argv[1] + "/parity.py", ref, job["candidate"]], capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append("%s: render differs from Helm's:\n%s" % (job["name"], r.stdout[-3000:]))
+    app = yaml.safe_load(open(job["application"]))
+    for e in validator.iter_errors(app):
+        failures.append("%s: Application schema: %s at %s" % (job["name"], e.message, "/".join(map(str, e.absolute_path))))
+if failures:
+    sys.exit("\n".join(failures))
+print("checked %d" % len(jobs))
+"#;
+
+#[test]
+fn imported_folders_render_what_helm_renders_for_the_original_application() {
+    let (Some(parity), Some(crd)) = (
+        shared::shared_file("tools/parity.py", "import_application"),
+        shared::shared_file(
+            "schemas/argoproj.io-application-crd.yaml",
+            "import_application",
+        ),
+    ) else {
+        return;
+    };
+    let charts = std::env::var_os("CILIUM_CMP_CHART_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/charts"));
+    let python = python::python().unwrap_or_else(|e| panic!("{e}"));
+    let mut jobs = Vec::new();
+    let mut scratches = Vec::new();
+    for case in CASES {
+        let chart = charts.join(format!("cilium-{}.tgz", case.version));
+        if shared::shared_file(
+            &format!("charts/cilium-{}.tgz", case.version),
+            "import_application",
+        )
+        .is_none()
+            && !chart.is_file()
+        {
+            return;
+        }
+        let s = Scratch::new(case.name);
+        std::fs::create_dir_all(s.0.join("cluster-config")).unwrap();
+        for (path, text) in case.ref_files {
+            s.write(&format!("cluster-config/{path}"), text);
+        }
+        let o = import(
+            &s.0,
+            &application(case),
+            &["--values-root", "values=cluster-config"],
+        );
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{}: {stderr}", case.name);
+        let app_text = String::from_utf8(o.stdout).unwrap();
+        let app = cilium_cmp::yaml::parse_value(&app_text).unwrap();
+        // The user's own fields are kept; the source is the plugin's; the recommended options.
+        assert_eq!(app["metadata"]["labels"]["team"], "network", "{app_text}");
+        assert_eq!(app["metadata"]["annotations"]["note"], "kept");
+        assert_eq!(app["spec"]["project"], "platform");
+        assert_eq!(app["spec"]["info"][0]["value"], "network-team");
+        assert_eq!(app["spec"]["revisionHistoryLimit"], json!(3.0));
+        assert_eq!(
+            app["spec"]["source"],
+            json!({"repoURL": "https://git.example.com/clusters.git", "targetRevision": "main",
+                   "path": "clusters/prod/cilium", "plugin": {"name": "cilium-cmp-v1"}}),
+            "{app_text}"
+        );
+        assert!(app["spec"].get("sources").is_none());
+        assert_eq!(
+            app["spec"]["ignoreDifferences"],
+            json!([{"group": "cilium.io", "kind": "CiliumIdentity"}])
+        );
+        assert_eq!(
+            app["spec"]["syncPolicy"],
+            json!({"automated": {"prune": true, "selfHeal": true},
+                   "syncOptions": ["CreateNamespace=true", "ServerSideApply=true", "PruneLast=true"]})
+        );
+        let settings =
+            std::fs::read_to_string(s.0.join("clusters/prod/cilium/cilium-cmp.yaml")).unwrap();
+        assert!(settings.contains(&format!("ciliumVersion: \"{}\"", case.version)));
+        // The folder rendered as the plugin renders it.
+        let lock = bin()
+            .current_dir(&s.0)
+            .args(["lock", "clusters/prod/cilium", "--namespace", "kube-system"])
+            .args(["--kube-version", "1.35.0", "--chart-dir"])
+            .arg(&charts)
+            .output()
+            .unwrap();
+        assert!(
+            lock.status.success(),
+            "{}: {}",
+            case.name,
+            String::from_utf8_lossy(&lock.stderr)
+        );
+        let render = String::from_utf8(lock.stdout).unwrap();
+        assert!(
+            render.contains("kind: DaemonSet"),
+            "{}: not a render",
+            case.name
+        );
+        let candidate = s.0.join("render.yaml");
+        std::fs::write(&candidate, &render).unwrap();
+        let application = s.0.join("printed-application.yaml");
+        std::fs::write(&application, &app_text).unwrap();
+        jobs.push(json!({
+            "name": case.name,
+            "chart": chart,
+            "inputs": case.helm_inputs,
+            "ref_root": s.0.join("cluster-config"),
+            "out": s.0.join("reference"),
+            "candidate": candidate,
+            "application": application,
+        }));
+        scratches.push(s);
+    }
+    let jobs_file = scratches[0].0.join("jobs.json");
+    std::fs::write(&jobs_file, serde_json::to_string(&jobs).unwrap()).unwrap();
+    let o = Command::new(python)
+        .args(["-c", CHECK])
+        .arg(parity.parent().unwrap())
+        .arg(&jobs_file)
+        .arg(&crd)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        format!("checked {}", CASES.len())
+    );
+}
+
+fn refused(o: &Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "accepted; stderr: {err}");
+    assert!(o.stdout.is_empty(), "stdout not empty on error");
+    assert!(!err.contains("panicked"), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks {n:?}: {err}");
+    }
+}
+
+fn with_revision(rev: &str) -> String {
+    application(&CASES[0]).replace("targetRevision: 1.20.0", &format!("targetRevision: {rev}"))
+}
+
+#[test]
+fn bad_applications_are_refused_with_what_to_do() {
+    let s = Scratch::new("import-errors");
+    refused(
+        &import(
+            &s.0,
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+            &[],
+        ),
+        &["not an Argo CD Application"],
+    );
+    refused(&import(&s.0, "a: [\n", &[]), &["app.yaml", "line"]);
+    let other_chart = application(&CASES[0])
+        .replace("chart: cilium", "chart: ingress-nginx")
+        .replace(
+            "https://helm.cilium.io/",
+            "https://kubernetes.github.io/ingress-nginx",
+        );
+    refused(
+        &import(&s.0, &other_chart, &[]),
+        &["ingress-nginx", "Cilium's chart"],
+    );
+    for range in ["1.19.x", "'>=1.19'", "'~1.20.0'", "'1.20'"] {
+        refused(
+            &import(&s.0, &with_revision(range), &[]),
+            &["version range", "exact version"],
+        );
+    }
+    refused(
+        &import(&s.0, &with_revision("1.17.0"), &[]),
+        &["not supported"],
+    );
+    refused(
+        &import(&s.0, &with_revision("1.20"), &[]),
+        &["not a string", "quoted"],
+    );
+    // A file of the ref source without a checkout of it; then with one that lacks the file.
+    let multi = application(&CASES[2]).replace(
+        "ignoreMissingValueFiles: true",
+        "ignoreMissingValueFiles: false",
+    );
+    refused(&import(&s.0, &multi, &[]), &["--values-root", "values"]);
+    std::fs::create_dir_all(s.0.join("cfg")).unwrap();
+    refused(
+        &import(&s.0, &multi, &["--values-root", "cfg"]),
+        &["valueFiles[0]", "does not exist"],
+    );
+    // A values file inside the chart package cannot be read.
+    let in_chart = application(&CASES[0]).replace(
+        "releaseName: cilium\n",
+        "releaseName: cilium\n      valueFiles: [values-prod.yaml]\n",
+    );
+    refused(
+        &import(&s.0, &in_chart, &[]),
+        &["values-prod.yaml", "chart package"],
+    );
+    let no_ns = application(&CASES[0]).replace("    namespace: kube-system\n", "");
+    refused(&import(&s.0, &no_ns, &[]), &["destination.namespace"]);
+    let typo = application(&CASES[0]).replace("releaseName:", "releaseNme:");
+    refused(&import(&s.0, &typo, &[]), &["releaseNme"]);
+    // A folder that exists already is never overwritten.
+    let first = import(&s.0, &application(&CASES[0]), &[]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    refused(
+        &import(&s.0, &application(&CASES[0]), &[]),
+        &["exists already"],
+    );
+}
