@@ -196,19 +196,43 @@ fn keyed(field: &str, r: &[Value], l: &[Value]) -> Option<&'static str> {
 fn item_name(item: &Value, key: &str) -> String {
     match item.get(key) {
         Some(Value::String(s)) => s.clone(),
+        // Ports: the reader keeps numbers as floats, as Helm does; name them as written.
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+            _ => n.to_string(),
+        },
         Some(v) => v.to_string(),
         None => String::new(),
     }
 }
 
+/// Items pair up by merge key; a key written twice (the chart does that with env vars the user
+/// repeats, and the API server accepts it) pairs the n-th item of each side with that key.
 fn keyed_lists(key: &str, r: &[Value], l: &[Value], path: &Path, out: &mut Vec<Difference>) {
-    for rv in r {
-        let name = item_name(rv, key);
-        let live = l.iter().find(|lv| lv.get(key) == rv.get(key));
-        walk(rv, live, &path.with(Step::Item(name)), out);
+    let nth = |items: &[Value], v: &Value, n: usize| {
+        items
+            .iter()
+            .filter(|i| i.get(key) == v.get(key))
+            .nth(n)
+            .cloned()
+    };
+    let occurrence = |items: &[Value], i: usize| {
+        items[..i]
+            .iter()
+            .filter(|x| x.get(key) == items[i].get(key))
+            .count()
+    };
+    for (i, rv) in r.iter().enumerate() {
+        let live = nth(l, rv, occurrence(r, i));
+        walk(
+            rv,
+            live.as_ref(),
+            &path.with(Step::Item(item_name(rv, key))),
+            out,
+        );
     }
-    for lv in l {
-        if !r.iter().any(|rv| rv.get(key) == lv.get(key)) {
+    for (i, lv) in l.iter().enumerate() {
+        if nth(r, lv, occurrence(l, i)).is_none() {
             out.push(Difference {
                 path: path.with(Step::Item(item_name(lv, key))),
                 render: None,
@@ -242,6 +266,14 @@ mod tests {
             .map(|d| d.path.to_string())
             .collect();
         assert_eq!(d, ["containers[\"b\"].args[1]", "containers[\"a\"].image"]);
+    }
+
+    #[test]
+    fn repeated_keys_pair_in_order() {
+        let list = json!({"env": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]});
+        assert!(differences(&list, &list).is_empty());
+        let swapped = json!({"env": [{"name": "A", "value": "2"}, {"name": "A", "value": "1"}]});
+        assert_eq!(differences(&list, &swapped).len(), 2);
     }
 
     #[test]

@@ -117,13 +117,13 @@ pub fn is_inert(kind: &str, path: &Path) -> bool {
 
 /// A difference that moving from Helm to cilium-cmp brings by design, and what it means.
 pub fn expected_difference(kind: &str, path: &Path) -> Option<String> {
-    if kind == "ConfigMap"
-        && path.starts_with(&["metadata", "annotations"])
+    if path.starts_with(&["metadata", "annotations"])
         && path.key_at(2) == Some(crate::output::CONTENT_HASH_ANNOTATION)
     {
         return Some(
-            "cilium-cmp stamps the content hash of the whole render on cilium-config (README, \
-             \"How the output relates to the chart's\"); nothing reads it at run time"
+            "cilium-cmp stamps the content hash of the whole render on cilium-config (on the \
+             first object when there is none; README, \"How the output relates to the chart's\"); \
+             nothing reads it at run time"
                 .into(),
         );
     }
