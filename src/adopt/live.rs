@@ -37,6 +37,9 @@ pub struct Object {
     pub value: Value,
     /// The file (or `-`) it came from; `render` for the render.
     pub source: String,
+    /// A manifest export (no uid: not read from the cluster, e.g. `helm get manifest`) that lists
+    /// the object, even when a cluster read of it is what is compared.
+    pub in_manifest: Option<String>,
 }
 
 impl Object {
@@ -239,6 +242,7 @@ pub fn object(value: Value, namespace: &str, source: &str) -> Result<Object, Str
             name,
         },
         api_version,
+        in_manifest: (value.pointer("/metadata/uid").is_none()).then(|| source.to_string()),
         value,
         source: source.to_string(),
     })

@@ -162,13 +162,15 @@ pub fn check(
     // An object dumped twice (a manifest export and a cluster read): what the cluster returned
     // is what runs.
     let mut live: BTreeMap<ObjectKey, Object> = BTreeMap::new();
-    for o in live_objects {
-        let keep_old = live
-            .get(&o.key)
-            .is_some_and(|old| old.from_cluster() && !o.from_cluster());
-        if !keep_old {
-            live.insert(o.key.clone(), o);
+    for mut o in live_objects {
+        if let Some(old) = live.get_mut(&o.key) {
+            if old.from_cluster() && !o.from_cluster() {
+                old.in_manifest = o.in_manifest.take();
+                continue;
+            }
+            o.in_manifest = o.in_manifest.or(old.in_manifest.take());
         }
+        live.insert(o.key.clone(), o);
     }
     let mut objects = Vec::new();
     let mut render_keys = BTreeSet::new();

@@ -240,10 +240,9 @@ pub fn release_marker(o: &Object, release: &str, namespace: &str) -> Option<Stri
     if label("app.kubernetes.io/part-of") == Some("cilium") {
         return Some("it carries the chart's label app.kubernetes.io/part-of=cilium".into());
     }
-    if !o.from_cluster() {
+    if let Some(manifest) = &o.in_manifest {
         return Some(format!(
-            "it is in {}, an export of the release's manifest (no uid: not read from the cluster)",
-            o.source
+            "it is in {manifest}, an export of the release's manifest (no uid: not read from the cluster)"
         ));
     }
     None
