@@ -526,37 +526,76 @@ fn bad_live_input_is_refused() {
     assert!(stderr(&o).contains("--cilium-version"), "{}", stderr(&o));
 }
 
-/// The README's folder form: the example application folder against its own render.
+/// The README's folder form (with Argo CD's inputs spelled out, JSON output) and several dumps:
+/// an object in both a manifest export and a cluster dump is compared as the cluster returned it,
+/// and the export still marks it as the release's.
 #[test]
-fn folder_form_as_in_the_readme() {
+fn folder_form_and_several_dumps_as_in_the_readme() {
     let s = Scratch::new("adopt-folder");
-    let live = s.write(
-        "live.yaml",
-        &String::from_utf8(
-            run(
-                &[
-                    "render",
-                    "--cilium-version",
-                    VERSION,
-                    "-f",
-                    root()
-                        .join("examples/argocd/common/values.yaml")
-                        .to_str()
-                        .unwrap(),
-                    "-f",
-                    root()
-                        .join("examples/argocd/cilium/values.yaml")
-                        .to_str()
-                        .unwrap(),
-                ],
-                None,
-            )
-            .stdout,
+    let render = String::from_utf8(
+        run(
+            &[
+                "render",
+                "--cilium-version",
+                VERSION,
+                "-f",
+                root()
+                    .join("examples/argocd/common/values.yaml")
+                    .to_str()
+                    .unwrap(),
+                "-f",
+                root()
+                    .join("examples/argocd/cilium/values.yaml")
+                    .to_str()
+                    .unwrap(),
+            ],
+            None,
         )
-        .unwrap(),
+        .stdout,
+    )
+    .unwrap();
+    let manifest = s.write("live-helm.yaml", &render);
+    let cluster = s.write("live-ns.yaml", &as_cluster_returns_it(&render));
+    let extra = s.write(
+        "live-extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leftover\n  namespace: kube-system\n  uid: \"9\"\n  labels:\n    app.kubernetes.io/part-of: cilium\n",
     );
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
-    let o = c
+    let o = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+        .current_dir(root())
+        .args([
+            "adopt-check",
+            "--folder",
+            "examples/argocd/cilium",
+            "--namespace",
+            "kube-system",
+            "--kube-version",
+            "1.35.0",
+            "--api-versions",
+            "v1,apps/v1",
+            "--live",
+            manifest.to_str().unwrap(),
+            "--live",
+            cluster.to_str().unwrap(),
+            "--live",
+            extra.to_str().unwrap(),
+            "--output",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pruned = objects_of(&report, "pruned");
+    assert_eq!(pruned.len(), 1, "{report}");
+    assert_eq!(pruned[0]["name"], "leftover");
+    assert!(pruned[0]["notes"][0].as_str().unwrap().contains("part-of"));
+    // Compared as the cluster returned them: defaults show, nothing changes.
+    assert!(!objects_of(&report, "tooling-only").is_empty(), "{report}");
+    for class in ["restarts-pods", "changed", "created"] {
+        assert_eq!(report["counts"][class], 0, "{class}: {report}");
+    }
+    // Without the leftover: nothing restarts or is pruned, exit 0, as the README says.
+    let o = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
         .current_dir(root())
         .args([
             "adopt-check",
@@ -565,7 +604,9 @@ fn folder_form_as_in_the_readme() {
             "--namespace",
             "kube-system",
             "--live",
-            live.to_str().unwrap(),
+            manifest.to_str().unwrap(),
+            "--live",
+            cluster.to_str().unwrap(),
         ])
         .output()
         .unwrap();
