@@ -4,6 +4,7 @@
 //! Pipeline: `values` (Helm merge rules) → `plan` (derived facts, version gates) →
 //! `components` (one module per Cilium component) → `output` (canonical YAML, content hash).
 
+pub mod adopt;
 pub mod argocd;
 pub mod changes;
 pub mod chart;

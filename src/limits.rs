@@ -33,6 +33,16 @@ pub const MAX_SET_SLOTS: usize = 10_000;
 pub const MAX_ARCHIVE_BYTES: u64 = 64 << 20;
 /// Entries of one chart archive (the official ones hold about 250).
 pub const MAX_ARCHIVE_ENTRIES: usize = 10_000;
+/// Bytes of one live-object dump read by `adopt-check` (`helm get manifest`, `kubectl get -o
+/// yaml`). Those are larger than values files: a `kubectl get` of the chart's ~60 objects with
+/// `managedFields` and `last-applied-configuration` is 1-2 MB, and a dump of a busy namespace a
+/// few MB more. 16 MiB leaves that room while the parsed trees stay near 200 MB (measured: a
+/// 15.5 MiB dump of 8,900 objects, 1.0 s and 157 MB peak); the command runs on a workstation,
+/// never in the plugin.
+pub const MAX_LIVE_FILE_BYTES: u64 = 16 << 20;
+/// Live dumps of one `adopt-check` run, and their bytes together.
+pub const MAX_LIVE_FILES: usize = 16;
+pub const MAX_LIVE_TOTAL_BYTES: u64 = 32 << 20;
 /// Characters of user input quoted in one error message (Argo CD shows stderr in its UI).
 pub const MAX_QUOTED_CHARS: usize = 120;
 

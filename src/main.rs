@@ -128,6 +128,31 @@ struct FolderArgs {
     allow_unknown_keys: bool,
 }
 
+/// `adopt-check`: the render's inputs (as `render`, or an application folder) and live dumps.
+#[derive(clap::Args, Debug, Clone)]
+struct AdoptCheckArgs {
+    #[command(flatten)]
+    render: RenderArgs,
+    /// Render this application folder as the plugin does instead (its cilium-cmp.yaml names the
+    /// version and values files; --cilium-version, -f (relative to the folder) and --set then
+    /// override as the plugin's parameters do)
+    #[arg(long, value_name = "DIR")]
+    folder: Option<PathBuf>,
+    /// With --folder: the repository root (values files may not leave it)
+    #[arg(long, default_value = ".", requires = "folder")]
+    repo_root: PathBuf,
+    /// A dump of the live objects: `helm get manifest RELEASE -n NS` or `kubectl get -n NS -o
+    /// yaml KINDS`; `-` reads stdin; repeatable
+    #[arg(long, required = true, value_name = "FILE")]
+    live: Vec<PathBuf>,
+    /// Helm release name, to recognise the release's objects by Helm's annotations
+    #[arg(long, default_value = "cilium")]
+    release: String,
+    /// Report format: text for people, json for scripts (shape in the README)
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    output: String,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Render the manifests to stdout
@@ -191,6 +216,15 @@ enum Command {
         /// bash, zsh, fish, powershell or elvish
         shell: clap_complete::Shell,
     },
+    /// Before switching a running Cilium to cilium-cmp: compare the render with dumps of the
+    /// live objects and say what the first sync would change, restart, create and prune.
+    /// Exit status 0: nothing restarts or is pruned; 3: something would; 1: bad input.
+    // In folder mode the version comes from the folder, so the flag is optional here.
+    #[command(
+        mut_arg("cilium_version", |a| a.required(false).default_value("").hide_default_value(true)),
+        after_help = "Examples:\n  helm get manifest cilium -n kube-system > live.yaml\n  cilium-cmp adopt-check --cilium-version 1.20.0 -f values.yaml --live live.yaml\n  cilium-cmp adopt-check --folder clusters/prod/cilium --namespace kube-system --live live.yaml --output json"
+    )]
+    AdoptCheck(AdoptCheckArgs),
     /// Import an official chart archive's defaults, values schema and the value paths its templates
     /// read into the data folder (maintainers)
     ImportChart {
@@ -352,6 +386,7 @@ fn run() -> anyhow::Result<()> {
             );
             write_stdout(&String::from_utf8_lossy(&script))
         }
+        Command::AdoptCheck(a) => adopt_check(&a),
         Command::ImportChart { archive, data_dir } => {
             let v = cilium_cmp::import::import(&archive, &data_dir)?;
             tracing::info!("imported Cilium {v} into {}", data_dir.display());
@@ -470,4 +505,63 @@ fn folder_request(a: &FolderArgs) -> FolderRequest {
             .clone()
             .or_else(|| std::env::var_os(argocd::CHART_DIR_VAR).map(PathBuf::from)),
     }
+}
+
+/// Renders (flags or folder), compares with the live dumps, prints the report; exits 3 when the
+/// switch would restart pods or prune objects.
+fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
+    let text = match &a.folder {
+        None => {
+            if a.render.cilium_version.is_empty() {
+                anyhow::bail!("adopt-check needs --cilium-version (or --folder DIR, an application folder naming it)");
+            }
+            cilium_cmp::render(&render_inputs(&a.render)?)?
+        }
+        Some(dir) => {
+            if a.render.chart_archive.is_some() {
+                anyhow::bail!("with --folder the chart archive comes from $CILIUM_CMP_CHART_DIR (a folder of cilium-VERSION.tgz), as for the plugin; --chart-archive is for the flag form");
+            }
+            let folder = FolderArgs {
+                app_dir: dir.clone(),
+                repo_root: a.repo_root.clone(),
+                namespace: a.render.namespace.clone(),
+                kube_version: a.render.kube_version.clone(),
+                api_versions: a.render.api_versions.clone(),
+                cilium_version: Some(a.render.cilium_version.clone()).filter(|v| !v.is_empty()),
+                values: a
+                    .render
+                    .values
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect(),
+                set: a.render.set.clone(),
+                chart_dir: None,
+                allow_unknown_keys: a.render.allow_unknown_keys,
+            };
+            let req = folder_request(&folder);
+            argocd::render_folder(&req.env()?, dir, folder.allow_unknown_keys)?.text
+        }
+    };
+    if a.live.len() > cilium_cmp::limits::MAX_LIVE_FILES {
+        anyhow::bail!(
+            "{} --live files are given; at most {} are allowed",
+            a.live.len(),
+            cilium_cmp::limits::MAX_LIVE_FILES
+        );
+    }
+    let mut budget = cilium_cmp::limits::MAX_LIVE_TOTAL_BYTES;
+    let mut dumps = Vec::new();
+    for f in &a.live {
+        dumps.push(cilium_cmp::adopt::live::read_dump(f, &mut budget)?);
+    }
+    let report = cilium_cmp::adopt::check(&text, &dumps, &a.render.namespace, &a.release)?;
+    let out = match a.output.as_str() {
+        "json" => cilium_cmp::adopt::report::json(&report),
+        _ => cilium_cmp::adopt::report::human(&report),
+    };
+    write_stdout(&out)?;
+    if report.disruptive() {
+        std::process::exit(3);
+    }
+    Ok(())
 }

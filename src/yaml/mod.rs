@@ -8,5 +8,5 @@ pub mod read;
 pub mod scalar;
 pub mod write;
 
-pub use read::{parse_stream, parse_value, parse_values, Located, ReadError};
+pub use read::{parse_stream, parse_stream_values, parse_value, parse_values, Located, ReadError};
 pub use write::{to_string, write_document};

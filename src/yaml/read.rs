@@ -86,6 +86,15 @@ pub fn parse_stream(text: &str) -> Result<Vec<Located>, ReadError> {
     read_stream(text, true, false)
 }
 
+/// `parse_stream` without recording lines: for large inputs read only for their objects (live
+/// cluster dumps), whose paths would cost more memory than the text itself.
+pub fn parse_stream_values(text: &str) -> Result<Vec<Value>, ReadError> {
+    Ok(read_stream(text, false, false)?
+        .into_iter()
+        .map(|doc| doc.value)
+        .collect())
+}
+
 /// `refuse_duplicates`: a key written twice in one mapping is an error (for what users write,
 /// where Helm would silently drop the first), else the last wins.
 fn read_stream(

@@ -1,0 +1,239 @@
+//! The result for people (a summary, then the details) and for scripts (`--output json`, whose
+//! shape is documented in the README and versioned by its `adoptCheck` field).
+
+use std::fmt::Write;
+
+use serde_json::{json, Value};
+
+use super::{Class, Finding, ObjectReport, Report};
+
+/// Characters of one value shown in a difference; longer ones are cut with `…`.
+const MAX_VALUE_CHARS: usize = 200;
+/// Differences shown per object in the human report (JSON lists them all).
+const MAX_SHOWN_DIFFERENCES: usize = 40;
+
+fn title(class: Class) -> &'static str {
+    match class {
+        Class::Identical => "identical",
+        Class::ToolingOnly => "differ only in what the cluster or tooling adds",
+        Class::NoRuntimeEffect => "differ in metadata nothing running reads",
+        Class::RestartsPods => "differ in a pod template: pods restart",
+        Class::Changed => "differ elsewhere",
+        Class::Created => "would be created",
+        Class::Pruned => "would be pruned",
+        Class::NotInRelease => "live, not the release's (left alone)",
+    }
+}
+
+/// A value as shown: compact JSON, cut to `MAX_VALUE_CHARS`; Secret data never shown.
+fn shown(value: Option<&Value>, secret: bool) -> Option<String> {
+    let v = value?;
+    if secret {
+        let bytes = match v {
+            Value::String(s) => s.len(),
+            other => other.to_string().len(),
+        };
+        let digest = crate::output::sha256_bytes(v.to_string().as_bytes());
+        return Some(format!(
+            "(secret data, {bytes} bytes, sha256 {}…)",
+            &digest[..12.min(digest.len())]
+        ));
+    }
+    let text = v.to_string();
+    Some(if text.chars().count() > MAX_VALUE_CHARS {
+        let cut: String = text.chars().take(MAX_VALUE_CHARS).collect();
+        format!("{cut}…")
+    } else {
+        text
+    })
+}
+
+fn is_secret_value(o: &ObjectReport, f: &Finding) -> bool {
+    o.key.kind == "Secret"
+        && (f.difference.path.starts_with(&["data"])
+            || f.difference.path.starts_with(&["stringData"]))
+}
+
+/// The human report: counts per class, the restart and prune lines, then every object that is
+/// not identical with its differences.
+pub fn human(r: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "adopt-check: {} rendered objects against {} live ones ({}), release namespace {}",
+        r.rendered,
+        r.live,
+        r.live_sources.join(", "),
+        r.namespace
+    );
+    for class in Class::ALL {
+        let _ = writeln!(out, "  {:>4}  {}", r.count(class), title(class));
+    }
+    let restarts: Vec<&ObjectReport> = of(r, Class::RestartsPods);
+    let _ = writeln!(out);
+    if restarts.is_empty() {
+        let _ = writeln!(out, "Restarts: none.");
+    } else {
+        let _ = writeln!(out, "Restarts:");
+        for o in &restarts {
+            let paths: Vec<String> = o
+                .findings
+                .iter()
+                .filter(|f| f.restarts)
+                .map(|f| f.difference.path.to_string())
+                .collect();
+            let expected = o
+                .findings
+                .iter()
+                .filter(|f| f.restarts)
+                .all(|f| f.expected.is_some());
+            let _ = writeln!(
+                out,
+                "  {}: {}{}",
+                o.key,
+                super::rules::restart_effect(&o.key.kind),
+                if expected {
+                    " (expected difference of the move, see below)"
+                } else {
+                    ""
+                }
+            );
+            for p in paths.iter().take(MAX_SHOWN_DIFFERENCES) {
+                let _ = writeln!(out, "      {p}");
+            }
+            if paths.len() > MAX_SHOWN_DIFFERENCES {
+                let _ = writeln!(out, "      … {} more", paths.len() - MAX_SHOWN_DIFFERENCES);
+            }
+        }
+    }
+    let pruned = of(r, Class::Pruned);
+    if pruned.is_empty() {
+        let _ = writeln!(out, "Prunes: none.");
+    } else {
+        let _ = writeln!(
+            out,
+            "Prunes (Argo CD deletes these on a sync with prune when it tracks them; otherwise they stay, running unmanaged):"
+        );
+        for o in &pruned {
+            let _ = writeln!(
+                out,
+                "  {}: {}{}",
+                o.key,
+                o.notes.first().map_or("", String::as_str),
+                if o.expected.is_some() {
+                    " (expected difference of the move, see below)"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "Details:");
+    let mut any = false;
+    for o in &r.objects {
+        if o.class == Class::Identical {
+            continue;
+        }
+        any = true;
+        let _ = writeln!(out, "{} [{}]", o.key, o.class.id());
+        for n in &o.notes {
+            let _ = writeln!(out, "  why: {n}");
+        }
+        if let Some(e) = &o.expected {
+            let _ = writeln!(out, "  expected: {e}");
+        }
+        for f in o.findings.iter().take(MAX_SHOWN_DIFFERENCES) {
+            let secret = is_secret_value(o, f);
+            let _ = writeln!(out, "  {}", f.difference.path);
+            let _ = writeln!(
+                out,
+                "    render: {}",
+                shown(f.difference.render.as_ref(), secret).unwrap_or_else(|| "(absent)".into())
+            );
+            let _ = writeln!(
+                out,
+                "    live:   {}",
+                shown(f.difference.live.as_ref(), secret).unwrap_or_else(|| "(absent)".into())
+            );
+            if let Some(e) = &f.expected {
+                let _ = writeln!(out, "    expected: {e}");
+            }
+        }
+        if o.findings.len() > MAX_SHOWN_DIFFERENCES {
+            let _ = writeln!(
+                out,
+                "  … {} more differences (--output json lists all)",
+                o.findings.len() - MAX_SHOWN_DIFFERENCES
+            );
+        }
+        if !o.live_only.is_empty() {
+            let _ = writeln!(
+                out,
+                "  only live (defaults of the API server, tooling): {}",
+                o.live_only.join(", ")
+            );
+        }
+    }
+    if !any {
+        let _ = writeln!(out, "  every object is identical");
+    }
+    out
+}
+
+fn of(r: &Report, class: Class) -> Vec<&ObjectReport> {
+    r.objects.iter().filter(|o| o.class == class).collect()
+}
+
+/// The JSON report. Shape (version 1):
+/// `{"adoptCheck": 1, "namespace", "disruptive": bool, "counts": {CLASS: n},
+///   "objects": [{"class", "apiVersion", "kind", "namespace" (null when cluster-scoped), "name",
+///   "notes": [..], "expected": string or null, "liveOnly": [paths], "differences": [{"path", "render", "live" (strings, or
+///   null when absent), "restarts": bool, "expected": string or null}]}]}`.
+pub fn json(r: &Report) -> String {
+    let counts: serde_json::Map<String, Value> = Class::ALL
+        .iter()
+        .map(|c| (c.id().to_string(), json!(r.count(*c))))
+        .collect();
+    let objects: Vec<Value> = r
+        .objects
+        .iter()
+        .map(|o| {
+            let differences: Vec<Value> = o
+                .findings
+                .iter()
+                .map(|f| {
+                    let secret = is_secret_value(o, f);
+                    json!({
+                        "path": f.difference.path.to_string(),
+                        "render": shown(f.difference.render.as_ref(), secret),
+                        "live": shown(f.difference.live.as_ref(), secret),
+                        "restarts": f.restarts,
+                        "expected": f.expected,
+                    })
+                })
+                .collect();
+            json!({
+                "class": o.class.id(),
+                "apiVersion": o.api_version,
+                "kind": o.key.kind,
+                "namespace": o.key.namespace,
+                "name": o.key.name,
+                "notes": o.notes,
+                "expected": o.expected,
+                "liveOnly": o.live_only,
+                "differences": differences,
+            })
+        })
+        .collect();
+    let doc = json!({
+        "adoptCheck": 1,
+        "namespace": r.namespace,
+        "disruptive": r.disruptive(),
+        "counts": counts,
+        "objects": objects,
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}

@@ -1,0 +1,619 @@
+//! `adopt-check` against real Helm output and hand-written cluster dumps: Helm's render of the
+//! same values differs only in the documented differences of the move, what the API server adds
+//! is never a change, a changed value restarts the pods it reaches, a dropped component is
+//! pruned, and bad input is refused with exit 1 and nothing on stdout.
+
+#[path = "support/python.rs"]
+mod python;
+#[path = "support/scratch.rs"]
+mod scratch;
+#[path = "support/shared.rs"]
+mod shared;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use scratch::Scratch;
+use serde_json::{json, Value};
+
+const VERSION: &str = "1.20.0";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
+    c.args(args).stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().expect("runs");
+    if let Some(text) = stdin {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    child.wait_with_output().expect("finishes")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs adopt-check with `--output json`; returns the exit code and the report.
+fn check_json(args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["adopt-check", "--output", "json"];
+    all.extend_from_slice(args);
+    let o = run(&all, None);
+    let code = o.status.code().expect("exited");
+    assert!(
+        code == 0 || code == 3,
+        "adopt-check failed ({code}): {}",
+        stderr(&o)
+    );
+    let report: Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    assert!(
+        report["objects"].as_array().is_some_and(|a| !a.is_empty()),
+        "an empty report proves nothing"
+    );
+    (code, report)
+}
+
+fn render(values: &Path, set: &[&str]) -> String {
+    let mut args = vec![
+        "render",
+        "--cilium-version",
+        VERSION,
+        "-f",
+        values.to_str().unwrap(),
+    ];
+    for s in set {
+        args.extend(["--set", s]);
+    }
+    let o = run(&args, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn objects_of<'a>(report: &'a Value, class: &str) -> Vec<&'a Value> {
+    report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["class"] == class)
+        .collect()
+}
+
+/// Every object that is not identical has a documented reason: each difference is an expected
+/// one, and each created or pruned object says why the move brings it.
+fn only_expected_differences(report: &Value, what: &str) {
+    for o in report["objects"].as_array().unwrap() {
+        let name = format!("{what}: {} {}", o["kind"], o["name"]);
+        match o["class"].as_str().unwrap() {
+            "identical" => {}
+            "created" | "pruned" => assert!(o["expected"].is_string(), "{name} is {}", o),
+            "no-runtime-effect" | "restarts-pods" => {
+                for d in o["differences"].as_array().unwrap() {
+                    assert!(d["expected"].is_string(), "{name}: unexpected {d}");
+                }
+            }
+            other => panic!("{name} is {other}: {o}"),
+        }
+    }
+    let identical = objects_of(report, "identical").len();
+    assert!(
+        identical >= 20,
+        "{what}: only {identical} identical objects"
+    );
+}
+
+const BASE_VALUES: &str = "cni:\n  iptablesRemoveAWSRules: false\nhubble:\n  relay:\n    enabled: true\n  ui:\n    enabled: true\n";
+
+/// (a) Helm's committed references: rendering their values with cilium-cmp differs only in the
+/// content hash, the certgen Job's name and the checksum annotations.
+#[test]
+fn helm_references_differ_only_as_documented() {
+    let Some(scenarios) =
+        shared::shared_file("cilium-reference/scenarios/hubble-full.yaml", "adopt_check")
+    else {
+        return;
+    };
+    let scenarios = scenarios.parent().unwrap().to_path_buf();
+    let rendered = root()
+        .join("../shared/cilium-reference/rendered")
+        .join(VERSION);
+    let s = Scratch::new("adopt-refs");
+    for name in [
+        "hubble-full",
+        "rollout-on-config-change",
+        "clustermesh-apiserver",
+        "scheduling-and-resources",
+    ] {
+        let scenario = std::fs::read_to_string(scenarios.join(format!("{name}.yaml"))).unwrap();
+        let doc = cilium_cmp::yaml::parse_values(&scenario).unwrap().value;
+        let values = s.write(&format!("{name}.json"), &doc["values"].to_string());
+        let live = rendered.join(format!("{name}.yaml"));
+        let (code, report) = check_json(&[
+            "--cilium-version",
+            VERSION,
+            "-f",
+            values.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+        ]);
+        only_expected_differences(&report, name);
+        // The chart's finished certgen Job is replaced by cilium-cmp's: a prune, so exit 3.
+        assert_eq!(code, 3, "{name}");
+        let pruned = objects_of(&report, "pruned");
+        assert!(
+            !pruned.is_empty()
+                && pruned.iter().all(|o| o["kind"] == "Job"
+                    && o["name"].as_str().unwrap().contains("-generate-certs-")),
+            "{name}: {report}"
+        );
+        if name == "rollout-on-config-change" {
+            let restarts: Vec<String> = objects_of(&report, "restarts-pods")
+                .iter()
+                .map(|o| format!("{} {}", o["kind"], o["name"]))
+                .collect();
+            assert!(
+                restarts.contains(&r#""DaemonSet" "cilium""#.to_string())
+                    && restarts.contains(&r#""Deployment" "cilium-operator""#.to_string()),
+                "the checksum annotations roll the agent and the operator: {restarts:?}"
+            );
+        }
+    }
+}
+
+/// (a) A fresh Helm render with the chart's default `hubble.tls.auto.method: helm`: the minted
+/// certificate Secrets are expected prunes and certgen's objects expected creations.
+#[test]
+fn helm_minted_certificates_are_expected_differences() {
+    let Some(tools) = shared::shared_file("tools/helm_ref.py", "adopt_check") else {
+        return;
+    };
+    let archive = root().join(format!("../shared/charts/cilium-{VERSION}.tgz"));
+    if !archive.is_file() {
+        shared::shared_file(&format!("charts/cilium-{VERSION}.tgz"), "adopt_check");
+        return;
+    }
+    let python = match python::python() {
+        Ok(p) => p,
+        Err(why) => {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+            eprintln!("!!! SKIPPED helm_minted_certificates_are_expected_differences: {why}");
+            return;
+        }
+    };
+    let s = Scratch::new("adopt-minted");
+    let scenario = s.write(
+        "scenario.yaml",
+        &format!(
+            "kubeVersion: 1.35.0\napiVersions: []\nnamespace: kube-system\nvalues:\n{}",
+            indent(BASE_VALUES)
+        ),
+    );
+    let out = s.0.join("helm");
+    let jobs = s.write(
+        "jobs.json",
+        &json!([{"chart": archive, "scenario": scenario, "out": out}]).to_string(),
+    );
+    let o = Command::new(python)
+        .arg(root().join("tests/support/helm_render.py"))
+        .arg(tools.parent().unwrap())
+        .arg(&jobs)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let live = PathBuf::from(format!("{}.yaml", out.display()));
+    let values = s.write("values.yaml", BASE_VALUES);
+    let (code, report) = check_json(&[
+        "--cilium-version",
+        VERSION,
+        "-f",
+        values.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+    ]);
+    only_expected_differences(&report, "minted");
+    assert_eq!(code, 3);
+    let pruned: Vec<&str> = objects_of(&report, "pruned")
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        pruned,
+        [
+            "cilium-ca",
+            "hubble-relay-client-certs",
+            "hubble-server-certs"
+        ]
+    );
+    assert!(objects_of(&report, "created")
+        .iter()
+        .any(|o| o["kind"] == "CronJob" && o["name"] == "hubble-generate-certs"));
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+/// Adds `defaults`' fields where `target` has none (maps merge, nothing is overwritten).
+fn fill(target: &mut Value, defaults: &Value) {
+    let (Some(t), Some(d)) = (target.as_object_mut(), defaults.as_object()) else {
+        return;
+    };
+    for (k, dv) in d {
+        match t.get_mut(k) {
+            Some(tv) => fill(tv, dv),
+            None => {
+                t.insert(k.clone(), dv.clone());
+            }
+        }
+    }
+}
+
+/// The render as `kubectl get -o yaml` would return it after Helm installed it: every field of
+/// the hand-written fixture added, wrapped in a `kind: List`.
+fn as_cluster_returns_it(render: &str) -> String {
+    let fixture =
+        std::fs::read_to_string(root().join("tests/fixtures/adopt/server-defaults.yaml")).unwrap();
+    let d = cilium_cmp::yaml::parse_values(&fixture).unwrap().value;
+    let mut items = Vec::new();
+    for mut o in cilium_cmp::yaml::parse_stream_values(render).unwrap() {
+        let kind = o["kind"].as_str().unwrap().to_string();
+        fill(&mut o, &json!({"metadata": d["metadata"]}));
+        if let Some(k) = d["kinds"].get(&kind) {
+            fill(&mut o, k);
+        }
+        let template = match kind.as_str() {
+            "CronJob" => Some("/spec/jobTemplate/spec/template"),
+            "DaemonSet" | "Deployment" | "Job" => Some("/spec/template"),
+            _ => None,
+        };
+        if let Some(t) = template.and_then(|p| o.pointer_mut(p)) {
+            fill(t, &d["template"]);
+            if kind == "Job" || kind == "CronJob" {
+                fill(t, &json!({"metadata": {"labels": d["jobTemplateLabels"]}}));
+            }
+            let spec = &mut t["spec"];
+            for list in ["containers", "initContainers"] {
+                for c in spec[list].as_array_mut().into_iter().flatten() {
+                    fill(c, &d["container"]);
+                    for p in c["ports"].as_array_mut().into_iter().flatten() {
+                        fill(p, &d["port"]);
+                    }
+                    for e in c["env"].as_array_mut().into_iter().flatten() {
+                        if let Some(f) = e.pointer_mut("/valueFrom/fieldRef") {
+                            fill(f, &json!({"apiVersion": d["fieldRefApiVersion"]}));
+                        }
+                    }
+                }
+            }
+            for v in spec["volumes"].as_array_mut().into_iter().flatten() {
+                for source in ["configMap", "secret"] {
+                    if let Some(s) = v.get_mut(source) {
+                        fill(s, &json!({"defaultMode": d["volumeDefaultMode"]}));
+                    }
+                }
+                if let Some(h) = v.get_mut("hostPath") {
+                    fill(h, &json!({"type": d["hostPathType"]}));
+                }
+            }
+        }
+        if kind == "Service" {
+            for p in o["spec"]["ports"].as_array_mut().into_iter().flatten() {
+                let port = p["port"].clone();
+                fill(
+                    p,
+                    &json!({"protocol": d["port"]["protocol"], "targetPort": port}),
+                );
+            }
+        }
+        items.push(o);
+    }
+    // A pod the DaemonSet made: in a dump of the namespace, never the release's to prune.
+    items.push(
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "cilium-x7k2p",
+        "namespace": "kube-system", "uid": "1", "labels": {"k8s-app": "cilium"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "cilium",
+            "uid": "2", "controller": true}]}}),
+    );
+    let list = json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items});
+    cilium_cmp::yaml::to_string(&list)
+}
+
+/// (b) What the API server and Helm add (defaults, status, managedFields, tracking, a List
+/// wrapper) is never a change and restarts nothing.
+#[test]
+fn server_filled_fields_restart_nothing() {
+    let s = Scratch::new("adopt-defaults");
+    let values = s.write("values.yaml", BASE_VALUES);
+    let live = s.write("live.yaml", &as_cluster_returns_it(&render(&values, &[])));
+    let (code, report) = check_json(&[
+        "--cilium-version",
+        VERSION,
+        "-f",
+        values.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{report}");
+    let counts = &report["counts"];
+    for class in [
+        "restarts-pods",
+        "changed",
+        "created",
+        "pruned",
+        "no-runtime-effect",
+    ] {
+        assert_eq!(counts[class], 0, "{class}: {report}");
+    }
+    // Objects whose only additions are tracking metadata are identical; those with defaulted
+    // fields (every workload and Service here) differ only in what the cluster adds.
+    let tooling = objects_of(&report, "tooling-only");
+    assert!(tooling.len() >= 8, "{report}");
+    assert!(objects_of(&report, "identical").len() >= 20, "{report}");
+    let ds = tooling
+        .iter()
+        .find(|o| o["kind"] == "DaemonSet" && o["name"] == "cilium")
+        .expect("the agent");
+    let only_live = ds["liveOnly"].to_string();
+    assert!(
+        only_live.contains("revisionHistoryLimit") && only_live.contains("dnsPolicy"),
+        "{only_live}"
+    );
+    assert_eq!(objects_of(&report, "not-in-release").len(), 1, "the pod");
+}
+
+/// (c) One value that reaches the agent's pod template restarts the DaemonSet's pods.
+#[test]
+fn a_changed_agent_argument_restarts_the_agent() {
+    let s = Scratch::new("adopt-restart");
+    let values = s.write("values.yaml", BASE_VALUES);
+    let live = s.write("live.yaml", &render(&values, &[]));
+    let o = run(
+        &[
+            "adopt-check",
+            "--cilium-version",
+            VERSION,
+            "-f",
+            values.to_str().unwrap(),
+            "--set",
+            "extraArgs={--enable-debug-logging}",
+            "--live",
+            live.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let restarts = text.split("Restarts:").nth(1).expect("restart lines");
+    assert!(
+        restarts.contains("DaemonSet kube-system/cilium: its pods restart")
+            && restarts.contains("spec.template.spec.containers[\"cilium-agent\"].args"),
+        "{text}"
+    );
+    assert!(
+        !restarts.contains("Deployment kube-system/cilium-operator"),
+        "{text}"
+    );
+}
+
+/// (d) A component the render drops is pruned; here from a stdin dump.
+#[test]
+fn a_removed_component_is_pruned() {
+    let s = Scratch::new("adopt-prune");
+    let values = s.write("values.yaml", BASE_VALUES);
+    let live = render(&values, &[]);
+    let o = run(
+        &[
+            "adopt-check",
+            "--cilium-version",
+            VERSION,
+            "-f",
+            values.to_str().unwrap(),
+            "--set",
+            "hubble.relay.enabled=false",
+            "--set",
+            "hubble.ui.enabled=false",
+            "--live",
+            "-",
+            "--output",
+            "json",
+        ],
+        Some(&live),
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pruned: Vec<String> = objects_of(&report, "pruned")
+        .iter()
+        .map(|o| {
+            format!(
+                "{} {}",
+                o["kind"].as_str().unwrap(),
+                o["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    for expected in [
+        "Deployment hubble-relay",
+        "Service hubble-relay",
+        "ConfigMap hubble-relay-config",
+        "ServiceAccount hubble-relay",
+    ] {
+        assert!(
+            pruned.iter().any(|p| p == expected),
+            "{expected} not in {pruned:?}"
+        );
+    }
+    assert_eq!(report["disruptive"], true);
+}
+
+/// (e) Bad input: exit 1, a message naming the file and what is wrong, nothing on stdout.
+#[test]
+fn bad_live_input_is_refused() {
+    let s = Scratch::new("adopt-bad");
+    let values = s.write("values.yaml", BASE_VALUES);
+    let good = render(&values, &[]);
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("text.yaml", "just some words\n".into(), "not a Kubernetes object"),
+        ("syntax.yaml", "a: [1, 2\n".into(), "line"),
+        ("empty.yaml", "# nothing\n".into(), "holds no objects"),
+        ("nokind.yaml", "apiVersion: v1\nmetadata:\n  name: x\n".into(), "no kind"),
+        ("noname.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n".into(), "metadata.name"),
+        ("list.yaml", "apiVersion: v1\nkind: List\nitems: [1, 2]\n".into(), "item 1"),
+        ("listnoitems.yaml", "apiVersion: v1\nkind: List\n".into(), "items"),
+        (
+            "othernamespace.yaml",
+            format!("{good}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: default\n"),
+            "namespace \"default\"",
+        ),
+        ("binary.yaml", "kind: \u{0}\u{1}".into(), "binary.yaml"),
+    ];
+    for (file, text, expected) in cases {
+        let live = s.write(file, &text);
+        let o = run(
+            &[
+                "adopt-check",
+                "--cilium-version",
+                VERSION,
+                "-f",
+                values.to_str().unwrap(),
+                "--live",
+                live.to_str().unwrap(),
+            ],
+            None,
+        );
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{file}: {err}");
+        assert!(o.stdout.is_empty(), "{file}: stdout not empty");
+        assert!(!err.contains("panicked"), "{file}: {err}");
+        assert!(
+            err.contains(file) && err.contains(expected),
+            "{file}: {err}"
+        );
+    }
+    for (args, expected) in [
+        (vec!["--live", "/dev/zero"], "not a regular file"),
+        (vec!["--live", "/nonexistent/live.yaml"], "cannot be read"),
+    ] {
+        let mut all = vec![
+            "adopt-check",
+            "--cilium-version",
+            VERSION,
+            "-f",
+            values.to_str().unwrap(),
+        ];
+        all.extend(args);
+        let o = run(&all, None);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            o.stdout.is_empty() && stderr(&o).contains(expected),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = run(&["adopt-check", "--live", "x.yaml"], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--cilium-version"), "{}", stderr(&o));
+}
+
+/// The README's folder form (with Argo CD's inputs spelled out, JSON output) and several dumps:
+/// an object in both a manifest export and a cluster dump is compared as the cluster returned it,
+/// and the export still marks it as the release's.
+#[test]
+fn folder_form_and_several_dumps_as_in_the_readme() {
+    let s = Scratch::new("adopt-folder");
+    let render = String::from_utf8(
+        run(
+            &[
+                "render",
+                "--cilium-version",
+                VERSION,
+                "-f",
+                root()
+                    .join("examples/argocd/common/values.yaml")
+                    .to_str()
+                    .unwrap(),
+                "-f",
+                root()
+                    .join("examples/argocd/cilium/values.yaml")
+                    .to_str()
+                    .unwrap(),
+            ],
+            None,
+        )
+        .stdout,
+    )
+    .unwrap();
+    let manifest = s.write("live-helm.yaml", &render);
+    let cluster = s.write("live-ns.yaml", &as_cluster_returns_it(&render));
+    let extra = s.write(
+        "live-extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leftover\n  namespace: kube-system\n  uid: \"9\"\n  labels:\n    app.kubernetes.io/part-of: cilium\n",
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+        .current_dir(root())
+        .args([
+            "adopt-check",
+            "--folder",
+            "examples/argocd/cilium",
+            "--namespace",
+            "kube-system",
+            "--kube-version",
+            "1.35.0",
+            "--api-versions",
+            "v1,apps/v1",
+            "--live",
+            manifest.to_str().unwrap(),
+            "--live",
+            cluster.to_str().unwrap(),
+            "--live",
+            extra.to_str().unwrap(),
+            "--output",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pruned = objects_of(&report, "pruned");
+    assert_eq!(pruned.len(), 1, "{report}");
+    assert_eq!(pruned[0]["name"], "leftover");
+    assert!(pruned[0]["notes"][0].as_str().unwrap().contains("part-of"));
+    // Compared as the cluster returned them: defaults show, nothing changes.
+    assert!(!objects_of(&report, "tooling-only").is_empty(), "{report}");
+    for class in ["restarts-pods", "changed", "created"] {
+        assert_eq!(report["counts"][class], 0, "{class}: {report}");
+    }
+    // Without the leftover: nothing restarts or is pruned, exit 0, as the README says.
+    let o = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+        .current_dir(root())
+        .args([
+            "adopt-check",
+            "--folder",
+            "examples/argocd/cilium",
+            "--namespace",
+            "kube-system",
+            "--live",
+            manifest.to_str().unwrap(),
+            "--live",
+            cluster.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("Restarts: none.") && text.contains("Prunes: none."),
+        "{text}"
+    );
+}
