@@ -253,9 +253,9 @@ fn run() -> anyhow::Result<()> {
             }
             let summary = p.summary();
             if p.write_lock()? {
-                eprint!("{summary}{}: written; commit it\n", p.lock_shown);
+                eprintln!("{summary}{}: written; commit it", p.lock_shown);
             } else {
-                eprint!("{summary}{}: unchanged\n", p.lock_shown);
+                eprintln!("{summary}{}: unchanged", p.lock_shown);
             }
             Ok(())
         }
