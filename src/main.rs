@@ -143,6 +143,19 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Print a JSON Schema (draft-07) of a release's values for editors: the chart's types, and
+    /// only the keys cilium-cmp accepts, so an editor underlines a typo as it is typed.
+    ///
+    /// Example:
+    ///   cilium-cmp schema --cilium-version 1.20.0 > cilium-values.schema.json
+    /// then, as the first line of a values file:
+    ///   # yaml-language-server: $schema=cilium-values.schema.json
+    #[command(verbatim_doc_comment)]
+    Schema {
+        /// Cilium release (see `cilium-cmp versions`)
+        #[arg(long)]
+        cilium_version: String,
+    },
     /// Import an official chart archive's defaults, values schema and the value paths its templates
     /// read into the data folder (maintainers)
     ImportChart {
@@ -273,6 +286,12 @@ fn run() -> anyhow::Result<()> {
                     .with_context(|| format!("cannot write {}", path.display())),
                 None => write_stdout(&patch),
             }
+        }
+        Command::Schema { cilium_version } => {
+            let version = cilium_cmp::versions::parse(&cilium_version)?;
+            let schema = cilium_cmp::editor_schema::values_schema(version)
+                .with_context(|| format!("no values schema for Cilium {version}"))?;
+            write_stdout(&format!("{}\n", serde_json::to_string_pretty(&schema)?))
         }
         Command::ImportChart { archive, data_dir } => {
             let v = cilium_cmp::import::import(&archive, &data_dir)?;
