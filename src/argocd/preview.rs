@@ -147,41 +147,36 @@ impl Preview {
     pub fn summary(&self) -> String {
         let lock = &self.lock_shown;
         let new = self.hash();
-        match (self.state(), &self.lock) {
-            (LockState::Missing, _) => format!(
+        let Some(old) = &self.lock else {
+            return format!(
                 "{lock}: no lock yet; the render is {new} ({} objects)\n",
                 self.objects.len()
+            );
+        };
+        if old.hash == new {
+            return format!("{lock}: the render matches the lock ({new})\n");
+        }
+        let mut s = format!(
+            "{lock}: the render differs from the lock\n  locked:   {}\n  rendered: {new}\n",
+            old.hash
+        );
+        match old.objects.as_ref().map(|o| Changes::between(o, &self.objects)) {
+            None => s.push_str(
+                "  the lock records no object digests (written by an older cilium-cmp), so which objects changed is not known; `cilium-cmp lock` records them\n",
             ),
-            (LockState::Fresh, _) => format!("{lock}: the render matches the lock ({new})\n"),
-            (LockState::Stale { changes }, Some(old)) => {
-                let mut s = format!(
-                    "{lock}: the render differs from the lock\n  locked:   {}\n  rendered: {new}\n",
-                    old.hash
-                );
-                match changes {
-                    None => s.push_str(
-                        "  the lock records no object digests (written by an older cilium-cmp), so which objects changed is not known; `cilium-cmp lock` records them\n",
-                    ),
-                    Some(c) if c.is_empty() => {
-                        s.push_str("  no object differs from the lock's digests\n")
-                    }
-                    Some(c) => {
-                        for (what, list) in
-                            [("added", &c.added), ("removed", &c.removed), ("changed", &c.changed)]
-                        {
-                            if !list.is_empty() {
-                                s.push_str(&format!("  {what} ({}):\n", list.len()));
-                                for k in list {
-                                    s.push_str(&format!("    {k}\n"));
-                                }
-                            }
+            Some(c) if c.is_empty() => s.push_str("  no object differs from the lock's digests\n"),
+            Some(c) => {
+                for (what, list) in [("added", &c.added), ("removed", &c.removed), ("changed", &c.changed)] {
+                    if !list.is_empty() {
+                        s.push_str(&format!("  {what} ({}):\n", list.len()));
+                        for k in list {
+                            s.push_str(&format!("    {k}\n"));
                         }
                     }
                 }
-                s
             }
-            (LockState::Stale { .. }, None) => unreachable!("a stale lock exists"),
         }
+        s
     }
 
     /// Writes the lock for this render, unless it already holds exactly that; returns whether it
