@@ -219,6 +219,37 @@ pub fn check(values: &Values, version: CiliumVersion) -> Report {
     Report { values, more }
 }
 
+/// What a release accepts at one path of a user's values.
+enum Verdict {
+    /// Not a value of this release.
+    Unknown,
+    /// Anything, at any depth: the user's own keys (or a value handed on whole).
+    Free,
+    /// Known; a map there has its keys checked, against these defaults (None: the templates'
+    /// keys alone).
+    Checked(Option<&'static Value>),
+}
+
+/// The values a release knows, as a tree: what the check accepts, laid out for a schema. A key
+/// set to null is accepted anywhere (it removes a default), which the tree leaves implicit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Known {
+    /// Any keys and values below.
+    Free,
+    /// A map whose keys are checked: the known ones with what each accepts below it;
+    /// `any_key` when other keys are accepted too (a map the templates read whole).
+    Map {
+        keys: std::collections::BTreeMap<String, Known>,
+        any_key: bool,
+    },
+}
+
+/// The known-values tree of a supported release (None for an unsupported one).
+pub fn known_tree(version: CiliumVersion) -> Option<Known> {
+    let (defaults, _) = versions::defaults_indexed(version)?;
+    Some(Release::new(version, defaults).tree(&mut Vec::new(), Some(defaults)))
+}
+
 /// The requested release: its defaults, and its template keys once a check needs them.
 struct Release {
     version: CiliumVersion,
@@ -265,75 +296,109 @@ impl Release {
                 continue;
             }
             path.push(key.clone());
-            match defaults.and_then(|d| d.get(key)) {
-                Some(default) => self.below_default(value, default, path, found),
-                None => self.absent_from_defaults(value, path, found),
+            match self.classify(path, defaults.and_then(|d| d.get(key))) {
+                Verdict::Unknown => found.push((path.clone(), value)),
+                Verdict::Free => {}
+                // Only a map has keys to check; any other value there is the schema's business.
+                Verdict::Checked(below) => {
+                    if let Value::Object(m) = value {
+                        self.walk(m, below, path, found);
+                    }
+                }
             }
             path.pop();
         }
     }
 
-    /// A user value at a path the defaults list.
-    fn below_default<'u>(
-        &self,
-        value: &'u Value,
-        default: &'static Value,
-        path: &mut Vec<String>,
-        found: &mut Vec<(Vec<String>, &'u Value)>,
-    ) {
-        let Value::Object(user) = value else {
-            return;
-        };
-        if is_pass_through_name(last(path)) {
-            return;
-        }
-        match default {
-            Value::Array(_) => {}
-            Value::Object(m) if m.is_empty() => {}
-            Value::Object(_) => self.walk(user, Some(default), path, found),
-            // A map over a null or a scalar: checked only where the templates read the keys
-            // below one by one and not the map whole.
-            _ => {
-                let dotted = path.join(".");
-                if !self.reads(&dotted) && self.reads_below(&dotted) {
-                    self.walk(user, None, path, found);
-                }
-            }
-        }
-    }
-
-    /// A user path the defaults do not list: known when a template reads it, or reads the map
-    /// above it whole and nothing in it one by one.
-    fn absent_from_defaults<'u>(
-        &self,
-        value: &'u Value,
-        path: &mut Vec<String>,
-        found: &mut Vec<(Vec<String>, &'u Value)>,
-    ) {
+    /// What this release accepts at `path` (the last key being the user's), whose default is
+    /// `default` (None where the defaults do not list it). The one rule both the check and the
+    /// editor schema (`tree`) follow.
+    fn classify(&self, path: &[String], default: Option<&'static Value>) -> Verdict {
+        let key = last(path);
         let dotted = path.join(".");
-        if path.len() > 1 {
-            let parent = &dotted[..dotted.len() - last(path).len() - 1];
-            if self.reads(parent) && !self.reads_below(parent) {
-                return;
+        if let Some(default) = default {
+            if is_pass_through_name(key) {
+                return Verdict::Free;
             }
+            return match default {
+                Value::Array(_) => Verdict::Free,
+                Value::Object(m) if m.is_empty() => Verdict::Free,
+                Value::Object(_) => Verdict::Checked(Some(default)),
+                // A map over a null or a scalar: checked only where the templates read the keys
+                // below one by one and not the map whole.
+                _ if !self.reads(&dotted) && self.reads_below(&dotted) => Verdict::Checked(None),
+                _ => Verdict::Free,
+            };
+        }
+        // A path the defaults do not list: known when a template reads it, or reads the map
+        // above it whole and nothing in it one by one.
+        if path.len() > 1 && self.takes_any_key(&dotted[..dotted.len() - key.len() - 1]) {
+            return Verdict::Free;
         }
         // A key holding dots matches no template path (those are nested keys).
-        if last(path).contains('.') {
-            found.push((path.clone(), value));
-            return;
+        if key.contains('.') {
+            return Verdict::Unknown;
         }
         if self.reads(&dotted) {
-            return;
+            return Verdict::Free;
         }
         if self.reads_below(&dotted) {
-            if let Value::Object(m) = value {
-                if !is_pass_through_name(last(path)) {
-                    self.walk(m, None, path, found);
-                }
-            }
-            return;
+            return if is_pass_through_name(key) {
+                Verdict::Free
+            } else {
+                Verdict::Checked(None)
+            };
         }
-        found.push((path.clone(), value));
+        Verdict::Unknown
+    }
+
+    /// Whether a checked map takes keys its defaults do not list: the templates read it whole
+    /// and none of its keys one by one.
+    fn takes_any_key(&self, dotted: &str) -> bool {
+        self.reads(dotted) && !self.reads_below(dotted)
+    }
+
+    /// The known keys of the checked map at `path` (defaults `defaults`) as a tree.
+    fn tree(&self, path: &mut Vec<String>, defaults: Option<&'static Value>) -> Known {
+        let dotted = path.join(".");
+        let mut names: Vec<String> = match defaults {
+            Some(Value::Object(m)) => m.keys().cloned().collect(),
+            _ => Vec::new(),
+        };
+        let prefix = if path.is_empty() {
+            String::new()
+        } else {
+            format!("{dotted}.")
+        };
+        let read = self.keys();
+        let at = read.partition_point(|k| k.as_str() < prefix.as_str());
+        for k in read[at..].iter().take_while(|k| k.starts_with(&prefix)) {
+            let rest = &k[prefix.len()..];
+            names.push(rest.split('.').next().unwrap_or(rest).to_string());
+        }
+        names.sort();
+        names.dedup();
+        let mut keys = std::collections::BTreeMap::new();
+        for name in names {
+            path.push(name.clone());
+            let verdict = self.classify(path, defaults.and_then(|d| d.get(&name)));
+            let below = match verdict {
+                Verdict::Unknown => None,
+                Verdict::Free => Some(Known::Free),
+                Verdict::Checked(d) => Some(self.tree(path, d)),
+            };
+            path.pop();
+            if let Some(below) = below {
+                keys.insert(name, below);
+            }
+        }
+        if path.is_empty() {
+            keys.insert("global".into(), Known::Free);
+        }
+        Known::Map {
+            keys,
+            any_key: !path.is_empty() && self.takes_any_key(&dotted),
+        }
     }
 
     /// Whether this release knows a dotted path: its defaults list it or a template reads it.

@@ -9,6 +9,7 @@ pub mod argocd;
 pub mod changes;
 pub mod chart;
 pub mod components;
+pub mod editor_schema;
 pub mod error;
 pub mod import;
 pub mod known_keys;

@@ -165,9 +165,30 @@ enum Command {
     /// environment (ARGOCD_APP_NAMESPACE, KUBE_VERSION, KUBE_API_VERSIONS, ARGOCD_APP_PARAMETERS,
     /// ARGOCD_ENV_*, CILIUM_CMP_CHART_DIR) and check it against the folder's lock
     Generate,
-    /// Render an application folder as the plugin would, print the render to stdout for review,
-    /// and write the folder's lock (cilium-cmp.lock) with its content hash
-    Lock(FolderArgs),
+    /// Preview an application folder: print its render to stdout exactly as the plugin would
+    /// generate it, and say on stderr whether it matches the folder's lock and which objects
+    /// differ. Writes nothing.
+    ///
+    /// Example, from the repository root:
+    ///   cilium-cmp render-folder clusters/prod/cilium --namespace kube-system --kube-version 1.35.0 | kubectl diff --server-side -f -
+    #[command(verbatim_doc_comment)]
+    RenderFolder(FolderArgs),
+    /// Write an application folder's lock (cilium-cmp.lock) with the content hash of its render,
+    /// after the render succeeded; prints no render (preview it with render-folder). With
+    /// --check, write nothing and fail when the lock is missing or stale.
+    ///
+    /// Examples, from the repository root:
+    ///   cilium-cmp lock clusters/prod/cilium --namespace kube-system --kube-version 1.35.0
+    ///   cilium-cmp lock --check clusters/prod/cilium --namespace kube-system --kube-version 1.35.0
+    #[command(verbatim_doc_comment)]
+    Lock {
+        #[command(flatten)]
+        folder: FolderArgs,
+        /// Write nothing; exit non-zero when the lock is missing or does not hold the render's
+        /// hash (for CI)
+        #[arg(long)]
+        check: bool,
+    },
     /// Write an application folder's render as a Talos machine-config patch
     /// (cluster.inlineManifests), byte-identical to what the plugin generates
     TalosPatch {
@@ -225,6 +246,19 @@ enum Command {
         after_help = "Examples:\n  helm get manifest cilium -n kube-system > live.yaml\n  cilium-cmp adopt-check --cilium-version 1.20.0 -f values.yaml --live live.yaml\n  cilium-cmp adopt-check --folder clusters/prod/cilium --namespace kube-system --live live.yaml --output json"
     )]
     AdoptCheck(AdoptCheckArgs),
+    /// Print a JSON Schema (draft-07) of a release's values for editors: the chart's types, and
+    /// only the keys cilium-cmp accepts, so an editor underlines a typo as it is typed.
+    ///
+    /// Example:
+    ///   cilium-cmp schema --cilium-version 1.20.0 > cilium-values.schema.json
+    /// then, as the first line of a values file:
+    ///   # yaml-language-server: $schema=cilium-values.schema.json
+    #[command(verbatim_doc_comment)]
+    Schema {
+        /// Cilium release (see `cilium-cmp versions`)
+        #[arg(long)]
+        cilium_version: String,
+    },
     /// Import an official chart archive's defaults, values schema and the value paths its templates
     /// read into the data folder (maintainers)
     ImportChart {
@@ -334,25 +368,42 @@ fn run() -> anyhow::Result<()> {
             let r = argocd::generate(&env, &dir)?;
             write_stdout(&r.text)
         }
-        Command::Lock(a) => {
+        Command::RenderFolder(a) => {
             let req = folder_request(&a);
-            let (r, previous) = argocd::update_lock(&req.env()?, &a.app_dir, a.allow_unknown_keys)?;
-            let lock = r
-                .generation
-                .repo
-                .shown(&r.generation.repo.app_dir.join(argocd::LOCK_FILE));
-            match previous {
-                Some(p) if p == r.hash => tracing::info!("{lock} already holds {}", r.hash),
-                Some(p) => tracing::info!(
-                    "{lock}: {p} -> {}; review the render, then commit the lock",
-                    r.hash
-                ),
-                None => tracing::info!(
-                    "{lock}: wrote {}; review the render, then commit the lock",
-                    r.hash
-                ),
+            let p = argocd::preview::preview(&req.env()?, &a.app_dir, a.allow_unknown_keys)?;
+            eprint!("{}", p.summary());
+            write_stdout(&p.rendered.text)
+        }
+        Command::Lock { folder, check } => {
+            let req = folder_request(&folder);
+            let p =
+                argocd::preview::preview(&req.env()?, &folder.app_dir, folder.allow_unknown_keys)?;
+            if check {
+                return match p.state() {
+                    argocd::LockState::Fresh => {
+                        eprint!("{}", p.summary());
+                        Ok(())
+                    }
+                    argocd::LockState::Missing => anyhow::bail!(
+                        "{} does not exist: the folder has no lock to check; write it with\n  {}\nand commit it",
+                        p.lock_shown,
+                        argocd::reproduce_command(&p.rendered.generation)
+                    ),
+                    argocd::LockState::Stale { .. } => anyhow::bail!(
+                        "the lock is stale (nothing was written):\n{}preview with\n  {}\nthen update the lock with\n  {}",
+                        p.summary(),
+                        argocd::preview_command(&p.rendered.generation),
+                        argocd::reproduce_command(&p.rendered.generation)
+                    ),
+                };
             }
-            write_stdout(&r.text)
+            let summary = p.summary();
+            if p.write_lock()? {
+                eprintln!("{summary}{}: written; commit it", p.lock_shown);
+            } else {
+                eprintln!("{summary}{}: unchanged", p.lock_shown);
+            }
+            Ok(())
         }
         Command::TalosPatch {
             folder,
@@ -387,6 +438,12 @@ fn run() -> anyhow::Result<()> {
             write_stdout(&String::from_utf8_lossy(&script))
         }
         Command::AdoptCheck(a) => adopt_check(&a),
+        Command::Schema { cilium_version } => {
+            let version = cilium_cmp::versions::parse(&cilium_version)?;
+            let schema = cilium_cmp::editor_schema::values_schema(version)
+                .with_context(|| format!("no values schema for Cilium {version}"))?;
+            write_stdout(&format!("{}\n", serde_json::to_string_pretty(&schema)?))
+        }
         Command::ImportChart { archive, data_dir } => {
             let v = cilium_cmp::import::import(&archive, &data_dir)?;
             tracing::info!("imported Cilium {v} into {}", data_dir.display());

@@ -243,7 +243,8 @@ fn stamp(o: &mut Value, hash: &str) -> bool {
     false
 }
 
-fn remove_content_hash(o: &mut Value) {
+/// Takes the content-hash annotation (and an annotations map it leaves empty) off an object.
+pub fn remove_content_hash(o: &mut Value) {
     let Some(Value::Object(meta)) = o.get_mut("metadata") else {
         return;
     };

@@ -150,6 +150,12 @@ pub fn template_keys(version: CiliumVersion) -> &'static [String] {
     }
 }
 
+/// The text of the chart's values schema for a supported release (the editor schema starts
+/// from it).
+pub fn schema_text(version: CiliumVersion) -> Option<&'static str> {
+    release_index(version).map(|i| RELEASES[i].2)
+}
+
 /// The chart's values schema for a supported release, whole (renders read it lazily; tests hold
 /// that to this).
 #[cfg(test)]

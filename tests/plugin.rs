@@ -585,18 +585,34 @@ fn a_lock_mismatch_names_both_hashes_and_the_command() {
         .output()
         .expect("sh");
     assert!(lock_run.status.success(), "{}", stderr(&lock_run));
+    assert!(lock_run.stdout.is_empty(), "lock prints no render");
+    // The printed preview command, run the same way, prints what the plugin then generates.
+    let preview_line = e
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("cilium-cmp render-folder "))
+        .unwrap_or_else(|| panic!("the preview command is printed: {e}"))
+        .to_string();
+    let preview_run = Command::new("sh")
+        .arg("-c")
+        .arg(&preview_line)
+        .current_dir(&repo.0)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
+        .env("CILIUM_CMP_CHART_DIR", &charts.0)
+        .output()
+        .expect("sh");
+    assert!(preview_run.status.success(), "{}", stderr(&preview_run));
     let after = generate(&app, &env);
     assert!(after.status.success(), "{}", stderr(&after));
     assert!(
-        after.stdout == lock_run.stdout,
-        "lock prints the render it locked"
+        after.stdout == preview_run.stdout,
+        "render-folder prints the render the plugin generates"
     );
     let lock = std::fs::read_to_string(app.join("cilium-cmp.lock")).unwrap();
     let hash = lock
         .lines()
-        .last()
-        .unwrap()
-        .trim_start_matches("contentHash: ")
+        .find_map(|l| l.strip_prefix("contentHash: "))
+        .unwrap_or_else(|| panic!("no contentHash line: {lock}"))
         .to_string();
     assert!(String::from_utf8_lossy(&after.stdout)
         .contains(&format!("cilium-cmp.io/content-hash: {hash}")));

@@ -1,6 +1,7 @@
 //! The application folder a user commits: its settings file, its lock, and the boundary of the
 //! repository that values files must stay inside.
 
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
@@ -343,6 +344,22 @@ fn type_name(v: &Value) -> &'static str {
 
 /// The lock's expected content hash (`sha256:` + 64 hex), if the folder holds a lock.
 pub fn read_lock(repo: &Repo) -> Result<Option<String>, GenerateError> {
+    Ok(read_lock_file(repo)?.map(|l| l.hash))
+}
+
+/// What a lock records: the content hash the plugin enforces and, from locks written by this
+/// version on, one short digest per object, so a preview can say which objects a change touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockFile {
+    pub hash: String,
+    /// `Kind/namespace/name` (or `Kind/name`) to `sha256:` and the first 16 hex digits of the
+    /// sha256 of the object's canonical text; None in a lock written before the digests were recorded.
+    pub objects: Option<BTreeMap<String, String>>,
+}
+
+/// Reads the folder's lock, if it holds one; anything but what `cilium-cmp lock` writes is an
+/// error (the lock is the reviewed state, so a hand edit must not pass unnoticed).
+pub fn read_lock_file(repo: &Repo) -> Result<Option<LockFile>, GenerateError> {
     let path = repo.app_dir.join(LOCK_FILE);
     let shown = repo.shown(&path);
     let Some(text) = read_text(repo, &path, &shown)? else {
@@ -351,20 +368,50 @@ pub fn read_lock(repo: &Repo) -> Result<Option<String>, GenerateError> {
     let fail = || {
         GenerateError::Folder {
         path: shown.clone(),
-        message: "a lock holds one line `contentHash: sha256:<64 hex digits>`; write it with `cilium-cmp lock`".into(),
+        message: "a lock holds `contentHash: sha256:<64 hex digits>` and optionally `objects:` (one `sha256:<16 hex digits>` digest per object); write it with `cilium-cmp lock`".into(),
     }
     };
     let doc = crate::yaml::parse_values(&text).map_err(|_| fail())?;
     let Value::Object(map) = doc.value else {
         return Err(fail());
     };
-    if map.len() != 1 {
+    if map.keys().any(|k| k != "contentHash" && k != "objects") {
         return Err(fail());
     }
-    match map.get("contentHash") {
-        Some(Value::String(h)) if is_content_hash(h) => Ok(Some(h.clone())),
-        _ => Err(fail()),
-    }
+    let hash = match map.get("contentHash") {
+        Some(Value::String(h)) if is_content_hash(h) => h.clone(),
+        _ => return Err(fail()),
+    };
+    let objects = match map.get("objects") {
+        None => None,
+        Some(Value::Object(objects)) => {
+            let mut out = BTreeMap::new();
+            for (k, v) in objects {
+                match v {
+                    Value::String(d) if is_object_digest(d) => out.insert(k.clone(), d.clone()),
+                    _ => return Err(fail()),
+                };
+            }
+            Some(out)
+        }
+        Some(_) => return Err(fail()),
+    };
+    Ok(Some(LockFile { hash, objects }))
+}
+
+/// Hex digits of an object's digest in the lock: 64 bits tell changed objects apart; the
+/// content hash, not these, is what the plugin enforces.
+pub const OBJECT_DIGEST_DIGITS: usize = 16;
+
+/// `sha256:` and the first `OBJECT_DIGEST_DIGITS` hex digits (the prefix keeps the writer from
+/// quoting digests that look like numbers).
+fn is_object_digest(d: &str) -> bool {
+    d.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == OBJECT_DIGEST_DIGITS
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
 }
 
 fn is_content_hash(h: &str) -> bool {
@@ -376,14 +423,24 @@ fn is_content_hash(h: &str) -> bool {
     })
 }
 
-/// The text of a lock file for a content hash.
-pub fn lock_text(hash: &str) -> String {
-    format!(
+/// The text of a lock file for a content hash and the render's object digests.
+pub fn lock_text(hash: &str, objects: &BTreeMap<String, String>) -> String {
+    let mut text = format!(
         "# The content hash of the reviewed render of this folder (see cilium-config's\n\
          # cilium-cmp.io/content-hash). A render with another hash fails; update this file only\n\
-         # with `cilium-cmp lock`, after reviewing what changes.\n\
+         # with `cilium-cmp lock`, after reviewing what changes (`cilium-cmp render-folder`).\n\
+         # The object digests let a preview name the objects a change touches.\n\
          contentHash: {hash}\n"
-    )
+    );
+    // Object names come from values, so the writer quotes whatever needs quoting.
+    let map: serde_json::Map<String, Value> = objects
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    let mut doc = serde_json::Map::new();
+    doc.insert("objects".into(), Value::Object(map));
+    text.push_str(&crate::yaml::to_string(&Value::Object(doc)));
+    text
 }
 
 #[cfg(test)]
@@ -420,6 +477,20 @@ mod tests {
         assert!(is_content_hash(&h));
         assert!(!is_content_hash(&h.to_uppercase()));
         assert!(!is_content_hash("sha256:abc"));
-        assert!(lock_text(&h).ends_with(&format!("contentHash: {h}\n")));
+        let objects = BTreeMap::from([(
+            "ConfigMap/kube-system/cilium-config".to_string(),
+            "sha256:0123456789abcdef".to_string(),
+        )]);
+        let text = lock_text(&h, &objects);
+        assert!(text.contains(&format!("\ncontentHash: {h}\n")), "{text}");
+        assert!(
+            text.ends_with(
+                "objects:\n  ConfigMap/kube-system/cilium-config: sha256:0123456789abcdef\n"
+            ),
+            "{text}"
+        );
+        assert!(is_object_digest("sha256:0123456789abcdef"));
+        assert!(!is_object_digest("sha256:0123456789ABCDEF"));
+        assert!(!is_object_digest("0123456789abcdef"));
     }
 }

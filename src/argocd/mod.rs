@@ -16,6 +16,7 @@
 pub mod folder;
 pub mod from_helm;
 pub mod params;
+pub mod preview;
 
 use crate::limits;
 use std::collections::BTreeMap;
@@ -28,6 +29,7 @@ use crate::render::Inputs;
 
 pub use folder::{Repo, LOCK_FILE, SETTINGS_FILE};
 pub use params::Overrides;
+pub use preview::{LockState, Preview};
 
 /// Where the sidecar image puts the official chart archives.
 pub const DEFAULT_CHART_DIR: &str = "/opt/cilium-cmp/charts";
@@ -76,13 +78,14 @@ pub enum GenerateError {
     Empty,
     #[error("the render's content hash sha256:{computed} does not match the hash stamped in it ({stamped}); this is a bug in cilium-cmp")]
     Inconsistent { stamped: String, computed: String },
-    #[error("the render of {folder} does not match its lock {lock}:\n  locked:   {locked}\n  rendered: {rendered}\nNothing was changed in the cluster. If the change is intended (a Cilium upgrade, a values edit, another cilium-cmp, another cluster version or API list), reproduce the render from the repository root, review it (for example with `kubectl diff --server-side -f -`), and update the lock with:\n  {command}\nthen commit {lock}.")]
+    #[error("the render of {folder} does not match its lock {lock}:\n  locked:   {locked}\n  rendered: {rendered}\nNothing was changed in the cluster. If the change is intended (a Cilium upgrade, a values edit, another cilium-cmp, another cluster version or API list), preview the render and the objects it changes from the repository root (this writes nothing; review it, for example piped into `kubectl diff --server-side -f -`):\n  {}\nthen update the lock with:\n  {}\nand commit {lock}.", .commands[0], .commands[1])]
     LockMismatch {
         folder: String,
         lock: String,
         locked: String,
         rendered: String,
-        command: String,
+        /// The preview command and the command that updates the lock (boxed: errors stay small).
+        commands: Box<[String; 2]>,
     },
     #[error("cannot write {path}: {message}")]
     Write { path: String, message: String },
@@ -359,39 +362,49 @@ pub fn check_lock(g: &Generation, hash: &str) -> Result<(), GenerateError> {
             lock: g.repo.shown(&g.repo.app_dir.join(LOCK_FILE)),
             locked: locked.clone(),
             rendered: hash.to_string(),
-            command: reproduce_command(g),
+            commands: Box::new([preview_command(g), reproduce_command(g)]),
         }),
         _ => Ok(()),
     }
 }
 
-/// Renders the folder and writes its lock with the render's hash; returns the render and the
-/// hash the lock held before.
+/// Renders the folder and writes its lock with the render's hash (only after the render
+/// succeeded, and not at all when the lock already holds it); returns the render and the hash
+/// the lock held before.
 pub fn update_lock(
     env: &BTreeMap<String, String>,
     app_dir: &Path,
     allow_unknown_keys: bool,
 ) -> Result<(Rendered, Option<String>), GenerateError> {
-    let r = render_folder(env, app_dir, allow_unknown_keys)?;
-    let path = r.generation.repo.app_dir.join(LOCK_FILE);
-    let shown = r.generation.repo.shown(&path);
+    let p = preview::preview(env, app_dir, allow_unknown_keys)?;
+    p.write_lock()?;
+    let previous = p.lock.map(|l| l.hash);
+    Ok((p.rendered, previous))
+}
+
+/// Replaces `path` (in `dir`) with `text`, written aside and renamed, so an interrupted or failed
+/// run never leaves a half-written or changed file. The temporary file is new (O_EXCL: never a
+/// link a repository planted, never another run's file), and the rename replaces a link at the
+/// path instead of writing through it.
+pub(crate) fn write_aside(
+    dir: &Path,
+    path: &Path,
+    shown: &str,
+    text: &str,
+) -> Result<(), GenerateError> {
     let write = |e: std::io::Error| GenerateError::Write {
-        path: shown.clone(),
+        path: shown.to_string(),
         message: folder::io_reason(&e),
     };
-    // Written aside and renamed, so an interrupted run never leaves a half-written lock. The
-    // temporary file is new (O_EXCL: never a link a repository planted, never another run's
-    // file), and the rename replaces a link at the lock's path instead of writing through it.
-    let (tmp, mut file) = exclusive_temp(&r.generation.repo.app_dir).map_err(write)?;
-    let written = std::io::Write::write_all(&mut file, folder::lock_text(&r.hash).as_bytes())
+    let (tmp, mut file) = exclusive_temp(dir).map_err(write)?;
+    let written = std::io::Write::write_all(&mut file, text.as_bytes())
         .and_then(|()| file.sync_all())
-        .and_then(|()| std::fs::rename(&tmp, &path));
+        .and_then(|()| std::fs::rename(&tmp, path));
     if let Err(e) = written {
         std::fs::remove_file(&tmp).ok();
         return Err(write(e));
     }
-    let previous = r.generation.lock.clone();
-    Ok((r, previous))
+    Ok(())
 }
 
 /// Creates a temporary file beside the lock that did not exist before: a name unique to this
@@ -430,7 +443,20 @@ pub fn shell_quote(arg: &str) -> String {
 /// The one command, run from the repository root, that reproduces this render with every input
 /// spelled out and writes the folder's lock.
 pub fn reproduce_command(g: &Generation) -> String {
-    let mut args: Vec<String> = vec!["cilium-cmp".into(), "lock".into(), g.repo.app_rel.clone()];
+    folder_command(g, "lock")
+}
+
+/// The same inputs for the preview, which writes nothing.
+pub fn preview_command(g: &Generation) -> String {
+    folder_command(g, "render-folder")
+}
+
+fn folder_command(g: &Generation, subcommand: &str) -> String {
+    let mut args: Vec<String> = vec![
+        "cilium-cmp".into(),
+        subcommand.into(),
+        g.repo.app_rel.clone(),
+    ];
     let mut flag = |name: &str, value: &str| {
         args.push(name.to_string());
         args.push(value.to_string());
@@ -451,7 +477,7 @@ pub fn reproduce_command(g: &Generation) -> String {
         .join(" ")
 }
 
-/// A render request made outside Argo CD (by `lock` and `talos-patch`), turned into the
+/// A render request made outside Argo CD (by `render-folder`, `lock` and `talos-patch`), turned into the
 /// environment Argo CD would pass, so both run exactly the code path of `generate`.
 #[derive(Debug, Clone)]
 pub struct FolderRequest {
