@@ -76,6 +76,14 @@ struct RenderArgs {
     /// refusing them; for migrating old values files
     #[arg(long)]
     allow_unknown_keys: bool,
+}
+
+/// `render`: the render inputs, and where the manifests go. (adopt-check shares the inputs but
+/// not this flag: its `--output` is a report format.)
+#[derive(clap::Args, Debug, Clone)]
+struct RenderCommand {
+    #[command(flatten)]
+    inputs: RenderArgs,
     /// Write the render to FILE instead of stdout, only when the whole render succeeded (the
     /// file is replaced whole or left as it was), e.g. -o cilium.yaml
     #[arg(short, long, value_name = "FILE")]
@@ -156,7 +164,7 @@ struct AdoptCheckArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Render the manifests to stdout
-    Render(RenderArgs),
+    Render(RenderCommand),
     /// List the supported Cilium versions, one per line
     Versions,
     /// Check a rendered stream's content hash (reads a file, or stdin when FILE is -)
@@ -334,7 +342,7 @@ fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Render(a) => {
-            let inputs = render_inputs(&a)?;
+            let inputs = render_inputs(&a.inputs)?;
             let text = cilium_cmp::render(&inputs)?;
             match &a.output {
                 Some(path) => cli_io::write_file(path, &text),

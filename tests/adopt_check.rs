@@ -465,7 +465,7 @@ fn bad_live_input_is_refused() {
     let good = render(&values, &[]);
     let cases: Vec<(&str, String, &str)> = vec![
         ("text.yaml", "just some words\n".into(), "not a Kubernetes object"),
-        ("syntax.yaml", "a: [1, 2\n".into(), "line"),
+        ("syntax.yaml", "a: [1, 2\n".into(), "syntax.yaml:2:1: "),
         ("empty.yaml", "# nothing\n".into(), "holds no objects"),
         ("nokind.yaml", "apiVersion: v1\nmetadata:\n  name: x\n".into(), "no kind"),
         ("noname.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n".into(), "metadata.name"),
