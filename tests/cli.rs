@@ -377,7 +377,7 @@ fn values_from_stdin_render_as_the_file_does() {
     // Standard input is named <stdin> in errors, and read once only.
     refused(
         &render_with(&["-f", "-"], Some("a: [\n")),
-        &["<stdin>", "line"],
+        &["<stdin>:2:1: "],
     );
     refused(
         &render_with(&["-f", "-", "-f", "-"], Some(&text)),

@@ -262,7 +262,12 @@ fn imported_folders_render_what_helm_renders_for_the_original_application() {
         // The folder rendered as the plugin renders it.
         let lock = bin()
             .current_dir(&s.0)
-            .args(["lock", "clusters/prod/cilium", "--namespace", "kube-system"])
+            .args([
+                "render-folder",
+                "clusters/prod/cilium",
+                "--namespace",
+                "kube-system",
+            ])
             .args(["--kube-version", "1.35.0", "--chart-dir"])
             .arg(&charts)
             .output()
@@ -340,7 +345,7 @@ fn bad_applications_are_refused_with_what_to_do() {
         ),
         &["not an Argo CD Application"],
     );
-    refused(&import(&s.0, "a: [\n", &[]), &["app.yaml", "line"]);
+    refused(&import(&s.0, "a: [\n", &[]), &["app.yaml:2:1: "]);
     let other_chart = application(&CASES[0])
         .replace("chart: cilium", "chart: ingress-nginx")
         .replace(

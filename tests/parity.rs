@@ -1,5 +1,5 @@
 //! Parity with real Helm: one test per supported release and scenario (`VERSION/NAME`, e.g.
-//! `cargo test --release --test parity -- 1.19.6/preflight`). Scenarios are the shared ones in
+//! `cargo test --test parity -- 1.19.6/preflight`). Scenarios are the shared ones in
 //! `../shared/cilium-reference/scenarios/` and the project's own in `tests/scenarios/` (same format).
 //!
 //! The reference for a pair is the committed render in `../shared/cilium-reference/rendered/`

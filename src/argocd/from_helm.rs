@@ -94,7 +94,10 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
         app: req.app_shown.clone(),
         message,
     };
-    let app = crate::yaml::parse_value(&req.app_text).map_err(|e| fail(e.to_string()))?;
+    let app = crate::yaml::parse_value(&req.app_text).map_err(|e| ImportError {
+        app: e.position_in(&req.app_shown),
+        message: e.message().to_string(),
+    })?;
     let kind_ok = app["kind"] == "Application"
         && app["apiVersion"]
             .as_str()
