@@ -28,6 +28,10 @@ pub enum RenderError {
     /// chart dropped, an umbrella chart's nesting): all of them, one line each.
     #[error("{}", unknown_values_message(version, report))]
     UnknownValues { version: String, report: Report },
+    /// Values Helm renders but the API server or Cilium would refuse later (`admission.rs`), one
+    /// line each.
+    #[error("Kubernetes or Cilium would refuse this render later (Helm renders it; cilium-cmp stops it before it reaches a cluster):\n{0}")]
+    WouldBeRejected(String),
     /// Values the chart's schema rejects (Helm refuses them too), one line each.
     #[error("the values do not fit the Cilium chart's schema:\n{0}")]
     Schema(String),

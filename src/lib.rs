@@ -2,8 +2,10 @@
 //! chart's output for the same values, and deterministic by construction.
 //!
 //! Pipeline: `values` (Helm merge rules) → `plan` (derived facts, version gates) →
-//! `components` (one module per Cilium component) → `output` (canonical YAML, content hash).
+//! `components` (one module per Cilium component) → `admission` (what the cluster would
+//! refuse later) → `output` (canonical YAML, content hash).
 
+pub mod admission;
 pub mod adopt;
 pub mod argocd;
 pub mod changes;

@@ -127,6 +127,7 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     );
     let ctx = Ctx::new(&values, &plan, inputs.chart.as_ref());
     let objects = components::render_all(&ctx)?;
+    crate::admission::check(&objects, &values, &plan)?;
     // An empty stream would make Argo CD prune the whole CNI: never return one.
     if objects.is_empty() {
         return Err(RenderError::Empty);

@@ -1,0 +1,412 @@
+//! What the cluster would refuse only later: values Helm renders without a word, which the API
+//! server rejects at apply time or Cilium's agent at start (after the old agents are gone). A CNI
+//! renderer stops them before they reach a cluster.
+//!
+//! Every check here is of the render as the cluster would receive it (cilium-config's keys, the
+//! objects' fields), never of a value on its own, so a value with no effect (a replica count of a
+//! component that is off, a routing mode an override replaces) is never refused. Where the
+//! accepted set depends on the Cilium release, a named change says so.
+
+use serde_json::Value;
+
+use crate::changes::Change;
+use crate::error::RenderError;
+use crate::plan::Plan;
+use crate::tmpl::{print, truthy};
+use crate::values::Values;
+
+/// Kubernetes keeps at most this many bytes of data in one ConfigMap or Secret (the API
+/// server's `MaxSecretSize`, which both kinds use).
+pub const MAX_CONFIG_DATA_BYTES: usize = 1024 * 1024;
+
+/// The cilium-config keys whose values the agent and operator accept from a fixed set, with the
+/// value that writes each and the accepted words (Cilium 1.18 to 1.20 alike).
+const CONFIG_WORDS: &[(&str, &str, &[&str], &str)] = &[
+    (
+        "routing-mode",
+        "routingMode",
+        &["tunnel", "native"],
+        "the agent refuses to start (\"invalid routing mode\")",
+    ),
+    (
+        "tunnel-protocol",
+        "tunnelProtocol",
+        &["vxlan", "geneve"],
+        "the agent refuses to start (\"invalid tunnel protocol\")",
+    ),
+    (
+        "ipam",
+        "ipam.mode",
+        &[
+            "kubernetes",
+            "cluster-pool",
+            "multi-pool",
+            "crd",
+            "eni",
+            "azure",
+            "alibabacloud",
+            "delegated-plugin",
+        ],
+        "the agent and the operator stop on an unsupported IPAM mode",
+    ),
+];
+
+/// Refuses the render when the cluster would; all findings at once, one line each.
+pub fn check(objects: &[Value], values: &Values, plan: &Plan) -> Result<(), RenderError> {
+    let mut findings = Vec::new();
+    config_words(objects, values, &mut findings);
+    encryption_type(values, plan, &mut findings);
+    for object in objects {
+        negative_replicas(object, values, &mut findings);
+        shapes(object, values, &mut findings);
+        data_size(object, &mut findings);
+    }
+    if findings.is_empty() {
+        return Ok(());
+    }
+    Err(RenderError::WouldBeRejected(findings.join("\n")))
+}
+
+fn config_words(objects: &[Value], values: &Values, findings: &mut Vec<String>) {
+    let Some(config) = objects
+        .iter()
+        .find(|o| o["kind"] == "ConfigMap" && o["metadata"]["name"] == "cilium-config")
+    else {
+        return;
+    };
+    for (key, path, accepted, consequence) in CONFIG_WORDS {
+        let Some(word) = config["data"][*key].as_str() else {
+            continue;
+        };
+        if accepted.contains(&word) {
+            continue;
+        }
+        let source = written_by(values, path, key);
+        findings.push(format!(
+            "  {source}: cilium-config {key} would be {}; Cilium accepts {}: {consequence}",
+            crate::limits::quoted(word),
+            accepted.join(", ")
+        ));
+    }
+}
+
+/// The value that wrote a cilium-config key: `extraConfig` when it sets the key (it wins),
+/// else `path`, each with where the user set it.
+fn written_by(values: &Values, path: &str, key: &str) -> String {
+    let extra = format!("extraConfig.{key}");
+    let path = if values.user_set(&extra) {
+        extra
+    } else {
+        path.to_string()
+    };
+    format!("{path} (set in {})", values.describe_origin(&path))
+}
+
+/// With encryption on, the chart turns on the one mechanism `encryption.type` names; any other
+/// word turns none on, and Cilium runs unencrypted although encryption was asked for.
+fn encryption_type(values: &Values, plan: &Plan, findings: &mut Vec<String>) {
+    if !truthy(values.get("encryption.enabled")) {
+        return;
+    }
+    let mut accepted = vec!["ipsec", "wireguard"];
+    if plan.has(Change::ZtunnelEncryption) {
+        accepted.push("ztunnel");
+    }
+    let word = print(values.get("encryption.type"));
+    if accepted.contains(&word.as_str()) {
+        return;
+    }
+    findings.push(format!(
+        "  encryption.type (set in {}): {} is no encryption Cilium {} knows ({}); with it the chart turns no encryption on and the cluster runs unencrypted although encryption.enabled is true",
+        values.describe_origin("encryption.type"),
+        crate::limits::quoted(&word),
+        plan.cilium,
+        accepted.join(", ")
+    ));
+}
+
+fn object_name(object: &Value) -> String {
+    format!(
+        "{} {}",
+        object["kind"].as_str().unwrap_or("object"),
+        object["metadata"]["name"].as_str().unwrap_or("")
+    )
+}
+
+/// The API server refuses a negative replica count.
+fn negative_replicas(object: &Value, values: &Values, findings: &mut Vec<String>) {
+    let Some(replicas) = object["spec"]["replicas"].as_f64() else {
+        return;
+    };
+    if replicas >= 0.0 {
+        return;
+    }
+    let hint = user_paths(values.user(), &|key, v| {
+        key == "replicas" && v.as_f64().is_some_and(|n| n == replicas)
+    });
+    findings.push(format!(
+        "  {}{}: spec.replicas would be {}; Kubernetes refuses a negative replica count (0 or more)",
+        object_name(object),
+        from_values(values, &hint),
+        print(&object["spec"]["replicas"])
+    ));
+}
+
+/// The fields a pod template, its containers, a workload and a Service must hold as a mapping
+/// or as a list; the API server refuses the object otherwise (Helm writes whatever the values
+/// hold, e.g. `nodeSelector: []`).
+const POD_MAPS: &[&str] = &["nodeSelector", "affinity", "securityContext"];
+const POD_LISTS: &[&str] = &[
+    "tolerations",
+    "containers",
+    "initContainers",
+    "volumes",
+    "imagePullSecrets",
+    "topologySpreadConstraints",
+    "hostAliases",
+];
+const CONTAINER_MAPS: &[&str] = &[
+    "resources",
+    "securityContext",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+];
+const CONTAINER_LISTS: &[&str] = &["env", "envFrom", "ports", "volumeMounts", "args", "command"];
+const METADATA_MAPS: &[&str] = &["labels", "annotations"];
+
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    Map,
+    List,
+}
+
+fn shapes(object: &Value, values: &Values, findings: &mut Vec<String>) {
+    let mut wrong: Vec<(String, &str, Shape)> = Vec::new();
+    let mut not_text: Vec<(String, String)> = Vec::new();
+    let mut expect = |at: &str, node: &Value, fields: &[&'static str], shape: Shape| {
+        for field in fields {
+            let v = &node[*field];
+            let bad = match shape {
+                Shape::Map => !(v.is_null() || v.is_object()),
+                Shape::List => !(v.is_null() || v.is_array()),
+            };
+            if bad {
+                wrong.push((format!("{at}{field}"), *field, shape));
+            }
+        }
+    };
+    // Labels, annotations and selectors map text to text; a number or a boolean (`prometheus.io/
+    // port: 9962`) is refused by the API server.
+    let mut texts = |at: &str, node: &Value, fields: &[&str]| {
+        for field in fields {
+            for (key, v) in node[*field].as_object().into_iter().flatten() {
+                if !v.is_string() {
+                    not_text.push((format!("{at}{field}.{key}"), key.clone()));
+                }
+            }
+        }
+    };
+    expect("metadata.", &object["metadata"], METADATA_MAPS, Shape::Map);
+    texts("metadata.", &object["metadata"], METADATA_MAPS);
+    let template = match object["kind"].as_str() {
+        Some("CronJob") => Some((
+            "spec.jobTemplate.spec.template.",
+            &object["spec"]["jobTemplate"]["spec"]["template"],
+        )),
+        Some("DaemonSet" | "Deployment" | "StatefulSet" | "Job" | "ReplicaSet") => {
+            Some(("spec.template.", &object["spec"]["template"]))
+        }
+        _ => None,
+    };
+    if let Some((at, template)) = template {
+        let meta = format!("{at}metadata.");
+        expect(&meta, &template["metadata"], METADATA_MAPS, Shape::Map);
+        texts(&meta, &template["metadata"], METADATA_MAPS);
+        let spec = &template["spec"];
+        expect(&format!("{at}spec."), spec, POD_MAPS, Shape::Map);
+        expect(&format!("{at}spec."), spec, POD_LISTS, Shape::List);
+        texts(&format!("{at}spec."), spec, &["nodeSelector"]);
+        for list in ["containers", "initContainers"] {
+            for container in spec[list].as_array().into_iter().flatten() {
+                let name = container["name"].as_str().unwrap_or("?");
+                let at = format!("{at}spec.{list}[{name}].");
+                expect(&at, container, CONTAINER_MAPS, Shape::Map);
+                expect(&at, container, CONTAINER_LISTS, Shape::List);
+            }
+        }
+    }
+    if object["kind"] == "Service" {
+        expect("spec.", &object["spec"], &["selector"], Shape::Map);
+        expect("spec.", &object["spec"], &["ports"], Shape::List);
+        texts("spec.", &object["spec"], &["selector"]);
+    }
+    for (at, field, shape) in wrong {
+        let (want, is_wrong): (&str, fn(&Value) -> bool) = match shape {
+            Shape::Map => ("a mapping (key: value lines)", |v| {
+                !v.is_object() && !v.is_null()
+            }),
+            Shape::List => ("a list (- item lines)", |v| !v.is_array() && !v.is_null()),
+        };
+        let hint = user_paths(values.user(), &|key, v| {
+            (key == field || key.eq_ignore_ascii_case(&format!("pod{field}"))) && is_wrong(v)
+        });
+        findings.push(format!(
+            "  {}{}: {at} would not be {want}; the API server refuses the object",
+            object_name(object),
+            from_values(values, &hint),
+        ));
+    }
+    for (at, key) in not_text {
+        let hint = user_paths(values.user(), &|k, v| {
+            k == key && !v.is_string() && !v.is_object() && !v.is_array()
+        });
+        findings.push(format!(
+            "  {}{}: {at} would not be text; labels, annotations and selectors take strings only (quote the value in the values file), and the API server refuses the object",
+            object_name(object),
+            from_values(values, &hint),
+        ));
+    }
+}
+
+/// A ConfigMap's or Secret's data beyond what Kubernetes stores in one object.
+fn data_size(object: &Value, findings: &mut Vec<String>) {
+    let kind = object["kind"].as_str().unwrap_or("");
+    let fields: &[(&str, bool)] = match kind {
+        "ConfigMap" => &[("data", false), ("binaryData", true)],
+        "Secret" => &[("data", true), ("stringData", false)],
+        _ => return,
+    };
+    let mut total = 0usize;
+    let mut largest: Vec<(usize, String)> = Vec::new();
+    for (field, base64) in fields {
+        for (key, value) in object[*field].as_object().into_iter().flatten() {
+            let text = value.as_str().map_or_else(|| print(value), str::to_string);
+            // Base64 holds three bytes in four characters.
+            let bytes = if *base64 {
+                text.len() / 4 * 3
+            } else {
+                text.len()
+            };
+            total += bytes;
+            largest.push((bytes, key.clone()));
+        }
+    }
+    if total <= MAX_CONFIG_DATA_BYTES {
+        return;
+    }
+    largest.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let biggest: Vec<String> = largest
+        .iter()
+        .take(3)
+        .map(|(n, k)| format!("{} ({n} bytes)", crate::limits::quoted(k)))
+        .collect();
+    findings.push(format!(
+        "  {}: its data would be {total} bytes; Kubernetes stores at most {MAX_CONFIG_DATA_BYTES} bytes (1 MiB) in one {kind}; largest entries: {}",
+        object_name(object),
+        biggest.join(", ")
+    ));
+}
+
+/// Paths of the user's values whose key and value match, for pointing from a rendered field
+/// back at what the user wrote (a few at most).
+fn user_paths(user: &Value, matches: &dyn Fn(&str, &Value) -> bool) -> Vec<String> {
+    fn walk(
+        node: &Value,
+        path: &str,
+        matches: &dyn Fn(&str, &Value) -> bool,
+        out: &mut Vec<String>,
+    ) {
+        let Value::Object(map) = node else { return };
+        for (key, value) in map {
+            if out.len() >= 3 {
+                return;
+            }
+            let here = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            if matches(key, value) {
+                out.push(here.clone());
+            }
+            walk(value, &here, matches, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(user, "", matches, &mut out);
+    out
+}
+
+fn from_values(values: &Values, paths: &[String]) -> String {
+    if paths.is_empty() {
+        return String::new();
+    }
+    let named: Vec<String> = paths
+        .iter()
+        .map(|p| format!("{p}, set in {}", values.describe_origin(p)))
+        .collect();
+    format!(" (from {})", named.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn findings_of(object: Value) -> Vec<String> {
+        let values = Values::resolve(json!({}), Vec::new());
+        let mut findings = Vec::new();
+        shapes(&object, &values, &mut findings);
+        data_size(&object, &mut findings);
+        findings
+    }
+
+    #[test]
+    fn shapes_kubernetes_refuses_are_found() {
+        let found = findings_of(json!({
+            "kind": "Deployment",
+            "metadata": {"name": "d", "labels": {"a": "b"}},
+            "spec": {"template": {
+                "metadata": {"annotations": {"port": 9962.0}},
+                "spec": {
+                    "nodeSelector": [],
+                    "tolerations": {"key": "x"},
+                    "containers": [{"name": "c", "resources": ["cpu"], "args": "--x"}]
+                }
+            }}
+        }));
+        let text = found.join("\n");
+        for needle in [
+            "spec.template.metadata.annotations.port would not be text",
+            "spec.template.spec.nodeSelector would not be a mapping",
+            "spec.template.spec.tolerations would not be a list",
+            "spec.template.spec.containers[c].resources would not be a mapping",
+            "spec.template.spec.containers[c].args would not be a list",
+        ] {
+            assert!(text.contains(needle), "{needle}: {text}");
+        }
+        assert_eq!(found.len(), 5, "{text}");
+        // Lists of strings elsewhere (RBAC rules) are not pod fields.
+        assert!(findings_of(json!({
+            "kind": "ClusterRole",
+            "metadata": {"name": "r"},
+            "rules": [{"resources": ["pods"], "verbs": ["get"]}]
+        }))
+        .is_empty());
+    }
+
+    #[test]
+    fn config_data_beyond_one_mebibyte_is_found() {
+        let big = "x".repeat(MAX_CONFIG_DATA_BYTES);
+        let found = findings_of(json!({
+            "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": big, "b": "y"}
+        }));
+        assert!(found[0].contains("1048577 bytes"), "{found:?}");
+        let found = findings_of(json!({
+            "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "x".repeat(MAX_CONFIG_DATA_BYTES)}
+        }));
+        assert!(found.is_empty(), "exactly the limit is accepted");
+    }
+}

@@ -1,0 +1,182 @@
+//! Values Helm renders but the cluster would refuse later (the API server at apply time, Cilium's
+//! agent at start): refused before they reach a cluster, naming the value and what is accepted,
+//! while every value Cilium accepts, and every value with no effect, still renders.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
+
+/// Renders `values` (after a line that spares the render the chart archive).
+fn render(version: &str, values: &str) -> Output {
+    let s = Scratch::new("admission");
+    let file = s.write(
+        "values.yaml",
+        &format!("cni:\n  iptablesRemoveAWSRules: false\n{values}"),
+    );
+    Command::new(PathBuf::from(env!("CARGO_BIN_EXE_cilium-cmp")))
+        .args(["render", "--cilium-version", version, "-f"])
+        .arg(&file)
+        .output()
+        .expect("runs")
+}
+
+fn refused(version: &str, values: &str, needles: &[&str]) {
+    let out = render(version, values);
+    let values: String = values.chars().take(200).collect();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{values}: {err}");
+    assert!(out.stdout.is_empty(), "{values}: stdout not empty");
+    assert!(
+        err.contains("Kubernetes or Cilium would refuse this render later"),
+        "{values}: {err}"
+    );
+    for n in needles {
+        assert!(err.contains(n), "{values}: stderr lacks {n:?}: {err}");
+    }
+}
+
+fn renders(version: &str, values: &str) {
+    let out = render(version, values);
+    let values: String = values.chars().take(200).collect();
+    assert!(
+        out.status.success(),
+        "{values}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("kind: DaemonSet"));
+}
+
+#[test]
+fn unknown_modes_are_refused_with_what_cilium_accepts() {
+    for version in ["1.18.12", "1.19.6", "1.20.0"] {
+        refused(
+            version,
+            "routingMode: natve\n",
+            &[
+                "routingMode (set in",
+                "values.yaml line 3",
+                "routing-mode would be \"natve\"",
+                "tunnel, native",
+            ],
+        );
+        refused(
+            version,
+            "tunnelProtocol: gre\n",
+            &["tunnelProtocol (set in", "vxlan, geneve"],
+        );
+        refused(
+            version,
+            "ipam:\n  mode: clusterpool\n",
+            &["ipam.mode (set in", "values.yaml line 4", "cluster-pool"],
+        );
+        refused(
+            version,
+            "extraConfig:\n  routing-mode: tunel\n",
+            &["extraConfig.routing-mode (set in"],
+        );
+        // All findings in one run.
+        refused(
+            version,
+            "routingMode: a\ntunnelProtocol: b\n",
+            &["routingMode (set in", "tunnelProtocol (set in"],
+        );
+    }
+}
+
+#[test]
+fn every_mode_cilium_accepts_renders() {
+    for version in ["1.18.12", "1.19.6", "1.20.0"] {
+        renders(version, "routingMode: tunnel\ntunnelProtocol: geneve\n");
+        renders(
+            version,
+            "routingMode: native\nipv4NativeRoutingCIDR: 10.0.0.0/8\ntunnelProtocol: vxlan\n",
+        );
+        for mode in [
+            "kubernetes",
+            "cluster-pool",
+            "multi-pool",
+            "crd",
+            "delegated-plugin",
+        ] {
+            renders(version, &format!("ipam:\n  mode: {mode}\n"));
+        }
+        renders(version, "encryption:\n  enabled: true\n  type: wireguard\n");
+        renders(version, "encryption:\n  enabled: true\n  type: ipsec\n");
+        // Without encryption the type has no effect, so any word passes.
+        renders(version, "encryption:\n  type: wirguard\n");
+    }
+}
+
+#[test]
+fn an_unknown_encryption_type_is_refused_per_release() {
+    refused(
+        "1.20.0",
+        "encryption:\n  enabled: true\n  type: wirguard\n",
+        &[
+            "encryption.type (set in",
+            "ipsec, wireguard, ztunnel",
+            "unencrypted",
+        ],
+    );
+    // ztunnel encryption arrived in 1.19.0.
+    refused(
+        "1.18.12",
+        "encryption:\n  enabled: true\n  type: ztunnel\n",
+        &["Cilium 1.18.12 knows (ipsec, wireguard)"],
+    );
+    renders("1.19.0", "encryption:\n  enabled: true\n  type: ztunnel\n");
+}
+
+#[test]
+fn negative_replicas_are_refused_only_where_they_are_rendered() {
+    refused(
+        "1.20.0",
+        "operator:\n  replicas: -1\n",
+        &[
+            "Deployment cilium-operator",
+            "operator.replicas, set in",
+            "negative replica count",
+        ],
+    );
+    // The relay is off: its replica count reaches no object.
+    renders("1.20.0", "hubble:\n  relay:\n    replicas: -2\n");
+}
+
+/// The chart's schema already refuses most lists where a mapping belongs (`nodeSelector: []`);
+/// a number or a boolean as a label or annotation it lets through, Kubernetes does not.
+#[test]
+fn labels_and_annotations_that_are_not_text_are_refused() {
+    refused(
+        "1.20.0",
+        "podAnnotations:\n  prometheus.io/port: 9962\noperator:\n  podLabels:\n    tier: 1\n",
+        &[
+            "DaemonSet cilium (from podAnnotations.prometheus.io/port, set in",
+            "spec.template.metadata.annotations.prometheus.io/port would not be text",
+            "Deployment cilium-operator (from operator.podLabels.tier, set in",
+        ],
+    );
+    renders(
+        "1.20.0",
+        "podAnnotations:\n  prometheus.io/port: \"9962\"\n",
+    );
+}
+
+#[test]
+fn a_config_map_beyond_one_mebibyte_is_refused() {
+    let big = "x".repeat(1_040_000);
+    refused(
+        "1.20.0",
+        &format!(
+            "extraConfig:\n  big: {big}\n  more: {}\n",
+            "y".repeat(8_000)
+        ),
+        &[
+            "ConfigMap cilium-config",
+            "at most 1048576 bytes (1 MiB)",
+            "\"big\" (1040000 bytes)",
+        ],
+    );
+}
