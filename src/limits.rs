@@ -32,6 +32,10 @@ pub const MAX_SET_SLOTS: usize = 10_000;
 pub const MAX_ARCHIVE_BYTES: u64 = 64 << 20;
 /// Entries of one chart archive (the official ones hold about 250).
 pub const MAX_ARCHIVE_ENTRIES: usize = 10_000;
+/// `if` blocks and parentheses nested in one template file the chart runs through `tpl`
+/// (`tmpl_eval`): the bundled scripts nest two deep; the bound keeps a hostile archive from
+/// exhausting the stack.
+pub const MAX_TEMPLATE_NESTING: usize = 32;
 /// Characters of user input quoted in one error message (Argo CD shows stderr in its UI).
 pub const MAX_QUOTED_CHARS: usize = 120;
 
