@@ -243,6 +243,33 @@ mod tests {
         });
     }
 
+    /// A chart whose script uses a construct the evaluator does not know is refused, naming the
+    /// file and the construct, instead of rendering something else than Helm would.
+    #[test]
+    fn an_unknown_construct_in_the_archive_is_refused_by_name() {
+        let dir = std::env::temp_dir().join(format!("cilium-cmp-nodeinit-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("files/nodeinit")).unwrap();
+        std::fs::write(dir.join("Chart.yaml"), "version: 1.20.0\n").unwrap();
+        std::fs::write(
+            dir.join(STARTUP),
+            "#!/bin/bash\n{{- range .Values.nodeinit.extraEnv }}x{{ end }}\n",
+        )
+        .unwrap();
+        let chart = crate::chart::ChartFiles::open(&dir).unwrap();
+        let cilium = crate::versions::parse("1.20.0").unwrap();
+        let layer = crate::values::Layer::from_yaml("v.yaml", "nodeinit: {enabled: true}").unwrap();
+        let values = crate::values::Values::resolve(crate::versions::defaults(cilium), &[layer]);
+        let kube = crate::plan::KubeVersion::parse("1.35.0").unwrap();
+        let plan = crate::plan::Plan::new(cilium, "kube-system", kube, Default::default(), &values);
+        let err = render(&Ctx::new(&values, &plan, Some(&chart)))
+            .unwrap_err()
+            .to_string();
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(err.contains(STARTUP), "{err}");
+        assert!(err.contains("`range`"), "{err}");
+        assert!(err.contains("nodeinit.enabled"), "{err}");
+    }
+
     #[test]
     fn the_account_has_labels_only_with_annotations() {
         let values = "commonLabels: {team: net}\nserviceAccounts: {nodeinit: {enabled: true}}";
