@@ -31,7 +31,7 @@ pub enum TplError {
     Syntax { file: String, message: String },
     /// Evaluation failed where Helm's fails too (for example a field of a value that is not a
     /// map); `path` is the value the failing action reads, when it reads one.
-    #[error("{file}: evaluating `{action}` fails as in Helm: {message}")]
+    #[error("{file}: evaluating {action} fails as in Helm: {message}")]
     Failed {
         file: String,
         action: String,
