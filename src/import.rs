@@ -37,9 +37,15 @@ pub fn import(archive: &Path, data_dir: &Path) -> anyhow::Result<String> {
 /// template names `.Values` followed by keys, through `index`/`get`/`dig` with quoted keys, and
 /// through a variable that holds a values subtree (`$lb := .Values.loadBalancer` then `$lb.mode`).
 /// A path read relative to `with .Values.x` is not seen; such keys are listed in values.yaml.
+/// The bundled files count too: the chart runs some through `tpl` (node-init's scripts read
+/// `nodeinit.reconfigureKubelet`, which values.yaml does not list).
 pub fn template_keys(chart: &ChartFiles) -> BTreeSet<String> {
     let mut keys = BTreeSet::new();
-    for file in chart.list("templates/") {
+    let files = chart
+        .list("templates/")
+        .into_iter()
+        .chain(chart.list("files/"));
+    for file in files {
         if let Ok(text) = chart.text(file) {
             scan_template(&text, &mut keys);
         }

@@ -23,6 +23,7 @@ pub mod schema;
 pub mod setexpr;
 pub mod talos;
 pub mod tmpl;
+pub mod tmpl_eval;
 pub mod values;
 pub mod versions;
 pub mod yaml;

@@ -43,6 +43,10 @@ pub const MAX_LIVE_FILE_BYTES: u64 = 16 << 20;
 /// Live dumps of one `adopt-check` run, and their bytes together.
 pub const MAX_LIVE_FILES: usize = 16;
 pub const MAX_LIVE_TOTAL_BYTES: u64 = 32 << 20;
+/// `if` blocks and parentheses nested in one template file the chart runs through `tpl`
+/// (`tmpl_eval`): the bundled scripts nest two deep; the bound keeps a hostile archive from
+/// exhausting the stack.
+pub const MAX_TEMPLATE_NESTING: usize = 32;
 /// Characters of user input quoted in one error message (Argo CD shows stderr in its UI).
 pub const MAX_QUOTED_CHARS: usize = 120;
 

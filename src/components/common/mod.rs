@@ -1,6 +1,7 @@
 //! Helpers the chart shares between components (its `_helpers.tpl`), one file per concern;
 //! everything is re-exported here, so components name them as `common::x`.
 
+mod bundled;
 mod clusters;
 mod crds;
 mod images;
@@ -10,6 +11,7 @@ mod pods;
 mod tls;
 mod values;
 
+pub use bundled::*;
 pub use clusters::*;
 pub use crds::*;
 pub use images::*;
