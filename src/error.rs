@@ -16,13 +16,15 @@ pub enum RenderError {
         message: String,
     },
     /// An object must carry a file bundled in the official chart, and no archive was given.
-    #[error("{path} (set in {origin}) makes the chart embed its bundled file {file}, which cilium-cmp reads from the official chart archive: pass --chart-archive cilium-{version}.tgz (or an unpacked chart folder), or set {path} to {alternative}")]
+    /// `hint` is how the command at hand is given one (set by the front end).
+    #[error("{path} (set in {origin}) makes the chart embed its bundled file {file}, which cilium-cmp reads from the official chart archive cilium-{version}.tgz: {}, or set {path} to {alternative}", hint.remedy(version))]
     NeedsChartArchive {
         path: String,
         origin: String,
         file: String,
         version: String,
         alternative: String,
+        hint: ArchiveHint,
     },
     /// Values the requested chart does not know (typos, values of other releases, values the
     /// chart dropped, an umbrella chart's nesting): all of them, one line each.
@@ -48,6 +50,70 @@ pub enum RenderError {
     /// Input beyond the bounds of `limits` (refused before any work is done).
     #[error("{0}")]
     TooLarge(String),
+}
+
+/// How the command at hand is given the chart archive, for the error about a missing one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ArchiveHint {
+    /// A caller of the library that did not say.
+    #[default]
+    Unspecified,
+    /// `render`: `--chart-archive`, after the default folder (`chart_store`) was searched.
+    RenderFlag { searched: Option<String> },
+    /// `lock`, `talos-patch`: the folder `--chart-dir` names (or the default one) was searched.
+    ChartDirFlag { dir: String },
+    /// The plugin in Argo CD: `$CILIUM_CMP_CHART_DIR` (default /opt/cilium-cmp/charts).
+    PluginDir { dir: String },
+}
+
+impl ArchiveHint {
+    fn remedy(&self, version: &str) -> String {
+        let fetch = format!("cilium-cmp chart fetch {version}");
+        let into = |dir: &str| format!("{fetch} --dir {}", crate::argocd::shell_quote(dir));
+        match self {
+            ArchiveHint::Unspecified => format!("supply it (`{fetch}` downloads it)"),
+            ArchiveHint::RenderFlag { searched: Some(dir) } => format!(
+                "it is not in {dir}; download it there once with `{fetch}`, or pass --chart-archive cilium-{version}.tgz (or an unpacked chart folder)"
+            ),
+            ArchiveHint::RenderFlag { searched: None } => format!(
+                "pass --chart-archive cilium-{version}.tgz (or an unpacked chart folder); `{fetch} --dir DIR` downloads it"
+            ),
+            ArchiveHint::ChartDirFlag { dir } => format!(
+                "it is not in {dir}; download it there with `{}`, or pass --chart-dir with a folder holding it",
+                into(dir)
+            ),
+            ArchiveHint::PluginDir { dir } => format!(
+                "the plugin reads it from {dir} ({var}, default {default}) and it is not there; the sidecar image ships one per supported release (for another image: `{}`)",
+                into(dir),
+                var = crate::argocd::CHART_DIR_VAR,
+                default = crate::argocd::DEFAULT_CHART_DIR,
+            ),
+        }
+    }
+}
+
+impl RenderError {
+    /// The same error, its missing-archive advice naming how the command at hand takes one.
+    pub fn with_archive_hint(self, new: ArchiveHint) -> RenderError {
+        match self {
+            RenderError::NeedsChartArchive {
+                path,
+                origin,
+                file,
+                version,
+                alternative,
+                ..
+            } => RenderError::NeedsChartArchive {
+                path,
+                origin,
+                file,
+                version,
+                alternative,
+                hint: new,
+            },
+            other => other,
+        }
+    }
 }
 
 fn unknown_values_message(version: &str, report: &Report) -> String {

@@ -7,6 +7,9 @@
 pub mod argocd;
 pub mod changes;
 pub mod chart;
+pub mod chart_fetch;
+pub mod chart_pins;
+pub mod chart_store;
 pub mod components;
 pub mod error;
 pub mod import;

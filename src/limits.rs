@@ -32,6 +32,15 @@ pub const MAX_SET_SLOTS: usize = 10_000;
 pub const MAX_ARCHIVE_BYTES: u64 = 64 << 20;
 /// Entries of one chart archive (the official ones hold about 250).
 pub const MAX_ARCHIVE_ENTRIES: usize = 10_000;
+/// Bytes `chart fetch` downloads for one archive. A gzipped archive is not larger than what it
+/// unpacks to, so the unpacked bound serves; the official archives are about 210 KB.
+pub const MAX_DOWNLOAD_BYTES: u64 = MAX_ARCHIVE_BYTES;
+/// Seconds `chart fetch` waits for a connection, and for the whole download. An official archive
+/// arrives in well under a second on a working link; these only end a dead or stalled server.
+pub const FETCH_CONNECT_SECS: u64 = 15;
+pub const FETCH_TOTAL_SECS: u64 = 120;
+/// Characters of a `chart fetch --repo` URL (real repository URLs are under 100).
+pub const MAX_URL_CHARS: usize = 2048;
 /// Characters of user input quoted in one error message (Argo CD shows stderr in its UI).
 pub const MAX_QUOTED_CHARS: usize = 120;
 

@@ -13,9 +13,13 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
-use cilium_cmp::argocd::{self, FolderRequest, Overrides};
+use cilium_cmp::argocd::{self, FolderRequest, GenerateError, Overrides};
 use cilium_cmp::chart::ChartFiles;
+use cilium_cmp::chart_fetch::{self, Fetched};
+use cilium_cmp::chart_store;
+use cilium_cmp::error::ArchiveHint;
 use cilium_cmp::render::{Inputs, DEFAULT_KUBE_VERSION, DEFAULT_NAMESPACE};
+use cilium_cmp::RenderError;
 
 #[derive(Parser)]
 #[command(
@@ -49,7 +53,8 @@ struct RenderArgs {
     #[arg(long)]
     api_versions: Vec<String>,
     /// The official chart archive cilium-VERSION.tgz (or an unpacked chart folder), for the
-    /// files bundled in the chart (scripts, dashboards)
+    /// files bundled in the chart (scripts, dashboards) [default: the one `cilium-cmp chart
+    /// fetch` stored, when the values need it]
     #[arg(long)]
     chart_archive: Option<PathBuf>,
     /// Warn about values the chart does not know (typos, values of other releases) instead of
@@ -86,7 +91,8 @@ struct FolderArgs {
     #[arg(long)]
     set: Vec<String>,
     /// Folder holding the official cilium-VERSION.tgz archives [default: $CILIUM_CMP_CHART_DIR,
-    /// else /opt/cilium-cmp/charts]
+    /// else /opt/cilium-cmp/charts where it exists, else ~/.cache/cilium-cmp/charts, where
+    /// `cilium-cmp chart fetch` stores them]
     #[arg(long)]
     chart_dir: Option<PathBuf>,
     /// Warn about values the chart does not know instead of refusing them (the plugin in Argo CD
@@ -122,12 +128,41 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// The official Cilium chart archives (files bundled in the chart, such as scripts and
+    /// dashboards, come from them)
+    Chart {
+        #[command(subcommand)]
+        command: ChartCommand,
+    },
     /// Import an official chart archive's defaults, values schema and the value paths its templates
     /// read into the data folder (maintainers)
     ImportChart {
         archive: PathBuf,
         #[arg(long, default_value = "data")]
         data_dir: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum ChartCommand {
+    /// Download the official cilium-VERSION.tgz of a supported release, check it against the
+    /// sha256 pinned in this binary, and store it where render, lock and talos-patch look for it;
+    /// prints the stored file's path
+    #[command(
+        after_help = "Examples:\n  cilium-cmp chart fetch 1.20.0\n  cilium-cmp chart fetch 1.20.0 --dir ./charts --repo https://charts.example/cilium/"
+    )]
+    Fetch {
+        /// Cilium release (see `cilium-cmp versions`)
+        version: String,
+        /// Folder to store the archive in [default: $CILIUM_CMP_CHART_DIR, else
+        /// /opt/cilium-cmp/charts where it exists, else $XDG_CACHE_HOME/cilium-cmp/charts or
+        /// ~/.cache/cilium-cmp/charts]
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Chart repository (a mirror) holding cilium-VERSION.tgz; https, or http on this
+        /// machine only
+        #[arg(long, default_value = cilium_cmp::chart_fetch::DEFAULT_REPO)]
+        repo: String,
     },
 }
 
@@ -170,8 +205,28 @@ fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Render(a) => {
-            let inputs = render_inputs(&a)?;
-            let text = cilium_cmp::render(&inputs)?;
+            let mut inputs = render_inputs(&a)?;
+            let text = match cilium_cmp::render(&inputs) {
+                // Only values that need a bundled file pay for finding and reading the stored
+                // archive.
+                Err(e @ RenderError::NeedsChartArchive { .. }) if a.chart_archive.is_none() => {
+                    let dir = chart_store::default_dir();
+                    let version = cilium_cmp::versions::parse(&a.cilium_version)?.to_string();
+                    let stored = match &dir {
+                        Some(d) => chart_store::open_stored(d, &version)?,
+                        None => None,
+                    };
+                    let Some(chart) = stored else {
+                        let searched = dir.map(|d| d.display().to_string());
+                        return Err(e
+                            .with_archive_hint(ArchiveHint::RenderFlag { searched })
+                            .into());
+                    };
+                    inputs.chart = Some(chart);
+                    cilium_cmp::render(&inputs)?
+                }
+                other => other?,
+            };
             write_stdout(&text)
         }
         Command::Versions => {
@@ -203,7 +258,8 @@ fn run() -> anyhow::Result<()> {
         }
         Command::Lock(a) => {
             let req = folder_request(&a);
-            let (r, previous) = argocd::update_lock(&req.env()?, &a.app_dir, a.allow_unknown_keys)?;
+            let (r, previous) = argocd::update_lock(&req.env()?, &a.app_dir, a.allow_unknown_keys)
+                .map_err(GenerateError::on_command_line)?;
             let lock = r
                 .generation
                 .repo
@@ -228,13 +284,31 @@ fn run() -> anyhow::Result<()> {
         } => {
             let req = folder_request(&folder);
             let r =
-                argocd::generate_allowing(&req.env()?, &folder.app_dir, folder.allow_unknown_keys)?;
+                argocd::generate_allowing(&req.env()?, &folder.app_dir, folder.allow_unknown_keys)
+                    .map_err(GenerateError::on_command_line)?;
             let patch = cilium_cmp::talos::inline_manifest_patch(&name, &r.text, &r.hash);
             match output {
                 Some(path) => std::fs::write(&path, patch)
                     .with_context(|| format!("cannot write {}", path.display())),
                 None => write_stdout(&patch),
             }
+        }
+        Command::Chart {
+            command: ChartCommand::Fetch { version, dir, repo },
+        } => {
+            let path = match chart_fetch::fetch(&version, &repo, dir.as_deref())? {
+                Fetched::Downloaded(path) => {
+                    tracing::info!(
+                        "downloaded Cilium {version}'s chart archive; it matches its pinned sha256"
+                    );
+                    path
+                }
+                Fetched::AlreadyStored(path) => {
+                    tracing::info!("Cilium {version}'s chart archive is already stored and matches its pinned sha256");
+                    path
+                }
+            };
+            write_stdout(&format!("{}\n", path.display()))
         }
         Command::ImportChart { archive, data_dir } => {
             let v = cilium_cmp::import::import(&archive, &data_dir)?;
@@ -273,11 +347,9 @@ fn folder_request(a: &FolderArgs) -> FolderRequest {
             values_files: a.values.clone(),
             set: a.set.clone(),
         },
-        // The commands are run by people, so the variable is a default for the flag.
-        chart_dir: a
-            .chart_dir
-            .clone()
-            .or_else(|| std::env::var_os(argocd::CHART_DIR_VAR).map(PathBuf::from)),
+        // The commands are run by people: the variable, the image's folder or the user's cache
+        // (where `chart fetch` stores archives) is the default for the flag.
+        chart_dir: a.chart_dir.clone().or_else(chart_store::default_dir),
     }
 }
 

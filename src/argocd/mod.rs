@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::chart::ChartFiles;
-use crate::error::RenderError;
+use crate::error::{ArchiveHint, RenderError};
 use crate::plan::KubeVersion;
 use crate::render::Inputs;
 
@@ -71,6 +71,10 @@ pub enum GenerateError {
     Version(String),
     #[error("{message}")]
     Render { message: String },
+    /// Values need a file bundled in the chart and the archive is not in the chart folder; the
+    /// advice names the plugin's folder (`on_command_line` turns it into `--chart-dir`'s).
+    #[error("{0}")]
+    NeedsChartArchive(RenderError),
     #[error("the render holds no objects; refusing to print an empty stream (Argo CD would accept it and, with automated prune, delete the CNI)")]
     Empty,
     #[error("the render's content hash sha256:{computed} does not match the hash stamped in it ({stamped}); this is a bug in cilium-cmp")]
@@ -85,6 +89,28 @@ pub enum GenerateError {
     },
     #[error("cannot write {path}: {message}")]
     Write { path: String, message: String },
+}
+
+impl GenerateError {
+    /// The same error as the commands that render a folder outside Argo CD (`lock`,
+    /// `talos-patch`) report it: a missing archive's advice names `--chart-dir`.
+    pub fn on_command_line(self) -> GenerateError {
+        match self {
+            GenerateError::NeedsChartArchive(e) => {
+                let dir = match &e {
+                    RenderError::NeedsChartArchive {
+                        hint: ArchiveHint::PluginDir { dir },
+                        ..
+                    } => dir.clone(),
+                    _ => DEFAULT_CHART_DIR.to_string(),
+                };
+                GenerateError::NeedsChartArchive(
+                    e.with_archive_hint(ArchiveHint::ChartDirFlag { dir }),
+                )
+            }
+            other => other,
+        }
+    }
 }
 
 /// Everything one generation uses, resolved from the environment and the folder.
@@ -306,17 +332,16 @@ pub fn render_folder(
 ) -> Result<Rendered, GenerateError> {
     let mut generation = plan(env, app_dir)?;
     generation.inputs.allow_unknown_keys |= allow_unknown_keys;
-    let text = crate::render(&generation.inputs).map_err(|e| {
-        let mut message = e.to_string();
-        if matches!(e, RenderError::NeedsChartArchive { .. }) && generation.inputs.chart.is_none()
-        {
-            let dir = var(env, CHART_DIR_VAR).unwrap_or(DEFAULT_CHART_DIR);
-            message.push_str(&format!(
-                " (the plugin looks for the archive as {dir}/cilium-{}.tgz, and it is not there: the sidecar image ships one per supported version; {CHART_DIR_VAR} names another folder)",
-                generation.inputs.cilium_version
-            ));
+    let text = crate::render(&generation.inputs).map_err(|e| match e {
+        RenderError::NeedsChartArchive { .. } => {
+            let dir = var(env, CHART_DIR_VAR)
+                .unwrap_or(DEFAULT_CHART_DIR)
+                .to_string();
+            GenerateError::NeedsChartArchive(e.with_archive_hint(ArchiveHint::PluginDir { dir }))
         }
-        GenerateError::Render { message }
+        e => GenerateError::Render {
+            message: e.to_string(),
+        },
     })?;
     let (stamped, computed) =
         crate::output::verify(&text).map_err(|message| GenerateError::Render { message })?;

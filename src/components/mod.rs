@@ -107,6 +107,7 @@ impl<'a> Ctx<'a> {
                 file: file.to_string(),
                 version: self.plan.cilium.to_string(),
                 alternative: alternative.to_string(),
+                hint: Default::default(),
             }),
         }
     }
