@@ -15,16 +15,15 @@ pub enum RenderError {
         origin: String,
         message: String,
     },
-    /// An object must carry a file bundled in the official chart, and no archive was given.
-    /// `hint` is how the command at hand is given one (set by the front end).
-    #[error("{path} (set in {origin}) makes the chart embed its bundled file {file}, which cilium-cmp reads from the official chart archive cilium-{version}.tgz: {}, or set {path} to {alternative}", hint.remedy(version))]
+    /// An object must carry a file bundled in the official chart, and no archive was given. The
+    /// front end names how the command at hand takes one (`archive_advice`).
+    #[error("{}", archive_advice(self, &ArchiveHint::Unspecified))]
     NeedsChartArchive {
         path: String,
         origin: String,
         file: String,
         version: String,
         alternative: String,
-        hint: ArchiveHint,
     },
     /// Values the requested chart does not know (typos, values of other releases, values the
     /// chart dropped, an umbrella chart's nesting): all of them, one line each.
@@ -92,27 +91,21 @@ impl ArchiveHint {
     }
 }
 
-impl RenderError {
-    /// The same error, its missing-archive advice naming how the command at hand takes one.
-    pub fn with_archive_hint(self, new: ArchiveHint) -> RenderError {
-        match self {
-            RenderError::NeedsChartArchive {
-                path,
-                origin,
-                file,
-                version,
-                alternative,
-                ..
-            } => RenderError::NeedsChartArchive {
-                path,
-                origin,
-                file,
-                version,
-                alternative,
-                hint: new,
-            },
-            other => other,
-        }
+/// The error's text with the missing-archive advice of the command at hand (`hint`); other
+/// errors' text unchanged.
+pub fn archive_advice(e: &RenderError, hint: &ArchiveHint) -> String {
+    match e {
+        RenderError::NeedsChartArchive {
+            path,
+            origin,
+            file,
+            version,
+            alternative,
+        } => format!(
+            "{path} (set in {origin}) makes the chart embed its bundled file {file}, which cilium-cmp reads from the official chart archive cilium-{version}.tgz: {}, or set {path} to {alternative}",
+            hint.remedy(version)
+        ),
+        other => other.to_string(),
     }
 }
 

@@ -17,7 +17,7 @@ use cilium_cmp::argocd::{self, FolderRequest, GenerateError, Overrides};
 use cilium_cmp::chart::ChartFiles;
 use cilium_cmp::chart_fetch::{self, Fetched};
 use cilium_cmp::chart_store;
-use cilium_cmp::error::ArchiveHint;
+use cilium_cmp::error::{archive_advice, ArchiveHint};
 use cilium_cmp::render::{Inputs, DEFAULT_KUBE_VERSION, DEFAULT_NAMESPACE};
 use cilium_cmp::RenderError;
 
@@ -218,9 +218,8 @@ fn run() -> anyhow::Result<()> {
                     };
                     let Some(chart) = stored else {
                         let searched = dir.map(|d| d.display().to_string());
-                        return Err(e
-                            .with_archive_hint(ArchiveHint::RenderFlag { searched })
-                            .into());
+                        let hint = ArchiveHint::RenderFlag { searched };
+                        anyhow::bail!(archive_advice(&e, &hint));
                     };
                     inputs.chart = Some(chart);
                     cilium_cmp::render(&inputs)?

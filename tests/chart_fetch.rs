@@ -424,3 +424,20 @@ fn repositories_must_be_https_unless_on_this_machine() {
     }
     assert!(!store_of(&home.0).exists());
 }
+
+#[test]
+fn the_help_shows_an_example() {
+    let home = Scratch::new("fetch-help");
+    let o = cilium_cmp(&home.0, &["chart", "fetch", "--help"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for part in [
+        "cilium-cmp chart fetch 1.20.0",
+        "--dir",
+        "--repo",
+        "https://helm.cilium.io/",
+        "pinned",
+    ] {
+        assert!(out.contains(part), "{out} lacks {part}");
+    }
+}

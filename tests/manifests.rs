@@ -502,7 +502,10 @@ fn pinned_chart_archives() {
     let compiled: Vec<(String, String)> = cilium_cmp::chart_pins::pins()
         .map(|(v, sum)| (sum.to_string(), format!("cilium-{v}.tgz")))
         .collect();
-    assert_eq!(compiled, pinned, "the binary's pins are sidecar/charts.sha256");
+    assert_eq!(
+        compiled, pinned,
+        "the binary's pins are sidecar/charts.sha256"
+    );
     assert!(
         read("sidecar/Dockerfile").contains("COPY sidecar/charts.sha256 ./sidecar/charts.sha256"),
         "the Dockerfile's build stage copies the pins the binary compiles in"

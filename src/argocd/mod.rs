@@ -73,8 +73,11 @@ pub enum GenerateError {
     Render { message: String },
     /// Values need a file bundled in the chart and the archive is not in the chart folder; the
     /// advice names the plugin's folder (`on_command_line` turns it into `--chart-dir`'s).
-    #[error("{0}")]
-    NeedsChartArchive(RenderError),
+    #[error("{}", crate::error::archive_advice(error, hint))]
+    NeedsChartArchive {
+        error: Box<RenderError>,
+        hint: ArchiveHint,
+    },
     #[error("the render holds no objects; refusing to print an empty stream (Argo CD would accept it and, with automated prune, delete the CNI)")]
     Empty,
     #[error("the render's content hash sha256:{computed} does not match the hash stamped in it ({stamped}); this is a bug in cilium-cmp")]
@@ -96,18 +99,13 @@ impl GenerateError {
     /// `talos-patch`) report it: a missing archive's advice names `--chart-dir`.
     pub fn on_command_line(self) -> GenerateError {
         match self {
-            GenerateError::NeedsChartArchive(e) => {
-                let dir = match &e {
-                    RenderError::NeedsChartArchive {
-                        hint: ArchiveHint::PluginDir { dir },
-                        ..
-                    } => dir.clone(),
-                    _ => DEFAULT_CHART_DIR.to_string(),
-                };
-                GenerateError::NeedsChartArchive(
-                    e.with_archive_hint(ArchiveHint::ChartDirFlag { dir }),
-                )
-            }
+            GenerateError::NeedsChartArchive {
+                error,
+                hint: ArchiveHint::PluginDir { dir },
+            } => GenerateError::NeedsChartArchive {
+                error,
+                hint: ArchiveHint::ChartDirFlag { dir },
+            },
             other => other,
         }
     }
@@ -333,12 +331,14 @@ pub fn render_folder(
     let mut generation = plan(env, app_dir)?;
     generation.inputs.allow_unknown_keys |= allow_unknown_keys;
     let text = crate::render(&generation.inputs).map_err(|e| match e {
-        RenderError::NeedsChartArchive { .. } => {
-            let dir = var(env, CHART_DIR_VAR)
-                .unwrap_or(DEFAULT_CHART_DIR)
-                .to_string();
-            GenerateError::NeedsChartArchive(e.with_archive_hint(ArchiveHint::PluginDir { dir }))
-        }
+        RenderError::NeedsChartArchive { .. } => GenerateError::NeedsChartArchive {
+            error: Box::new(e),
+            hint: ArchiveHint::PluginDir {
+                dir: var(env, CHART_DIR_VAR)
+                    .unwrap_or(DEFAULT_CHART_DIR)
+                    .to_string(),
+            },
+        },
         e => GenerateError::Render {
             message: e.to_string(),
         },

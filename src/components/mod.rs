@@ -107,7 +107,6 @@ impl<'a> Ctx<'a> {
                 file: file.to_string(),
                 version: self.plan.cilium.to_string(),
                 alternative: alternative.to_string(),
-                hint: Default::default(),
             }),
         }
     }
