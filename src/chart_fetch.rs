@@ -38,7 +38,7 @@ pub enum FetchError {
     NoDir,
     #[error(transparent)]
     Stored(#[from] chart_store::StoreError),
-    #[error("cannot write {path}: {message}")]
+    #[error("cannot write {path}: {message}; pass --dir to store the archive elsewhere")]
     Write { path: String, message: String },
 }
 

@@ -205,27 +205,7 @@ fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Render(a) => {
-            let mut inputs = render_inputs(&a)?;
-            let text = match cilium_cmp::render(&inputs) {
-                // Only values that need a bundled file pay for finding and reading the stored
-                // archive.
-                Err(e @ RenderError::NeedsChartArchive { .. }) if a.chart_archive.is_none() => {
-                    let dir = chart_store::default_dir();
-                    let version = cilium_cmp::versions::parse(&a.cilium_version)?.to_string();
-                    let stored = match &dir {
-                        Some(d) => chart_store::open_stored(d, &version)?,
-                        None => None,
-                    };
-                    let Some(chart) = stored else {
-                        let searched = dir.map(|d| d.display().to_string());
-                        let hint = ArchiveHint::RenderFlag { searched };
-                        anyhow::bail!(archive_advice(&e, &hint));
-                    };
-                    inputs.chart = Some(chart);
-                    cilium_cmp::render(&inputs)?
-                }
-                other => other?,
-            };
+            let text = render_finding_archive(&a)?;
             write_stdout(&text)
         }
         Command::Versions => {
@@ -314,6 +294,30 @@ fn run() -> anyhow::Result<()> {
             tracing::info!("imported Cilium {v} into {}", data_dir.display());
             Ok(())
         }
+    }
+}
+
+/// `render`: when the values need a file bundled in the chart and no `--chart-archive` was
+/// given, renders again with the archive `chart fetch` stored (checked against its pin); only
+/// such values pay for finding and reading it.
+fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
+    let mut inputs = render_inputs(a)?;
+    match cilium_cmp::render(&inputs) {
+        Err(e @ RenderError::NeedsChartArchive { .. }) if a.chart_archive.is_none() => {
+            let dir = chart_store::default_dir();
+            let version = cilium_cmp::versions::parse(&a.cilium_version)?.to_string();
+            let stored = match &dir {
+                Some(d) => chart_store::open_stored(d, &version)?,
+                None => None,
+            };
+            let Some(chart) = stored else {
+                let searched = dir.map(|d| d.display().to_string());
+                anyhow::bail!(archive_advice(&e, &ArchiveHint::RenderFlag { searched }));
+            };
+            inputs.chart = Some(chart);
+            Ok(cilium_cmp::render(&inputs)?)
+        }
+        other => Ok(other?),
     }
 }
 
