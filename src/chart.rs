@@ -71,46 +71,29 @@ impl ChartFiles {
             read_dir(path, path).map_err(|e| fail(e.to_string()))?
         } else {
             let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-            let gz = flate2::read::GzDecoder::new(file.take(MAX_ARCHIVE_BYTES));
-            let mut archive = tar::Archive::new(Bounded {
-                inner: gz,
-                left: MAX_ARCHIVE_BYTES,
-            });
-            let mut files = BTreeMap::new();
-            let entries = archive
-                .entries()
-                .map_err(|e| fail(format!("not a gzipped tar archive ({e})")))?;
-            for (count, entry) in entries.enumerate() {
-                if count >= MAX_ARCHIVE_ENTRIES {
-                    return Err(fail(too_large()));
-                }
-                let mut entry =
-                    entry.map_err(|e| fail(format!("not a gzipped tar archive ({e})")))?;
-                if !entry.header().entry_type().is_file() {
-                    continue;
-                }
-                let name = entry
-                    .path()
-                    .map_err(|e| fail(e.to_string()))?
-                    .to_string_lossy()
-                    .into_owned();
-                // Chart archives hold one top folder (`cilium/`); paths are kept below it.
-                let inner = match name.split_once('/') {
-                    Some((_, rest)) => rest.to_string(),
-                    None => name,
-                };
-                let mut data = Vec::new();
-                entry
-                    .read_to_end(&mut data)
-                    .map_err(|e| fail(e.to_string()))?;
-                files.insert(inner, data);
-            }
-            files
+            read_tgz(file).map_err(fail)?
         };
+        ChartFiles::checked(shown, files)
+    }
+
+    /// Reads a `.tgz` archive already in memory (one checked against its pinned sha256);
+    /// `shown` names it in errors.
+    pub fn from_tgz_bytes(shown: &str, bytes: &[u8]) -> Result<ChartFiles, ChartError> {
+        let files = read_tgz(bytes).map_err(|message| ChartError::Unreadable {
+            path: shown.to_string(),
+            message,
+        })?;
+        ChartFiles::checked(shown.to_string(), files)
+    }
+
+    fn checked(path: String, files: BTreeMap<String, Vec<u8>>) -> Result<ChartFiles, ChartError> {
         if !files.contains_key("Chart.yaml") {
-            return Err(fail("no Chart.yaml: not a Helm chart".into()));
+            return Err(ChartError::Unreadable {
+                path,
+                message: "no Chart.yaml: not a Helm chart".into(),
+            });
         }
-        Ok(ChartFiles { path: shown, files })
+        Ok(ChartFiles { path, files })
     }
 
     /// The chart's version, from Chart.yaml.
@@ -157,6 +140,42 @@ impl ChartFiles {
     pub fn path(&self) -> &str {
         &self.path
     }
+}
+
+/// The files of a gzipped tar archive, within the bounds of `limits`.
+fn read_tgz(source: impl Read) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let gz = flate2::read::GzDecoder::new(source.take(MAX_ARCHIVE_BYTES));
+    let mut archive = tar::Archive::new(Bounded {
+        inner: gz,
+        left: MAX_ARCHIVE_BYTES,
+    });
+    let mut files = BTreeMap::new();
+    let entries = archive
+        .entries()
+        .map_err(|e| format!("not a gzipped tar archive ({e})"))?;
+    for (count, entry) in entries.enumerate() {
+        if count >= MAX_ARCHIVE_ENTRIES {
+            return Err(too_large());
+        }
+        let mut entry = entry.map_err(|e| format!("not a gzipped tar archive ({e})"))?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let name = entry
+            .path()
+            .map_err(|e| e.to_string())?
+            .to_string_lossy()
+            .into_owned();
+        // Chart archives hold one top folder (`cilium/`); paths are kept below it.
+        let inner = match name.split_once('/') {
+            Some((_, rest)) => rest.to_string(),
+            None => name,
+        };
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).map_err(|e| e.to_string())?;
+        files.insert(inner, data);
+    }
+    Ok(files)
 }
 
 /// An unpacked chart folder, within the same bounds as an archive; links are not followed.

@@ -15,8 +15,9 @@ pub enum RenderError {
         origin: String,
         message: String,
     },
-    /// An object must carry a file bundled in the official chart, and no archive was given.
-    #[error("{path} (set in {origin}) makes the chart embed its bundled file {file}, which cilium-cmp reads from the official chart archive: pass --chart-archive cilium-{version}.tgz (or an unpacked chart folder), or set {path} to {alternative}")]
+    /// An object must carry a file bundled in the official chart, and no archive was given. The
+    /// front end names how the command at hand takes one (`archive_advice`).
+    #[error("{}", archive_advice(self, &ArchiveHint::Unspecified))]
     NeedsChartArchive {
         path: String,
         origin: String,
@@ -52,6 +53,64 @@ pub enum RenderError {
     /// Input beyond the bounds of `limits` (refused before any work is done).
     #[error("{0}")]
     TooLarge(String),
+}
+
+/// How the command at hand is given the chart archive, for the error about a missing one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ArchiveHint {
+    /// A caller of the library that did not say.
+    #[default]
+    Unspecified,
+    /// `render`: `--chart-archive`, after the default folder (`chart_store`) was searched.
+    RenderFlag { searched: Option<String> },
+    /// `lock`, `talos-patch`: the folder `--chart-dir` names (or the default one) was searched.
+    ChartDirFlag { dir: String },
+    /// The plugin in Argo CD: `$CILIUM_CMP_CHART_DIR` (default /opt/cilium-cmp/charts).
+    PluginDir { dir: String },
+}
+
+impl ArchiveHint {
+    fn remedy(&self, version: &str) -> String {
+        let fetch = format!("cilium-cmp chart fetch {version}");
+        let into = |dir: &str| format!("{fetch} --dir {}", crate::argocd::shell_quote(dir));
+        match self {
+            ArchiveHint::Unspecified => format!("supply it (`{fetch}` downloads it)"),
+            ArchiveHint::RenderFlag { searched: Some(dir) } => format!(
+                "it is not in {dir}; download it there once with `{fetch}`, or pass --chart-archive cilium-{version}.tgz (or an unpacked chart folder)"
+            ),
+            ArchiveHint::RenderFlag { searched: None } => format!(
+                "pass --chart-archive cilium-{version}.tgz (or an unpacked chart folder); `{fetch} --dir DIR` downloads it"
+            ),
+            ArchiveHint::ChartDirFlag { dir } => format!(
+                "it is not in {dir}; download it there with `{}`, or pass --chart-dir with a folder holding it",
+                into(dir)
+            ),
+            ArchiveHint::PluginDir { dir } => format!(
+                "the plugin reads it from {dir} ({var}, default {default}) and it is not there; the sidecar image ships one per supported release (for another image: `{}`)",
+                into(dir),
+                var = crate::argocd::CHART_DIR_VAR,
+                default = crate::argocd::DEFAULT_CHART_DIR,
+            ),
+        }
+    }
+}
+
+/// The error's text with the missing-archive advice of the command at hand (`hint`); other
+/// errors' text unchanged.
+pub fn archive_advice(e: &RenderError, hint: &ArchiveHint) -> String {
+    match e {
+        RenderError::NeedsChartArchive {
+            path,
+            origin,
+            file,
+            version,
+            alternative,
+        } => format!(
+            "{path} (set in {origin}) makes the chart embed its bundled file {file}, which cilium-cmp reads from the official chart archive cilium-{version}.tgz: {}, or set {path} to {alternative}",
+            hint.remedy(version)
+        ),
+        other => other.to_string(),
+    }
 }
 
 fn unknown_values_message(version: &str, report: &Report) -> String {

@@ -47,6 +47,15 @@ pub const MAX_LIVE_TOTAL_BYTES: u64 = 32 << 20;
 /// (`tmpl_eval`): the bundled scripts nest two deep; the bound keeps a hostile archive from
 /// exhausting the stack.
 pub const MAX_TEMPLATE_NESTING: usize = 32;
+/// Bytes `chart fetch` downloads for one archive. A gzipped archive is not larger than what it
+/// unpacks to, so the unpacked bound serves; the official archives are about 210 KB.
+pub const MAX_DOWNLOAD_BYTES: u64 = MAX_ARCHIVE_BYTES;
+/// Seconds `chart fetch` waits for a connection, and for the whole download. An official archive
+/// arrives in well under a second on a working link; these only end a dead or stalled server.
+pub const FETCH_CONNECT_SECS: u64 = 15;
+pub const FETCH_TOTAL_SECS: u64 = 120;
+/// Characters of a `chart fetch --repo` URL (real repository URLs are under 100).
+pub const MAX_URL_CHARS: usize = 2048;
 /// Characters of user input quoted in one error message (Argo CD shows stderr in its UI).
 pub const MAX_QUOTED_CHARS: usize = 120;
 

@@ -14,11 +14,15 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
-use cilium_cmp::argocd::{self, FolderRequest, Overrides};
+use cilium_cmp::argocd::{self, FolderRequest, GenerateError, Overrides};
 use cilium_cmp::chart::ChartFiles;
+use cilium_cmp::chart_fetch::{self, Fetched};
+use cilium_cmp::chart_store;
+use cilium_cmp::error::{archive_advice, ArchiveHint};
 use cilium_cmp::render::{Inputs, DEFAULT_KUBE_VERSION, DEFAULT_NAMESPACE};
 use cilium_cmp::setexpr;
 
+use cilium_cmp::RenderError;
 use cli_io::{write_stdout, ClosedStdout, Stdin, STDIN_NAME};
 
 #[derive(Parser)]
@@ -70,6 +74,7 @@ struct RenderArgs {
     api_versions: Vec<String>,
     /// The official chart archive cilium-VERSION.tgz (or an unpacked chart folder), for the
     /// files bundled in the chart (scripts, dashboards), e.g. --chart-archive cilium-1.20.0.tgz
+    /// [default: the one `cilium-cmp chart fetch` stored, when the values need it]
     #[arg(long)]
     chart_archive: Option<PathBuf>,
     /// Warn about values the chart does not know (typos, values of other releases) instead of
@@ -127,7 +132,8 @@ struct FolderArgs {
     #[arg(long)]
     set: Vec<String>,
     /// Folder holding the official cilium-VERSION.tgz archives [default: $CILIUM_CMP_CHART_DIR,
-    /// else /opt/cilium-cmp/charts]
+    /// else /opt/cilium-cmp/charts where it exists, else ~/.cache/cilium-cmp/charts, where
+    /// `cilium-cmp chart fetch` stores them]
     #[arg(long)]
     chart_dir: Option<PathBuf>,
     /// Warn about values the chart does not know instead of refusing them (the plugin in Argo CD
@@ -267,12 +273,41 @@ enum Command {
         #[arg(long)]
         cilium_version: String,
     },
+    /// The official Cilium chart archives (files bundled in the chart, such as scripts and
+    /// dashboards, come from them)
+    Chart {
+        #[command(subcommand)]
+        command: ChartCommand,
+    },
     /// Import an official chart archive's defaults, values schema and the value paths its templates
     /// read into the data folder (maintainers)
     ImportChart {
         archive: PathBuf,
         #[arg(long, default_value = "data")]
         data_dir: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum ChartCommand {
+    /// Download the official cilium-VERSION.tgz of a supported release, check it against the
+    /// sha256 pinned in this binary, and store it where render, lock and talos-patch look for it;
+    /// prints the stored file's path
+    #[command(
+        after_help = "Examples:\n  cilium-cmp chart fetch 1.20.0\n  cilium-cmp chart fetch 1.20.0 --dir ./charts --repo https://charts.example/cilium/"
+    )]
+    Fetch {
+        /// Cilium release (see `cilium-cmp versions`)
+        version: String,
+        /// Folder to store the archive in [default: $CILIUM_CMP_CHART_DIR, else
+        /// /opt/cilium-cmp/charts where it exists, else $XDG_CACHE_HOME/cilium-cmp/charts or
+        /// ~/.cache/cilium-cmp/charts]
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Chart repository (a mirror) holding cilium-VERSION.tgz; https, or http on this
+        /// machine only
+        #[arg(long, default_value = cilium_cmp::chart_fetch::DEFAULT_REPO)]
+        repo: String,
     },
 }
 
@@ -342,8 +377,7 @@ fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Render(a) => {
-            let inputs = render_inputs(&a.inputs)?;
-            let text = cilium_cmp::render(&inputs)?;
+            let text = render_finding_archive(&a.inputs)?;
             match &a.output {
                 Some(path) => cli_io::write_file(path, &text),
                 None => write_stdout(&text),
@@ -378,14 +412,16 @@ fn run() -> anyhow::Result<()> {
         }
         Command::RenderFolder(a) => {
             let req = folder_request(&a);
-            let p = argocd::preview::preview(&req.env()?, &a.app_dir, a.allow_unknown_keys)?;
+            let p = argocd::preview::preview(&req.env()?, &a.app_dir, a.allow_unknown_keys)
+                .map_err(GenerateError::on_command_line)?;
             eprint!("{}", p.summary());
             write_stdout(&p.rendered.text)
         }
         Command::Lock { folder, check } => {
             let req = folder_request(&folder);
             let p =
-                argocd::preview::preview(&req.env()?, &folder.app_dir, folder.allow_unknown_keys)?;
+                argocd::preview::preview(&req.env()?, &folder.app_dir, folder.allow_unknown_keys)
+                    .map_err(GenerateError::on_command_line)?;
             if check {
                 return match p.state() {
                     argocd::LockState::Fresh => {
@@ -420,7 +456,8 @@ fn run() -> anyhow::Result<()> {
         } => {
             let req = folder_request(&folder);
             let r =
-                argocd::generate_allowing(&req.env()?, &folder.app_dir, folder.allow_unknown_keys)?;
+                argocd::generate_allowing(&req.env()?, &folder.app_dir, folder.allow_unknown_keys)
+                    .map_err(GenerateError::on_command_line)?;
             let patch = cilium_cmp::talos::inline_manifest_patch(&name, &r.text, &r.hash);
             match output {
                 Some(path) => cli_io::write_file(&path, &patch),
@@ -451,6 +488,23 @@ fn run() -> anyhow::Result<()> {
             let schema = cilium_cmp::editor_schema::values_schema(version)
                 .with_context(|| format!("no values schema for Cilium {version}"))?;
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&schema)?))
+        }
+        Command::Chart {
+            command: ChartCommand::Fetch { version, dir, repo },
+        } => {
+            let path = match chart_fetch::fetch(&version, &repo, dir.as_deref())? {
+                Fetched::Downloaded(path) => {
+                    tracing::info!(
+                        "downloaded Cilium {version}'s chart archive; it matches its pinned sha256"
+                    );
+                    path
+                }
+                Fetched::AlreadyStored(path) => {
+                    tracing::info!("Cilium {version}'s chart archive is already stored and matches its pinned sha256");
+                    path
+                }
+            };
+            write_stdout(&format!("{}\n", path.display()))
         }
         Command::ImportChart { archive, data_dir } => {
             let v = cilium_cmp::import::import(&archive, &data_dir)?;
@@ -535,6 +589,30 @@ fn import_application(
     write_stdout(&imported.application)
 }
 
+/// `render`: when the values need a file bundled in the chart and no `--chart-archive` was
+/// given, renders again with the archive `chart fetch` stored (checked against its pin); only
+/// such values pay for finding and reading it.
+fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
+    let mut inputs = render_inputs(a)?;
+    match cilium_cmp::render(&inputs) {
+        Err(e @ RenderError::NeedsChartArchive { .. }) if a.chart_archive.is_none() => {
+            let dir = chart_store::default_dir();
+            let version = cilium_cmp::versions::parse(&a.cilium_version)?.to_string();
+            let stored = match &dir {
+                Some(d) => chart_store::open_stored(d, &version)?,
+                None => None,
+            };
+            let Some(chart) = stored else {
+                let searched = dir.map(|d| d.display().to_string());
+                anyhow::bail!(archive_advice(&e, &ArchiveHint::RenderFlag { searched }));
+            };
+            inputs.chart = Some(chart);
+            Ok(cilium_cmp::render(&inputs)?)
+        }
+        other => Ok(other?),
+    }
+}
+
 /// The variables Argo CD passes to a plugin command; the rest of the sidecar's environment is
 /// left out so it cannot change a render.
 fn argocd_env() -> anyhow::Result<BTreeMap<String, String>> {
@@ -564,11 +642,9 @@ fn folder_request(a: &FolderArgs) -> FolderRequest {
             values_files: a.values.clone(),
             set: a.set.clone(),
         },
-        // The commands are run by people, so the variable is a default for the flag.
-        chart_dir: a
-            .chart_dir
-            .clone()
-            .or_else(|| std::env::var_os(argocd::CHART_DIR_VAR).map(PathBuf::from)),
+        // The commands are run by people: the variable, the image's folder or the user's cache
+        // (where `chart fetch` stores archives) is the default for the flag.
+        chart_dir: a.chart_dir.clone().or_else(chart_store::default_dir),
     }
 }
 
@@ -604,7 +680,9 @@ fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
                 allow_unknown_keys: a.render.allow_unknown_keys,
             };
             let req = folder_request(&folder);
-            argocd::render_folder(&req.env()?, dir, folder.allow_unknown_keys)?.text
+            argocd::render_folder(&req.env()?, dir, folder.allow_unknown_keys)
+                .map_err(GenerateError::on_command_line)?
+                .text
         }
     };
     if a.live.len() > cilium_cmp::limits::MAX_LIVE_FILES {

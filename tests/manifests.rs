@@ -498,6 +498,18 @@ fn pinned_chart_archives() {
         .map(|v| format!("cilium-{v}.tgz"))
         .collect();
     assert_eq!(files, wanted, "one archive per supported version, in order");
+    // The binary's pins are this file, compiled in; the image's build stage must have it.
+    let compiled: Vec<(String, String)> = cilium_cmp::chart_pins::pins()
+        .map(|(v, sum)| (sum.to_string(), format!("cilium-{v}.tgz")))
+        .collect();
+    assert_eq!(
+        compiled, pinned,
+        "the binary's pins are sidecar/charts.sha256"
+    );
+    assert!(
+        read("sidecar/Dockerfile").contains("COPY sidecar/charts.sha256 ./sidecar/charts.sha256"),
+        "the Dockerfile's build stage copies the pins the binary compiles in"
+    );
     for (sum, _) in &pinned {
         assert!(
             sum.len() == 64

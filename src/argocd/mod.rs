@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::chart::ChartFiles;
-use crate::error::RenderError;
+use crate::error::{ArchiveHint, RenderError};
 use crate::plan::KubeVersion;
 use crate::render::Inputs;
 
@@ -74,6 +74,13 @@ pub enum GenerateError {
     Version(String),
     #[error("{message}")]
     Render { message: String },
+    /// Values need a file bundled in the chart and the archive is not in the chart folder; the
+    /// advice names the plugin's folder (`on_command_line` turns it into `--chart-dir`'s).
+    #[error("{}", crate::error::archive_advice(error, hint))]
+    NeedsChartArchive {
+        error: Box<RenderError>,
+        hint: ArchiveHint,
+    },
     #[error("the render holds no objects; refusing to print an empty stream (Argo CD would accept it and, with automated prune, delete the CNI)")]
     Empty,
     #[error("the render's content hash sha256:{computed} does not match the hash stamped in it ({stamped}); this is a bug in cilium-cmp")]
@@ -89,6 +96,23 @@ pub enum GenerateError {
     },
     #[error("cannot write {path}: {message}")]
     Write { path: String, message: String },
+}
+
+impl GenerateError {
+    /// The same error as the commands that render a folder outside Argo CD (`lock`,
+    /// `talos-patch`) report it: a missing archive's advice names `--chart-dir`.
+    pub fn on_command_line(self) -> GenerateError {
+        match self {
+            GenerateError::NeedsChartArchive {
+                error,
+                hint: ArchiveHint::PluginDir { dir },
+            } => GenerateError::NeedsChartArchive {
+                error,
+                hint: ArchiveHint::ChartDirFlag { dir },
+            },
+            other => other,
+        }
+    }
 }
 
 /// Everything one generation uses, resolved from the environment and the folder.
@@ -308,17 +332,18 @@ pub fn render_folder(
 ) -> Result<Rendered, GenerateError> {
     let mut generation = plan(env, app_dir)?;
     generation.inputs.allow_unknown_keys |= allow_unknown_keys;
-    let text = crate::render(&generation.inputs).map_err(|e| {
-        let mut message = e.to_string();
-        if matches!(e, RenderError::NeedsChartArchive { .. }) && generation.inputs.chart.is_none()
-        {
-            let dir = var(env, CHART_DIR_VAR).unwrap_or(DEFAULT_CHART_DIR);
-            message.push_str(&format!(
-                " (the plugin looks for the archive as {dir}/cilium-{}.tgz, and it is not there: the sidecar image ships one per supported version; {CHART_DIR_VAR} names another folder)",
-                generation.inputs.cilium_version
-            ));
-        }
-        GenerateError::Render { message }
+    let text = crate::render(&generation.inputs).map_err(|e| match e {
+        RenderError::NeedsChartArchive { .. } => GenerateError::NeedsChartArchive {
+            error: Box::new(e),
+            hint: ArchiveHint::PluginDir {
+                dir: var(env, CHART_DIR_VAR)
+                    .unwrap_or(DEFAULT_CHART_DIR)
+                    .to_string(),
+            },
+        },
+        e => GenerateError::Render {
+            message: e.to_string(),
+        },
     })?;
     let (stamped, computed) =
         crate::output::verify(&text).map_err(|message| GenerateError::Render { message })?;

@@ -1,0 +1,182 @@
+//! Where the official chart archives live on a machine, so that after `cilium-cmp chart fetch
+//! VERSION` every command that needs a file bundled in the chart finds it without a flag.
+//!
+//! One folder serves both storing and looking up: `$CILIUM_CMP_CHART_DIR` when set (the sidecar
+//! image sets it), else the image's `/opt/cilium-cmp/charts` where that folder exists, else the
+//! user's cache (`$XDG_CACHE_HOME/cilium-cmp/charts`, or `~/.cache/cilium-cmp/charts`), which a
+//! laptop has and may write.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::argocd::{CHART_DIR_VAR, DEFAULT_CHART_DIR};
+use crate::chart::ChartFiles;
+use crate::chart_pins;
+use crate::limits::MAX_DOWNLOAD_BYTES;
+
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct StoreError {
+    pub path: String,
+    pub message: String,
+}
+
+/// The archive's file name for a release (`cilium-1.20.0.tgz`).
+pub fn archive_name(version: &str) -> String {
+    format!("cilium-{version}.tgz")
+}
+
+/// The folder archives are stored in and looked up from when no flag names one; None only when
+/// neither the variable, the image's folder nor a home folder exists.
+pub fn default_dir() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var(CHART_DIR_VAR) {
+        return Some(PathBuf::from(dir));
+    }
+    if Path::new(DEFAULT_CHART_DIR).is_dir() {
+        return Some(PathBuf::from(DEFAULT_CHART_DIR));
+    }
+    // The XDG base directory rules ignore a relative XDG_CACHE_HOME.
+    let cache = var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| var("HOME").map(|home| Path::new(&home).join(".cache")))?;
+    Some(cache.join("cilium-cmp").join("charts"))
+}
+
+/// The sha256 (lowercase hex) of bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    chart_pins::hex(&Sha256::digest(bytes))
+}
+
+/// Reads a stored archive of at most `MAX_DOWNLOAD_BYTES`; None when there is no such file.
+pub fn read_stored(path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
+    let fail = |message: String| StoreError {
+        path: path.display().to_string(),
+        message,
+    };
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(fail(format!("cannot be read: {e}"))),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| fail(format!("cannot be read: {e}")))?;
+    if !meta.is_file() {
+        return Err(fail("is not a regular file".into()));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_DOWNLOAD_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(format!("cannot be read: {e}")))?;
+    if bytes.len() as u64 > MAX_DOWNLOAD_BYTES {
+        return Err(fail(format!(
+            "is larger than {MAX_DOWNLOAD_BYTES} bytes; the official archives are about 210 KB"
+        )));
+    }
+    Ok(Some(bytes))
+}
+
+/// The stored archive of `version` in `dir`, checked against its pin before use, so a render
+/// that finds it by default is the same on every machine; None when it is not there.
+pub fn open_stored(dir: &Path, version: &str) -> Result<Option<ChartFiles>, StoreError> {
+    let path = dir.join(archive_name(version));
+    let Some(bytes) = read_stored(&path)? else {
+        return Ok(None);
+    };
+    let fail = |message: String| StoreError {
+        path: path.display().to_string(),
+        message,
+    };
+    let pinned = chart_pins::sha256_of(version)
+        .ok_or_else(|| fail(format!("Cilium {version} has no pinned archive")))?;
+    let got = sha256_hex(&bytes);
+    if got != pinned {
+        return Err(fail(format!(
+            "is not the official archive of Cilium {version} (sha256 {got}, pinned {pinned}); delete it and run `cilium-cmp chart fetch {version}`"
+        )));
+    }
+    ChartFiles::from_tgz_bytes(&path.display().to_string(), &bytes)
+        .map(Some)
+        .map_err(|e| fail(e.to_string()))
+}
+
+/// Writes `bytes` as `dir/name` whole or not at all: into a new temporary file in `dir` (created
+/// exclusively, so never an existing file or a planted link), flushed to disk, then renamed over
+/// the name. Makes `dir` if needed.
+pub fn store(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let target = dir.join(name);
+    let (tmp, mut file) = exclusive_temp(dir, name)?;
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, &target));
+    if let Err(e) = written {
+        std::fs::remove_file(&tmp).ok();
+        return Err(e);
+    }
+    Ok(target)
+}
+
+fn exclusive_temp(dir: &Path, name: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+    let mut attempt = 0u32;
+    loop {
+        let tmp = dir.join(format!(".{name}.{}.{attempt}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
+                attempt += 1
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("cilium-cmp-store-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn store_writes_whole_files_and_leaves_no_temporary_file() {
+        let dir = scratch("store").join("made/on/demand");
+        let path = store(&dir, "x.tgz", b"first").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"first");
+        store(&dir, "x.tgz", b"second").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"second");
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("x.tgz")]);
+        std::fs::remove_dir_all(scratch("store")).ok();
+    }
+
+    #[test]
+    fn a_stored_file_that_is_not_the_pinned_archive_is_refused() {
+        let dir = scratch("pins");
+        assert!(open_stored(&dir, "1.20.0").unwrap().is_none());
+        store(&dir, &archive_name("1.20.0"), b"not the archive").unwrap();
+        let err = open_stored(&dir, "1.20.0").unwrap_err().to_string();
+        assert!(
+            err.contains("is not the official archive of Cilium 1.20.0"),
+            "{err}"
+        );
+        assert!(err.contains("cilium-cmp chart fetch 1.20.0"), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,443 @@
+//! `cilium-cmp chart fetch` against a small HTTP server on 127.0.0.1 (never the real network):
+//! the pinned archive is stored byte for byte and then found by `render` and `talos-patch`
+//! without a flag; a tampered archive, an unpinned release, a 404, a connection that closes
+//! early and an endless answer are refused, with nothing written and nothing on stdout.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
+
+#[path = "support/shared.rs"]
+mod shared;
+
+/// What the test server answers for one path.
+#[derive(Clone)]
+enum Answer {
+    Whole(Vec<u8>),
+    /// Announces the whole length, sends half, closes the connection.
+    CutShort(Vec<u8>),
+    /// Announces 1 GiB and sends zeros until the client gives up.
+    Endless,
+}
+
+struct Server {
+    base: String,
+    answers: Arc<Mutex<BTreeMap<String, Answer>>>,
+    requests: Arc<AtomicUsize>,
+}
+
+impl Server {
+    /// Serves until the test process ends; paths without an answer get 404.
+    fn start() -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let base = format!("http://{}/charts", listener.local_addr().unwrap());
+        let answers: Arc<Mutex<BTreeMap<String, Answer>>> = Arc::default();
+        let requests = Arc::new(AtomicUsize::new(0));
+        let (a, r) = (answers.clone(), requests.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                r.fetch_add(1, Ordering::SeqCst);
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request_line = String::new();
+                if reader.read_line(&mut request_line).is_err() {
+                    continue;
+                }
+                // The headers end at the first empty line.
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let path = request_line.split(' ').nth(1).unwrap_or("").to_string();
+                let answer = a.lock().unwrap().get(&path).cloned();
+                let head = |len: usize| {
+                    format!("HTTP/1.1 200 OK\r\nContent-Type: application/gzip\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n")
+                };
+                let _ = match answer {
+                    Some(Answer::Whole(bytes)) => stream
+                        .write_all(head(bytes.len()).as_bytes())
+                        .and_then(|()| stream.write_all(&bytes)),
+                    Some(Answer::CutShort(bytes)) => stream
+                        .write_all(head(bytes.len()).as_bytes())
+                        .and_then(|()| stream.write_all(&bytes[..bytes.len() / 2])),
+                    Some(Answer::Endless) => {
+                        let chunk = vec![0u8; 1 << 16];
+                        stream
+                            .write_all(head(1 << 30).as_bytes())
+                            .and_then(|()| loop {
+                                stream.write_all(&chunk)?;
+                            })
+                    }
+                    None => stream.write_all(
+                        b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    ),
+                };
+            }
+        });
+        Server {
+            base,
+            answers,
+            requests,
+        }
+    }
+
+    fn serve(&self, name: &str, answer: Answer) {
+        self.answers
+            .lock()
+            .unwrap()
+            .insert(format!("/charts/{name}"), answer);
+    }
+
+    fn requests(&self) -> usize {
+        self.requests.load(Ordering::SeqCst)
+    }
+}
+
+/// The binary with nothing of this machine's environment but `HOME` (so the default archive
+/// folder is the test's own, and no proxy variable applies).
+fn cilium_cmp(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+        .env_clear()
+        .env("HOME", home)
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_refused(o: &Output, expect: &[&str]) {
+    let e = stderr(o);
+    assert!(!o.status.success(), "must fail: {e}");
+    assert!(o.stdout.is_empty(), "stdout must stay empty: {e}");
+    assert!(e.starts_with("error: "), "{e}");
+    for part in expect {
+        assert!(e.contains(part), "{e:?} lacks {part:?}");
+    }
+}
+
+/// Where `chart fetch` stores archives for a HOME without XDG_CACHE_HOME.
+fn store_of(home: &Path) -> PathBuf {
+    home.join(".cache/cilium-cmp/charts")
+}
+
+fn official_archive(test: &str) -> Option<Vec<u8>> {
+    shared::shared_file("charts/cilium-1.20.0.tgz", test).map(|p| std::fs::read(p).unwrap())
+}
+
+/// Needs a file bundled in the chart: the default `cni.iptablesRemoveAWSRules: true` embeds the
+/// AWS clean-up script (the shared scenario `default-cronjob`).
+const VALUES_NEEDING_THE_ARCHIVE: &str = "hubble:\n  tls:\n    auto:\n      method: cronJob\n";
+
+#[test]
+fn a_fetched_archive_is_stored_byte_for_byte_and_found_by_render_and_folder_commands() {
+    let Some(official) = official_archive("chart_fetch") else {
+        return;
+    };
+    let server = Server::start();
+    server.serve("cilium-1.20.0.tgz", Answer::Whole(official.clone()));
+    let home = Scratch::new("fetch-home");
+    let values = home.write("values.yaml", VALUES_NEEDING_THE_ARCHIVE);
+    let values = values.to_str().unwrap();
+
+    // Before the fetch, the render is refused with both remedies.
+    let before = cilium_cmp(
+        home.0.as_path(),
+        &["render", "--cilium-version", "1.20.0", "-f", values],
+    );
+    assert_refused(
+        &before,
+        &[
+            "cni.iptablesRemoveAWSRules",
+            "`cilium-cmp chart fetch 1.20.0`",
+            "--chart-archive",
+        ],
+    );
+
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.20.0", "--repo", &server.base],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stored = store_of(&home.0).join("cilium-1.20.0.tgz");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!("{}\n", stored.display())
+    );
+    assert!(
+        std::fs::read(&stored).unwrap() == official,
+        "the stored bytes differ"
+    );
+    let names: Vec<_> = std::fs::read_dir(store_of(&home.0))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["cilium-1.20.0.tgz"], "no temporary file is left");
+
+    // A second fetch finds the archive and does not download it again.
+    let asked = server.requests();
+    let again = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "v1.20.0", "--repo", &server.base],
+    );
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("already stored"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(server.requests(), asked);
+
+    // `render` finds it without a flag and renders what the explicit archive renders.
+    let found = cilium_cmp(
+        &home.0,
+        &["render", "--cilium-version", "1.20.0", "-f", values],
+    );
+    assert!(found.status.success(), "{}", stderr(&found));
+    let explicit = cilium_cmp(
+        &home.0,
+        &[
+            "render",
+            "--cilium-version",
+            "1.20.0",
+            "-f",
+            values,
+            "--chart-archive",
+            stored.to_str().unwrap(),
+        ],
+    );
+    assert!(explicit.status.success(), "{}", stderr(&explicit));
+    assert!(found.stdout.len() > 10_000, "a real render");
+    assert!(
+        found.stdout == explicit.stdout,
+        "the stored archive renders as the explicit one"
+    );
+    assert!(String::from_utf8_lossy(&found.stdout).contains("kind: DaemonSet"));
+
+    // So does `talos-patch` on an application folder.
+    home.write("repo/app/cilium-cmp.yaml", "ciliumVersion: \"1.20.0\"\n");
+    home.write("repo/app/values.yaml", VALUES_NEEDING_THE_ARCHIVE);
+    let folder = |h: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+            .env_clear()
+            .env("HOME", h)
+            .current_dir(home.0.join("repo"))
+            .args([
+                "talos-patch",
+                "app",
+                "--namespace",
+                "kube-system",
+                "--kube-version",
+                "1.35.0",
+            ])
+            .output()
+            .unwrap()
+    };
+    let patch = folder(&home.0);
+    assert!(patch.status.success(), "{}", stderr(&patch));
+    assert!(String::from_utf8_lossy(&patch.stdout).contains("inlineManifests"));
+    let elsewhere = Scratch::new("fetch-other-home");
+    assert_refused(
+        &folder(&elsewhere.0),
+        &[
+            "--chart-dir",
+            "cilium-cmp chart fetch 1.20.0 --dir",
+            "cilium-1.20.0.tgz",
+        ],
+    );
+
+    // A stored file that is not the pinned archive is refused at use, naming the remedy.
+    let mut tampered = official.clone();
+    tampered[1000] ^= 1;
+    std::fs::write(&stored, &tampered).unwrap();
+    let refused = cilium_cmp(
+        &home.0,
+        &["render", "--cilium-version", "1.20.0", "-f", values],
+    );
+    assert_refused(
+        &refused,
+        &[
+            "is not the official archive of Cilium 1.20.0",
+            "chart fetch 1.20.0",
+        ],
+    );
+    // And a fetch replaces it with the pinned bytes.
+    let repaired = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.20.0", "--repo", &server.base],
+    );
+    assert!(repaired.status.success(), "{}", stderr(&repaired));
+    assert!(std::fs::read(&stored).unwrap() == official);
+}
+
+#[test]
+fn fetch_stores_in_the_folder_dir_names() {
+    let Some(official) = official_archive("chart_fetch") else {
+        return;
+    };
+    let server = Server::start();
+    server.serve("cilium-1.20.0.tgz", Answer::Whole(official.clone()));
+    let home = Scratch::new("fetch-dir");
+    let dir = home.0.join("my charts");
+    let o = cilium_cmp(
+        &home.0,
+        &[
+            "chart",
+            "fetch",
+            "1.20.0",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--repo",
+            &format!("{}/", server.base),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(dir.join("cilium-1.20.0.tgz")).unwrap() == official);
+    assert!(!store_of(&home.0).exists(), "nothing in the default folder");
+}
+
+#[test]
+fn a_tampered_archive_is_refused_and_nothing_is_written() {
+    let Some(mut tampered) = official_archive("chart_fetch") else {
+        return;
+    };
+    let middle = tampered.len() / 2;
+    tampered[middle] ^= 0x20;
+    let server = Server::start();
+    server.serve("cilium-1.20.0.tgz", Answer::Whole(tampered.clone()));
+    let home = Scratch::new("fetch-tampered");
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.20.0", "--repo", &server.base],
+    );
+    let got = {
+        use sha2::Digest;
+        sha2::Sha256::digest(&tampered)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    assert_refused(
+        &o,
+        &[
+            "is not the official archive of Cilium 1.20.0",
+            "c5f013912360d1a334f44ef25f36da59ba3414cdb48f466ee12d0c4fdff27883",
+            &got,
+            "nothing was written",
+        ],
+    );
+    assert!(!store_of(&home.0).exists(), "nothing may be written");
+}
+
+#[test]
+fn an_unpinned_release_is_refused_before_any_download() {
+    let server = Server::start();
+    server.serve("cilium-1.17.0.tgz", Answer::Whole(b"anything".to_vec()));
+    let home = Scratch::new("fetch-unpinned");
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.17.0", "--repo", &server.base],
+    );
+    assert_refused(
+        &o,
+        &[
+            "\"1.17.0\" is not supported",
+            "1.18.0",
+            "1.20.0",
+            "chart fetch",
+        ],
+    );
+    assert_eq!(server.requests(), 0);
+    assert!(!store_of(&home.0).exists());
+}
+
+#[test]
+fn a_missing_archive_is_a_clear_error() {
+    let server = Server::start();
+    let home = Scratch::new("fetch-404");
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.19.6", "--repo", &server.base],
+    );
+    assert_refused(&o, &["cilium-1.19.6.tgz", "404", "--repo"]);
+    assert!(!store_of(&home.0).exists());
+}
+
+#[test]
+fn a_connection_that_closes_early_is_an_error() {
+    let server = Server::start();
+    server.serve("cilium-1.18.0.tgz", Answer::CutShort(vec![7u8; 200_000]));
+    let home = Scratch::new("fetch-short");
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.18.0", "--repo", &server.base],
+    );
+    assert_refused(
+        &o,
+        &[
+            "cannot download",
+            "cilium-1.18.0.tgz",
+            "closed before the whole archive arrived",
+        ],
+    );
+    assert!(!store_of(&home.0).exists());
+}
+
+#[test]
+fn an_endless_answer_is_cut_at_the_bound() {
+    let server = Server::start();
+    server.serve("cilium-1.18.1.tgz", Answer::Endless);
+    let home = Scratch::new("fetch-endless");
+    let started = std::time::Instant::now();
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.18.1", "--repo", &server.base],
+    );
+    assert_refused(&o, &["larger than 67108864 bytes"]);
+    assert!(started.elapsed().as_secs() < 60);
+    assert!(!store_of(&home.0).exists());
+}
+
+#[test]
+fn repositories_must_be_https_unless_on_this_machine() {
+    let home = Scratch::new("fetch-http");
+    for (repo, expect) in [
+        (
+            "http://charts.example/",
+            "plain http is accepted only from this machine",
+        ),
+        ("ftp://charts.example/", "not an https URL"),
+        ("https://charts.example/?v=1", "no query"),
+    ] {
+        let o = cilium_cmp(&home.0, &["chart", "fetch", "1.20.0", "--repo", repo]);
+        assert_refused(&o, &["--repo", expect]);
+    }
+    assert!(!store_of(&home.0).exists());
+}
+
+#[test]
+fn the_help_shows_an_example() {
+    let home = Scratch::new("fetch-help");
+    let o = cilium_cmp(&home.0, &["chart", "fetch", "--help"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for part in [
+        "cilium-cmp chart fetch 1.20.0",
+        "--dir",
+        "--repo",
+        "https://helm.cilium.io/",
+        "pinned",
+    ] {
+        assert!(out.contains(part), "{out} lacks {part}");
+    }
+}
