@@ -235,7 +235,12 @@ mod tests {
         with_release("1.20.0", "nodeinit: {enabled: true}", "1.35.0", |ctx| {
             let err = render(ctx).unwrap_err().to_string();
             assert!(err.contains("nodeinit.enabled"), "{err}");
-            assert!(err.contains("chart archive cilium-1.20.0.tgz: supply it (`cilium-cmp chart fetch 1.20.0`"), "{err}");
+            assert!(
+                err.contains(
+                    "chart archive cilium-1.20.0.tgz: supply it (`cilium-cmp chart fetch 1.20.0`"
+                ),
+                "{err}"
+            );
             assert!(err.contains(STARTUP), "{err}");
         });
         with_release("1.20.0", "{}", "1.35.0", |ctx| {

@@ -570,7 +570,12 @@ mod tests {
         with_release("1.19.6", values, "1.35.0", |ctx| {
             let err = render(ctx).unwrap_err().to_string();
             assert!(err.contains(INSTALL), "{err}");
-            assert!(err.contains("chart archive cilium-1.19.6.tgz: supply it (`cilium-cmp chart fetch 1.19.6`"), "{err}");
+            assert!(
+                err.contains(
+                    "chart archive cilium-1.19.6.tgz: supply it (`cilium-cmp chart fetch 1.19.6`"
+                ),
+                "{err}"
+            );
         });
         let external = "authentication: {enabled: true, mutual: {spire: {enabled: true, install: {enabled: false}}}}";
         with_release("1.19.6", external, "1.35.0", |ctx| {
