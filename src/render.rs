@@ -64,7 +64,8 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     if !inputs.set.is_empty() || !inputs.set_args.is_empty() {
         let mut args = inputs.set_args.clone();
         args.typed.splice(0..0, inputs.set.iter().cloned());
-        layers.push(Layer::from_set_args(&args)?);
+        let set = Layer::from_set_args_over(&args, &layers)?;
+        layers.push(set);
     }
     let mut values = match versions::defaults_indexed(cilium) {
         Some((tree, index)) => Values::resolve_indexed(tree, index, layers),

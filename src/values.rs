@@ -99,10 +99,20 @@ impl Layer {
         })
     }
 
-    /// Builds the layer of every `--set`-like flag (`--set-json`, `--set`, `--set-string`,
-    /// `--set-file`), applied in Helm's order into one tree, as Helm applies them.
-    pub fn from_set_args(args: &crate::setexpr::SetArgs) -> Result<Layer, ValuesError> {
-        let mut root = Value::Object(Map::new());
+    /// The layer of every `--set`-like flag (`--set-json`, `--set`, `--set-string`,
+    /// `--set-file`), applied in Helm's order into one tree, as Helm applies them; the layer over the values files `files`. Helm applies `--set` to the files'
+    /// merged tree itself, so `--set l[1]=x` changes one item of a list a file wrote (and keeps
+    /// the others); this layer holds what the flags changed in that tree, whole lists included,
+    /// so that laying it over the files gives exactly Helm's tree.
+    pub fn from_set_args_over(
+        args: &crate::setexpr::SetArgs,
+        files: &[Layer],
+    ) -> Result<Layer, ValuesError> {
+        let mut merged = Value::Object(Map::new());
+        for layer in files {
+            merge_user(&mut merged, &layer.value);
+        }
+        let mut root = merged.clone();
         args.apply(&mut root)
             .map_err(|(kind, expr, message)| ValuesError::Set {
                 expr: format!("{} {}", kind.flag(), crate::limits::quoted(&expr)),
@@ -110,7 +120,7 @@ impl Layer {
             })?;
         Ok(Layer {
             source: args.source_name(),
-            value: root,
+            value: changed(&merged, root),
             text: None,
             lines: OnceLock::new(),
         })
@@ -674,6 +684,26 @@ pub fn lookup<'a>(root: &'a Value, path: &str) -> &'a Value {
         }
     }
     node
+}
+
+/// What `after` changed of `before`, as a layer to merge over it: the keys of maps whose values
+/// differ (maps compared key by key), any other value whole.
+fn changed(before: &Value, after: Value) -> Value {
+    match (before, after) {
+        (Value::Object(b), Value::Object(a)) => Value::Object(
+            a.into_iter()
+                .filter(|(k, v)| b.get(k) != Some(v))
+                .map(|(k, v)| {
+                    let v = match b.get(&k) {
+                        Some(old @ Value::Object(_)) if v.is_object() => changed(old, v),
+                        _ => v,
+                    };
+                    (k, v)
+                })
+                .collect(),
+        ),
+        (_, after) => after,
+    }
 }
 
 /// Merges one user layer over the previous ones: maps merge deeply, the rest replaces; nulls

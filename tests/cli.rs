@@ -489,3 +489,20 @@ fn completions_are_printed_for_every_shell() {
         &["tcsh"],
     );
 }
+
+/// Helm applies `--set` to the values files' merged tree itself: an index changes one item of a
+/// list a file wrote, and the file's other items stay (strvals' ParseInto over the files' map).
+#[test]
+fn set_changes_one_item_of_a_list_from_a_values_file() {
+    let from_file = "extraEnv:\n  - name: A\n    value: \"1\"\n  - name: B\n    value: \"2\"\n";
+    let with_set = ok_stdout(&render_with(
+        &["-f", "-", "--set", "extraEnv[1].value=3"],
+        Some(from_file),
+    ));
+    let written_out = ok_stdout(&render_with(
+        &["-f", "-"],
+        Some("extraEnv:\n  - name: A\n    value: \"1\"\n  - name: B\n    value: 3\n"),
+    ));
+    assert!(with_set.contains("name: A"), "the file's first item stays");
+    assert_eq!(with_set, written_out);
+}

@@ -306,7 +306,7 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
         set.files.insert(key, text);
     }
     if !set.is_empty() {
-        layers.push(Layer::from_set_args(&set).map_err(|e| fail(e.to_string()))?);
+        layers.push(Layer::from_set_args_over(&set, &layers).map_err(|e| fail(e.to_string()))?);
     }
     let bytes: usize = req.app_text.len() + set.byte_len();
     if bytes > limits::MAX_TOTAL_BYTES {
