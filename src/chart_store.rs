@@ -6,7 +6,7 @@
 //! user's cache (`$XDG_CACHE_HOME/cilium-cmp/charts`, or `~/.cache/cilium-cmp/charts`), which a
 //! laptop has and may write.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -110,34 +110,8 @@ pub fn open_stored(dir: &Path, version: &str) -> Result<Option<ChartFiles>, Stor
 pub fn store(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let target = dir.join(name);
-    let (tmp, mut file) = exclusive_temp(dir, name)?;
-    let written = file
-        .write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .and_then(|()| std::fs::rename(&tmp, &target));
-    if let Err(e) = written {
-        std::fs::remove_file(&tmp).ok();
-        return Err(e);
-    }
+    crate::replace_file::replace(&target, bytes)?;
     Ok(target)
-}
-
-fn exclusive_temp(dir: &Path, name: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
-    let mut attempt = 0u32;
-    loop {
-        let tmp = dir.join(format!(".{name}.{}.{attempt}.tmp", std::process::id()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(file) => return Ok((tmp, file)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
-                attempt += 1
-            }
-            Err(e) => return Err(e),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -32,35 +32,8 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
 /// so nothing else's file is overwritten), then renamed over `path`. A failure leaves `path` as
 /// it was and removes the temporary file.
 pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    let shown = path.display();
-    let name = path
-        .file_name()
-        .with_context(|| format!("{shown}: not a file name"))?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".cilium-cmp-{}.tmp", std::process::id()));
-    let tmp = dir.join(tmp_name);
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        // Only a file this process created is removed (create_new refused any other).
-        if e.kind() != std::io::ErrorKind::AlreadyExists {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        return Err(anyhow::Error::new(e).context(format!("cannot write {shown}")));
-    }
-    Ok(())
+    cilium_cmp::replace_file::replace(path, text.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Standard input, which one command may read only once (`-f -` or `--set-file KEY=-`, as Helm

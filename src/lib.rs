@@ -22,6 +22,7 @@ pub mod limits;
 pub mod output;
 pub mod plan;
 pub mod render;
+pub mod replace_file;
 pub mod schema;
 pub mod setexpr;
 pub mod talos;

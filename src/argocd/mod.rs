@@ -407,49 +407,14 @@ pub fn update_lock(
     Ok((p.rendered, previous))
 }
 
-/// Replaces `path` (in `dir`) with `text`, written aside and renamed, so an interrupted or failed
-/// run never leaves a half-written or changed file. The temporary file is new (O_EXCL: never a
-/// link a repository planted, never another run's file), and the rename replaces a link at the
-/// path instead of writing through it.
-pub(crate) fn write_aside(
-    dir: &Path,
-    path: &Path,
-    shown: &str,
-    text: &str,
-) -> Result<(), GenerateError> {
+/// Replaces the lock at `path` with `text` whole or not at all (`replace_file`), an error naming
+/// it as `shown`.
+pub(crate) fn write_aside(path: &Path, shown: &str, text: &str) -> Result<(), GenerateError> {
     let write = |e: std::io::Error| GenerateError::Write {
         path: shown.to_string(),
         message: folder::io_reason(&e),
     };
-    let (tmp, mut file) = exclusive_temp(dir).map_err(write)?;
-    let written = std::io::Write::write_all(&mut file, text.as_bytes())
-        .and_then(|()| file.sync_all())
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = written {
-        std::fs::remove_file(&tmp).ok();
-        return Err(write(e));
-    }
-    Ok(())
-}
-
-/// Creates a temporary file beside the lock that did not exist before: a name unique to this
-/// process and attempt, opened with create-new, so it is never an existing file or link.
-fn exclusive_temp(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
-    let mut attempt = 0u32;
-    loop {
-        let tmp = dir.join(format!(".{LOCK_FILE}.{}.{attempt}.tmp", std::process::id()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(file) => return Ok((tmp, file)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
-                attempt += 1
-            }
-            Err(e) => return Err(e),
-        }
-    }
+    crate::replace_file::replace(path, text.as_bytes()).map_err(write)
 }
 
 /// Quotes an argument for a POSIX shell, leaving plain words as they are.

@@ -191,12 +191,7 @@ impl Preview {
         }
         let repo = &self.rendered.generation.repo;
         let text = folder::lock_text(self.hash(), &self.objects);
-        super::write_aside(
-            &repo.app_dir,
-            &repo.app_dir.join(LOCK_FILE),
-            &self.lock_shown,
-            &text,
-        )?;
+        super::write_aside(&repo.app_dir.join(LOCK_FILE), &self.lock_shown, &text)?;
         Ok(true)
     }
 }
