@@ -142,6 +142,25 @@ proptest! {
             check_error(&e.to_string());
         }
     }
+
+    /// `--set-json` and `--set-string` too, laid over a values file with lists and maps that
+    /// the expressions may index into (Helm applies them to the files' tree).
+    #[test]
+    fn arbitrary_set_flags_over_a_values_file_never_panic(
+        json in prop::collection::vec("(extraEnv|tolerations)?[a-z.\\[\\]0-9=]{0,12}[\\[\\]{}\":,0-9a-z ]{0,20}", 0..3),
+        string in prop::collection::vec("(extraEnv|tolerations)?[a-z.\\[\\]0-9={},\\\\]{0,30}", 0..3),
+    ) {
+        let mut inputs = Inputs::new("1.20.0");
+        inputs.values_files.push((
+            "values.yaml".into(),
+            "cni:\n  iptablesRemoveAWSRules: false\ntolerations:\n  - operator: Exists\n  - key: k\nextraEnv:\n  - name: A\n    value: \"1\"\n".into(),
+        ));
+        inputs.set_args.json = json;
+        inputs.set_args.string = string;
+        if let Err(e) = cilium_cmp::render(&inputs) {
+            check_error(&e.to_string());
+        }
+    }
 }
 
 /// The chart's own paths with values of every shape, on the newest release of each minor.

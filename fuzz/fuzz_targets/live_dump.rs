@@ -1,0 +1,8 @@
+//! Any text as an `adopt-check --live` dump: its objects or a clear error, never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|text: &str| {
+    let _ = cilium_cmp::adopt::live::objects_of("live.yaml", text, "kube-system");
+});
