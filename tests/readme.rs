@@ -296,3 +296,21 @@ fn a_drifted_command_is_caught() {
         vec!["cilium-cmp render    -f a.yaml".to_string()]
     );
 }
+
+/// Argo CD's CRDs exceed what a client-side apply can keep in its annotation: the README's
+/// kustomize install of the sidecar must apply server-side.
+#[test]
+fn the_kustomize_install_applies_server_side() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let installs: Vec<String> = shell_lines(&readme)
+        .into_iter()
+        .filter(|l| l.contains("kubectl apply") && l.contains("sidecar/kustomize"))
+        .collect();
+    assert!(!installs.is_empty(), "the README installs the sidecar with kustomize");
+    for l in installs {
+        assert!(
+            l.contains("--server-side") && l.contains("--force-conflicts"),
+            "{l}"
+        );
+    }
+}
