@@ -306,7 +306,10 @@ fn the_kustomize_install_applies_server_side() {
         .into_iter()
         .filter(|l| l.contains("kubectl apply") && l.contains("sidecar/kustomize"))
         .collect();
-    assert!(!installs.is_empty(), "the README installs the sidecar with kustomize");
+    assert!(
+        !installs.is_empty(),
+        "the README installs the sidecar with kustomize"
+    );
     for l in installs {
         assert!(
             l.contains("--server-side") && l.contains("--force-conflicts"),

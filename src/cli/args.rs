@@ -1,0 +1,303 @@
+//! The command line's flags and subcommands (clap), with the examples `--help` shows.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use cilium_cmp::render::{DEFAULT_KUBE_VERSION, DEFAULT_NAMESPACE};
+
+#[derive(Parser)]
+#[command(
+    name = "cilium-cmp",
+    version,
+    about = "Render Cilium's Kubernetes manifests like its Helm chart, deterministically"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = RENDER_EXAMPLES)]
+pub struct RenderArgs {
+    /// Cilium release to render (see `cilium-cmp versions`), e.g. --cilium-version 1.20.0
+    #[arg(long)]
+    pub cilium_version: String,
+    /// Values file; repeat to merge several, later files win (as Helm's -f). `-f -` reads
+    /// standard input (once), e.g. -f values.yaml -f prod.yaml
+    #[arg(short = 'f', long = "values")]
+    pub values: Vec<PathBuf>,
+    /// PATH=VALUE, as Helm's --set (true/false/null and integers are typed); repeatable,
+    /// e.g. --set hubble.relay.enabled=true
+    #[arg(long)]
+    pub set: Vec<String>,
+    /// PATH=VALUE whose value is always a string (as Helm's --set-string); repeatable,
+    /// e.g. --set-string cluster.name=123
+    #[arg(long)]
+    pub set_string: Vec<String>,
+    /// PATH=JSON whose value is JSON (as Helm's --set-json), or one JSON object merged at the
+    /// top; repeatable, e.g. --set-json 'tolerations=[{"operator":"Exists"}]'
+    #[arg(long)]
+    pub set_json: Vec<String>,
+    /// PATH=FILE whose value is the file's content as a string (as Helm's --set-file; `-` reads
+    /// standard input); repeatable, e.g. --set-file extraConfig.custom=custom.conf
+    #[arg(long)]
+    pub set_file: Vec<String>,
+    /// Release namespace, e.g. --namespace cilium
+    #[arg(long, default_value = DEFAULT_NAMESPACE)]
+    pub namespace: String,
+    /// Kubernetes version of the target cluster (as Helm's --kube-version), e.g. --kube-version 1.33
+    #[arg(long, default_value = DEFAULT_KUBE_VERSION)]
+    pub kube_version: String,
+    /// API versions the cluster serves, comma-separated, repeatable (as Helm's --api-versions),
+    /// e.g. --api-versions monitoring.coreos.com/v1
+    #[arg(long)]
+    pub api_versions: Vec<String>,
+    /// The official chart archive cilium-VERSION.tgz (or an unpacked chart folder), for the
+    /// files bundled in the chart (scripts, dashboards), e.g. --chart-archive cilium-1.20.0.tgz
+    /// [default: the one `cilium-cmp chart fetch` stored, when the values need it]
+    #[arg(long)]
+    pub chart_archive: Option<PathBuf>,
+    /// Warn about values the chart does not know (typos, values of other releases) instead of
+    /// refusing them; for migrating old values files
+    #[arg(long)]
+    pub allow_unknown_keys: bool,
+}
+
+/// `render`: the render inputs, and where the manifests go. (adopt-check shares the inputs but
+/// not this flag: its `--output` is a report format.)
+#[derive(clap::Args, Debug, Clone)]
+pub struct RenderCommand {
+    #[command(flatten)]
+    pub inputs: RenderArgs,
+    /// Write the render to FILE instead of stdout, only when the whole render succeeded (the
+    /// file is replaced whole or left as it was), e.g. -o cilium.yaml
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub const RENDER_EXAMPLES: &str = "\
+Examples:
+  cilium-cmp render --cilium-version 1.20.0 -f values.yaml -o cilium.yaml
+  cat values.yaml | cilium-cmp render --cilium-version 1.20.0 -f - --set-string cluster.name=123
+  cilium-cmp render --cilium-version 1.20.0 --set-json 'tolerations=[{\"operator\":\"Exists\"}]'
+
+Helm's order applies whatever the order on the command line: values files, then --set-json,
+--set, --set-string and --set-file.";
+
+/// An application folder rendered outside Argo CD with the inputs Argo CD would pass.
+#[derive(clap::Args, Debug, Clone)]
+pub struct FolderArgs {
+    /// The application folder (holding cilium-cmp.yaml), as Argo CD's `spec.source.path`
+    pub app_dir: PathBuf,
+    /// The repository root; values files may not leave it
+    #[arg(long, default_value = ".")]
+    pub repo_root: PathBuf,
+    /// Release namespace: the Application's spec.destination.namespace
+    #[arg(long)]
+    pub namespace: String,
+    /// Kubernetes version of the target cluster (Argo CD's KUBE_VERSION)
+    #[arg(long)]
+    pub kube_version: String,
+    /// API versions the cluster serves, comma-separated, repeatable (Argo CD's KUBE_API_VERSIONS)
+    #[arg(long)]
+    pub api_versions: Vec<String>,
+    /// Cilium version, overriding the folder's ciliumVersion (as the cilium-version parameter)
+    #[arg(long)]
+    pub cilium_version: Option<String>,
+    /// Extra values file relative to the application folder, merged after the folder's own
+    /// (as the values-files parameter); repeatable
+    #[arg(short = 'f', long = "values")]
+    pub values: Vec<String>,
+    /// PATH=VALUE, applied after all values files (as the set parameter); repeatable
+    #[arg(long)]
+    pub set: Vec<String>,
+    /// Folder holding the official cilium-VERSION.tgz archives [default: $CILIUM_CMP_CHART_DIR,
+    /// else /opt/cilium-cmp/charts where it exists, else ~/.cache/cilium-cmp/charts, where
+    /// `cilium-cmp chart fetch` stores them]
+    #[arg(long)]
+    pub chart_dir: Option<PathBuf>,
+    /// Warn about values the chart does not know instead of refusing them (the plugin in Argo CD
+    /// follows only the folder's `allowUnknownKeys: true` in cilium-cmp.yaml)
+    #[arg(long)]
+    pub allow_unknown_keys: bool,
+}
+
+/// `adopt-check`: the render's inputs (as `render`, or an application folder) and live dumps.
+#[derive(clap::Args, Debug, Clone)]
+pub struct AdoptCheckArgs {
+    #[command(flatten)]
+    pub render: RenderArgs,
+    /// Render this application folder as the plugin does instead (its cilium-cmp.yaml names the
+    /// version and values files; --cilium-version, -f (relative to the folder) and --set then
+    /// override as the plugin's parameters do)
+    #[arg(long, value_name = "DIR")]
+    pub folder: Option<PathBuf>,
+    /// With --folder: the repository root (values files may not leave it)
+    #[arg(long, default_value = ".", requires = "folder")]
+    pub repo_root: PathBuf,
+    /// A dump of the live objects: `helm get manifest RELEASE -n NS` or `kubectl get -n NS -o
+    /// yaml KINDS`; `-` reads stdin; repeatable
+    #[arg(long, required = true, value_name = "FILE")]
+    pub live: Vec<PathBuf>,
+    /// Helm release name, to recognise the release's objects by Helm's annotations
+    #[arg(long, default_value = "cilium")]
+    pub release: String,
+    /// Report format: text for people, json for scripts (shape in the README)
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub output: String,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Render the manifests to stdout
+    Render(RenderCommand),
+    /// List the supported Cilium versions, one per line
+    Versions,
+    /// Check a rendered stream's content hash (reads a file, or stdin when FILE is -)
+    Verify { file: PathBuf },
+    /// Argo CD plugin: render the application folder in the current directory from Argo CD's
+    /// environment (ARGOCD_APP_NAMESPACE, KUBE_VERSION, KUBE_API_VERSIONS, ARGOCD_APP_PARAMETERS,
+    /// ARGOCD_ENV_*, CILIUM_CMP_CHART_DIR) and check it against the folder's lock
+    Generate,
+    /// Preview an application folder: print its render to stdout exactly as the plugin would
+    /// generate it, and say on stderr whether it matches the folder's lock and which objects
+    /// differ. Writes nothing.
+    ///
+    /// Example, from the repository root:
+    ///   cilium-cmp render-folder clusters/prod/cilium --namespace kube-system --kube-version 1.35.0 | kubectl diff --server-side -f -
+    #[command(verbatim_doc_comment)]
+    RenderFolder(FolderArgs),
+    /// Write an application folder's lock (cilium-cmp.lock) with the content hash of its render,
+    /// after the render succeeded; prints no render (preview it with render-folder). With
+    /// --check, write nothing and fail when the lock is missing or stale.
+    ///
+    /// Examples, from the repository root:
+    ///   cilium-cmp lock clusters/prod/cilium --namespace kube-system --kube-version 1.35.0
+    ///   cilium-cmp lock --check clusters/prod/cilium --namespace kube-system --kube-version 1.35.0
+    #[command(verbatim_doc_comment)]
+    Lock {
+        #[command(flatten)]
+        folder: FolderArgs,
+        /// Write nothing; exit non-zero when the lock is missing or does not hold the render's
+        /// hash (for CI)
+        #[arg(long)]
+        check: bool,
+    },
+    /// Write an application folder's render as a Talos machine-config patch
+    /// (cluster.inlineManifests), byte-identical to what the plugin generates
+    TalosPatch {
+        #[command(flatten)]
+        folder: FolderArgs,
+        /// Name of the inline manifest
+        #[arg(long, default_value = "cilium")]
+        name: String,
+        /// Write the patch to this file instead of stdout (replaced whole, or left as it was)
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Turn an Argo CD Application of Cilium's Helm chart into an application folder of this
+    /// plugin (DIR/cilium-cmp.yaml, DIR/values.yaml with the merged values) and print the new
+    /// Application, which renders that folder with the plugin
+    #[command(after_help = IMPORT_EXAMPLES)]
+    ImportApplication {
+        /// The Application's YAML (`-` reads standard input), e.g. `kubectl -n argocd get
+        /// application cilium -o yaml > cilium-app.yaml`
+        app: PathBuf,
+        /// The application folder to write (created; its cilium-cmp.yaml and values.yaml must not
+        /// exist yet), e.g. --to clusters/prod/cilium
+        #[arg(long, value_name = "DIR")]
+        to: PathBuf,
+        /// The Git repository holding DIR, for the new Application's source, e.g. --repo-url
+        /// https://git.example.com/platform/clusters.git
+        #[arg(long, value_name = "URL")]
+        repo_url: String,
+        /// DIR's path inside that repository [default: DIR as given, when relative], e.g.
+        /// --path clusters/prod/cilium
+        #[arg(long)]
+        path: Option<String>,
+        /// The Git revision the new Application follows [default: Argo CD's HEAD], e.g.
+        /// --target-revision main
+        #[arg(long)]
+        target_revision: Option<String>,
+        /// A checkout of the repository a `ref` source names, for `$ref/...` valueFiles and
+        /// fileParameters: NAME=DIR for `ref: NAME`, or DIR for every ref; repeatable, e.g.
+        /// --values-root values=../cluster-config
+        #[arg(long, value_name = "[REF=]DIR")]
+        values_root: Vec<String>,
+    },
+    /// Print a shell completion script, e.g. `cilium-cmp completions bash >
+    /// /etc/bash_completion.d/cilium-cmp` or `cilium-cmp completions zsh > ~/.zfunc/_cilium-cmp`
+    Completions {
+        /// bash, zsh, fish, powershell or elvish
+        shell: clap_complete::Shell,
+    },
+    /// Before switching a running Cilium to cilium-cmp: compare the render with dumps of the
+    /// live objects and say what the first sync would change, restart, create and prune.
+    /// Exit status 0: nothing restarts or is pruned; 3: something would; 1: bad input.
+    // In folder mode the version comes from the folder, so the flag is optional here.
+    #[command(
+        mut_arg("cilium_version", |a| a.required(false).default_value("").hide_default_value(true)),
+        after_help = "Examples:\n  helm get manifest cilium -n kube-system > live.yaml\n  cilium-cmp adopt-check --cilium-version 1.20.0 -f values.yaml --live live.yaml\n  cilium-cmp adopt-check --folder clusters/prod/cilium --namespace kube-system --live live.yaml --output json"
+    )]
+    AdoptCheck(AdoptCheckArgs),
+    /// Print a JSON Schema (draft-07) of a release's values for editors: the chart's types, and
+    /// only the keys cilium-cmp accepts, so an editor underlines a typo as it is typed.
+    ///
+    /// Example:
+    ///   cilium-cmp schema --cilium-version 1.20.0 > cilium-values.schema.json
+    /// then, as the first line of a values file:
+    ///   # yaml-language-server: $schema=cilium-values.schema.json
+    #[command(verbatim_doc_comment)]
+    Schema {
+        /// Cilium release (see `cilium-cmp versions`)
+        #[arg(long)]
+        cilium_version: String,
+    },
+    /// The official Cilium chart archives (files bundled in the chart, such as scripts and
+    /// dashboards, come from them)
+    Chart {
+        #[command(subcommand)]
+        command: ChartCommand,
+    },
+    /// Import an official chart archive's defaults, values schema and the value paths its templates
+    /// read into the data folder (maintainers)
+    ImportChart {
+        archive: PathBuf,
+        #[arg(long, default_value = "data")]
+        data_dir: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ChartCommand {
+    /// Download the official cilium-VERSION.tgz of a supported release, check it against the
+    /// sha256 pinned in this binary, and store it where render, lock and talos-patch look for it;
+    /// prints the stored file's path
+    #[command(
+        after_help = "Examples:\n  cilium-cmp chart fetch 1.20.0\n  cilium-cmp chart fetch 1.20.0 --dir ./charts --repo https://charts.example/cilium/"
+    )]
+    Fetch {
+        /// Cilium release (see `cilium-cmp versions`)
+        version: String,
+        /// Folder to store the archive in [default: $CILIUM_CMP_CHART_DIR, else
+        /// /opt/cilium-cmp/charts where it exists, else $XDG_CACHE_HOME/cilium-cmp/charts or
+        /// ~/.cache/cilium-cmp/charts]
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Chart repository (a mirror) holding cilium-VERSION.tgz; https, or http on this
+        /// machine only
+        #[arg(long, default_value = cilium_cmp::chart_fetch::DEFAULT_REPO)]
+        repo: String,
+    },
+}
+
+pub const IMPORT_EXAMPLES: &str = "\
+Example:
+  kubectl -n argocd get application cilium -o yaml > cilium-app.yaml
+  cilium-cmp import-application cilium-app.yaml --to clusters/prod/cilium \\
+    --repo-url https://git.example.com/platform/clusters.git --target-revision main \\
+    --values-root values=../cluster-config > cilium-app.new.yaml
+
+Values are merged in Argo CD's order: valueFiles, values (or valuesObject), parameters
+(forceString ones as --set-string), fileParameters.";

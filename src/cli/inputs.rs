@@ -1,0 +1,119 @@
+//! From flags and environment to what the library takes: render inputs, the stored chart
+//! archive, Argo CD's variables, a folder request.
+
+use std::collections::BTreeMap;
+
+use anyhow::Context;
+
+use cilium_cmp::argocd::{self, FolderRequest, Overrides};
+use cilium_cmp::chart::ChartFiles;
+use cilium_cmp::chart_store;
+use cilium_cmp::error::{archive_advice, ArchiveHint};
+use cilium_cmp::render::Inputs;
+use cilium_cmp::setexpr;
+use cilium_cmp::RenderError;
+
+use super::args::{FolderArgs, RenderArgs};
+use super::io::{self as cli_io, Stdin, STDIN_NAME};
+
+pub fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
+    let mut stdin = Stdin::default();
+    let mut inputs = Inputs::new(&a.cilium_version);
+    for f in &a.values {
+        let shown = f.display().to_string();
+        let text = if cli_io::is_stdin(&shown) {
+            (STDIN_NAME.to_string(), stdin.read("-f -")?)
+        } else {
+            let text = cilium_cmp::limits::read_text(f, &shown)?;
+            (shown, text)
+        };
+        inputs.values_files.push(text);
+    }
+    inputs.set = a.set.clone();
+    inputs.set_args.json = a.set_json.clone();
+    inputs.set_args.string = a.set_string.clone();
+    inputs.set_args.file = a.set_file.clone();
+    for expr in &a.set_file {
+        let names = setexpr::file_names(expr)
+            .map_err(|m| anyhow::anyhow!("--set-file {}: {m}", cilium_cmp::limits::quoted(expr)))?;
+        for name in names {
+            if inputs.set_args.files.contains_key(&name) {
+                continue;
+            }
+            let text = if cli_io::is_stdin(&name) {
+                stdin.read("--set-file with '-'")?
+            } else {
+                cilium_cmp::limits::read_text(std::path::Path::new(&name), &name)
+                    .with_context(|| format!("--set-file {}", cilium_cmp::limits::quoted(expr)))?
+            };
+            inputs.set_args.files.insert(name, text);
+        }
+    }
+    inputs.namespace = a.namespace.clone();
+    inputs.kube_version = a.kube_version.clone();
+    inputs.api_versions = a.api_versions.clone();
+    inputs.allow_unknown_keys = a.allow_unknown_keys;
+    if let Some(p) = &a.chart_archive {
+        inputs.chart = Some(ChartFiles::open(p)?);
+    }
+    Ok(inputs)
+}
+
+/// `render`: when the values need a file bundled in the chart and no `--chart-archive` was
+/// given, renders again with the archive `chart fetch` stored (checked against its pin); only
+/// such values pay for finding and reading it.
+pub fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
+    let mut inputs = render_inputs(a)?;
+    match cilium_cmp::render(&inputs) {
+        Err(e @ RenderError::NeedsChartArchive { .. }) if a.chart_archive.is_none() => {
+            let dir = chart_store::default_dir();
+            let version = cilium_cmp::versions::parse(&a.cilium_version)?.to_string();
+            let stored = match &dir {
+                Some(d) => chart_store::open_stored(d, &version)?,
+                None => None,
+            };
+            let Some(chart) = stored else {
+                let searched = dir.map(|d| d.display().to_string());
+                anyhow::bail!(archive_advice(&e, &ArchiveHint::RenderFlag { searched }));
+            };
+            inputs.chart = Some(chart);
+            Ok(cilium_cmp::render(&inputs)?)
+        }
+        other => Ok(other?),
+    }
+}
+
+/// The variables Argo CD passes to a plugin command; the rest of the sidecar's environment is
+/// left out so it cannot change a render.
+pub fn argocd_env() -> anyhow::Result<BTreeMap<String, String>> {
+    let mut env = BTreeMap::new();
+    for (k, v) in std::env::vars_os() {
+        let Some(k) = k.to_str() else { continue };
+        if !argocd::is_relevant_var(k) {
+            continue;
+        }
+        let v = v
+            .into_string()
+            .map_err(|_| anyhow::anyhow!("the environment variable {k} is not valid UTF-8"))?;
+        env.insert(k.to_string(), v);
+    }
+    Ok(env)
+}
+
+pub fn folder_request(a: &FolderArgs) -> FolderRequest {
+    FolderRequest {
+        app_dir: a.app_dir.clone(),
+        repo_root: a.repo_root.clone(),
+        namespace: a.namespace.clone(),
+        kube_version: a.kube_version.clone(),
+        api_versions: a.api_versions.clone(),
+        overrides: Overrides {
+            cilium_version: a.cilium_version.clone(),
+            values_files: a.values.clone(),
+            set: a.set.clone(),
+        },
+        // The commands are run by people: the variable, the image's folder or the user's cache
+        // (where `chart fetch` stores archives) is the default for the flag.
+        chart_dir: a.chart_dir.clone().or_else(chart_store::default_dir),
+    }
+}

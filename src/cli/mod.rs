@@ -1,0 +1,7 @@
+//! The command line's parts; `main.rs` dispatches to them.
+
+pub mod adopt;
+pub mod args;
+pub mod import;
+pub mod inputs;
+pub mod io;
