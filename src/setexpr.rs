@@ -167,8 +167,15 @@ fn apply_kind(
             Kind::Json => unreachable!("JSON is read by apply_json"),
         })
     };
-    for part in split_unescaped(expr, ',', true)? {
+    let parts = split_unescaped(expr, ',', true)?;
+    let last = parts.len().saturating_sub(1);
+    for (i, part) in parts.into_iter().enumerate() {
+        // Helm accepts one trailing comma and an empty argument, nothing empty before an
+        // assignment ("key \"\" has no value").
         if part.is_empty() {
+            if i < last {
+                return Err("an empty assignment between commas (`a=1,,b=2` or a leading ','); remove the extra comma".into());
+            }
             continue;
         }
         let (key, raw) = split_key_value(&part).ok_or_else(|| {
@@ -183,10 +190,11 @@ fn apply_kind(
             let inner = list
                 .strip_suffix('}')
                 .ok_or_else(|| format!("the list {} must end with '}}'", limits::quoted(&raw)))?;
+            // Every item counts, empty ones too: Helm reads `{a,,b}` as a, "", b and `{}` as
+            // one empty string.
             Value::Array(
                 split_unescaped(inner, ',', false)?
                     .iter()
-                    .filter(|s| !s.is_empty())
                     .map(|s| scalar(s))
                     .collect::<Result<_, _>>()?,
             )
