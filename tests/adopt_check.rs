@@ -188,7 +188,7 @@ fn helm_minted_certificates_are_expected_differences() {
         Ok(p) => p,
         Err(why) => {
             assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-            eprintln!("!!! SKIPPED helm_minted_certificates_are_expected_differences: {why}");
+            shared::skipped("helm_minted_certificates_are_expected_differences", why);
             return;
         }
     };

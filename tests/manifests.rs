@@ -540,10 +540,15 @@ fn pinned_chart_archives() {
             compared += 1;
         }
     }
-    eprintln!(
-        "compared {compared} of {} pinned archives with local copies",
-        pinned.len()
-    );
+    if compared < pinned.len() {
+        shared::skipped(
+            "pinned_chart_archives",
+            &format!(
+                "compared {compared} of {} pins: the official archives are in ../shared/charts (CI has them)",
+                pinned.len()
+            ),
+        );
+    }
     // CI has every official archive beside the checkout: there, a pin left unchecked fails.
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         assert_eq!(compared, pinned.len(), "under CI every pin is compared");

@@ -4,6 +4,10 @@
 //! render the chart's "unset" branch silently. Also: those data files are what `import-chart`
 //! makes of the official archives.
 
+#[path = "support/shared.rs"]
+#[allow(dead_code)] // this binary uses only `skipped`
+mod shared;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -141,5 +145,16 @@ fn data_is_what_import_chart_makes_of_each_archive() {
         }
         compared += 1;
     }
-    eprintln!("compared the data of {compared} releases with their archives");
+    let all = cilium_cmp::versions::supported().count();
+    if compared < all {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "under CI every release's archive is at hand: {compared} of {all} in {}",
+            charts.display()
+        );
+        shared::skipped(
+            "data_is_what_import_chart_makes_of_each_archive",
+            &format!("compared {compared} of {all} releases: their archives are in ../shared/charts (CI has them)"),
+        );
+    }
 }

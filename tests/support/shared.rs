@@ -18,8 +18,17 @@ pub fn shared_file(rel: &str, test: &str) -> Option<PathBuf> {
             path.display()
         );
     }
-    eprintln!(
-        "!!! SKIPPED {test}: needs ../shared/{rel}, absent in a checkout without ../shared (CI runs it)"
+    skipped(
+        test,
+        &format!("needs ../shared/{rel}, absent in a checkout without ../shared (CI runs it)"),
     );
     None
+}
+
+/// One line on the terminal saying a test skipped and why. Written to stderr directly, past the
+/// test harness's capture (which shows a passing test's `eprintln!` to nobody), so a person
+/// running `cargo test` in a checkout without `../shared` sees every skip.
+pub fn skipped(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "!!! SKIPPED {test}: {why}");
 }
