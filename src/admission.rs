@@ -126,11 +126,11 @@ fn encryption_type(values: &Values, plan: &Plan, findings: &mut Vec<String>) {
 }
 
 fn object_name(object: &Value) -> String {
-    format!(
+    crate::limits::shown(&format!(
         "{} {}",
         object["kind"].as_str().unwrap_or("object"),
         object["metadata"]["name"].as_str().unwrap_or("")
-    )
+    ))
 }
 
 /// The API server refuses a negative replica count.
@@ -263,9 +263,10 @@ fn shapes(object: &Value, values: &Values, findings: &mut Vec<String>) {
             k == key && !v.is_string() && !v.is_object() && !v.is_array()
         });
         findings.push(format!(
-            "  {}{}: {at} would not be text; labels, annotations and selectors take strings only (quote the value in the values file), and the API server refuses the object",
+            "  {}{}: {} would not be text; labels, annotations and selectors take strings only (quote the value in the values file), and the API server refuses the object",
             object_name(object),
             from_values(values, &hint),
+            crate::limits::shown(&at),
         ));
     }
 }
@@ -345,7 +346,13 @@ fn from_values(values: &Values, paths: &[String]) -> String {
     }
     let named: Vec<String> = paths
         .iter()
-        .map(|p| format!("{p}, set in {}", values.describe_origin(p)))
+        .map(|p| {
+            format!(
+                "{}, set in {}",
+                crate::limits::shown(p),
+                values.describe_origin(p)
+            )
+        })
         .collect();
     format!(" (from {})", named.join("; "))
 }

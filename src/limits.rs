@@ -140,6 +140,11 @@ pub fn text_of(bytes: Vec<u8>) -> Result<String, (usize, usize)> {
 /// User text for an error message: at most `MAX_QUOTED_CHARS` characters, control characters
 /// escaped, so a hostile value cannot flood or garble the message.
 pub fn quoted(text: &str) -> String {
+    format!("\"{}\"", shown(text))
+}
+
+/// `quoted` without the quotes, for text that names something (a path built from user keys).
+pub fn shown(text: &str) -> String {
     let mut out: String = text
         .chars()
         .take(MAX_QUOTED_CHARS)
@@ -148,7 +153,7 @@ pub fn quoted(text: &str) -> String {
     if text.chars().nth(MAX_QUOTED_CHARS).is_some() {
         out.push('…');
     }
-    format!("\"{out}\"")
+    out
 }
 
 #[cfg(test)]

@@ -180,3 +180,14 @@ fn a_config_map_beyond_one_mebibyte_is_refused() {
         ],
     );
 }
+
+/// A hostile key cannot flood the message (Argo CD shows stderr in its UI).
+#[test]
+fn messages_quote_user_keys_boundedly() {
+    let key = "k".repeat(1_000);
+    let out = render("1.20.0", &format!("podAnnotations:\n  {key}: 1\n"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(err.contains("would not be text"), "{:.300}", err);
+    assert!(err.len() < 2_000, "{} bytes of error", err.len());
+}
