@@ -50,6 +50,19 @@ impl Path {
         }
     }
 
+    /// Whether the value here is a resource quantity (`quantity::is_quantity_field`).
+    fn is_quantity(&self) -> bool {
+        let keys: Vec<&str> = self
+            .0
+            .iter()
+            .filter_map(|s| match s {
+                Step::Key(k) => Some(k.as_str()),
+                _ => None,
+            })
+            .collect();
+        super::quantity::is_quantity_field(&keys)
+    }
+
     pub fn last_key(&self) -> Option<&str> {
         self.0.len().checked_sub(1).and_then(|i| self.key_at(i))
     }
@@ -148,6 +161,9 @@ fn walk(render: &Value, live: Option<&Value>, path: &Path, out: &mut Vec<Differe
         }
         return;
     };
+    if path.is_quantity() && super::quantity::same_amount(render, live) {
+        return;
+    }
     match (render, live) {
         (Value::Object(r), Value::Object(l)) => {
             for (k, rv) in r {
@@ -254,6 +270,22 @@ mod tests {
         let live = json!({"spec": {"containers": [{"name": "a", "image": "x", "imagePullPolicy": "IfNotPresent"}],
             "hostNetwork": true, "dnsPolicy": "ClusterFirst"}, "status": {}});
         assert!(differences(&render, &live).is_empty());
+    }
+
+    #[test]
+    fn quantities_compare_by_amount() {
+        let render = json!({"containers": [{"name": "a",
+            "resources": {"limits": {"cpu": 0.5, "memory": "1024Mi"}, "requests": {"cpu": 1.0}}}]});
+        let live = json!({"containers": [{"name": "a",
+            "resources": {"limits": {"cpu": "500m", "memory": "1Gi"}, "requests": {"cpu": "1"}}}]});
+        assert!(differences(&render, &live).is_empty());
+        let live = json!({"containers": [{"name": "a",
+            "resources": {"limits": {"cpu": "600m", "memory": "1Gi"}, "requests": {"cpu": "1"}}}]});
+        let d: Vec<String> = differences(&render, &live)
+            .iter()
+            .map(|d| d.path.to_string())
+            .collect();
+        assert_eq!(d, ["containers[\"a\"].resources.limits.cpu"]);
     }
 
     #[test]

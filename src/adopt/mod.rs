@@ -10,6 +10,7 @@
 
 pub mod compare;
 pub mod live;
+pub mod quantity;
 pub mod report;
 pub mod rules;
 
