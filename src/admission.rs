@@ -279,25 +279,30 @@ fn data_size(object: &Value, findings: &mut Vec<String>) {
         "Secret" => &[("data", true), ("stringData", false)],
         _ => return,
     };
-    let mut total = 0usize;
-    let mut largest: Vec<(usize, String)> = Vec::new();
-    for (field, base64) in fields {
-        for (key, value) in object[*field].as_object().into_iter().flatten() {
-            let text = value.as_str().map_or_else(|| print(value), str::to_string);
-            // Base64 holds three bytes in four characters.
-            let bytes = if *base64 {
-                text.len() / 4 * 3
-            } else {
-                text.len()
-            };
-            total += bytes;
-            largest.push((bytes, key.clone()));
+    // Base64 holds three bytes in four characters.
+    let size = |value: &Value, base64: bool| {
+        let chars = value.as_str().map_or_else(|| print(value).len(), str::len);
+        if base64 {
+            chars / 4 * 3
+        } else {
+            chars
         }
-    }
+    };
+    let entries = || {
+        fields.iter().flat_map(|(field, base64)| {
+            object[*field]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(move |(key, value)| (key, size(value, *base64)))
+        })
+    };
+    let total: usize = entries().map(|(_, n)| n).sum();
     if total <= MAX_CONFIG_DATA_BYTES {
         return;
     }
-    largest.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let mut largest: Vec<(usize, &String)> = entries().map(|(k, n)| (n, k)).collect();
+    largest.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
     let biggest: Vec<String> = largest
         .iter()
         .take(3)
