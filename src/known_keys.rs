@@ -295,8 +295,14 @@ impl Release {
             if value.is_null() || (path.is_empty() && key == "global") {
                 continue;
             }
+            let default = defaults.and_then(|d| d.get(key));
+            // A value the defaults list is known; unless it is a map there is nothing below it
+            // to check (and no need to consult the templates' keys, which costs a parse).
+            if default.is_some() && !value.is_object() {
+                continue;
+            }
             path.push(key.clone());
-            match self.classify(path, defaults.and_then(|d| d.get(key))) {
+            match self.classify(path, default) {
                 Verdict::Unknown => found.push((path.clone(), value)),
                 Verdict::Free => {}
                 // Only a map has keys to check; any other value there is the schema's business.
