@@ -5,8 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::common::{
-    self, bundled_script, labels, list_items, merged, metadata, priority_class_name, put,
-    with_chart_label,
+    self, bundled_script, labels, list_items, merged, metadata, node_component_labels,
+    priority_class_name, put,
 };
 use super::Ctx;
 use crate::changes::Change;
@@ -51,14 +51,7 @@ fn service_account(ctx: &Ctx) -> Value {
 }
 
 fn own_labels<'a>(ctx: &'a Ctx) -> Vec<(&'a str, &'a str)> {
-    with_chart_label(
-        ctx,
-        &[
-            ("app", NAME),
-            ("app.kubernetes.io/part-of", "cilium"),
-            ("app.kubernetes.io/name", NAME),
-        ],
-    )
+    node_component_labels(ctx, NAME)
 }
 
 fn daemon_set(ctx: &Ctx) -> Result<Value, RenderError> {

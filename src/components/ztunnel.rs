@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::common::{
-    self, labels, list_items, metadata, priority_class_name, put, with_chart_label,
+    self, labels, list_items, metadata, node_component_labels, priority_class_name, put,
+    with_chart_label,
 };
 use super::operator::{metadata_pod, service_account_object};
 use super::Ctx;
@@ -81,14 +82,7 @@ fn secret(ctx: &Ctx) -> Result<Value, RenderError> {
 }
 
 fn own_labels<'a>(ctx: &'a Ctx) -> Vec<(&'a str, &'a str)> {
-    with_chart_label(
-        ctx,
-        &[
-            ("app", NAME),
-            ("app.kubernetes.io/part-of", "cilium"),
-            ("app.kubernetes.io/name", NAME),
-        ],
-    )
+    node_component_labels(ctx, NAME)
 }
 
 fn daemon_set(ctx: &Ctx) -> Result<Value, RenderError> {

@@ -100,6 +100,19 @@ pub fn with_chart_label<'a>(ctx: &'a Ctx, fixed: &[(&'a str, &'a str)]) -> Vec<(
     out
 }
 
+/// The labels of node-init's and ztunnel's objects: `app` and `app.kubernetes.io/name` both the
+/// component's name, part of cilium, and `helm.sh/chart` where the release writes it.
+pub fn node_component_labels<'a>(ctx: &'a Ctx, name: &'a str) -> Vec<(&'a str, &'a str)> {
+    with_chart_label(
+        ctx,
+        &[
+            ("app", name),
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", name),
+        ],
+    )
+}
+
 /// `labels` with `commonLabels` right after the fixed pairs and before `extra`, the order in
 /// which most of the chart's objects write them.
 pub fn labels_with_common(ctx: &Ctx, fixed: &[(&str, &str)], extra: &[&Value]) -> Value {
