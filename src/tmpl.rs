@@ -699,6 +699,7 @@ mod tests {
         assert_eq!(b64enc(b"f"), "Zg==");
         assert_eq!(b64enc(b"fo"), "Zm8=");
         assert_eq!(b64enc(b"foo"), "Zm9v");
+        assert_eq!(b64enc(b"foobar"), "Zm9vYmFy");
         assert_eq!(b64enc(b"endpoints:"), "ZW5kcG9pbnRzOg==");
     }
 
