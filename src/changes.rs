@@ -327,8 +327,8 @@ changes! {
     // ---- 1.19 and 1.20: node-init and the SPIRE installation ----
     /// Without its own ServiceAccount the node-init pod does not mount an API token.
     NodeinitNoTokenWithoutAccount => ["1.19.0"],
-    /// node-init takes `minReadySeconds` (written only when non-zero) and asks for the host's
-    /// user namespace on Kubernetes 1.33 and later.
+    /// node-init asks for the host's user namespace on Kubernetes 1.33 and later (its
+    /// `minReadySeconds` follows the shared `MinReadySecondsFromValues`).
     NodeinitPodSpec120 => ["1.20.0"],
     /// The SPIRE agent and server declare an `http` port their probes name, and the server pod
     /// asks for the host's user namespace on Kubernetes 1.33 and later.

@@ -68,13 +68,7 @@ fn daemon_set(ctx: &Ctx) -> Result<Value, RenderError> {
     if let Some(annotations) = pod_annotations(ctx) {
         spec["template"]["metadata"]["annotations"] = annotations;
     }
-    if ctx.plan.has(Change::NodeinitPodSpec120) && ctx.on("nodeinit.minReadySeconds") {
-        put(
-            &mut spec,
-            "minReadySeconds",
-            Some(bare(ctx.v("nodeinit.minReadySeconds"))),
-        );
-    }
+    super::common::min_ready_seconds_from(ctx, &mut spec, "nodeinit.minReadySeconds");
     put(
         &mut spec,
         "updateStrategy",

@@ -151,7 +151,7 @@ pub fn host_path_mounts(
 }
 
 /// From 1.20 (`MinReadySecondsFromValues`) a DaemonSet's `minReadySeconds` comes from the value
-/// at `path` when it is set; the Envoy, ztunnel and DNS proxy templates share this rule.
+/// at `path` when it is set; the Envoy, ztunnel, DNS proxy and node-init templates share this rule.
 pub fn min_ready_seconds_from(ctx: &Ctx, spec: &mut Value, path: &str) {
     if ctx
         .plan
