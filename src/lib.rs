@@ -16,6 +16,7 @@ pub mod chart_store;
 pub mod components;
 pub mod editor_schema;
 pub mod error;
+pub mod fleet;
 pub mod import;
 pub mod known_keys;
 pub mod limits;

@@ -148,6 +148,7 @@ fn run() -> anyhow::Result<()> {
             write_stdout(&String::from_utf8_lossy(&script))
         }
         Command::AdoptCheck(a) => cli::adopt::adopt_check(&a),
+        Command::FleetCheck(a) => cli::fleet::fleet_check(&a),
         Command::Schema { cilium_version } => {
             let version = cilium_cmp::versions::parse(&cilium_version)?;
             let schema = cilium_cmp::editor_schema::values_schema(version)
