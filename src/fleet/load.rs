@@ -16,7 +16,7 @@ pub const MAX_DEPTH: usize = 32;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FleetError {
-    #[error("{0}")]
+    #[error(transparent)]
     Folder(#[from] GenerateError),
     #[error("{folder}: {error}")]
     Values {
