@@ -587,6 +587,27 @@ fn folders_that_run_an_apiserver_without_peers_mesh_with_each_other() {
 }
 
 #[test]
+fn clusters_that_name_one_peer_outside_the_repository_share_its_mesh() {
+    // The hub sees both spokes, so they must differ in name and ID although neither names the
+    // other.
+    let s = Scratch::new("fleet-hub");
+    for name in ["spoke-a", "spoke-b"] {
+        s.write(
+            &format!("{name}/cilium-cmp.yaml"),
+            "ciliumVersion: \"1.20.0\"\nclusterMesh:\n  externalPeers: [hub]\n  sharedCA: preCreated\n",
+        );
+        s.write(
+            &format!("{name}/values.yaml"),
+            &format!("cluster:\n  name: {name}\n  id: 9\nipam:\n  mode: kubernetes\nclustermesh:\n  useAPIServer: true\n  config:\n    enabled: true\n    clusters:\n      hub:\n        address: hub.example.com\n"),
+        );
+    }
+    let doc = report(&s);
+    assert_eq!(doc["meshes"].as_array().unwrap().len(), 1, "{doc:#}");
+    assert_eq!(doc["meshes"][0]["external"], serde_json::json!(["hub"]));
+    assert_eq!(only_check(&doc), ["duplicate-cluster-id"], "{doc:#}");
+}
+
+#[test]
 fn bad_input_is_refused_with_nothing_on_stdout() {
     let s = fleet();
     let cases: [(&str, &str, &str); 4] = [

@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::argocd::{self, folder, FolderRequest, GenerateError, Overrides, Repo, SETTINGS_FILE};
+use crate::argocd::{
+    self, folder, FolderRequest, GenerateError, Generation, Overrides, Repo, SETTINGS_FILE,
+};
 use crate::error::RenderError;
 
 use super::FleetMember;
@@ -112,19 +114,20 @@ pub fn load_member(
     } else {
         env
     };
-    let generation = argocd::plan(&env, app_dir)?;
-    let cilium = crate::versions::parse(&generation.inputs.cilium_version).map_err(|e| {
-        FleetError::Values {
-            folder: repo.app_rel.clone(),
-            error: Box::new(e.into()),
-        }
-    })?;
-    let values = crate::render::resolve_values(&generation.inputs, cilium).map_err(|error| {
-        FleetError::Values {
+    member_of(&argocd::plan(&env, app_dir)?)
+}
+
+/// The member a planned folder makes (`argocd::plan`, in the working tree or in a folder holding
+/// another revision's files): its settings' `clusterMesh` and its values merged as the render
+/// merges them.
+pub fn member_of(generation: &Generation) -> Result<FleetMember, FleetError> {
+    let repo = &generation.repo;
+    let settings = folder::read_settings(repo)?;
+    let (cilium, values) =
+        crate::render::resolve_values(&generation.inputs).map_err(|error| FleetError::Values {
             folder: repo.app_rel.clone(),
             error: Box::new(error),
-        }
-    })?;
+        })?;
     Ok(FleetMember {
         folder: repo.app_rel.clone(),
         settings_file: repo.shown(&repo.app_dir.join(SETTINGS_FILE)),

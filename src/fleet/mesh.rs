@@ -13,7 +13,8 @@
 //!   folder of the repository that runs a clustermesh-apiserver.
 //!
 //! A mesh is a connected group: a cluster's peers' peers share its mesh, and the checks hold
-//! across the whole group (a cluster that two others both reach must tell them apart).
+//! across the whole group (a cluster that two others both reach must tell them apart). A peer
+//! outside the repository links the clusters that name it in the same way.
 
 use std::collections::BTreeMap;
 
@@ -130,6 +131,7 @@ pub fn meshes(members: &[FleetMember], facts: &[Facts]) -> (Vec<Mesh>, Vec<Fleet
     let mut parent: Vec<usize> = (0..members.len()).collect();
     let mut in_mesh = vec![false; members.len()];
     let mut external: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    let mut outside: BTreeMap<String, usize> = BTreeMap::new();
     let mut findings = Vec::new();
     let servers: Vec<usize> = (0..facts.len())
         .filter(|&i| facts[i].use_api_server)
@@ -157,6 +159,14 @@ pub fn meshes(members: &[FleetMember], facts: &[Facts]) -> (Vec<Mesh>, Vec<Fleet
                 .iter()
                 .any(|(e, _)| e == peer)
             {
+                // A peer outside the repository links the clusters that name it: it sees them
+                // all, so they share its mesh.
+                let next = parent.len();
+                let node = *outside.entry(peer.clone()).or_insert(next);
+                if node == next {
+                    parent.push(next);
+                }
+                union(&mut parent, i, node);
                 external.entry(i).or_default().push(peer.clone());
             } else {
                 findings.push(FleetFinding {

@@ -19,7 +19,7 @@ use crate::argocd::folder::MeshSettings;
 use crate::values::Values;
 use crate::versions::CiliumVersion;
 
-pub use load::{find_folders, load_member, load_repo, FleetError};
+pub use load::{find_folders, load_member, load_repo, member_of, FleetError};
 pub use mesh::Mesh;
 
 /// One application folder, as the checks see it.
