@@ -175,10 +175,12 @@ fn the_example_fleet_is_one_mesh_without_findings() {
 }
 
 #[test]
-fn the_example_fleet_renders() {
+fn the_example_fleet_renders_as_helm_does() {
     let Some(archive) = shared::shared_file("charts/cilium-1.20.0.tgz", "fleet") else {
         return;
     };
+    let s = Scratch::new("fleet-render");
+    let mut jobs = Vec::new();
     for c in CLUSTERS {
         let r = run(
             root(),
@@ -214,8 +216,67 @@ fn the_example_fleet_renders() {
             .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "cilium-config")
             .unwrap();
         assert_eq!(config["data"]["cluster-name"], c);
+        let candidate = s.write(&format!("{c}.yaml"), &r.stdout);
+        jobs.push(serde_json::json!({
+            "name": c,
+            "files": [
+                root().join("examples/fleet/common/values.yaml"),
+                root().join(format!("examples/fleet/clusters/{c}/values.yaml")),
+            ],
+            "candidate": candidate,
+            "out": s.0.join(format!("{c}.helm.yaml")),
+        }));
     }
+    // Each render is what Helm renders for the folder's values files.
+    let Some(parity) = shared::shared_file("tools/parity.py", "fleet") else {
+        return;
+    };
+    let python = python::python().unwrap_or_else(|e| panic!("{e}"));
+    let jobs_file = s.write("jobs.json", &serde_json::to_string(&jobs).unwrap());
+    let o = Command::new(python)
+        .args(["-c", HELM_PARITY])
+        .arg(parity.parent().unwrap())
+        .arg(&archive)
+        .arg(&jobs_file)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "identical 3");
 }
+
+/// Renders each job's values files (merged as Helm merges `-f` files) with real Helm and
+/// compares the candidate with parity.py.
+const HELM_PARITY: &str = r#"
+import json, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+from helm_python import _native
+from helm_ref import render, stream
+
+def merge(a, b):
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+failures = []
+jobs = json.load(open(sys.argv[3]))
+for job in jobs:
+    values = {}
+    for f in job["files"]:
+        values = merge(values, json.loads(_native.call_string("helm_values_from_yaml", open(f).read())) or {})
+    open(job["out"], "w").write(stream(render(sys.argv[2], values, "1.35.0", [], "cilium", "kube-system")))
+    r = subprocess.run([sys.executable, sys.argv[1] + "/parity.py", job["out"], job["candidate"]], capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append("%s: render differs from Helm's:\n%s" % (job["name"], r.stdout[-3000:]))
+if failures:
+    sys.exit("\n".join(failures))
+print("identical %d" % len(jobs))
+"#;
 
 #[test]
 fn duplicate_ids_and_names_are_found_with_their_lines() {

@@ -30,8 +30,8 @@ pub enum FleetError {
 }
 
 /// Every application folder (a folder holding `cilium-cmp.yaml`) under `root`, sorted. Folders
-/// whose name starts with a dot (`.git`) are skipped and symbolic links are not followed, so the
-/// search stays inside the checkout.
+/// whose name starts with a dot (`.git`) are skipped and links to folders are not followed, so
+/// the search stays inside the checkout.
 pub fn find_folders(root: &Path) -> Result<Vec<PathBuf>, FleetError> {
     let fail = |path: &Path, message: String| FleetError::Search {
         path: path.display().to_string(),
@@ -60,7 +60,9 @@ pub fn find_folders(root: &Path) -> Result<Vec<PathBuf>, FleetError> {
             let kind = entry
                 .file_type()
                 .map_err(|e| fail(&entry.path(), folder::io_reason(&e)))?;
-            if name == SETTINGS_FILE && kind.is_file() {
+            // A settings file that is a link counts, as for Argo CD's discovery; reading it
+            // later refuses a link that leaves the repository.
+            if name == SETTINGS_FILE && !kind.is_dir() {
                 found.push(dir.clone());
                 if found.len() > MAX_FOLDERS {
                     return Err(fail(
