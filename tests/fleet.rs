@@ -553,6 +553,26 @@ fn a_mesh_without_a_shared_ca_is_refused() {
             .map(|c| place(&format!("clusters/{c}"), "common/values.yaml", 30, path))
             .collect::<Vec<_>>()
     );
+    // With an external kvstore the chart makes no apiserver certificates at all.
+    s.write(
+        "common/values.yaml",
+        &common.replace(
+            "  apiserver:\n",
+            "  apiserver:\n    kvstoremesh:\n      kvstoreMode: external\n",
+        ),
+    );
+    let doc = report(&s);
+    assert_eq!(only_check(&doc), ["no-shared-ca"], "{doc:#}");
+    let f = &findings(&doc, "no-shared-ca")[0];
+    assert_eq!(
+        f.1[0],
+        place(
+            "clusters/eu-1",
+            "common/values.yaml",
+            23,
+            "clustermesh.apiserver.kvstoremesh.kvstoreMode"
+        )
+    );
     // The chart's own default (helm, rendered as cronJob) is the same: the default's place.
     let start = common.find("  apiserver:\n").unwrap();
     let end = common.find("hubble:\n").unwrap();

@@ -17,7 +17,9 @@
 //!   outside what the repository shows, that issuer backed by the same CA in every cluster).
 //! - `helm`: the chart generates a CA on every render; cilium-cmp renders the chart's default
 //!   `helm` as `cronJob` (see `plan::apply_deterministic_defaults`) and refuses an explicit one.
-//! - `auto.enabled: false`: the certificates are created outside the chart; declared as above.
+//! - `auto.enabled: false`, or `kvstoremesh.kvstoreMode: external` (the chart's certificate
+//!   templates need the internal kvstore): the certificates are created outside the chart;
+//!   declared as above.
 
 use std::collections::BTreeMap;
 
@@ -61,6 +63,16 @@ impl CaSetup {
                     "clustermesh.useAPIServer is off, so the chart makes no Cluster Mesh certificates for this cluster; they come from outside the chart: {declare}"
                 ),
                 place: Place::of_value(m, "clustermesh.useAPIServer", "false".into()),
+            };
+        }
+        // The chart makes the apiserver's certificates only with the kvstore inside it.
+        let kvstore_mode = "clustermesh.apiserver.kvstoremesh.kvstoreMode";
+        if v.text(kvstore_mode) == "external" {
+            return CaSetup::Missing {
+                reason: format!(
+                    "{kvstore_mode} is external, so the chart makes no clustermesh-apiserver certificates; they come from outside the chart: {declare}"
+                ),
+                place: Place::of_value(m, kvstore_mode, "external".into()),
             };
         }
         if !v.on("clustermesh.apiserver.tls.auto.enabled") {
