@@ -167,6 +167,9 @@ fn the_example_fleet_is_one_mesh_without_findings() {
             ("clusters/us-1", "us-1", "3")
         ]
     );
+    for c in meshes[0]["clusters"].as_array().unwrap() {
+        assert_eq!(c["ca"], "cert-manager ClusterIssuer/cilium-mesh-ca");
+    }
     // The whole repository holds the example fleet and other folders; they do not mesh.
     let r = run(root(), &["fleet-check"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);

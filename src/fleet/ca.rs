@@ -39,8 +39,12 @@ pub enum CaSetup {
     Declared(Place),
     /// `tls.ca.cert` and `tls.ca.key` from values; the key is the pair's sha256.
     ValuesCa { digest: String, place: Place },
-    /// cert-manager with this issuer reference (canonical JSON).
-    CertManager { issuer: String, place: Place },
+    /// cert-manager with this issuer reference (canonical JSON), shown as `KIND/NAME`.
+    CertManager {
+        issuer: String,
+        shown: String,
+        place: Place,
+    },
     /// No shared CA: why, and the value that decides it.
     Missing { reason: String, place: Place },
 }
@@ -105,6 +109,12 @@ impl CaSetup {
                 match issuer {
                     Value::Object(map) if !map.is_empty() => CaSetup::CertManager {
                         issuer: text,
+                        // cert-manager's default kind of an issuerRef is Issuer.
+                        shown: format!(
+                            "{}/{}",
+                            map.get("kind").and_then(Value::as_str).unwrap_or("Issuer"),
+                            map.get("name").and_then(Value::as_str).unwrap_or("")
+                        ),
                         place,
                     },
                     _ => CaSetup::Missing {
@@ -146,6 +156,18 @@ impl CaSetup {
     }
 }
 
+impl CaSetup {
+    /// A short label for reports: where the member's CA comes from.
+    pub fn label(&self) -> String {
+        match self {
+            CaSetup::Declared(_) => "cilium-ca created beforehand (declared)".into(),
+            CaSetup::ValuesCa { place, .. } => format!("tls.ca in values ({})", place.value),
+            CaSetup::CertManager { shown, .. } => format!("cert-manager {shown}"),
+            CaSetup::Missing { .. } => "none shared".into(),
+        }
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -168,9 +190,13 @@ pub fn check(members: &[FleetMember], facts: &[Facts], m: &Mesh) -> Vec<FleetFin
                 .or_insert_with(|| (format!("the values' {}", place.value), Vec::new()))
                 .1
                 .push(place),
-            CaSetup::CertManager { issuer, place } => named
+            CaSetup::CertManager {
+                issuer,
+                shown,
+                place,
+            } => named
                 .entry(format!("cert-manager {issuer}"))
-                .or_insert_with(|| (format!("cert-manager issuer {issuer}"), Vec::new()))
+                .or_insert_with(|| (format!("cert-manager issuer {shown}"), Vec::new()))
                 .1
                 .push(place),
             CaSetup::Missing { reason, place } => {
