@@ -754,6 +754,36 @@ fn bad_input_is_refused_with_nothing_on_stdout() {
     );
 }
 
+#[test]
+fn the_search_stays_inside_the_repository() {
+    let outside = Scratch::new("fleet-outside");
+    outside.write("elsewhere/cilium-cmp.yaml", "ciliumVersion: \"1.20.0\"\n");
+    outside.write("elsewhere/values.yaml", "cluster:\n  name: elsewhere\n");
+    let s = fleet();
+    // A link to a folder outside is not entered: the fleet stays three folders.
+    std::os::unix::fs::symlink(outside.0.join("elsewhere"), s.0.join("clusters/linked")).unwrap();
+    let doc = report(&s);
+    assert_eq!(doc["folders"], 3, "{doc:#}");
+    // A settings file that links outside is refused, as the plugin refuses it.
+    std::fs::create_dir_all(s.0.join("clusters/sneaky")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.0.join("elsewhere/cilium-cmp.yaml"),
+        s.0.join("clusters/sneaky/cilium-cmp.yaml"),
+    )
+    .unwrap();
+    let r = run(&s.0, &["fleet-check"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stdout, "");
+    assert!(r.stderr.contains("outside the repository"), "{}", r.stderr);
+    std::fs::remove_file(s.0.join("clusters/sneaky/cilium-cmp.yaml")).unwrap();
+    // Folders nested deeper than the bound are refused, not walked forever.
+    let deep: String = (0..40).map(|i| format!("d{i}/")).collect();
+    std::fs::create_dir_all(s.0.join(&deep)).unwrap();
+    let r = run(&s.0, &["fleet-check"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("deeper than 32"), "{}", r.stderr);
+}
+
 /// The ApplicationSet's git directory generator, applied to the repository: each folder it
 /// matches becomes the Application its template describes (`{{.path.path}}` and
 /// `{{.path.basename}}` as Argo CD fills them in).
