@@ -559,6 +559,18 @@ fn a_mesh_without_a_shared_ca_is_refused() {
             .map(|c| place(&format!("clusters/{c}"), "common/values.yaml", 30, path))
             .collect::<Vec<_>>()
     );
+    // Certificates per peer (the chart's deprecated way) need no shared CA.
+    let per_peer = common.replace("method: certmanager", "method: cronJob").replace(
+        "        port: 2379\n",
+        "        port: 2379\n        tls:\n          cert: Q0VSVA==\n          key: S0VZ\n          caCert: Q0E=\n",
+    );
+    s.write("common/values.yaml", &per_peer);
+    let doc = report(&s);
+    assert_eq!(only_check(&doc), Vec::<String>::new(), "{doc:#}");
+    assert_eq!(
+        doc["meshes"][0]["clusters"][0]["ca"],
+        "certificates per peer in clustermesh.config.clusters"
+    );
     // With an external kvstore the chart makes no apiserver certificates at all.
     s.write(
         "common/values.yaml",

@@ -37,6 +37,10 @@ pub enum CaSetup {
     /// `clusterMesh.sharedCA: preCreated`: the folder says the mesh's CA reaches the cluster
     /// outside the chart.
     Declared(Place),
+    /// Every peer entry of `clustermesh.config.clusters` carries its own client certificate
+    /// (`tls.cert`, `tls.key`, and `tls.caCert`): connections need no shared CA (deprecated
+    /// by the chart in favour of one).
+    PerPeer(Place),
     /// `tls.ca.cert` and `tls.ca.key` from values; the key is the pair's sha256.
     ValuesCa { digest: String, place: Place },
     /// cert-manager with this issuer reference (canonical JSON), shown as `KIND/NAME`.
@@ -59,6 +63,10 @@ impl CaSetup {
                 line,
                 crate::argocd::folder::SHARED_CA_PRE_CREATED,
             ));
+        }
+        if f.peers_bring_certificates {
+            let (_, place) = &f.peers[0];
+            return CaSetup::PerPeer(place.clone());
         }
         let declare = "when it holds the mesh's one CA, say so with `clusterMesh: {sharedCA: preCreated}` in the folder's cilium-cmp.yaml";
         if !f.use_api_server {
@@ -161,6 +169,7 @@ impl CaSetup {
     pub fn label(&self) -> String {
         match self {
             CaSetup::Declared(_) => "cilium-ca created beforehand (declared)".into(),
+            CaSetup::PerPeer(_) => "certificates per peer in clustermesh.config.clusters".into(),
             CaSetup::ValuesCa { place, .. } => format!("tls.ca in values ({})", place.value),
             CaSetup::CertManager { shown, .. } => format!("cert-manager {shown}"),
             CaSetup::Missing { .. } => "none shared".into(),
@@ -184,7 +193,7 @@ pub fn check(members: &[FleetMember], facts: &[Facts], m: &Mesh) -> Vec<FleetFin
     let mut missing: BTreeMap<String, (Vec<&str>, Vec<Place>)> = BTreeMap::new();
     for &i in &m.members {
         match CaSetup::of(&members[i], &facts[i]) {
-            CaSetup::Declared(_) => {}
+            CaSetup::Declared(_) | CaSetup::PerPeer(_) => {}
             CaSetup::ValuesCa { digest, place } => named
                 .entry(format!("values {digest}"))
                 .or_insert_with(|| (format!("the values' {}", place.value), Vec::new()))

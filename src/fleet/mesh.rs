@@ -43,6 +43,9 @@ pub struct Facts {
     pub use_api_server: bool,
     /// Peers the values name (the cluster's own name left out), with where each is written.
     pub peers: Vec<(String, Place)>,
+    /// Whether every named peer's entry carries its own client certificate and key
+    /// (`tls.cert`, `tls.key`: the chart's deprecated per-peer certificates).
+    pub peers_bring_certificates: bool,
 }
 
 impl Facts {
@@ -52,6 +55,15 @@ impl Facts {
         let id = v.get("cluster.id");
         let max = v.get("clustermesh.maxConnectedClusters");
         let mut peers = Vec::new();
+        let mut with_certificates = Vec::new();
+        let has_certificate = |entry: &Value| {
+            ["cert", "key"].iter().all(|k| {
+                entry
+                    .get("tls")
+                    .and_then(|t| t.get(*k))
+                    .is_some_and(crate::tmpl::truthy)
+            })
+        };
         if v.on("clustermesh.config.enabled") {
             let path = "clustermesh.config.clusters";
             // The `enabled: false` switch and the map form arrived together in 1.19.0.
@@ -65,6 +77,7 @@ impl Facts {
                         let peer = scalar_text(item.get("name").unwrap_or(&Value::Null));
                         if on(item) && !peer.is_empty() {
                             let place = Place::of_item(m, path, i, peer.clone());
+                            with_certificates.push((peer.clone(), has_certificate(item)));
                             peers.push((peer, place));
                         }
                     }
@@ -73,6 +86,7 @@ impl Facts {
                     for (peer, entry) in map {
                         if on(entry) {
                             let place = Place::of_value(m, &format!("{path}.{peer}"), peer.clone());
+                            with_certificates.push((peer.clone(), has_certificate(entry)));
                             peers.push((peer.clone(), place));
                         }
                     }
@@ -81,7 +95,10 @@ impl Facts {
             }
         }
         peers.retain(|(p, _)| *p != name);
+        with_certificates.retain(|(p, _)| *p != name);
         Facts {
+            peers_bring_certificates: !with_certificates.is_empty()
+                && with_certificates.iter().all(|(_, c)| *c),
             name,
             id: integer(id),
             id_text: scalar_text(id),
