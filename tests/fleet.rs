@@ -704,6 +704,13 @@ fn clusters_that_name_one_peer_outside_the_repository_share_its_mesh() {
     assert_eq!(doc["meshes"].as_array().unwrap().len(), 1, "{doc:#}");
     assert_eq!(doc["meshes"][0]["external"], serde_json::json!(["hub"]));
     assert_eq!(only_check(&doc), ["duplicate-cluster-id"], "{doc:#}");
+    // Alone with its outside peer, a cluster still needs the mesh's CA.
+    std::fs::remove_dir_all(s.0.join("spoke-b")).unwrap();
+    s.write(
+        "spoke-a/cilium-cmp.yaml",
+        "ciliumVersion: \"1.20.0\"\nclusterMesh:\n  externalPeers: [hub]\n",
+    );
+    assert_eq!(only_check(&report(&s)), ["no-shared-ca"]);
 }
 
 #[test]
