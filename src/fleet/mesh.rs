@@ -43,8 +43,9 @@ pub struct Facts {
     pub use_api_server: bool,
     /// Peers the values name (the cluster's own name left out), with where each is written.
     pub peers: Vec<(String, Place)>,
-    /// Whether every named peer's entry carries its own client certificate and key
-    /// (`tls.cert`, `tls.key`: the chart's deprecated per-peer certificates).
+    /// Whether every named peer's entry carries its own client certificate, key and the peer's CA
+    /// (`tls.cert`, `tls.key`, `tls.caCert`: the chart's deprecated per-peer certificates; without
+    /// `caCert` the chart points the connection at the cluster's own CA file).
     pub peers_bring_certificates: bool,
 }
 
@@ -57,7 +58,7 @@ impl Facts {
         let mut peers = Vec::new();
         let mut with_certificates = Vec::new();
         let has_certificate = |entry: &Value| {
-            ["cert", "key"].iter().all(|k| {
+            ["cert", "key", "caCert"].iter().all(|k| {
                 entry
                     .get("tls")
                     .and_then(|t| t.get(*k))
