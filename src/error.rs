@@ -44,6 +44,10 @@ pub enum RenderError {
     Stamp(#[from] StampError),
     #[error(transparent)]
     Version(#[from] UnknownVersion),
+    /// An archive of a release this binary does not list, whose templates are not those of a
+    /// listed one (`twin.rs`).
+    #[error(transparent)]
+    Twin(#[from] crate::twin::TwinError),
     #[error("these values render no objects at all; refusing to print an empty stream (it would make Argo CD prune everything); check `agent` and `preflight.enabled`")]
     Empty,
     #[error("--kube-version {0:?} is not a Kubernetes version such as 1.35.0")]

@@ -135,7 +135,9 @@ impl Plan {
             release_namespace: release_namespace.to_string(),
             kube,
             api_versions,
-            changes: ChangeSet::of(cilium),
+            // A release read from its archive has the changes of the release whose templates
+            // it has (`twin.rs`).
+            changes: ChangeSet::of(crate::versions::model(cilium)),
             chart_label: format!("cilium-{cilium}"),
             hubble_certs: CertSource::of(values, "hubble.tls"),
             clustermesh_certs: CertSource::of(values, "clustermesh.apiserver.tls"),
