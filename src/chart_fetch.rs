@@ -130,6 +130,9 @@ fn expected_digest(version: &str, given: Option<&str>) -> Result<(String, String
                 _ => Ok((v, pin.to_string())),
             }
         }
+        Err(e) if !crate::versions::is_newer_than_listed(version) => {
+            Err(FetchError::Version(e.to_string()))
+        }
         Err(e) => match (crate::versions::release_number(version), given) {
             (Some(v), Some(g)) => Ok((v, g)),
             (Some(v), None) => Err(FetchError::NeedsDigest { version: v }),
@@ -267,6 +270,10 @@ mod tests {
             .to_string();
         assert!(err.contains("64 hexadecimal"), "{err}");
         assert!(expected_digest("../x", Some(&other)).is_err());
+        let err = expected_digest("1.17.0", Some(&other))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is not supported"), "{err}");
     }
 
     #[test]

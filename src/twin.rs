@@ -128,23 +128,25 @@ fn distance(version: (u32, u32, u32), other: &str) -> (u32, u32, bool) {
 /// lists that is to be treated as unknown: the replay tests), matching its templates to another
 /// supported release. On success the release's facts are the archive's and its
 /// model the matched release's; the match is said on stderr.
-pub fn open(chart: &ChartFiles, requested: &str) -> Result<CiliumVersion, TwinError> {
+pub fn open(chart: &ChartFiles, requested: &str) -> Result<CiliumVersion, Box<TwinError>> {
     let path = chart.path().to_string();
-    let unreadable = |message: String| TwinError::Unreadable {
-        path: path.clone(),
-        message,
+    let unreadable = |message: String| {
+        Box::new(TwinError::Unreadable {
+            path: path.clone(),
+            message,
+        })
     };
     let found = chart.version().map_err(|e| unreadable(e.to_string()))?;
     let wanted = requested.strip_prefix('v').unwrap_or(requested);
     if found != wanted {
-        return Err(TwinError::WrongVersion {
+        return Err(Box::new(TwinError::WrongVersion {
             path,
             found,
             wanted: wanted.to_string(),
-        });
+        }));
     }
     let Some(version) = versions::numbers(&found) else {
-        return Err(TwinError::NotARelease { path, found });
+        return Err(Box::new(TwinError::NotARelease { path, found }));
     };
     let digests = crate::import::chart_file_digests(chart);
     let mut best: Option<(&str, Comparison)> = None;
@@ -169,14 +171,14 @@ pub fn open(chart: &ChartFiles, requested: &str) -> Result<CiliumVersion, TwinEr
         return Err(unreadable("no supported release to compare with".into()));
     };
     if comparison.size() > 0 {
-        return Err(TwinError::Differs {
+        return Err(Box::new(TwinError::Differs {
             path,
             version: found,
             nearest: nearest.to_string(),
             added: comparison.added,
             removed: comparison.removed,
             changed: comparison.changed,
-        });
+        }));
     }
     let facts = crate::import::facts(chart).map_err(|e| unreadable(format!("{e:#}")))?;
     // What the twin is read from: its facts (the templates are the model's).

@@ -174,6 +174,22 @@ pub fn numbers(text: &str) -> Option<(u32, u32, u32)> {
     }
 }
 
+/// Whether `text` names a release that may come after the supported ones: a release number not
+/// listed, newer than every listed release of its minor line, on a line not older than the
+/// oldest listed. Only such a release can be a twin worth fetching (`chart fetch --sha256`).
+pub fn is_newer_than_listed(text: &str) -> bool {
+    let Some(v) = numbers(text) else {
+        return false;
+    };
+    let listed: Vec<(u32, u32, u32)> = supported().filter_map(numbers).collect();
+    let oldest = listed.iter().min().copied().unwrap_or_default();
+    (v.0, v.1) >= (oldest.0, oldest.1)
+        && listed
+            .iter()
+            .filter(|l| (l.0, l.1) == (v.0, v.1))
+            .all(|l| v > *l)
+}
+
 /// `X.Y.Z` as `numbers` reads it, printed without a `v`: the name of a release, listed or not.
 pub fn release_number(text: &str) -> Option<String> {
     numbers(text).map(|(a, b, c)| format!("{a}.{b}.{c}"))
@@ -646,5 +662,21 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("1.18.12"));
+        for (v, newer) in [
+            ("1.18.13", true),
+            ("v1.19.7", true),
+            ("1.21.0", true),
+            ("1.18.12", false),
+            ("1.17.9", false),
+            ("1.20", false),
+            ("1.20.01", false),
+        ] {
+            assert_eq!(super::is_newer_than_listed(v), newer, "{v}");
+        }
+        let msg = super::parse("1.19.7").unwrap_err().to_string();
+        assert!(
+            msg.contains("newer than 1.19.6, the newest 1.19 release"),
+            "{msg}"
+        );
     }
 }

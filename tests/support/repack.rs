@@ -17,7 +17,8 @@ pub const FROM: [(&str, &str); 3] = [
 
 /// The files of a `.tgz` chart archive, by their full path in it (`cilium/Chart.yaml`).
 fn unpack(archive: &Path) -> BTreeMap<String, Vec<u8>> {
-    let file = std::fs::File::open(archive).unwrap_or_else(|e| panic!("{}: {e}", archive.display()));
+    let file =
+        std::fs::File::open(archive).unwrap_or_else(|e| panic!("{}: {e}", archive.display()));
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
     let mut out = BTreeMap::new();
     for entry in tar.entries().unwrap() {
@@ -44,11 +45,21 @@ pub fn repack(from: &Path, old: &str, to: &str, dir: &Path, edit: Option<&str>) 
     };
     let chart = text(&files, "cilium/Chart.yaml")
         .replace(&format!("version: {old}\n"), &format!("version: {to}\n"))
-        .replace(&format!("appVersion: {old}\n"), &format!("appVersion: {to}\n"));
-    assert!(chart.contains(&format!("\nversion: {to}\n")), "Chart.yaml of {old} has no version line");
+        .replace(
+            &format!("appVersion: {old}\n"),
+            &format!("appVersion: {to}\n"),
+        );
+    assert!(
+        chart.contains(&format!("\nversion: {to}\n")),
+        "Chart.yaml of {old} has no version line"
+    );
     files.insert("cilium/Chart.yaml".into(), chart.into_bytes());
-    let values = text(&files, "cilium/values.yaml").replace(&format!("\"v{old}\""), &format!("\"v{to}\""));
-    assert!(values.contains(&format!("\"v{to}\"")), "values.yaml of {old} has no image tag v{old}");
+    let values =
+        text(&files, "cilium/values.yaml").replace(&format!("\"v{old}\""), &format!("\"v{to}\""));
+    assert!(
+        values.contains(&format!("\"v{to}\"")),
+        "values.yaml of {old} has no image tag v{old}"
+    );
     files.insert("cilium/values.yaml".into(), values.into_bytes());
     if let Some(name) = edit {
         let key = format!("cilium/{name}");
@@ -58,7 +69,9 @@ pub fn repack(from: &Path, old: &str, to: &str, dir: &Path, edit: Option<&str>) 
     }
     std::fs::create_dir_all(dir).unwrap();
     let path = dir.join(format!("cilium-{to}.tgz"));
-    let mut gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), flate2::Compression::default());
+    let mut gz = flate2::GzBuilder::new()
+        .mtime(0)
+        .write(Vec::new(), flate2::Compression::default());
     {
         let mut tar = tar::Builder::new(&mut gz);
         for (name, data) in &files {
