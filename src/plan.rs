@@ -65,6 +65,9 @@ pub struct Plan {
     /// The chart changes this Cilium release has (`changes.rs`).
     pub changes: ChangeSet,
     /// The chart's name and version as its `helm.sh/chart` label prints them (`cilium-1.20.0`).
+    /// The only place a render shows the chart's version (the chart's `_helpers.tpl` prints
+    /// `.Chart.Name-.Chart.Version`; its NOTES.txt is not rendered), so a release read from its
+    /// archive (`twin.rs`) shows its own version here and its model's nowhere.
     pub chart_label: String,
     /// Where Hubble's certificates come from (`hubble.tls.auto`).
     pub hubble_certs: CertSource,

@@ -237,4 +237,38 @@ fn the_plugin_renders_an_unlisted_release_from_its_chart_folder() {
     );
     assert!(rendered.status.success(), "{}", stderr(&rendered));
     assert_eq!(generated.stdout, rendered.stdout);
+
+    // The lock works as for any release: written, then fresh.
+    let lock = |check: bool| {
+        let mut args = vec!["lock"];
+        if check {
+            args.push("--check");
+        }
+        args.extend([
+            "apps/cilium",
+            "--namespace",
+            "kube-system",
+            "--kube-version",
+            "1.35.0",
+            "--api-versions",
+            "v1",
+            "--chart-dir",
+            charts.0.to_str().unwrap(),
+        ]);
+        Command::new(bin())
+            .args(args)
+            .current_dir(&repo.0)
+            .env_clear()
+            .output()
+            .expect("runs")
+    };
+    let written = lock(false);
+    assert!(written.status.success(), "{}", stderr(&written));
+    let hash = cilium_cmp::output::verify(&String::from_utf8_lossy(&generated.stdout))
+        .unwrap()
+        .1;
+    let text = std::fs::read_to_string(repo.0.join("apps/cilium/cilium-cmp.lock")).unwrap();
+    assert!(text.contains(&format!("sha256:{hash}")), "{text}");
+    let checked = lock(true);
+    assert!(checked.status.success(), "{}", stderr(&checked));
 }
