@@ -229,7 +229,9 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
         // A release this binary does not list renders from its archive in the chart folder, when
         // its templates are those of a listed release (`twin.rs`); the name is checked to be a
         // release number before it names a file.
-        Err(e) => match crate::versions::release_number(&version) {
+        Err(e) => match crate::versions::release_number(&version)
+            .filter(|_| crate::versions::is_newer_than_listed(&version))
+        {
             Some(v)
                 if chart_dir
                     .join(crate::chart_store::archive_name(&v))

@@ -81,7 +81,10 @@ pub fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
         }
         // A release this binary does not list: its archive in the chart folder, placed there by
         // the user (or `chart fetch VERSION --sha256`), is read as the twin of a listed release.
-        Err(RenderError::Version(e)) if a.chart_archive.is_none() => {
+        Err(RenderError::Version(e))
+            if a.chart_archive.is_none()
+                && cilium_cmp::versions::is_newer_than_listed(&a.cilium_version) =>
+        {
             let Some(version) = cilium_cmp::versions::release_number(&a.cilium_version) else {
                 return Err(e.into());
             };
