@@ -125,11 +125,14 @@ pub fn load_member(
 pub fn member_of(generation: &Generation) -> Result<FleetMember, FleetError> {
     let repo = &generation.repo;
     let settings = folder::read_settings(repo)?;
-    let (cilium, values) =
-        crate::render::resolve_values(&generation.inputs).map_err(|error| FleetError::Values {
-            folder: repo.app_rel.clone(),
-            error: Box::new(error),
-        })?;
+    let values_error = |error: RenderError| FleetError::Values {
+        folder: repo.app_rel.clone(),
+        error: Box::new(error),
+    };
+    // The release as the render reads it (a release newer than the listed ones comes from its
+    // chart archive).
+    let cilium = crate::render::release_of(&generation.inputs).map_err(values_error)?;
+    let values = crate::render::resolve_values(&generation.inputs, cilium).map_err(values_error)?;
     Ok(FleetMember {
         folder: repo.app_rel.clone(),
         settings_file: repo.shown(&repo.app_dir.join(SETTINGS_FILE)),
