@@ -33,8 +33,11 @@ use super::compare::{Path, Step};
 /// A path shape: map keys, `*` for any list item (by merge key or position).
 type Shape = &'static [&'static str];
 
+/// Shapes and the default at each, computed from the part of the object the table is about.
+type Table = &'static [(Shape, fn(&Value) -> Value)];
+
 /// Defaults by the part of an object they belong to.
-const DAEMONSET: &[(Shape, fn(&Value) -> Value)] = &[
+const DAEMONSET: Table = &[
     (&["spec", "revisionHistoryLimit"], |_| json!(10)),
     (&["spec", "updateStrategy", "type"], |_| {
         json!("RollingUpdate")
@@ -49,7 +52,7 @@ const DAEMONSET: &[(Shape, fn(&Value) -> Value)] = &[
     ),
 ];
 
-const DEPLOYMENT: &[(Shape, fn(&Value) -> Value)] = &[
+const DEPLOYMENT: Table = &[
     (&["spec", "replicas"], |_| json!(1)),
     (&["spec", "revisionHistoryLimit"], |_| json!(10)),
     (&["spec", "progressDeadlineSeconds"], |_| json!(600)),
@@ -63,7 +66,7 @@ const DEPLOYMENT: &[(Shape, fn(&Value) -> Value)] = &[
     }),
 ];
 
-const JOB: &[(Shape, fn(&Value) -> Value)] = &[
+const JOB: Table = &[
     (&["spec", "completions"], |_| json!(1)),
     (&["spec", "parallelism"], |_| json!(1)),
     (&["spec", "backoffLimit"], |_| json!(6)),
@@ -79,7 +82,7 @@ const JOB: &[(Shape, fn(&Value) -> Value)] = &[
     }),
 ];
 
-const CRONJOB: &[(Shape, fn(&Value) -> Value)] = &[
+const CRONJOB: Table = &[
     (&["spec", "concurrencyPolicy"], |_| json!("Allow")),
     (&["spec", "suspend"], |_| json!(false)),
     (&["spec", "successfulJobsHistoryLimit"], |_| json!(3)),
@@ -87,7 +90,7 @@ const CRONJOB: &[(Shape, fn(&Value) -> Value)] = &[
 ];
 
 /// Relative to a Service; `*` is a port, whose `targetPort` defaults to its `port`.
-const SERVICE: &[(Shape, fn(&Value) -> Value)] = &[
+const SERVICE: Table = &[
     (&["spec", "sessionAffinity"], |_| json!("None")),
     (&["spec", "type"], |_| json!("ClusterIP")),
     (&["spec", "internalTrafficPolicy"], |_| json!("Cluster")),
@@ -95,7 +98,7 @@ const SERVICE: &[(Shape, fn(&Value) -> Value)] = &[
 ];
 
 /// Relative to a pod spec.
-const POD_SPEC: &[(Shape, fn(&Value) -> Value)] = &[
+const POD_SPEC: Table = &[
     (&["dnsPolicy"], |_| json!("ClusterFirst")),
     (&["restartPolicy"], |_| json!("Always")),
     (&["terminationGracePeriodSeconds"], |_| json!(30)),
@@ -104,7 +107,7 @@ const POD_SPEC: &[(Shape, fn(&Value) -> Value)] = &[
 ];
 
 /// Relative to a container (or init container).
-const CONTAINER: &[(Shape, fn(&Value) -> Value)] = &[
+const CONTAINER: Table = &[
     (&["terminationMessagePath"], |_| {
         json!("/dev/termination-log")
     }),
@@ -117,7 +120,7 @@ const CONTAINER: &[(Shape, fn(&Value) -> Value)] = &[
 ];
 
 /// Relative to a probe.
-const PROBE: &[(Shape, fn(&Value) -> Value)] = &[
+const PROBE: Table = &[
     (&["timeoutSeconds"], |_| json!(1)),
     (&["periodSeconds"], |_| json!(10)),
     (&["successThreshold"], |_| json!(1)),
@@ -127,7 +130,7 @@ const PROBE: &[(Shape, fn(&Value) -> Value)] = &[
 ];
 
 /// Relative to a pod volume.
-const VOLUME: &[(Shape, fn(&Value) -> Value)] = &[
+const VOLUME: Table = &[
     (&["configMap", "defaultMode"], |_| json!(420)),
     (&["secret", "defaultMode"], |_| json!(420)),
     (&["projected", "defaultMode"], |_| json!(420)),
@@ -151,6 +154,55 @@ const VOLUME: &[(Shape, fn(&Value) -> Value)] = &[
         |_| json!("v1"),
     ),
 ];
+
+/// Fields the API server's registry assigns when it stores the object, after the field manager
+/// ran (kubernetes/kubernetes `pkg/registry/core/service/storage/alloc.go`: cluster IPs, IP
+/// families, node ports; `pkg/registry/batch/job/strategy.go` `PrepareForCreate` /
+/// `generateSelector`: a Job's selector and its pods' controller labels). They hold allocated
+/// values, no default can be compared, and an apply cannot take them back.
+pub fn assigned_by_server(kind: &str, path: &Path) -> bool {
+    let keys: Vec<&str> = path
+        .0
+        .iter()
+        .map(|s| match s {
+            Step::Key(k) => k.as_str(),
+            _ => "*",
+        })
+        .collect();
+    match kind {
+        "Service" => matches!(
+            keys.as_slice(),
+            ["spec", "clusterIP"]
+                | ["spec", "clusterIPs", ..]
+                | ["spec", "ipFamilies", ..]
+                | ["spec", "ipFamilyPolicy"]
+                | ["spec", "healthCheckNodePort"]
+                | ["spec", "ports", "*", "nodePort"]
+        ),
+        "Job" | "CronJob" => {
+            let rest: &[&str] = match keys.as_slice() {
+                ["spec", "jobTemplate", rest @ ..] => rest,
+                rest => rest,
+            };
+            matches!(
+                rest,
+                ["spec", "selector", ..]
+                    | ["spec", "manualSelector"]
+                    | [
+                        "spec",
+                        "template",
+                        "metadata",
+                        "labels",
+                        "batch.kubernetes.io/controller-uid"
+                            | "batch.kubernetes.io/job-name"
+                            | "controller-uid"
+                            | "job-name"
+                    ]
+            )
+        }
+        _ => false,
+    }
+}
 
 const PROBES: &[&str] = &["livenessProbe", "readinessProbe", "startupProbe"];
 
@@ -193,14 +245,13 @@ pub fn default_at(kind: &str, path: &Path, object: &Value) -> Option<Value> {
     }
     let template = super::rules::pod_template(kind)?;
     let rest = strip_keys(steps, template)?;
-    let template_value = template
+    let spec_steps = strip_keys(rest, &["spec"])?;
+    let pod = template
         .iter()
         .try_fold(object, |v, k| v.get(*k))
-        .cloned()
-        .unwrap_or(Value::Null);
-    let spec_steps = strip_keys(rest, &["spec"])?;
-    let pod = template_value.get("spec").cloned().unwrap_or(Value::Null);
-    pod_spec_default(spec_steps, &pod)
+        .and_then(|t| t.get("spec"))
+        .unwrap_or(&Value::Null);
+    pod_spec_default(spec_steps, pod)
 }
 
 fn pod_spec_default(steps: &[Step], pod: &Value) -> Option<Value> {
@@ -293,11 +344,7 @@ fn strip_keys<'a>(steps: &'a [Step], prefix: &[&str]) -> Option<&'a [Step]> {
     matches.then(|| &steps[prefix.len()..])
 }
 
-fn lookup(
-    table: &[(Shape, fn(&Value) -> Value)],
-    steps: &[Step],
-    context: &Value,
-) -> Option<Value> {
+fn lookup(table: Table, steps: &[Step], context: &Value) -> Option<Value> {
     table.iter().find_map(|(shape, value)| {
         let fits = shape.len() == steps.len()
             && shape.iter().zip(steps).all(|(k, s)| match s {

@@ -443,6 +443,9 @@ fn fate(
     entries: Option<&[ownership::Entry]>,
     sync: &SyncModel,
 ) -> Fate {
+    if live.from_cluster() && defaults::assigned_by_server(kind, path) {
+        return Fate::Stays;
+    }
     let is_default = defaults::default_at(kind, path, &live.value).is_some_and(|d| {
         compare::differences(&d, value).is_empty() && compare::differences(value, &d).is_empty()
     });

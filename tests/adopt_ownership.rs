@@ -1,0 +1,326 @@
+//! adopt-check against live dumps built the way the API server writes them: Helm's references of
+//! every scenario on 1.18, 1.19 and 1.20, with the API server's defaults filled in and the
+//! managedFields a `helm` Update, a `kubectl-client-side-apply` Update or an `argocd-controller`
+//! Apply leaves (an Update owns what it sent plus what the API server defaulted on that request;
+//! an Apply owns only what it applied: `src/adopt/defaults.rs` cites the source). No false alarm
+//! on any of them; a value the old release set and the render drops is left behind, never a
+//! default; Argo CD's client-side-apply migration turns it into a removal.
+
+#[path = "support/shared.rs"]
+mod shared;
+
+use cilium_cmp::adopt::{self, defaults, ownership, Class, SyncModel};
+use serde_json::{json, Value};
+
+const VERSIONS: &[&str] = &["1.18.12", "1.19.6", "1.20.0"];
+
+/// How the objects came to be in the cluster.
+#[derive(Clone, Copy, Debug)]
+enum Writer {
+    /// `helm install` (Helm 3): an Update with the manager name from Helm's user agent.
+    Helm,
+    /// `kubectl apply` client-side: an Update, plus the last-applied annotation.
+    KubectlClientSide,
+    /// A server-side apply by Argo CD: owns what it applied, not the defaults.
+    ArgoServerSide,
+    /// `kubectl get -o yaml` without `--show-managed-fields`.
+    NoManagedFields,
+}
+
+/// `object` as `kubectl get --show-managed-fields -o yaml` returns it after `writer` created it.
+fn as_stored(object: &Value, writer: Writer) -> Value {
+    let mut stored = object.clone();
+    defaults::apply(&mut stored);
+    let (manager, operation, fields) = match writer {
+        Writer::Helm => ("helm", "Update", ownership::fields_v1_of(&stored)),
+        Writer::KubectlClientSide => (
+            "kubectl-client-side-apply",
+            "Update",
+            ownership::fields_v1_of(&stored),
+        ),
+        Writer::ArgoServerSide | Writer::NoManagedFields => (
+            "argocd-controller",
+            "Apply",
+            ownership::fields_v1_of(object),
+        ),
+    };
+    let meta = stored["metadata"].as_object_mut().expect("metadata");
+    meta.insert("uid".into(), json!("0c6e1a52-1f6d-4b55-9a0f-5d2b8f1e7c11"));
+    meta.insert("resourceVersion".into(), json!("4180233"));
+    meta.insert("creationTimestamp".into(), json!("2026-01-12T09:14:03Z"));
+    if !matches!(writer, Writer::NoManagedFields) {
+        meta.insert(
+            "managedFields".into(),
+            json!([{"apiVersion": object["apiVersion"], "fieldsType": "FieldsV1",
+                "fieldsV1": fields, "manager": manager, "operation": operation,
+                "time": "2026-01-12T09:14:03Z"},
+                // The workload controllers write status through the subresource.
+                {"apiVersion": object["apiVersion"], "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:status": {"f:observedGeneration": {}}},
+                "manager": "kube-controller-manager", "operation": "Update",
+                "subresource": "status", "time": "2026-01-12T09:14:05Z"}]),
+        );
+    }
+    if matches!(writer, Writer::KubectlClientSide) {
+        let annotations = meta.entry("annotations").or_insert_with(|| json!({}));
+        if !annotations.is_object() {
+            *annotations = json!({});
+        }
+        let annotations = annotations.as_object_mut().unwrap();
+        annotations.insert(
+            "kubectl.kubernetes.io/last-applied-configuration".into(),
+            json!(object.to_string()),
+        );
+    }
+    // Set after the field manager ran (registry, controllers): owned by nobody.
+    match stored["kind"].as_str() {
+        Some("Service") => {
+            // A headless Service keeps its `None`.
+            let ip = stored["spec"]["clusterIP"]
+                .as_str()
+                .unwrap_or("10.96.112.7")
+                .to_string();
+            stored["spec"]["clusterIP"] = json!(ip);
+            stored["spec"]["clusterIPs"] = json!([ip]);
+            stored["spec"]["ipFamilies"] = json!(["IPv4"]);
+            stored["spec"]["ipFamilyPolicy"] = json!("SingleStack");
+        }
+        Some("DaemonSet" | "Deployment") => {
+            stored["status"] = json!({"observedGeneration": 1});
+        }
+        _ => {}
+    }
+    stored
+}
+
+fn dump(objects: &[Value], writer: Writer) -> String {
+    let items: Vec<Value> = objects.iter().map(|o| as_stored(o, writer)).collect();
+    cilium_cmp::yaml::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": items}))
+}
+
+fn references() -> Option<Vec<(String, String, String)>> {
+    let readme = shared::shared_file("cilium-reference/README.md", "adopt_ownership")?;
+    let rendered = readme.parent().unwrap().join("rendered");
+    let scenarios = readme.parent().unwrap().join("scenarios");
+    let mut out = Vec::new();
+    for version in VERSIONS {
+        let dir = rendered.join(version);
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .collect();
+        names.sort();
+        for file in names {
+            let name = file.file_stem().unwrap().to_string_lossy().to_string();
+            let scenario =
+                std::fs::read_to_string(scenarios.join(format!("{name}.yaml"))).unwrap_or_default();
+            let ns = cilium_cmp::yaml::parse_values(&scenario)
+                .ok()
+                .and_then(|d| d.value["namespace"].as_str().map(String::from))
+                .unwrap_or_else(|| "kube-system".into());
+            out.push((
+                format!("{version}/{name}"),
+                ns,
+                std::fs::read_to_string(&file).unwrap(),
+            ));
+        }
+    }
+    assert!(out.len() >= 60, "only {} references", out.len());
+    Some(out)
+}
+
+fn objects(text: &str) -> Vec<Value> {
+    cilium_cmp::yaml::parse_stream_values(text)
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.is_object())
+        .collect()
+}
+
+/// Every reference of every release, dumped as each writer leaves it, against itself: nothing
+/// is left behind, changed or removed; only defaults and server fields are "only live".
+#[test]
+fn realistic_dumps_of_every_reference_give_no_false_alarm() {
+    let Some(refs) = references() else {
+        return;
+    };
+    let mut defaults_seen = 0;
+    for (name, ns, text) in &refs {
+        let objs = objects(text);
+        for writer in [
+            Writer::Helm,
+            Writer::KubectlClientSide,
+            Writer::ArgoServerSide,
+            Writer::NoManagedFields,
+        ] {
+            let live = dump(&objs, writer);
+            let report = adopt::check(text, &[("live.yaml".into(), live)], ns, "cilium")
+                .unwrap_or_else(|e| panic!("{name} {writer:?}: {e}"));
+            for o in &report.objects {
+                assert!(
+                    matches!(o.class, Class::Identical | Class::ToolingOnly),
+                    "{name} {writer:?}: {} is {:?}: {:?} {:?}",
+                    o.key,
+                    o.class,
+                    o.findings
+                        .iter()
+                        .map(|f| f.difference.path.to_string())
+                        .collect::<Vec<_>>(),
+                    o.left_behind
+                        .iter()
+                        .map(|f| format!("{} {:?}", f.path, f.owners))
+                        .collect::<Vec<_>>()
+                );
+                defaults_seen += o.live_only.len();
+            }
+            assert!(!report.disruptive(), "{name} {writer:?}");
+            assert_eq!(
+                report.warnings.is_empty(),
+                !matches!(writer, Writer::NoManagedFields),
+                "{name} {writer:?}: {:?}",
+                report.warnings
+            );
+        }
+    }
+    assert!(
+        defaults_seen > 1000,
+        "the dumps hold defaults: {defaults_seen}"
+    );
+}
+
+/// The agent's container in a reference, given a memory limit as `resources.limits.memory: 1Gi`
+/// in the values puts it (chart template `cilium-agent/daemonset.yaml`: `.Values.resources`).
+fn with_memory_limit(objs: &[Value]) -> Vec<Value> {
+    let mut objs = objs.to_vec();
+    let agent = objs
+        .iter_mut()
+        .find(|o| o["kind"] == "DaemonSet" && o["metadata"]["name"] == "cilium")
+        .expect("the agent");
+    let container = agent["spec"]["template"]["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|c| c["name"] == "cilium-agent")
+        .unwrap();
+    container["resources"] = json!({"limits": {"memory": "1Gi"}});
+    objs
+}
+
+const MEMORY: &str = "spec.template.spec.containers[\"cilium-agent\"].resources.limits.memory";
+
+/// The case, on every release: the old release set a memory limit the render drops.
+/// From a manifest export, a Helm-owned cluster dump, a kubectl one and one without
+/// managedFields it is left behind (never a default); with Argo CD's migration of the manager
+/// that owns it, the first sync removes it and the agent restarts.
+#[test]
+fn a_dropped_value_is_left_behind_never_a_default() {
+    let Some(refs) = references() else {
+        return;
+    };
+    for version in VERSIONS {
+        let (name, ns, text) = refs
+            .iter()
+            .find(|(n, _, _)| *n == format!("{version}/hubble-full"))
+            .expect("hubble-full");
+        let live_objs = with_memory_limit(&objects(text));
+        let manifest = live_objs
+            .iter()
+            .map(cilium_cmp::yaml::to_string)
+            .collect::<Vec<_>>()
+            .join("---\n");
+        let cases = [
+            (
+                "manifest",
+                manifest,
+                "manifest export",
+                SyncModel::default(),
+            ),
+            (
+                "helm",
+                dump(&live_objs, Writer::Helm),
+                "helm (Update)",
+                SyncModel::default(),
+            ),
+            (
+                "kubectl",
+                dump(&live_objs, Writer::KubectlClientSide),
+                "kubectl-client-side-apply (Update)",
+                // Argo CD's default migration names kubectl's manager, not Helm's.
+                SyncModel {
+                    migrated_manager: Some("kubectl-client-side-apply".into()),
+                },
+            ),
+            (
+                "no managedFields",
+                dump(&live_objs, Writer::NoManagedFields),
+                "no managedFields",
+                SyncModel::default(),
+            ),
+        ];
+        for (what, live, owner, sync) in cases {
+            let report =
+                adopt::check_with(text, &[("live.yaml".into(), live)], ns, "cilium", &sync)
+                    .unwrap();
+            let agent = report
+                .objects
+                .iter()
+                .find(|o| o.key.kind == "DaemonSet" && o.key.name == "cilium")
+                .unwrap();
+            if what == "kubectl" {
+                // Migrated: the first sync removes it, and that restarts the agent.
+                let removed = agent
+                    .findings
+                    .iter()
+                    .find(|f| f.difference.path.to_string() == MEMORY)
+                    .unwrap_or_else(|| panic!("{name}: {agent:?}"));
+                assert_eq!(
+                    removed.removed_by.as_deref(),
+                    Some("migrated from manager kubectl-client-side-apply")
+                );
+                assert_eq!(agent.class, Class::RestartsPods);
+                assert!(report.disruptive());
+                continue;
+            }
+            assert!(
+                !agent.live_only.iter().any(|p| p == MEMORY),
+                "{name} {what}: a left-behind field is reported as a default"
+            );
+            let behind: Vec<String> = agent
+                .left_behind
+                .iter()
+                .map(|f| f.path.to_string())
+                .collect();
+            assert_eq!(behind, [MEMORY], "{name} {what}");
+            assert!(
+                agent.left_behind[0].owners.join(" ").contains(owner),
+                "{name} {what}: {:?}",
+                agent.left_behind[0].owners
+            );
+            assert_eq!(agent.class, Class::LeftBehind, "{name} {what}");
+            assert!(report.disruptive(), "{name} {what}: exit 3");
+        }
+        // Migrating `helm` (the manager that owns it) removes it too.
+        let report = adopt::check_with(
+            text,
+            &[("live.yaml".into(), dump(&live_objs, Writer::Helm))],
+            ns,
+            "cilium",
+            &SyncModel {
+                migrated_manager: Some("helm".into()),
+            },
+        )
+        .unwrap();
+        let agent = report
+            .objects
+            .iter()
+            .find(|o| o.key.kind == "DaemonSet" && o.key.name == "cilium")
+            .unwrap();
+        assert!(agent.left_behind.is_empty(), "{name}");
+        assert!(agent
+            .findings
+            .iter()
+            .any(|f| f.removed_by.as_deref() == Some("migrated from manager helm")));
+        // Nothing else of the object changes: the migrated defaults come back as defaults.
+        assert_eq!(agent.findings.len(), 1, "{name}: {:?}", agent.findings);
+    }
+}
