@@ -121,6 +121,11 @@ pub struct FolderArgs {
     /// follows only the folder's `allowUnknownKeys: true` in cilium-cmp.yaml)
     #[arg(long)]
     pub allow_unknown_keys: bool,
+    /// Argo CD's argocd-cm ConfigMap (YAML): name on stderr the rendered objects its
+    /// resource.exclusions / resource.inclusions keep Argo CD from applying [default: Argo CD 3.0
+    /// or later with its default exclusions]
+    #[arg(long, value_name = "FILE")]
+    pub argocd_cm: Option<PathBuf>,
 }
 
 /// `adopt-check`: the render's inputs (as `render`, or an application folder) and live dumps.
@@ -143,9 +148,20 @@ pub struct AdoptCheckArgs {
     /// Helm release name, to recognise the release's objects by Helm's annotations
     #[arg(long, default_value = "cilium")]
     pub release: String,
-    /// Report format: text for people, json for scripts (shape in the README)
+    /// Report format: text for people, json for scripts (shape in docs/adopt-check.md)
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub output: String,
+    /// The Argo CD Application that will sync the folder (YAML): with ServerSideApply=true its
+    /// client-side-apply migration (on unless ClientSideApplyMigration=false; the manager named by
+    /// the argocd.argoproj.io/client-side-apply-migration-manager annotation, default
+    /// kubectl-client-side-apply) decides which left-behind fields the first sync removes
+    #[arg(long, value_name = "FILE")]
+    pub argocd_application: Option<PathBuf>,
+    /// Argo CD's argocd-cm ConfigMap (YAML): name on stderr the rendered objects its
+    /// resource.exclusions / resource.inclusions keep Argo CD from applying [default: Argo CD 3.0
+    /// or later with its default exclusions]
+    #[arg(long, value_name = "FILE")]
+    pub argocd_cm: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
