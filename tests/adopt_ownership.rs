@@ -324,3 +324,90 @@ fn a_dropped_value_is_left_behind_never_a_default() {
         assert_eq!(agent.findings.len(), 1, "{name}: {:?}", agent.findings);
     }
 }
+
+/// Every `false` or `0` the render of any scenario on any release writes (outside labels,
+/// annotations and ConfigMap or Secret data) is classified as a plain field the API server drops
+/// or a pointer it stores; a new one fails here until `src/adopt/zero.rs` names it.
+#[test]
+fn every_zero_value_of_every_render_is_classified() {
+    let Some(refs) = references() else {
+        return;
+    };
+    fn walk(
+        v: &Value,
+        path: &mut Vec<adopt::compare::Step>,
+        out: &mut Vec<(adopt::compare::Path, Value)>,
+    ) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    if matches!(k.as_str(), "labels" | "annotations" | "matchLabels") {
+                        continue;
+                    }
+                    path.push(adopt::compare::Step::Key(k.clone()));
+                    walk(x, path, out);
+                    path.pop();
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    path.push(adopt::compare::Step::Index(i));
+                    walk(x, path, out);
+                    path.pop();
+                }
+            }
+            _ if adopt::zero::is_zero(v) => {
+                out.push((adopt::compare::Path(path.clone()), v.clone()))
+            }
+            _ => {}
+        }
+    }
+    let mut unclassified = std::collections::BTreeSet::new();
+    let mut seen = 0;
+    for (name, _, text) in &refs {
+        for o in objects(text) {
+            let kind = o["kind"].as_str().unwrap_or("").to_string();
+            if matches!(kind.as_str(), "ConfigMap" | "Secret") {
+                continue;
+            }
+            let api = o["apiVersion"].as_str().unwrap_or("");
+            let group = api.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+            let mut zeros = Vec::new();
+            walk(&o, &mut Vec::new(), &mut zeros);
+            for (path, _) in zeros {
+                seen += 1;
+                if adopt::zero::classify(group, &kind, &path).is_none() {
+                    unclassified.insert(format!("{kind} {path} ({name})"));
+                }
+            }
+        }
+    }
+    assert!(seen > 100, "zero values seen: {seen}");
+    assert!(
+        unclassified.is_empty(),
+        "unclassified zero values: {unclassified:#?}"
+    );
+}
+
+/// A plain field's zero value absent live is no difference; a pointer's is one.
+#[test]
+fn zero_values_of_plain_fields_are_no_difference() {
+    let render = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: kube-system}\nspec:\n  template:\n    spec:\n      hostNetwork: false\n      containers:\n      - name: a\n        image: x:v1\n        securityContext: {allowPrivilegeEscalation: false}\n";
+    let live = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: kube-system}\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n        image: x:v1\n";
+    let report = adopt::check(
+        render,
+        &[("live.yaml".into(), live.into())],
+        "kube-system",
+        "cilium",
+    )
+    .unwrap();
+    let paths: Vec<String> = report.objects[0]
+        .findings
+        .iter()
+        .map(|f| f.difference.path.to_string())
+        .collect();
+    assert_eq!(
+        paths,
+        ["spec.template.spec.containers[\"a\"].securityContext.allowPrivilegeEscalation"]
+    );
+}

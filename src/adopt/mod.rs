@@ -16,6 +16,7 @@ pub mod quantity;
 pub mod report;
 pub mod rules;
 pub mod startup;
+pub mod zero;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -332,6 +333,12 @@ fn compare_pair(r: &Object, l: &Object, sync: &SyncModel) -> Result<ObjectReport
         // sync keeps it depends on who owns it (`fate`, below).
         .filter(|d| {
             !(d.render.is_none() && matches!(d.path.0.last(), Some(compare::Step::Item(_))))
+        })
+        // A `false` or `0` of a plain field is never stored (`zero`): its absence is no change.
+        .filter(|d| {
+            !(d.live.is_none()
+                && d.render.as_ref().is_some_and(zero::is_zero)
+                && zero::classify(&r.key.group, kind, &d.path) == Some(zero::Zero::Dropped))
         })
         .map(|d| Finding {
             restarts: rules::pod_template(kind).is_some_and(|t| d.path.starts_with(t)),
