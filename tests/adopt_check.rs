@@ -863,3 +863,52 @@ fn a_dropped_memory_limit_is_left_behind_and_exits_3() {
         .collect();
     assert_eq!(removed.len(), 1, "{agent}");
 }
+
+/// (h) Malformed managedFields in a cluster dump: exit 1 naming the file, the object and the
+/// entry, nothing on stdout, never a panic.
+#[test]
+fn malformed_managed_fields_are_refused() {
+    let s = Scratch::new("adopt-bad-fields");
+    let values = s.write("values.yaml", BASE_VALUES);
+    for (what, fields) in [
+        ("bad key", r#"{"x:odd": {}}"#.to_string()),
+        (
+            "bad item key",
+            r#"{"f:spec": {"k:{not json": {}}}"#.to_string(),
+        ),
+        ("not a map", r#"{"f:spec": 3}"#.to_string()),
+        (
+            "too deep",
+            format!("{}{{}}{}", r#"{"f:a": "#.repeat(100), "}".repeat(100)),
+        ),
+    ] {
+        let live = s.write(
+            "live.yaml",
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cilium-config\n  namespace: kube-system\n  uid: '1'\n  managedFields:\n  - manager: helm\n    operation: Update\n    fieldsV1: {fields}\n"
+            ),
+        );
+        let o = run(
+            &[
+                "adopt-check",
+                "--cilium-version",
+                VERSION,
+                "-f",
+                values.to_str().unwrap(),
+                "--live",
+                live.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{what}");
+        let e = stderr(&o);
+        // Nesting past the bound is refused by the YAML reader before managedFields are read.
+        assert!(
+            e.contains("live.yaml")
+                && ((e.contains("managedFields[0]") && e.contains("cilium-config"))
+                    || (what == "too deep" && e.contains("nested too deeply"))),
+            "{what}: {e}"
+        );
+    }
+}
