@@ -36,7 +36,6 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
                 set: a.render.set.clone(),
                 chart_dir: None,
                 allow_unknown_keys: a.render.allow_unknown_keys,
-                argocd_cm: None,
             };
             let req = folder_request(&folder);
             argocd::render_folder(&req.env()?, dir, folder.allow_unknown_keys)

@@ -121,6 +121,11 @@ pub struct FolderArgs {
     /// follows only the folder's `allowUnknownKeys: true` in cilium-cmp.yaml)
     #[arg(long)]
     pub allow_unknown_keys: bool,
+}
+
+/// `render-folder` and `lock`: Argo CD's settings that decide what it applies.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ArgocdSettingsArgs {
     /// Argo CD's argocd-cm ConfigMap (YAML): name on stderr the rendered objects its
     /// resource.exclusions / resource.inclusions keep Argo CD from applying [default: Argo CD 3.0
     /// or later with its default exclusions]
@@ -183,7 +188,12 @@ pub enum Command {
     /// Example, from the repository root:
     ///   cilium-cmp render-folder clusters/prod/cilium --namespace kube-system --kube-version 1.35.0 | kubectl diff --server-side -f -
     #[command(verbatim_doc_comment)]
-    RenderFolder(FolderArgs),
+    RenderFolder {
+        #[command(flatten)]
+        folder: FolderArgs,
+        #[command(flatten)]
+        argocd: ArgocdSettingsArgs,
+    },
     /// Write an application folder's lock (cilium-cmp.lock) with the content hash of its render,
     /// after the render succeeded; prints no render (preview it with render-folder). With
     /// --check, write nothing and fail when the lock is missing or stale.
@@ -195,6 +205,8 @@ pub enum Command {
     Lock {
         #[command(flatten)]
         folder: FolderArgs,
+        #[command(flatten)]
+        argocd: ArgocdSettingsArgs,
         /// Write nothing; exit non-zero when the lock is missing or does not hold the render's
         /// hash (for CI)
         #[arg(long)]
