@@ -411,3 +411,82 @@ fn zero_values_of_plain_fields_are_no_difference() {
         ["spec.template.spec.containers[\"a\"].securityContext.allowPrivilegeEscalation"]
     );
 }
+
+/// On every release, Argo CD's default exclusions name the ingress controller's object: the
+/// `cilium-ingress` Endpoints on 1.18, its EndpointSlice on 1.19 and 1.20.
+#[test]
+fn the_ingress_endpoints_are_excluded_on_every_release() {
+    use cilium_cmp::argocd::exclusions::{excluded_in_stream, Filter};
+    let Some(refs) = references() else {
+        return;
+    };
+    for version in VERSIONS {
+        let (_, _, text) = refs
+            .iter()
+            .find(|(n, _, _)| *n == format!("{version}/ingress-controller"))
+            .expect("the ingress-controller reference");
+        let found: Vec<String> = excluded_in_stream(&Filter::argocd_defaults(), text)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.object)
+            .collect();
+        let kind = if version.starts_with("1.18") {
+            "Endpoints"
+        } else {
+            "EndpointSlice"
+        };
+        assert_eq!(
+            found,
+            [format!("{kind} kube-system/cilium-ingress")],
+            "{version}"
+        );
+    }
+}
+
+/// On every release, a changed cilium-config names the agent and the operator as reading it only
+/// at start, and says the checksum rolls them when the scenario turns the rollout values on.
+#[test]
+fn config_read_at_start_on_every_release() {
+    use cilium_cmp::adopt::startup::TakesEffect;
+    let Some(refs) = references() else {
+        return;
+    };
+    for version in VERSIONS {
+        for (scenario, expected) in [
+            ("hubble-full", TakesEffect::AtNextRestart),
+            ("rollout-on-config-change", TakesEffect::RolledByChecksum),
+        ] {
+            let (name, ns, text) = refs
+                .iter()
+                .find(|(n, _, _)| *n == format!("{version}/{scenario}"))
+                .expect("reference");
+            let mut live = objects(text);
+            let config = live
+                .iter_mut()
+                .find(|o| o["kind"] == "ConfigMap" && o["metadata"]["name"] == "cilium-config")
+                .unwrap();
+            config["data"]["debug"] = json!("true");
+            let live_text = live
+                .iter()
+                .map(cilium_cmp::yaml::to_string)
+                .collect::<Vec<_>>()
+                .join("---\n");
+            let report =
+                adopt::check(text, &[("live.yaml".into(), live_text)], ns, "cilium").unwrap();
+            let config = report
+                .objects
+                .iter()
+                .find(|o| o.key.kind == "ConfigMap" && o.key.name == "cilium-config")
+                .unwrap();
+            assert_eq!(config.class, Class::Changed, "{name}");
+            for workload in ["cilium", "cilium-operator"] {
+                let reader = config
+                    .read_at_start
+                    .iter()
+                    .find(|r| r.workload.name == workload)
+                    .unwrap_or_else(|| panic!("{name}: {workload} reads cilium-config"));
+                assert_eq!(reader.takes_effect, expected, "{name} {workload}");
+            }
+        }
+    }
+}

@@ -135,6 +135,33 @@ pub fn default_exclusions() -> Vec<Rule> {
     ]
 }
 
+/// The first Argo CD release whose install manifests carry [`default_exclusions`] in `argocd-cm`.
+pub const DEFAULTS_SINCE: (u32, u32) = (3, 0);
+
+/// The filter of an Argo CD release (`v3.1.8`, `2.14`) installed from its manifests with its
+/// `argocd-cm` untouched: the defaults from [`DEFAULTS_SINCE`] on, only the core list before.
+pub fn for_release(version: &str) -> Result<Filter, String> {
+    let v = version.trim().trim_start_matches('v');
+    let mut parts = v.split('.').map(|p| p.parse::<u32>());
+    let (Some(Ok(major)), Some(Ok(minor))) = (parts.next(), parts.next()) else {
+        return Err(format!(
+            "Argo CD version {} is not MAJOR.MINOR[.PATCH] (e.g. 3.1.8)",
+            crate::limits::quoted(version)
+        ));
+    };
+    Ok(if (major, minor) >= DEFAULTS_SINCE {
+        Filter::argocd_defaults()
+    } else {
+        Filter {
+            exclusions: Vec::new(),
+            inclusions: Vec::new(),
+            source: Source::ArgocdCm(format!(
+                "Argo CD {v}'s own argocd-cm (no default exclusions)"
+            )),
+        }
+    })
+}
+
 /// Why an object is excluded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reason {
@@ -612,6 +639,17 @@ mod tests {
                 .unwrap_err()
                 .contains("list")
         );
+    }
+
+    #[test]
+    fn releases_before_3_0_have_only_the_core_list() {
+        assert!(identity_ignore_needed(&for_release("v2.14.11").unwrap()));
+        assert!(!identity_ignore_needed(&for_release("3.0.0").unwrap()));
+        assert!(for_release("3.1.8")
+            .unwrap()
+            .verdict("", "Endpoints")
+            .is_some());
+        assert!(for_release("three").is_err());
     }
 
     #[test]
