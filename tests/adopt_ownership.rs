@@ -490,3 +490,45 @@ fn config_read_at_start_on_every_release() {
         }
     }
 }
+
+/// `kubectl rollout restart` leaves its stamp in the pod template, owned by `kubectl-rollout`:
+/// the sync keeps it, and keeping it restarts nothing, so it is no left-behind field.
+#[test]
+fn a_rollout_restart_stamp_is_harmless() {
+    let Some(refs) = references() else {
+        return;
+    };
+    let (_, ns, text) = refs
+        .iter()
+        .find(|(n, _, _)| n == "1.20.0/hubble-full")
+        .unwrap();
+    let mut live: Vec<Value> = objects(text)
+        .iter()
+        .map(|o| as_stored(o, Writer::Helm))
+        .collect();
+    let agent = live
+        .iter_mut()
+        .find(|o| o["kind"] == "DaemonSet" && o["metadata"]["name"] == "cilium")
+        .unwrap();
+    agent["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] =
+        json!("2026-01-20T10:00:00Z");
+    agent["metadata"]["managedFields"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"manager": "kubectl-rollout", "operation": "Update",
+            "fieldsV1": {"f:spec": {"f:template": {"f:metadata": {"f:annotations": {
+                "f:kubectl.kubernetes.io/restartedAt": {}}}}}}}));
+    let dump =
+        cilium_cmp::yaml::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": live}));
+    let report = adopt::check(text, &[("live.yaml".into(), dump)], ns, "cilium").unwrap();
+    assert!(
+        !report.disruptive(),
+        "{:?}",
+        report
+            .objects
+            .iter()
+            .filter(|o| !o.left_behind.is_empty())
+            .map(|o| &o.left_behind)
+            .collect::<Vec<_>>()
+    );
+}

@@ -453,6 +453,16 @@ fn fate(
     if live.from_cluster() && defaults::assigned_by_server(kind, path) {
         return Fate::Stays;
     }
+    // `kubectl rollout restart` stamps the pod template (kubernetes/kubectl
+    // `pkg/polymorphichelpers/objectrestarter.go`); kept, it keeps the pods as they run.
+    if rules::pod_template(kind).is_some_and(|t| {
+        path.starts_with(t)
+            && path.key_at(t.len()) == Some("metadata")
+            && path.key_at(t.len() + 1) == Some("annotations")
+            && path.key_at(t.len() + 2) == Some("kubectl.kubernetes.io/restartedAt")
+    }) {
+        return Fate::Stays;
+    }
     let is_default = defaults::default_at(kind, path, &live.value).is_some_and(|d| {
         compare::differences(&d, value).is_empty() && compare::differences(value, &d).is_empty()
     });
