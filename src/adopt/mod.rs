@@ -469,7 +469,7 @@ fn fate(
     if !live.from_cluster() {
         // An export of the release's manifest holds only what the old tool sent.
         return Fate::LeftBehind(vec![format!(
-            "written by the release ({} is a manifest export, not a cluster read)",
+            "the old release ({} is a manifest export: it holds what the release wrote, no ownership)",
             live.source
         )]);
     }

@@ -222,6 +222,15 @@ pub fn human(r: &Report) -> String {
                 o.findings.len() - MAX_SHOWN_DIFFERENCES
             );
         }
+        for f in o.left_behind.iter().take(MAX_SHOWN_DIFFERENCES) {
+            let _ = writeln!(out, "  {}", f.path);
+            let _ = writeln!(
+                out,
+                "    left behind: {} (kept by {})",
+                shown(Some(&f.value), o.key.kind == "Secret").unwrap_or_default(),
+                f.owners.join(", ")
+            );
+        }
         if !o.live_only.is_empty() {
             let _ = writeln!(
                 out,
