@@ -532,3 +532,34 @@ fn a_rollout_restart_stamp_is_harmless() {
             .collect::<Vec<_>>()
     );
 }
+
+/// A field Argo CD's own server-side apply wrote before (an earlier plugin render with the
+/// limit) and the render now lacks: Argo CD's manager is its only owner, so the sync removes it.
+#[test]
+fn a_field_only_argo_cd_applied_is_removed_by_the_sync() {
+    let Some(refs) = references() else {
+        return;
+    };
+    for version in VERSIONS {
+        let (name, ns, text) = refs
+            .iter()
+            .find(|(n, _, _)| *n == format!("{version}/hubble-full"))
+            .unwrap();
+        let live = dump(&with_memory_limit(&objects(text)), Writer::ArgoServerSide);
+        let report = adopt::check(text, &[("live.yaml".into(), live)], ns, "cilium").unwrap();
+        let agent = report
+            .objects
+            .iter()
+            .find(|o| o.key.kind == "DaemonSet" && o.key.name == "cilium")
+            .unwrap();
+        assert!(agent.left_behind.is_empty(), "{name}");
+        let removed: Vec<String> = agent
+            .findings
+            .iter()
+            .filter(|f| f.removed_by.is_some())
+            .map(|f| f.difference.path.to_string())
+            .collect();
+        assert_eq!(removed, [MEMORY], "{name}");
+        assert_eq!(agent.class, Class::RestartsPods, "{name}");
+    }
+}
