@@ -20,7 +20,8 @@
 //! `SetDefaults_ContainerPort` via the ports loop, `SetDefaults_ConfigMapVolumeSource`,
 //! `SetDefaults_SecretVolumeSource`, `SetDefaults_ProjectedVolumeSource`,
 //! `SetDefaults_DownwardAPIVolumeSource`, `SetDefaults_HostPathVolumeSource`,
-//! `SetDefaults_ObjectFieldSelector`, `SetDefaults_Service`), `pkg/apis/apps/v1/defaults.go`
+//! `SetDefaults_Namespace`, `SetDefaults_Secret`, `SetDefaults_ObjectFieldSelector`,
+//! `SetDefaults_Service`), `pkg/apis/apps/v1/defaults.go`
 //! (`SetDefaults_DaemonSet`, `SetDefaults_Deployment`), `pkg/apis/batch/v1/defaults.go`
 //! (`SetDefaults_Job`, `SetDefaults_CronJob`). Fields the registry sets after the field manager
 //! ran (a Service's `clusterIP`, `ipFamilies`, `ipFamilyPolicy`; a Job's selector and
@@ -88,6 +89,15 @@ const CRONJOB: Table = &[
     (&["spec", "successfulJobsHistoryLimit"], |_| json!(3)),
     (&["spec", "failedJobsHistoryLimit"], |_| json!(1)),
 ];
+
+/// `SetDefaults_Namespace` labels every Namespace with its own name; `SetDefaults_Secret` types
+/// a Secret `Opaque`.
+const NAMESPACE: Table = &[(
+    &["metadata", "labels", "kubernetes.io/metadata.name"],
+    |ns| ns.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
+)];
+
+const SECRET: Table = &[(&["type"], |_| json!("Opaque"))];
 
 /// Relative to a Service; `*` is a port, whose `targetPort` defaults to its `port`.
 const SERVICE: Table = &[
@@ -216,6 +226,8 @@ pub fn default_at(kind: &str, path: &Path, object: &Value) -> Option<Value> {
         "Job" => JOB,
         "CronJob" => CRONJOB,
         "Service" => SERVICE,
+        "Namespace" => NAMESPACE,
+        "Secret" => SECRET,
         _ => &[],
     };
     // `SetDefaults_DaemonSet` / `SetDefaults_Deployment` fill in `rollingUpdate` only for the
@@ -366,6 +378,17 @@ pub fn apply(object: &mut Value) {
         .to_string();
     let mut missing = Vec::new();
     collect_missing(&kind, object, &Path::default(), object, &mut missing);
+    if kind == "Namespace" {
+        let label = Path(
+            ["metadata", "labels", "kubernetes.io/metadata.name"]
+                .iter()
+                .map(|k| Step::Key(k.to_string()))
+                .collect(),
+        );
+        if let Some(name) = default_at(&kind, &label, object) {
+            missing.push((label, name));
+        }
+    }
     for (path, value) in missing {
         set(object, &path, value);
     }
