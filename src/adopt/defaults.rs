@@ -247,6 +247,43 @@ pub fn default_at(kind: &str, path: &Path, object: &Value) -> Option<Value> {
         return Some(v);
     }
     if kind == "Service" {
+        // `SetDefaults_Service`, by type: node-port and load-balancer Services route external
+        // traffic cluster-wide and (load balancers) allocate node ports; client-IP affinity
+        // sticks for three hours.
+        let service_type = object
+            .pointer("/spec/type")
+            .and_then(Value::as_str)
+            .unwrap_or("ClusterIP");
+        let external = matches!(service_type, "NodePort" | "LoadBalancer");
+        if path.0
+            == [
+                Step::Key("spec".into()),
+                Step::Key("externalTrafficPolicy".into()),
+            ]
+        {
+            return external.then(|| json!("Cluster"));
+        }
+        if path.0
+            == [
+                Step::Key("spec".into()),
+                Step::Key("allocateLoadBalancerNodePorts".into()),
+            ]
+        {
+            return (service_type == "LoadBalancer").then_some(json!(true));
+        }
+        if path.starts_with(&[
+            "spec",
+            "sessionAffinityConfig",
+            "clientIP",
+            "timeoutSeconds",
+        ]) && path.0.len() == 4
+        {
+            let client_ip = object
+                .pointer("/spec/sessionAffinity")
+                .and_then(Value::as_str)
+                == Some("ClientIP");
+            return client_ip.then(|| json!(10800));
+        }
         // `targetPort` defaults to the port's own `port`.
         if let [Step::Key(s), Step::Key(p), item, Step::Key(t)] = steps.as_slice() {
             if s == "spec" && p == "ports" && t == "targetPort" {
@@ -439,6 +476,8 @@ fn collect_missing(kind: &str, root: &Value, at: &Path, v: &Value, out: &mut Vec
         "rollingUpdate",
         "maxUnavailable",
         "maxSurge",
+        "externalTrafficPolicy",
+        "allocateLoadBalancerNodePorts",
     ];
     match v {
         Value::Object(map) => {
@@ -556,6 +595,11 @@ mod tests {
 
     #[test]
     fn apply_fills_what_the_api_server_would() {
+        let mut lb =
+            json!({"kind": "Service", "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]}});
+        apply(&mut lb);
+        assert_eq!(lb["spec"]["externalTrafficPolicy"], "Cluster");
+        assert_eq!(lb["spec"]["allocateLoadBalancerNodePorts"], true);
         let mut svc = json!({"kind": "Service", "spec": {"ports": [{"port": 443}]}});
         apply(&mut svc);
         assert_eq!(
