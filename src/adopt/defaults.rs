@@ -308,6 +308,10 @@ fn pod_spec_default(steps: &[Step], pod: &Value) -> Option<Value> {
         return Some(v);
     }
     match steps {
+        // The deprecated alias of `serviceAccountName`, filled in when the object is converted
+        // to v1 (kubernetes/kubernetes `pkg/apis/core/v1/conversion.go`,
+        // `Convert_core_PodSpec_To_v1_PodSpec`), before the managed set is computed.
+        [Step::Key(k)] if k == "serviceAccount" => pod.get("serviceAccountName").cloned(),
         [Step::Key(list), item, rest @ ..] if list == "containers" || list == "initContainers" => {
             let container = port_item(pod.get(list), item)?;
             container_default(rest, container, pod)
@@ -478,6 +482,7 @@ fn collect_missing(kind: &str, root: &Value, at: &Path, v: &Value, out: &mut Vec
         "maxSurge",
         "externalTrafficPolicy",
         "allocateLoadBalancerNodePorts",
+        "serviceAccount",
     ];
     match v {
         Value::Object(map) => {
@@ -612,6 +617,10 @@ mod tests {
         apply(&mut dep);
         assert_eq!(dep["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
         assert_eq!(dep["spec"]["template"]["spec"]["dnsPolicy"], "ClusterFirst");
+        let mut sa = json!({"kind": "DaemonSet", "spec": {"template": {"spec": {
+            "serviceAccountName": "cilium", "containers": []}}}});
+        apply(&mut sa);
+        assert_eq!(sa["spec"]["template"]["spec"]["serviceAccount"], "cilium");
         assert_eq!(
             dep["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"],
             "IfNotPresent"
