@@ -3,12 +3,10 @@
 //! is never a change, a changed value restarts the pods it reaches, a dropped component is
 //! pruned, and bad input is refused with exit 1 and nothing on stdout.
 
-#[path = "support/python.rs"]
-mod python;
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/scratch.rs"]
 mod scratch;
-#[path = "support/shared.rs"]
-mod shared;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -17,6 +15,45 @@ use scratch::Scratch;
 use serde_json::{json, Value};
 
 const VERSION: &str = "1.20.0";
+const ARCHIVE: &str = "charts/cilium-1.20.0.tgz";
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "helm_references_differ_only_as_documented",
+                helm_references_differ_only_as_documented,
+            )
+            .shared("cilium-reference/scenarios")
+            .shared("cilium-reference/rendered/1.20.0"),
+            harness::test(
+                "helm_minted_certificates_are_expected_differences",
+                helm_minted_certificates_are_expected_differences,
+            )
+            .shared("tools/helm_ref.py")
+            .shared(ARCHIVE)
+            .python(),
+            harness::test(
+                "server_filled_fields_restart_nothing",
+                server_filled_fields_restart_nothing,
+            ),
+            harness::test(
+                "a_changed_agent_argument_restarts_the_agent",
+                a_changed_agent_argument_restarts_the_agent,
+            ),
+            harness::test(
+                "a_removed_component_is_pruned",
+                a_removed_component_is_pruned,
+            ),
+            harness::test("bad_live_input_is_refused", bad_live_input_is_refused),
+            harness::test(
+                "folder_form_and_several_dumps_as_in_the_readme",
+                folder_form_and_several_dumps_as_in_the_readme,
+            ),
+        ],
+    )
+}
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -118,17 +155,9 @@ const BASE_VALUES: &str = "cni:\n  iptablesRemoveAWSRules: false\nhubble:\n  rel
 
 /// (a) Helm's committed references: rendering their values with cilium-cmp differs only in the
 /// content hash, the certgen Job's name and the checksum annotations.
-#[test]
 fn helm_references_differ_only_as_documented() {
-    let Some(scenarios) =
-        shared::shared_file("cilium-reference/scenarios/hubble-full.yaml", "adopt_check")
-    else {
-        return;
-    };
-    let scenarios = scenarios.parent().unwrap().to_path_buf();
-    let rendered = root()
-        .join("../shared/cilium-reference/rendered")
-        .join(VERSION);
+    let scenarios = harness::shared("cilium-reference/scenarios");
+    let rendered = harness::shared("cilium-reference/rendered").join(VERSION);
     let s = Scratch::new("adopt-refs");
     for name in [
         "hubble-full",
@@ -174,24 +203,10 @@ fn helm_references_differ_only_as_documented() {
 
 /// (a) A fresh Helm render with the chart's default `hubble.tls.auto.method: helm`: the minted
 /// certificate Secrets are expected prunes and certgen's objects expected creations.
-#[test]
 fn helm_minted_certificates_are_expected_differences() {
-    let Some(tools) = shared::shared_file("tools/helm_ref.py", "adopt_check") else {
-        return;
-    };
-    let archive = root().join(format!("../shared/charts/cilium-{VERSION}.tgz"));
-    if !archive.is_file() {
-        shared::shared_file(&format!("charts/cilium-{VERSION}.tgz"), "adopt_check");
-        return;
-    }
-    let python = match python::python() {
-        Ok(p) => p,
-        Err(why) => {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-            shared::skipped("helm_minted_certificates_are_expected_differences", why);
-            return;
-        }
-    };
+    let tools = harness::shared("tools/helm_ref.py");
+    let archive = harness::shared(ARCHIVE);
+    let python = harness::python();
     let s = Scratch::new("adopt-minted");
     let scenario = s.write(
         "scenario.yaml",
@@ -332,7 +347,6 @@ fn as_cluster_returns_it(render: &str) -> String {
 
 /// (b) What the API server and Helm add (defaults, status, managedFields, tracking, a List
 /// wrapper) is never a change and restarts nothing.
-#[test]
 fn server_filled_fields_restart_nothing() {
     let s = Scratch::new("adopt-defaults");
     let values = s.write("values.yaml", BASE_VALUES);
@@ -374,7 +388,6 @@ fn server_filled_fields_restart_nothing() {
 }
 
 /// (c) One value that reaches the agent's pod template restarts the DaemonSet's pods.
-#[test]
 fn a_changed_agent_argument_restarts_the_agent() {
     let s = Scratch::new("adopt-restart");
     let values = s.write("values.yaml", BASE_VALUES);
@@ -408,7 +421,6 @@ fn a_changed_agent_argument_restarts_the_agent() {
 }
 
 /// (d) A component the render drops is pruned; here from a stdin dump.
-#[test]
 fn a_removed_component_is_pruned() {
     let s = Scratch::new("adopt-prune");
     let values = s.write("values.yaml", BASE_VALUES);
@@ -458,7 +470,6 @@ fn a_removed_component_is_pruned() {
 }
 
 /// (e) Bad input: exit 1, a message naming the file and what is wrong, nothing on stdout.
-#[test]
 fn bad_live_input_is_refused() {
     let s = Scratch::new("adopt-bad");
     let values = s.write("values.yaml", BASE_VALUES);
@@ -529,7 +540,6 @@ fn bad_live_input_is_refused() {
 /// The README's folder form (with Argo CD's inputs spelled out, JSON output) and several dumps:
 /// an object in both a manifest export and a cluster dump is compared as the cluster returned it,
 /// and the export still marks it as the release's.
-#[test]
 fn folder_form_and_several_dumps_as_in_the_readme() {
     let s = Scratch::new("adopt-folder");
     let render = String::from_utf8(

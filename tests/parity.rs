@@ -19,7 +19,7 @@
 //! `REFUSED_AS_CLUSTER_WOULD` only.
 //!
 //! Without `../shared` or without a working Python, the pairs that cannot be checked are reported
-//! on one line and ignored; with `CI=true` they fail instead.
+//! on one line and ignored; with `CI` set (any non-empty value) they fail instead.
 
 #[path = "support/python.rs"]
 mod python;
@@ -60,7 +60,7 @@ fn root() -> &'static Path {
 }
 
 fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
 }
 
 fn loud(msg: &str) {
@@ -584,7 +584,7 @@ fn report_unavailable(unavailable: &HashMap<String, String>) {
         *by_reason.entry(why).or_default() += 1;
     }
     let outcome = if in_ci() {
-        "FAIL (CI=true)"
+        "FAIL (CI is set)"
     } else {
         "are ignored"
     };
