@@ -11,12 +11,13 @@
 //! Same rules as the referee `parity.py`: objects matched by apiVersion, kind, namespace and name;
 //! nulls count as absent; `*-checksum` annotations must be 64 hex digits; certgen Job name hashes are
 //! 10 hex digits; our content-hash annotation is ignored. Where Helm refuses the values, the
-//! renderer must refuse them too. A scenario that needs the chart archive is refused, naming the
-//! value, when the archive is absent. One addition: where the values hold a value that only other
-//! supported releases have, Helm ignores it and the renderer refuses it by design
-//! (`known_keys`); that refusal passes, and the run ends with how many there were. Likewise a
-//! refusal of what the cluster would refuse later (`admission.rs`), for the pairs listed in
-//! `REFUSED_AS_CLUSTER_WOULD` only.
+//! renderer must refuse them too, for the same kind of reason (schema, a chart `fail`, the
+//! chart's Kubernetes version). A scenario that needs the chart archive is refused, naming the
+//! value, when the archive is absent. Two refusals are the renderer's by design, and neither
+//! lets a pair pass unchecked: values that only other supported releases have (`known_keys`;
+//! Helm ignores them) are rendered again with unknown keys allowed, and renders the cluster would
+//! refuse later (`admission.rs`, the rules in `REFUSED_AS_CLUSTER_WOULD`) again without that
+//! refusal; either way the render is then compared with Helm's. The run ends with the counts.
 //!
 //! Without `../shared` or without a working Python, the pairs that cannot be checked are reported
 //! on one line and ignored; with `CI` set (any non-empty value) they fail instead.
@@ -38,16 +39,20 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// Pairs whose values hold a value of another release, which the renderer refuses by design.
+/// Pairs whose values hold a value of another release, which the renderer refuses by design;
+/// each is rendered again with unknown keys allowed and compared.
 static REFUSED_AS_OTHER_RELEASE: AtomicUsize = AtomicUsize::new(0);
+/// Pairs Helm refuses that the renderer refuses for the same kind of reason.
+static REFUSED_LIKE_HELM: AtomicUsize = AtomicUsize::new(0);
+/// Pairs whose render was compared with Helm's, object by object.
+static COMPARED: AtomicUsize = AtomicUsize::new(0);
 
-/// Pairs Helm renders that the cluster would refuse later, which the renderer refuses by design
-/// (`src/admission.rs`): (release prefix, scenario, what the refusal names, why). Every other
-/// such refusal of a scenario is a false alarm and fails.
-const REFUSED_AS_CLUSTER_WOULD: &[(&str, &str, &str, &str)] = &[(
+/// Renders Helm makes that the cluster would refuse later, which the renderer refuses by design
+/// (`src/admission.rs`), as rules: (release prefix, what the refusal says, why). Every other such
+/// refusal of a scenario is a false alarm and fails.
+const REFUSED_AS_CLUSTER_WOULD: &[(&str, &str, &str)] = &[(
     "1.18.",
-    "ztunnel-default",
-    "encryption.type (set in",
+    "\"ztunnel\" is no encryption Cilium 1.18.",
     "ztunnel encryption arrived in Cilium 1.19: the 1.18 chart turns no encryption on",
 )];
 static REFUSED_AS_CLUSTER_WOULD_COUNT: AtomicUsize = AtomicUsize::new(0);
@@ -229,7 +234,8 @@ impl Case {
 #[derive(Clone)]
 enum Reference {
     Rendered(PathBuf),
-    Refused,
+    /// Helm refused the values; its error text.
+    Refused(String),
 }
 
 struct Setup {
@@ -274,7 +280,7 @@ impl Setup {
         if file.is_file() {
             Some(Reference::Rendered(file))
         } else if file.with_extension("error").is_file() {
-            Some(Reference::Refused)
+            Some(Reference::Refused(read_text(&file.with_extension("error"))))
         } else {
             None // a scenario newer than the committed renders: Helm renders it
         }
@@ -311,11 +317,15 @@ impl Setup {
         if with(".yaml").is_file() {
             Some(Reference::Rendered(with(".yaml")))
         } else if with(".error").is_file() {
-            Some(Reference::Refused)
+            Some(Reference::Refused(read_text(&with(".error"))))
         } else {
             None
         }
     }
+}
+
+fn read_text(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| format!("(unreadable {}: {e})", p.display()))
 }
 
 fn read_or_empty(p: &Path) -> Vec<u8> {
@@ -455,43 +465,54 @@ fn check(setup: &Setup, case: &Case, reference: Option<Reference>) -> Result<(),
     let result = cilium_cmp::render(&inputs);
     if case.scenario.needs_archive && !has_archive {
         return match result {
-            Err(e) if e.to_string().contains("cni.iptablesRemoveAWSRules") => Ok(()),
+            Err(RenderError::NeedsChartArchive { path, .. }) if path == "cni.iptablesRemoveAWSRules" => Ok(()),
             Err(e) => Err(format!("refused, but without naming cni.iptablesRemoveAWSRules: {e}").into()),
             Ok(_) => Err("rendered without the chart archive; must be refused naming cni.iptablesRemoveAWSRules".into()),
         };
     }
     let reference = reference.ok_or("no reference")?;
-    let (rendered, reference_file) = match (result, reference) {
-        (Ok(out), Reference::Rendered(file)) => (out, file),
-        (Err(_), Reference::Refused) => return Ok(()),
-        (Ok(_), Reference::Refused) => {
-            return Err("Helm refuses these values, the renderer did not".into())
-        }
-        // Helm ignores values its chart does not know; the renderer refuses, by design, those
-        // that another supported release has (renamed, removed or not yet there). Any other
-        // unknown value in a scenario is a false alarm of the check.
-        (Err(RenderError::UnknownValues { report, .. }), Reference::Rendered(_))
+    // Helm ignores values its chart does not know; the renderer refuses, by design, those that
+    // another supported release has (renamed, removed or not yet there). That refusal is its
+    // only difference: with unknown keys allowed (`--allow-unknown-keys`, a folder's
+    // `allowUnknownKeys`) it must do what Helm does, checked below like any other pair. Any other
+    // unknown value in a scenario is a false alarm of the check and fails.
+    let result = match result {
+        Err(RenderError::UnknownValues { report, .. })
             if report.more == 0 && report.values.iter().all(|v| v.is_other_release()) =>
         {
             REFUSED_AS_OTHER_RELEASE.fetch_add(1, Ordering::Relaxed);
-            return Ok(());
+            inputs.allow_unknown_keys = true;
+            cilium_cmp::render(&inputs)
         }
-        (Err(RenderError::WouldBeRejected(why)), Reference::Rendered(_))
-            if REFUSED_AS_CLUSTER_WOULD
-                .iter()
-                .any(|(release, scenario, needle, _)| {
-                    case.version.starts_with(release)
-                        && case.scenario.name == *scenario
-                        && why.contains(needle)
-                }) =>
+        other => other,
+    };
+    let (rendered, reference_file) = match (result, reference) {
+        (Ok(out), Reference::Rendered(file)) => (out, file),
+        (Err(e), Reference::Refused(helm)) => return same_refusal(&e, &helm),
+        (Ok(_), Reference::Refused(helm)) => {
+            return Err(
+                format!("Helm refuses these values, the renderer did not. Helm: {helm}").into(),
+            )
+        }
+        // A refusal of what the cluster would refuse later is by design; without it the render
+        // must be Helm's all the same.
+        (Err(RenderError::WouldBeRejected(why)), Reference::Rendered(file))
+            if REFUSED_AS_CLUSTER_WOULD.iter().any(|(release, needle, _)| {
+                case.version.starts_with(release) && why.contains(needle)
+            }) =>
         {
             REFUSED_AS_CLUSTER_WOULD_COUNT.fetch_add(1, Ordering::Relaxed);
-            return Ok(());
+            inputs.refuse_what_the_cluster_would = false;
+            let out = cilium_cmp::render(&inputs).map_err(|e| {
+                format!("refused as the cluster would; without that refusal, render failed: {e}")
+            })?;
+            (out, file)
         }
         (Err(e), Reference::Rendered(_)) => return Err(format!("render failed: {e}").into()),
     };
     let reference_text = std::fs::read_to_string(&reference_file).map_err(|e| e.to_string())?;
     let diffs = stream_differences(&reference_text, &rendered)?;
+    COMPARED.fetch_add(1, Ordering::Relaxed);
     if diffs.is_empty() {
         return Ok(());
     }
@@ -507,6 +528,58 @@ fn check(setup: &Setup, case: &Case, reference: Option<Reference>) -> Result<(),
             .join("\n    ")
     )
     .into())
+}
+
+/// Why Helm refuses values, by kind (from the text of Helm's error).
+#[derive(Debug, PartialEq)]
+enum Refusal {
+    /// The values do not fit `values.schema.json`.
+    Schema,
+    /// A template's `fail` (Helm: "execution error at (cilium/templates/...)").
+    ChartFail,
+    /// The chart's `kubeVersion` constraint excludes the cluster.
+    KubeVersion,
+}
+
+fn helm_refusal(text: &str) -> Option<Refusal> {
+    if text.contains("values don't meet the specifications of the schema") {
+        Some(Refusal::Schema)
+    } else if text.contains("execution error at (") {
+        Some(Refusal::ChartFail)
+    } else if text.contains("requires kubeVersion") {
+        Some(Refusal::KubeVersion)
+    } else {
+        None
+    }
+}
+
+/// The kind of the renderer's refusal, where it matches one of Helm's: a value the chart `fail`s
+/// on is a `RenderError::Value` naming it.
+fn our_refusal(e: &RenderError) -> Option<Refusal> {
+    match e {
+        RenderError::Schema(_) => Some(Refusal::Schema),
+        RenderError::Value { .. } => Some(Refusal::ChartFail),
+        RenderError::KubeTooOld { .. } => Some(Refusal::KubeVersion),
+        _ => None,
+    }
+}
+
+/// Helm and the renderer refuse the values for the same kind of reason.
+fn same_refusal(ours: &RenderError, helm: &str) -> Result<(), Failed> {
+    let theirs = helm_refusal(helm).ok_or_else(|| {
+        format!("Helm's refusal is of no known kind (extend helm_refusal): {helm}")
+    })?;
+    match our_refusal(ours) {
+        Some(kind) if kind == theirs => {
+            REFUSED_LIKE_HELM.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        }
+        kind => Err(format!(
+            "Helm refuses ({theirs:?}: {}), the renderer refuses as {kind:?}: {ours}",
+            helm.trim()
+        )
+        .into()),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -566,13 +639,15 @@ fn main() -> ExitCode {
         })
         .collect();
     let conclusion = libtest_mimic::run(&args, trials);
-    let refused = REFUSED_AS_OTHER_RELEASE.load(Ordering::Relaxed);
-    if refused > 0 {
-        eprintln!("parity: {refused} of the passing pairs were refused for values that only other releases have (Helm ignores them)");
-    }
+    eprintln!(
+        "parity: {} pairs compared with Helm's render ({} of them refused by default for values only other releases have, compared with unknown keys allowed); {} refused as Helm refuses, by kind",
+        COMPARED.load(Ordering::Relaxed),
+        REFUSED_AS_OTHER_RELEASE.load(Ordering::Relaxed),
+        REFUSED_LIKE_HELM.load(Ordering::Relaxed),
+    );
     let refused = REFUSED_AS_CLUSTER_WOULD_COUNT.load(Ordering::Relaxed);
     if refused > 0 {
-        eprintln!("parity: {refused} of the passing pairs were refused because the cluster would refuse what Helm renders (src/admission.rs; listed in tests/parity.rs)");
+        eprintln!("parity: {refused} of the compared pairs are refused by default because the cluster would refuse what Helm renders (src/admission.rs; rules in tests/parity.rs), compared without that refusal");
     }
     conclusion.exit_code()
 }
