@@ -5,7 +5,9 @@
 //! Objects are matched by apiVersion, kind, namespace and name; nulls count as absent;
 //! `*-checksum` annotations must be 64 hex digits; certgen Job name hashes are 10 hex digits; our
 //! content-hash annotation is ignored. Where Helm refuses the values, the renderer must refuse
-//! them for the same kind of reason (schema, a chart `fail`, the chart's Kubernetes version).
+//! them for the same kind of reason (schema, a chart `fail`, the chart's Kubernetes version);
+//! where Helm prints a stream that is not YAML (a template wrote broken text, which no cluster
+//! accepts), the renderer must refuse the value that breaks it.
 //! Two refusals are the renderer's by design and never let a case pass unchecked: values only
 //! other supported releases have (`known_keys`; Helm ignores them) are rendered again with
 //! unknown keys allowed, and renders the cluster would refuse later (`admission.rs`) again
@@ -60,7 +62,7 @@ impl Tally {
     pub fn summary(&self) -> String {
         let n = |a: &AtomicUsize| a.load(Ordering::Relaxed);
         format!(
-            "{} compared with Helm's render ({} of them refused by default for values only other releases have, compared with unknown keys allowed; {} refused by default as the cluster would, compared without that refusal); {} refused as Helm refuses, by kind",
+            "{} compared with Helm's render ({} of them refused by default for values only other releases have, compared with unknown keys allowed; {} refused by default as the cluster would, compared without that refusal); {} refused as Helm refuses, by kind, or where Helm's stream is no YAML",
             n(&self.compared),
             n(&self.other_release),
             n(&self.cluster_would),
@@ -113,6 +115,15 @@ pub fn check(
                 format!("refused as the cluster would; without that refusal, render failed: {e}")
             })?;
             (out, file)
+        }
+        // Helm prints text a template made, even when that text is no YAML at all; applying it
+        // fails. The renderer refuses such values, naming the one that breaks the text.
+        (Err(e @ RenderError::Value { .. }), Reference::Rendered(file))
+            if objects(&std::fs::read_to_string(file).unwrap_or_default(), false).is_err() =>
+        {
+            tally.refused_like_helm.fetch_add(1, Ordering::Relaxed);
+            let _ = e;
+            return Ok(());
         }
         (Err(e), Reference::Rendered(_)) => return Err(format!("render failed: {e}")),
     };

@@ -1,0 +1,779 @@
+//! Values change together: every value path follows Helm when changed alone (the parity
+//! scenarios), but real values files change dozens at once. This differential test renders random
+//! combinations of the chart's own value paths, layered over a scenario's values, with real Helm
+//! and with the renderer, and compares them by the parity rules (`support/helm_compare.rs`).
+//!
+//! - Releases: the newest patch of each supported minor line.
+//! - A combination: a scenario (shared or the project's own) as the base, then 4 to 20 paths
+//!   drawn from the release's defaults (`data/VERSION/values.json`), each set to a realistic
+//!   value of its kind: a boolean flipped; an enum to another of its values (the values schema's
+//!   `enum`, else `CURATED` below); a number to a nearby one; an empty map of labels,
+//!   annotations or a node selector filled; a list emptied or given a typical item. Paths with
+//!   no realistic change of their kind (free text, nulls without a curated value) are skipped.
+//! - Seeded and reproducible: `CILIUM_CMP_COMBINATIONS_SEED` (default 18) and
+//!   `CILIUM_CMP_COMBINATIONS` (per minor, default 150; the longer run uses e.g. 2000). Case
+//!   `VERSION/NNNN` depends only on the seed, the release and NNNN, so a failing case runs alone
+//!   with `cargo test --test combinations -- --exact VERSION/NNNN` (same seed), and its
+//!   scenario file, printed on failure, renders with `cilium-cmp render` and with
+//!   `../shared/tools/helm_ref.py`.
+//!
+//! Excluded by rule, never by value (each is a deliberate difference the parity suite states):
+//! - `*.tls.auto.method` is never `helm`, and is set to `cronJob` where the base leaves Helm's
+//!   default `helm`: that method mints random keys on every render (no two renders, not even two
+//!   of Helm's, agree), and the renderer refuses it by design.
+//! - `k8sServiceHost` is never `auto` (Helm's `lookup` of the cluster; refused by design).
+//! - Refusals the renderer makes by design (values of other releases, what the cluster would
+//!   refuse) are rendered again without the refusal and compared (`helm_compare::check`).
+//!
+//! Helm renders run once, in two Python processes, cached under `target/tmp/combinations/` by the
+//! case's text; without `../shared` or Python the cases are ignored with the reason (failed
+//! under CI), as in the parity suite.
+
+#[path = "support/helm_compare.rs"]
+mod helm_compare;
+#[path = "support/python.rs"]
+mod python;
+#[path = "support/scenario.rs"]
+mod scenario;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use cilium_cmp::chart::ChartFiles;
+use helm_compare::{Reference, Tally};
+use libtest_mimic::{Arguments, Trial};
+use serde_json::{json, Map, Value};
+
+const DEFAULT_SEED: u64 = 18;
+const DEFAULT_PER_MINOR: usize = 150;
+const KUBE_VERSION: &str = "1.35.0";
+
+static TALLY: Tally = Tally::new();
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+}
+
+fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
+    match std::env::var(name) {
+        Ok(s) => s
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={s:?} is not a whole number")),
+        Err(_) => default,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A small seeded generator (splitmix64): the same seed gives the same cases on every machine.
+
+struct Rng(u64);
+
+impl Rng {
+    fn new(parts: &[u64]) -> Rng {
+        let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+        for p in parts {
+            r.0 ^= p.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            r.next();
+        }
+        r
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+fn text_hash(s: &str) -> u64 {
+    // FNV-1a: stable across Rust versions, unlike the standard library's hasher.
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Realistic values
+
+/// Realistic values for paths whose kind the schema does not say (enums written as free
+/// strings, numbers with a meaning), by full path. `tls.auto.method` lacks `helm` by rule.
+const CURATED: &[(&str, &[&str])] = &[
+    ("routingMode", &["\"native\"", "\"tunnel\""]),
+    ("tunnelProtocol", &["\"vxlan\"", "\"geneve\""]),
+    ("kubeProxyReplacement", &["\"true\"", "\"false\"", "true"]),
+    ("ipam.mode", &["\"kubernetes\"", "\"cluster-pool\""]),
+    ("loadBalancer.mode", &["\"snat\"", "\"dsr\"", "\"hybrid\""]),
+    ("loadBalancer.algorithm", &["\"random\"", "\"maglev\""]),
+    (
+        "loadBalancer.acceleration",
+        &["\"disabled\"", "\"native\"", "\"best-effort\""],
+    ),
+    ("loadBalancer.l7.backend", &["\"disabled\"", "\"envoy\""]),
+    (
+        "loadBalancer.l7.algorithm",
+        &["\"round_robin\"", "\"least_request\"", "\"random\""],
+    ),
+    ("encryption.type", &["\"wireguard\"", "\"ipsec\""]),
+    (
+        "hubble.tls.auto.method",
+        &["\"cronJob\"", "\"certmanager\""],
+    ),
+    (
+        "clustermesh.apiserver.tls.auto.method",
+        &["\"cronJob\"", "\"certmanager\""],
+    ),
+    (
+        "clustermesh.apiserver.tls.authMode",
+        &["\"legacy\"", "\"migration\"", "\"cluster\""],
+    ),
+    (
+        "clustermesh.apiserver.kvstoremesh.kvstoreMode",
+        &["\"internal\"", "\"external\""],
+    ),
+    (
+        "clustermesh.apiserver.metrics.etcd.mode",
+        &["\"basic\"", "\"extensive\""],
+    ),
+    (
+        "clustermesh.apiserver.service.type",
+        &["\"NodePort\"", "\"LoadBalancer\"", "\"ClusterIP\""],
+    ),
+    ("identityAllocationMode", &["\"crd\"", "\"kvstore\""]),
+    (
+        "policyEnforcementMode",
+        &["\"default\"", "\"always\"", "\"never\""],
+    ),
+    ("policyDenyResponse", &["\"none\"", "\"icmp\""]),
+    ("serviceNoBackendResponse", &["\"reject\"", "\"drop\""]),
+    (
+        "bpf.datapathMode",
+        &["\"veth\"", "\"netkit\"", "\"netkit-l2\""],
+    ),
+    (
+        "bpf.monitorAggregation",
+        &["\"none\"", "\"low\"", "\"medium\"", "\"maximum\""],
+    ),
+    (
+        "cni.chainingMode",
+        &["\"none\"", "\"generic-veth\"", "\"portmap\""],
+    ),
+    ("cni.exclusive", &["true", "false"]),
+    (
+        "ingressController.loadbalancerMode",
+        &["\"dedicated\"", "\"shared\""],
+    ),
+    (
+        "ingressController.service.type",
+        &["\"LoadBalancer\"", "\"NodePort\""],
+    ),
+    (
+        "gatewayAPI.gatewayClass.create",
+        &["\"auto\"", "\"true\"", "\"false\""],
+    ),
+    (
+        "hubble.relay.service.type",
+        &["\"ClusterIP\"", "\"NodePort\""],
+    ),
+    ("hubble.ui.service.type", &["\"ClusterIP\"", "\"NodePort\""]),
+    (
+        "hubble.metrics.enabled",
+        &[
+            "[\"dns\",\"drop\",\"tcp\",\"flow\",\"icmp\",\"http\"]",
+            "[\"drop\",\"flow:sourceContext=pod;destinationContext=pod\"]",
+        ],
+    ),
+    (
+        "debug.verbose",
+        &["\"flow\"", "\"kvstore envoy\"", "\"datapath\""],
+    ),
+    (
+        "k8sServiceHost",
+        &["\"api.cluster.example\"", "\"10.0.0.1\""],
+    ),
+    ("k8sServicePort", &["6443", "\"7445\""]),
+    ("ipv4NativeRoutingCIDR", &["\"10.0.0.0/8\""]),
+    (
+        "pmtuDiscovery.packetizationLayerPMTUDMode",
+        &["\"blackhole\"", "\"always\"", "\"disabled\""],
+    ),
+    (
+        "bgpControlPlane.routerIDAllocation.mode",
+        &["\"default\"", "\"ip-pool\""],
+    ),
+    (
+        "defaultLBServiceIPAM",
+        &["\"lbipam\"", "\"nodeipam\"", "\"none\""],
+    ),
+    (
+        "dnsProxy.dnsRejectResponseCode",
+        &["\"refused\"", "\"nameError\""],
+    ),
+    ("cluster.name", &["\"prod-eu-1\"", "\"homelab\""]),
+    ("cluster.id", &["1", "7", "255"]),
+    ("priorityClassName", &["\"system-node-critical\""]),
+    (
+        "operator.priorityClassName",
+        &["\"system-cluster-critical\""],
+    ),
+    ("dnsPolicy", &["\"ClusterFirstWithHostNet\""]),
+    ("operator.replicas", &["1", "3"]),
+    ("hubble.relay.replicas", &["2"]),
+    ("clustermesh.apiserver.replicas", &["2", "3"]),
+    ("updateStrategy.type", &["\"OnDelete\""]),
+    ("image.pullPolicy", &["\"Always\"", "\"IfNotPresent\""]),
+    ("imagePullSecrets", &["[{\"name\":\"regcred\"}]"]),
+    ("extraArgs", &["[\"--enable-l7-proxy=false\"]"]),
+    (
+        "operator.extraArgs",
+        &["[\"--unmanaged-pod-watcher-interval=30\"]"],
+    ),
+    (
+        "extraEnv",
+        &["[{\"name\":\"GOMEMLIMIT\",\"value\":\"1GiB\"}]"],
+    ),
+    (
+        "operator.extraEnv",
+        &["[{\"name\":\"GOMEMLIMIT\",\"value\":\"512MiB\"}]"],
+    ),
+    (
+        "extraConfig",
+        &["{\"enable-envoy-config\":\"true\",\"mtu\":\"1450\"}"],
+    ),
+    ("MTU", &["1450", "9000"]),
+];
+
+/// Map keys whose empty default takes a string map (labels, annotations, node selectors).
+fn takes_string_map(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    k.ends_with("labels") || k.ends_with("annotations") || k == "nodeselector"
+}
+
+fn curated(path: &str) -> Option<&'static [&'static str]> {
+    CURATED.iter().find(|(p, _)| *p == path).map(|(_, v)| *v)
+}
+
+/// The schema node of a path (following `properties`), if the schema has one.
+fn schema_at<'a>(schema: &'a Value, path: &[String]) -> Option<&'a Value> {
+    let mut node = schema;
+    for k in path {
+        node = node.get("properties")?.get(k)?;
+    }
+    Some(node)
+}
+
+fn schema_enum(node: Option<&Value>) -> Vec<Value> {
+    let Some(node) = node else { return Vec::new() };
+    let mut out: Vec<Value> = node
+        .get("enum")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for k in ["anyOf", "oneOf"] {
+        for alt in node.get(k).and_then(Value::as_array).into_iter().flatten() {
+            out.extend(
+                alt.get("enum")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .cloned(),
+            );
+        }
+    }
+    out
+}
+
+/// A realistic new value for the path (dotted, and as keys) whose default is `default`, or None
+/// when its kind has none.
+fn realistic(
+    dotted: &str,
+    keys: &[String],
+    default: &Value,
+    schema: &Value,
+    rng: &mut Rng,
+) -> Option<Value> {
+    if let Some(values) = curated(dotted) {
+        let text = rng.pick(values);
+        return Some(serde_json::from_str(text).expect("CURATED holds JSON"));
+    }
+    let allowed = schema_enum(schema_at(schema, keys));
+    if !allowed.is_empty() {
+        let others: Vec<Value> = allowed.into_iter().filter(|v| v != default).collect();
+        return (!others.is_empty()).then(|| rng.pick(&others).clone());
+    }
+    let key = keys.last().map(String::as_str).unwrap_or("");
+    match default {
+        Value::Bool(b) => Some(Value::Bool(!b)),
+        Value::Number(n) => {
+            let n = n.as_f64()?;
+            if n.fract() != 0.0 || n < 0.0 {
+                return None;
+            }
+            let n = n as u64;
+            let v = match rng.below(3) {
+                0 if n > 1 => n / 2,
+                1 => n * 2,
+                _ if n == 0 => 1 + rng.below(5) as u64,
+                _ => n + 1,
+            };
+            Some(json!(v))
+        }
+        Value::String(s) => {
+            if key.eq_ignore_ascii_case("pullPolicy") {
+                return Some(json!(if s == "Always" {
+                    "IfNotPresent"
+                } else {
+                    "Always"
+                }));
+            }
+            // Durations as the chart's defaults write them ("5m0s", "30s", "100ms").
+            let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+            if !digits.is_empty() && digits.len() < s.len() && is_duration(s) {
+                return Some(json!(rng.pick(&["10s", "2m", "1h0m0s", "250ms"])));
+            }
+            None
+        }
+        Value::Object(m) if m.is_empty() => {
+            if takes_string_map(key) {
+                Some(json!({"example.com/team": "network", "tier": "infra"}))
+            } else if key == "resources" {
+                Some(
+                    json!({"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "1Gi"}}),
+                )
+            } else {
+                None
+            }
+        }
+        Value::Array(a) => {
+            if key == "tolerations" {
+                Some(if a.is_empty() {
+                    json!([{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}])
+                } else {
+                    json!([])
+                })
+            } else if !a.is_empty() && a.iter().all(Value::is_string) {
+                Some(json!([a[0].clone()]))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+fn is_duration(s: &str) -> bool {
+    let mut rest = s;
+    let mut parts = 0;
+    while !rest.is_empty() {
+        let n = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if n == 0 {
+            return false;
+        }
+        rest = &rest[n..];
+        let u = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if !matches!(&rest[..u], "ms" | "s" | "m" | "h") {
+            return false;
+        }
+        rest = &rest[u..];
+        parts += 1;
+    }
+    parts > 0
+}
+
+/// Every leaf path of the defaults (scalars, lists, empty maps), in order.
+fn leaves(node: &Value, prefix: &mut Vec<String>, out: &mut Vec<(Vec<String>, Value)>) {
+    match node {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, v) in m {
+                prefix.push(k.clone());
+                leaves(v, prefix, out);
+                prefix.pop();
+            }
+        }
+        _ => out.push((prefix.clone(), node.clone())),
+    }
+}
+
+fn set_path(root: &mut Value, keys: &[String], value: Value) {
+    let mut node = root;
+    for (i, k) in keys.iter().enumerate() {
+        if !node.is_object() {
+            *node = Value::Object(Map::new());
+        }
+        let m = node.as_object_mut().unwrap();
+        if i + 1 == keys.len() {
+            m.insert(k.clone(), value);
+            return;
+        }
+        node = m
+            .entry(k.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+}
+
+fn get_path<'a>(root: &'a Value, keys: &[&str]) -> Option<&'a Value> {
+    keys.iter().try_fold(root, |n, k| n.get(k))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cases
+
+/// What one release offers the generator: its changeable paths and its schema.
+struct Release {
+    version: &'static str,
+    candidates: Vec<(Vec<String>, Value)>,
+    schema: Value,
+}
+
+impl Release {
+    fn load(version: &'static str) -> Release {
+        let read = |f: &str| -> Value {
+            let p = root().join("data").join(version).join(f);
+            serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+        };
+        let mut all = Vec::new();
+        leaves(&read("values.json"), &mut Vec::new(), &mut all);
+        Release {
+            version,
+            candidates: all,
+            schema: read("values.schema.json"),
+        }
+    }
+}
+
+/// A base scenario: its file name (for messages) and document.
+struct Base {
+    name: String,
+    doc: Value,
+}
+
+fn bases() -> Vec<Base> {
+    let mut out = Vec::new();
+    for dir in [
+        root().join("../shared/cilium-reference/scenarios"),
+        root().join("tests/scenarios"),
+    ] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        files.retain(|p| p.extension().is_some_and(|x| x == "yaml"));
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let doc = cilium_cmp::yaml::parse_values(&text)
+                .unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+                .value;
+            // The committed references of a scenario that needs the chart archive are made
+            // with it; these cases always have it.
+            out.push(Base {
+                name: f.file_stem().unwrap().to_string_lossy().into_owned(),
+                doc,
+            });
+        }
+    }
+    out
+}
+
+struct Case {
+    name: String,
+    version: &'static str,
+    /// The scenario document (kubeVersion, apiVersions, namespace, values) as JSON text.
+    text: String,
+    /// What was drawn, for the failure message: base scenario and changed paths.
+    drawn: String,
+}
+
+/// Case `index` of `release` for `seed`.
+fn make_case(seed: u64, release: &Release, bases: &[Base], index: usize) -> Case {
+    let mut rng = Rng::new(&[seed, text_hash(release.version), index as u64]);
+    let base = rng.pick(bases);
+    let mut values = base.doc["values"].clone();
+    if !values.is_object() {
+        values = json!({});
+    }
+    let n = 4 + rng.below(17);
+    let mut changed = Vec::new();
+    let mut tries = 0;
+    while changed.len() < n && tries < n * 20 {
+        tries += 1;
+        let (keys, default) = rng.pick(&release.candidates);
+        let dotted = keys.join(".");
+        if changed.iter().any(|(p, _): &(String, Value)| p == &dotted) {
+            continue;
+        }
+        let Some(v) = realistic(&dotted, keys, default, &release.schema, &mut rng) else {
+            continue;
+        };
+        set_path(&mut values, keys, v.clone());
+        changed.push((dotted, v));
+    }
+    // By rule (see the top of this file): certificates are never minted at render time.
+    for method in [
+        &["hubble", "tls", "auto", "method"][..],
+        &["clustermesh", "apiserver", "tls", "auto", "method"],
+    ] {
+        let keys: Vec<String> = method.iter().map(|s| s.to_string()).collect();
+        if get_path(&values, method).is_none_or(|v| v == "helm") {
+            set_path(&mut values, &keys, json!("cronJob"));
+        }
+    }
+    let mut api_versions: Vec<Value> = base.doc["apiVersions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for extra in [
+        "monitoring.coreos.com/v1",
+        "cert-manager.io/v1",
+        "gateway.networking.k8s.io/v1",
+    ] {
+        if rng.chance(20) && !api_versions.iter().any(|a| a == extra) {
+            api_versions.push(json!(extra));
+        }
+    }
+    let doc = json!({
+        "kubeVersion": base.doc["kubeVersion"].as_str().unwrap_or(KUBE_VERSION),
+        "apiVersions": api_versions,
+        "namespace": base.doc["namespace"].as_str().unwrap_or("kube-system"),
+        "values": values,
+    });
+    let drawn = format!(
+        "base scenario {}; changed: {}",
+        base.name,
+        changed
+            .iter()
+            .map(|(p, v)| format!("{p}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Case {
+        name: format!("{}/{index:04}", release.version),
+        version: release.version,
+        text: serde_json::to_string_pretty(&doc).unwrap() + "\n",
+        drawn,
+    }
+}
+
+/// The newest patch of each supported minor line.
+fn newest_patches() -> Vec<&'static str> {
+    let mut newest: BTreeMap<String, &'static str> = BTreeMap::new();
+    for v in cilium_cmp::versions::supported() {
+        let mut parts = v.split('.');
+        let minor = format!("{}.{}", parts.next().unwrap(), parts.next().unwrap());
+        let patch: u32 = parts.next().unwrap().parse().unwrap();
+        let keep = newest
+            .get(&minor)
+            .is_none_or(|old| old.rsplit('.').next().unwrap().parse::<u32>().unwrap() < patch);
+        if keep {
+            newest.insert(minor, v);
+        }
+    }
+    newest.into_values().collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct Setup {
+    tools: PathBuf,
+    charts: PathBuf,
+    cache: PathBuf,
+    seed: u64,
+    per_minor: usize,
+    archives: HashMap<&'static str, ChartFiles>,
+}
+
+impl Setup {
+    fn archive(&self, version: &str) -> PathBuf {
+        self.charts.join(format!("cilium-{version}.tgz"))
+    }
+
+    fn base(&self, case: &Case) -> PathBuf {
+        let key = helm_compare::cache_key(
+            &self.tools,
+            &format!("cilium-{}.tgz", case.version),
+            &case.text,
+        );
+        self.cache.join(format!("{}-{key}", case.version))
+    }
+
+    fn scenario_file(&self, case: &Case) -> PathBuf {
+        let mut p = self.base(case).into_os_string();
+        p.push(".scenario.yaml");
+        PathBuf::from(p)
+    }
+}
+
+fn check(setup: &Setup, case: &Case, reference: &Reference) -> Result<(), String> {
+    let file = setup.scenario_file(case);
+    let (mut inputs, _) = scenario::inputs_from_file(&file, case.version)
+        .ok_or_else(|| format!("{}: does not read", file.display()))?;
+    inputs.chart = setup.archives.get(case.version).cloned();
+    // Any refusal of what the cluster would refuse later is by design here: random values
+    // reach such combinations often, and the render without that refusal is still compared.
+    helm_compare::check(inputs, reference, &|_| true, &TALLY).map_err(|e| {
+        format!(
+            "{e}\n\n  seed {} ({} cases per minor); {}\n  the case: {}\n  again alone: CILIUM_CMP_COMBINATIONS_SEED={} CILIUM_CMP_COMBINATIONS={} cargo test --test combinations -- --exact {}",
+            setup.seed,
+            setup.per_minor,
+            case.drawn,
+            file.display(),
+            setup.seed,
+            setup.per_minor,
+            case.name
+        )
+    })
+}
+
+fn unavailable(name: String, why: String) -> Trial {
+    Trial::test(name, move || Err(why.clone().into())).with_ignored_flag(!in_ci())
+}
+
+fn main() -> ExitCode {
+    let args = Arguments::from_args();
+    let seed = env_number("CILIUM_CMP_COMBINATIONS_SEED", DEFAULT_SEED);
+    let per_minor = env_number("CILIUM_CMP_COMBINATIONS", DEFAULT_PER_MINOR);
+    let tools = root().join("../shared/tools");
+    let setup_charts = std::env::var_os("CILIUM_CMP_CHART_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared/charts"));
+    let bases = bases();
+    let releases: Vec<Release> = newest_patches().into_iter().map(Release::load).collect();
+    let cases: Vec<Case> = releases
+        .iter()
+        .flat_map(|r| (0..per_minor).map(|i| make_case(seed, r, &bases, i)))
+        .collect();
+
+    let mut why_not = None;
+    if !tools.join("helm_ref.py").is_file() {
+        why_not = Some(
+            "needs ../shared/tools/helm_ref.py (a checkout without ../shared; CI has it)"
+                .to_string(),
+        );
+    }
+    let selected: Vec<&Case> = cases
+        .iter()
+        .filter(|c| !args.list && !args.is_filtered_out(&Trial::test(c.name.clone(), || Ok(()))))
+        .collect();
+    let mut archives = HashMap::new();
+    if why_not.is_none() && !selected.is_empty() {
+        for r in &releases {
+            let p = setup_charts.join(format!("cilium-{}.tgz", r.version));
+            match ChartFiles::open(&p) {
+                Ok(files) => {
+                    archives.insert(r.version, files);
+                }
+                Err(e) => why_not = Some(format!("needs the chart archive {}: {e}", p.display())),
+            }
+        }
+    }
+    let setup = Arc::new(Setup {
+        tools,
+        charts: setup_charts,
+        cache: Path::new(env!("CARGO_TARGET_TMPDIR")).join("combinations"),
+        seed,
+        per_minor,
+        archives,
+    });
+
+    // Helm's outcome for every selected case: cached, or rendered now.
+    let mut references: HashMap<String, Reference> = HashMap::new();
+    if why_not.is_none() && !selected.is_empty() {
+        let _ = std::fs::create_dir_all(&setup.cache);
+        let mut jobs = Vec::new();
+        for c in &selected {
+            let base = setup.base(c);
+            if let Some(r) = helm_compare::cached(&base) {
+                references.insert(c.name.clone(), r);
+                continue;
+            }
+            let file = setup.scenario_file(c);
+            if let Err(e) = std::fs::write(&file, &c.text) {
+                why_not = Some(format!("{}: {e}", file.display()));
+                break;
+            }
+            jobs.push((setup.archive(c.version), file, base));
+        }
+        if why_not.is_none() && !jobs.is_empty() {
+            eprintln!(
+                "combinations: rendering {} cases with real Helm (once; cached in {})",
+                jobs.len(),
+                setup.cache.display()
+            );
+            let done = python::python().map_err(str::to_string).and_then(|py| {
+                helm_compare::render_with_helm(py, &setup.tools, &setup.cache, &jobs, 2)
+            });
+            if let Err(e) = done {
+                why_not = Some(e);
+            }
+        }
+        for c in &selected {
+            // The scenario file stays beside the reference, for a person reproducing a case.
+            let file = setup.scenario_file(c);
+            if !file.is_file() {
+                let _ = std::fs::write(&file, &c.text);
+            }
+            if let Some(r) = helm_compare::cached(&setup.base(c)) {
+                references.insert(c.name.clone(), r);
+            }
+        }
+    }
+    if let Some(why) = &why_not {
+        let outcome = if in_ci() { "FAIL (CI)" } else { "are ignored" };
+        eprintln!(
+            "\n!!! COMBINATIONS: {} cases {outcome}: {why}\n",
+            selected.len()
+        );
+    }
+
+    let trials = cases
+        .into_iter()
+        .map(|case| {
+            let name = case.name.clone();
+            if let Some(why) = &why_not {
+                return unavailable(name, why.clone());
+            }
+            match references.get(&name).cloned() {
+                None if args.list => Trial::test(name, || Ok(())),
+                None => unavailable(name, "Helm wrote no reference".to_string()),
+                Some(reference) => {
+                    let setup = setup.clone();
+                    Trial::test(name, move || Ok(check(&setup, &case, &reference)?))
+                }
+            }
+        })
+        .collect();
+    let conclusion = libtest_mimic::run(&args, trials);
+    eprintln!(
+        "combinations: seed {seed}, {per_minor} per minor ({}): {}",
+        releases
+            .iter()
+            .map(|r| r.version)
+            .collect::<Vec<_>>()
+            .join(", "),
+        TALLY.summary()
+    );
+    conclusion.exit_code()
+}
