@@ -4,7 +4,7 @@
 //! and with the renderer, and compares them by the parity rules (`support/helm_compare.rs`).
 //!
 //! - Releases: the newest patch of each supported minor line.
-//! - A combination: a scenario (shared or the project's own) as the base, then 4 to 20 paths
+//! - A combination: a scenario (shared or the project's own) as the base, then 4 to 40 paths
 //!   drawn from the release's defaults (`data/VERSION/values.json`), each set to a realistic
 //!   value of its kind: a boolean flipped; an enum to another of its values (the values schema's
 //!   `enum`, else `CURATED` below); a number to a nearby one; an empty map of labels,
@@ -338,7 +338,7 @@ fn realistic(
             };
             Some(json!(v))
         }
-        Value::String(s) => {
+        Value::String(s) if !s.is_empty() => {
             if key.eq_ignore_ascii_case("pullPolicy") {
                 return Some(json!(if s == "Always" {
                     "IfNotPresent"
@@ -347,11 +347,46 @@ fn realistic(
                 }));
             }
             // Durations as the chart's defaults write them ("5m0s", "30s", "100ms").
-            let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-            if !digits.is_empty() && digits.len() < s.len() && is_duration(s) {
+            if is_duration(s) {
                 return Some(json!(rng.pick(&["10s", "2m", "1h0m0s", "250ms"])));
             }
+            if let Some(q) = doubled_quantity(s) {
+                return Some(json!(q));
+            }
+            if s.starts_with('/') {
+                return Some(json!(format!("{s}-alt")));
+            }
+            // A name or label value: another one of the same shape.
+            if s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+                && s.as_bytes()[0].is_ascii_lowercase()
+            {
+                return Some(json!(format!("{s}-b")));
+            }
             None
+        }
+        Value::String(_) => {
+            // An empty string is an optional feature's setting; only names are guessable.
+            let k = key.to_ascii_lowercase();
+            (k.ends_with("name") || k.ends_with("classname"))
+                .then(|| json!(format!("custom-{}", k.trim_end_matches("name"))))
+        }
+        Value::Null => {
+            let types = schema_at(schema, keys)
+                .and_then(|n| n.get("type"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            let has =
+                |t: &str| types == t || types.as_array().is_some_and(|a| a.iter().any(|x| x == t));
+            if has("boolean") {
+                Some(json!(rng.chance(50)))
+            } else if has("integer") {
+                Some(json!(1 + rng.below(30)))
+            } else if has("object") && takes_string_map(key) {
+                Some(json!({"example.com/owner": "platform"}))
+            } else {
+                None
+            }
         }
         Value::Object(m) if m.is_empty() => {
             if takes_string_map(key) {
@@ -379,6 +414,17 @@ fn realistic(
         }
         _ => None,
     }
+}
+
+/// A Kubernetes quantity as the chart's defaults write them ("100m", "128Mi", "10"), doubled.
+fn doubled_quantity(s: &str) -> Option<String> {
+    let n = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let unit = &s[n..];
+    if n == 0 || !matches!(unit, "m" | "Ki" | "Mi" | "Gi" | "k" | "M" | "G") {
+        return None;
+    }
+    let v: u64 = s[..n].parse().ok()?;
+    Some(format!("{}{unit}", v * 2))
 }
 
 fn is_duration(s: &str) -> bool {
@@ -515,7 +561,7 @@ fn make_case(seed: u64, release: &Release, bases: &[Base], index: usize) -> Case
     if !values.is_object() {
         values = json!({});
     }
-    let n = 4 + rng.below(17);
+    let n = 4 + rng.below(37);
     let mut changed = Vec::new();
     let mut tries = 0;
     while changed.len() < n && tries < n * 20 {
