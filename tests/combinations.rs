@@ -11,7 +11,7 @@
 //!   annotations or a node selector filled; a list emptied or given a typical item. Paths with
 //!   no realistic change of their kind (free text, nulls without a curated value) are skipped.
 //! - Seeded and reproducible: `CILIUM_CMP_COMBINATIONS_SEED` (default 18) and
-//!   `CILIUM_CMP_COMBINATIONS` (per minor, default 150; the longer run uses e.g. 2000). Case
+//!   `CILIUM_CMP_COMBINATIONS` (per minor, default 300; the longer run uses e.g. 2000). Case
 //!   `VERSION/NNNN` depends only on the seed, the release and NNNN, so a failing case runs alone
 //!   with `cargo test --test combinations -- --exact VERSION/NNNN` (same seed), and its
 //!   scenario file, printed on failure, renders with `cilium-cmp render` and with
@@ -47,7 +47,7 @@ use libtest_mimic::{Arguments, Trial};
 use serde_json::{json, Map, Value};
 
 const DEFAULT_SEED: u64 = 18;
-const DEFAULT_PER_MINOR: usize = 150;
+const DEFAULT_PER_MINOR: usize = 300;
 const KUBE_VERSION: &str = "1.35.0";
 
 static TALLY: Tally = Tally::new();

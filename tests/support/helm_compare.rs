@@ -187,6 +187,20 @@ pub fn same_refusal(ours: &RenderError, helm: &str, tally: &Tally) -> Result<(),
     })?;
     match our_refusal(ours) {
         Some(kind) if kind == theirs => {
+            // A schema refusal names the same values: every path Helm's lists (`at '/a/b'`).
+            if kind == Refusal::Schema {
+                let text = ours.to_string();
+                let unnamed: Vec<String> = schema_paths(helm)
+                    .into_iter()
+                    .filter(|p| !text.contains(p.as_str()))
+                    .collect();
+                if !unnamed.is_empty() {
+                    return Err(format!(
+                        "both refuse by the schema, but the renderer does not name {unnamed:?}. Helm: {}\nrenderer: {text}",
+                        helm.trim()
+                    ));
+                }
+            }
             tally.refused_like_helm.fetch_add(1, Ordering::Relaxed);
             Ok(())
         }
@@ -195,6 +209,17 @@ pub fn same_refusal(ours: &RenderError, helm: &str, tally: &Tally) -> Result<(),
             helm.trim()
         )),
     }
+}
+
+/// The values paths a schema refusal of Helm's names (`- at '/a/b': ...`), dotted; paths
+/// through list items are left out (the two write indices differently).
+fn schema_paths(helm: &str) -> Vec<String> {
+    helm.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("- at '/"))
+        .filter_map(|l| l.split_once('\'').map(|(p, _)| p))
+        .filter(|p| !p.is_empty() && !p.split('/').any(|k| k.bytes().all(|b| b.is_ascii_digit())))
+        .map(|p| p.replace('/', "."))
+        .collect()
 }
 
 /// The key of a cached Helm render: the tool, the helper scripts, the archive and the case text.
