@@ -399,6 +399,15 @@ fn realistic(
                 None
             }
         }
+        Value::Array(a) if a.is_empty() && key == "extraArgs" => {
+            Some(json!(["--log-driver-options=format=json"]))
+        }
+        Value::Array(a) if a.is_empty() && key == "extraEnv" => {
+            Some(json!([{"name": "GOMAXPROCS", "value": "2"}]))
+        }
+        Value::Array(a) if a.is_empty() && key == "imagePullSecrets" => {
+            Some(json!([{"name": "registry-credentials"}]))
+        }
         Value::Array(a) => {
             if key == "tolerations" {
                 Some(if a.is_empty() {
@@ -406,8 +415,10 @@ fn realistic(
                 } else {
                     json!([])
                 })
-            } else if !a.is_empty() && a.iter().all(Value::is_string) {
+            } else if !a.is_empty() && a.iter().all(Value::is_string) && rng.chance(50) {
                 Some(json!([a[0].clone()]))
+            } else if !a.is_empty() {
+                Some(json!([]))
             } else {
                 None
             }
@@ -591,12 +602,20 @@ fn make_case(seed: u64, release: &Release, bases: &[Base], index: usize) -> Case
         .as_array()
         .cloned()
         .unwrap_or_default();
-    for extra in [
-        "monitoring.coreos.com/v1",
-        "cert-manager.io/v1",
-        "gateway.networking.k8s.io/v1",
+    // A values file that turns a ServiceMonitor on is usually meant for a cluster with the
+    // Prometheus operator's API; without it the chart refuses (compared too, less often).
+    let wants_monitors = changed
+        .iter()
+        .any(|(p, v)| p.ends_with("serviceMonitor.enabled") && *v == json!(true));
+    for (extra, percent) in [
+        (
+            "monitoring.coreos.com/v1",
+            if wants_monitors { 80 } else { 20 },
+        ),
+        ("cert-manager.io/v1", 20),
+        ("gateway.networking.k8s.io/v1", 20),
     ] {
-        if rng.chance(20) && !api_versions.iter().any(|a| a == extra) {
+        if rng.chance(percent) && !api_versions.iter().any(|a| a == extra) {
             api_versions.push(json!(extra));
         }
     }
