@@ -6,13 +6,15 @@
 //! - Releases: the newest patch of each supported minor line.
 //! - A combination: a scenario (shared or the project's own) as the base, then 4 to 40 paths
 //!   drawn from the release's defaults (`data/VERSION/values.json`), each set to a realistic
-//!   value of its kind: a boolean flipped; an enum to another of its values (the values schema's
-//!   `enum`, else `CURATED` in `support/combination.rs`); a number to a nearby one; an empty map of labels,
-//!   annotations or a node selector filled; a list emptied or given a typical item. Paths with
-//!   no realistic change of their kind (free text, nulls without a curated value) are skipped.
+//!   value of its kind: a boolean flipped; an enum to another of its values (the values
+//!   schema's `enum`, else `CURATED` in `support/combination.rs`); a number to a nearby one; an
+//!   empty map of labels, annotations or a node selector filled; a list emptied or given a
+//!   typical item. Paths with no realistic change of their kind (free text, nulls without a
+//!   curated value) are skipped.
 //! - Seeded and reproducible: `CILIUM_CMP_COMBINATIONS_SEED` (default 18) and
 //!   `CILIUM_CMP_COMBINATIONS` (per minor, default 300; the longer run uses e.g. 2000). Case
-//!   `VERSION/NNNN` depends only on the seed, the release and NNNN, so a failing case runs alone
+//!   `VERSION/NNNN` depends only on the seed, the release, NNNN and the scenario files (the
+//!   bases), so a failing case runs alone
 //!   with `cargo test --test combinations -- --exact VERSION/NNNN` (same seed), and its
 //!   scenario file, printed on failure, renders with `cilium-cmp render` and with
 //!   `../shared/tools/helm_ref.py`.
@@ -24,6 +26,8 @@
 //! - `k8sServiceHost` is never `auto` (Helm's `lookup` of the cluster; refused by design).
 //! - Refusals the renderer makes by design (values of other releases, what the cluster would
 //!   refuse) are rendered again without the refusal and compared (`helm_compare::check`).
+//! - Where Helm prints a stream that is not YAML (a template wrote broken text, which no cluster
+//!   accepts), the renderer must refuse the values, naming one (`RenderError::Value`).
 //!
 //! Helm renders run once, in two Python processes, cached under `target/tmp/combinations/` by the
 //! case's text; without `../shared` or Python the cases are ignored with the reason (failed
