@@ -206,7 +206,9 @@ pub fn same_line_gates(code: &str, at: usize, literals: &[(usize, Gate)]) -> Vec
         match (between.contains("&&"), between.contains("||")) {
             (true, false) => out.push(g.clone()),
             (false, true) => out.push(not(g)),
-            (false, false) if between.contains('{') => out.push(g.clone()),
+            (false, false) if between.matches('{').count() > between.matches('}').count() => {
+                out.push(g.clone())
+            }
             _ => {}
         }
     }
