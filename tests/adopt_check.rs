@@ -3,12 +3,10 @@
 //! is never a change, a changed value restarts the pods it reaches, a dropped component is
 //! pruned, and bad input is refused with exit 1 and nothing on stdout.
 
-#[path = "support/python.rs"]
-mod python;
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/scratch.rs"]
 mod scratch;
-#[path = "support/shared.rs"]
-mod shared;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -17,6 +15,62 @@ use scratch::Scratch;
 use serde_json::{json, Value};
 
 const VERSION: &str = "1.20.0";
+const ARCHIVE: &str = "charts/cilium-1.20.0.tgz";
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "config_read_only_at_start_names_the_roll_value",
+                config_read_only_at_start_names_the_roll_value,
+            ),
+            harness::test(
+                "excluded_objects_are_named_with_effect_and_fix",
+                excluded_objects_are_named_with_effect_and_fix,
+            )
+            .shared("cilium-reference/scenarios/ingress-controller.yaml"),
+            harness::test(
+                "a_dropped_memory_limit_is_left_behind_and_exits_3",
+                a_dropped_memory_limit_is_left_behind_and_exits_3,
+            ),
+            harness::test(
+                "malformed_managed_fields_are_refused",
+                malformed_managed_fields_are_refused,
+            ),
+            harness::test(
+                "helm_references_differ_only_as_documented",
+                helm_references_differ_only_as_documented,
+            )
+            .shared("cilium-reference/scenarios")
+            .shared("cilium-reference/rendered/1.20.0"),
+            harness::test(
+                "helm_minted_certificates_are_expected_differences",
+                helm_minted_certificates_are_expected_differences,
+            )
+            .shared("tools/helm_ref.py")
+            .shared(ARCHIVE)
+            .python(),
+            harness::test(
+                "server_filled_fields_restart_nothing",
+                server_filled_fields_restart_nothing,
+            ),
+            harness::test(
+                "a_changed_agent_argument_restarts_the_agent",
+                a_changed_agent_argument_restarts_the_agent,
+            ),
+            harness::test(
+                "a_removed_component_is_pruned",
+                a_removed_component_is_pruned,
+            ),
+            harness::test("bad_live_input_is_refused", bad_live_input_is_refused),
+            harness::test(
+                "folder_form_and_several_dumps_as_in_the_readme",
+                folder_form_and_several_dumps_as_in_the_readme,
+            ),
+        ],
+    )
+}
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -118,17 +172,9 @@ const BASE_VALUES: &str = "cni:\n  iptablesRemoveAWSRules: false\nhubble:\n  rel
 
 /// (a) Helm's committed references: rendering their values with cilium-cmp differs only in the
 /// content hash, the certgen Job's name and the checksum annotations.
-#[test]
 fn helm_references_differ_only_as_documented() {
-    let Some(scenarios) =
-        shared::shared_file("cilium-reference/scenarios/hubble-full.yaml", "adopt_check")
-    else {
-        return;
-    };
-    let scenarios = scenarios.parent().unwrap().to_path_buf();
-    let rendered = root()
-        .join("../shared/cilium-reference/rendered")
-        .join(VERSION);
+    let scenarios = harness::shared("cilium-reference/scenarios");
+    let rendered = harness::shared("cilium-reference/rendered").join(VERSION);
     let s = Scratch::new("adopt-refs");
     for name in [
         "hubble-full",
@@ -174,24 +220,10 @@ fn helm_references_differ_only_as_documented() {
 
 /// (a) A fresh Helm render with the chart's default `hubble.tls.auto.method: helm`: the minted
 /// certificate Secrets are expected prunes and certgen's objects expected creations.
-#[test]
 fn helm_minted_certificates_are_expected_differences() {
-    let Some(tools) = shared::shared_file("tools/helm_ref.py", "adopt_check") else {
-        return;
-    };
-    let archive = root().join(format!("../shared/charts/cilium-{VERSION}.tgz"));
-    if !archive.is_file() {
-        shared::shared_file(&format!("charts/cilium-{VERSION}.tgz"), "adopt_check");
-        return;
-    }
-    let python = match python::python() {
-        Ok(p) => p,
-        Err(why) => {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-            shared::skipped("helm_minted_certificates_are_expected_differences", why);
-            return;
-        }
-    };
+    let tools = harness::shared("tools/helm_ref.py");
+    let archive = harness::shared(ARCHIVE);
+    let python = harness::python();
     let s = Scratch::new("adopt-minted");
     let scenario = s.write(
         "scenario.yaml",
@@ -332,7 +364,6 @@ fn as_cluster_returns_it(render: &str) -> String {
 
 /// (b) What the API server and Helm add (defaults, status, managedFields, tracking, a List
 /// wrapper) is never a change and restarts nothing.
-#[test]
 fn server_filled_fields_restart_nothing() {
     let s = Scratch::new("adopt-defaults");
     let values = s.write("values.yaml", BASE_VALUES);
@@ -374,7 +405,6 @@ fn server_filled_fields_restart_nothing() {
 }
 
 /// (c) One value that reaches the agent's pod template restarts the DaemonSet's pods.
-#[test]
 fn a_changed_agent_argument_restarts_the_agent() {
     let s = Scratch::new("adopt-restart");
     let values = s.write("values.yaml", BASE_VALUES);
@@ -408,7 +438,6 @@ fn a_changed_agent_argument_restarts_the_agent() {
 }
 
 /// (d) A component the render drops is pruned; here from a stdin dump.
-#[test]
 fn a_removed_component_is_pruned() {
     let s = Scratch::new("adopt-prune");
     let values = s.write("values.yaml", BASE_VALUES);
@@ -458,7 +487,6 @@ fn a_removed_component_is_pruned() {
 }
 
 /// (e) Bad input: exit 1, a message naming the file and what is wrong, nothing on stdout.
-#[test]
 fn bad_live_input_is_refused() {
     let s = Scratch::new("adopt-bad");
     let values = s.write("values.yaml", BASE_VALUES);
@@ -529,7 +557,6 @@ fn bad_live_input_is_refused() {
 /// The README's folder form (with Argo CD's inputs spelled out, JSON output) and several dumps:
 /// an object in both a manifest export and a cluster dump is compared as the cluster returned it,
 /// and the export still marks it as the release's.
-#[test]
 fn folder_form_and_several_dumps_as_in_the_readme() {
     let s = Scratch::new("adopt-folder");
     let render = String::from_utf8(
@@ -620,7 +647,6 @@ fn folder_form_and_several_dumps_as_in_the_readme() {
 
 /// (e) A cilium-config change that restarts nothing is named with the value that would roll the
 /// pods reading it; with that value on, the agent rolls through its checksum annotation.
-#[test]
 fn config_read_only_at_start_names_the_roll_value() {
     let s = Scratch::new("adopt-startup");
     let values = s.write("values.yaml", BASE_VALUES);
@@ -694,14 +720,8 @@ fn config_read_only_at_start_names_the_roll_value() {
 /// (f) Argo CD's default exclusions skip the ingress's EndpointSlice: adopt-check names it with
 /// its effect and fix on stderr and in the report; an argocd-cm without exclusions names nothing
 /// and says CiliumIdentity's ignoreDifferences entry is then needed.
-#[test]
 fn excluded_objects_are_named_with_effect_and_fix() {
-    let Some(scenario) = shared::shared_file(
-        "cilium-reference/scenarios/ingress-controller.yaml",
-        "adopt_check",
-    ) else {
-        return;
-    };
+    let scenario = harness::shared("cilium-reference/scenarios/ingress-controller.yaml");
     let doc = cilium_cmp::yaml::parse_values(&std::fs::read_to_string(&scenario).unwrap())
         .unwrap()
         .value;
@@ -766,7 +786,6 @@ fn excluded_objects_are_named_with_effect_and_fix() {
 /// (g) The issue's case through the command: Helm's render with a memory limit against values
 /// without it exits 3 with the field left behind; with the Application's migration of `helm`
 /// the first sync removes it (and restarts the agent).
-#[test]
 fn a_dropped_memory_limit_is_left_behind_and_exits_3() {
     let s = Scratch::new("adopt-left-behind");
     let values = s.write("values.yaml", BASE_VALUES);
@@ -866,7 +885,6 @@ fn a_dropped_memory_limit_is_left_behind_and_exits_3() {
 
 /// (h) Malformed managedFields in a cluster dump: exit 1 naming the file, the object and the
 /// entry, nothing on stdout, never a panic.
-#[test]
 fn malformed_managed_fields_are_refused() {
     let s = Scratch::new("adopt-bad-fields");
     let values = s.write("values.yaml", BASE_VALUES);

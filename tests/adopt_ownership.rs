@@ -5,9 +5,55 @@
 //! an Apply owns only what it applied: `src/adopt/defaults.rs` cites the source). No false alarm
 //! on any of them; a value the old release set and the render drops is left behind, never a
 //! default; Argo CD's client-side-apply migration turns it into a removal.
+#[path = "support/harness.rs"]
+mod harness;
 
-#[path = "support/shared.rs"]
-mod shared;
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "realistic_dumps_of_every_reference_give_no_false_alarm",
+                realistic_dumps_of_every_reference_give_no_false_alarm,
+            )
+            .shared("cilium-reference/README.md"),
+            harness::test(
+                "a_dropped_value_is_left_behind_never_a_default",
+                a_dropped_value_is_left_behind_never_a_default,
+            )
+            .shared("cilium-reference/README.md"),
+            harness::test(
+                "every_zero_value_of_every_render_is_classified",
+                every_zero_value_of_every_render_is_classified,
+            )
+            .shared("cilium-reference/README.md"),
+            harness::test(
+                "zero_values_of_plain_fields_are_no_difference",
+                zero_values_of_plain_fields_are_no_difference,
+            ),
+            harness::test(
+                "the_ingress_endpoints_are_excluded_on_every_release",
+                the_ingress_endpoints_are_excluded_on_every_release,
+            )
+            .shared("cilium-reference/README.md"),
+            harness::test(
+                "config_read_at_start_on_every_release",
+                config_read_at_start_on_every_release,
+            )
+            .shared("cilium-reference/README.md"),
+            harness::test(
+                "a_rollout_restart_stamp_is_harmless",
+                a_rollout_restart_stamp_is_harmless,
+            )
+            .shared("cilium-reference/README.md"),
+            harness::test(
+                "a_field_only_argo_cd_applied_is_removed_by_the_sync",
+                a_field_only_argo_cd_applied_is_removed_by_the_sync,
+            )
+            .shared("cilium-reference/README.md"),
+        ],
+    )
+}
 
 use cilium_cmp::adopt::{self, defaults, ownership, Class, SyncModel};
 use serde_json::{json, Value};
@@ -98,8 +144,8 @@ fn dump(objects: &[Value], writer: Writer) -> String {
     cilium_cmp::yaml::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": items}))
 }
 
-fn references() -> Option<Vec<(String, String, String)>> {
-    let readme = shared::shared_file("cilium-reference/README.md", "adopt_ownership")?;
+fn references() -> Vec<(String, String, String)> {
+    let readme = harness::shared("cilium-reference/README.md");
     let rendered = readme.parent().unwrap().join("rendered");
     let scenarios = readme.parent().unwrap().join("scenarios");
     let mut out = Vec::new();
@@ -126,7 +172,7 @@ fn references() -> Option<Vec<(String, String, String)>> {
         }
     }
     assert!(out.len() >= 60, "only {} references", out.len());
-    Some(out)
+    out
 }
 
 fn objects(text: &str) -> Vec<Value> {
@@ -139,11 +185,8 @@ fn objects(text: &str) -> Vec<Value> {
 
 /// Every reference of every release, dumped as each writer leaves it, against itself: nothing
 /// is left behind, changed or removed; only defaults and server fields are "only live".
-#[test]
 fn realistic_dumps_of_every_reference_give_no_false_alarm() {
-    let Some(refs) = references() else {
-        return;
-    };
+    let refs = references();
     let mut defaults_seen = 0;
     for (name, ns, text) in &refs {
         let objs = objects(text);
@@ -212,11 +255,8 @@ const MEMORY: &str = "spec.template.spec.containers[\"cilium-agent\"].resources.
 /// From a manifest export, a Helm-owned cluster dump, a kubectl one and one without
 /// managedFields it is left behind (never a default); with Argo CD's migration of the manager
 /// that owns it, the first sync removes it and the agent restarts.
-#[test]
 fn a_dropped_value_is_left_behind_never_a_default() {
-    let Some(refs) = references() else {
-        return;
-    };
+    let refs = references();
     for version in VERSIONS {
         let (name, ns, text) = refs
             .iter()
@@ -328,11 +368,8 @@ fn a_dropped_value_is_left_behind_never_a_default() {
 /// Every `false` or `0` the render of any scenario on any release writes (outside labels,
 /// annotations and ConfigMap or Secret data) is classified as a plain field the API server drops
 /// or a pointer it stores; a new one fails here until `src/adopt/zero.rs` names it.
-#[test]
 fn every_zero_value_of_every_render_is_classified() {
-    let Some(refs) = references() else {
-        return;
-    };
+    let refs = references();
     fn walk(
         v: &Value,
         path: &mut Vec<adopt::compare::Step>,
@@ -390,7 +427,6 @@ fn every_zero_value_of_every_render_is_classified() {
 }
 
 /// A plain field's zero value absent live is no difference; a pointer's is one.
-#[test]
 fn zero_values_of_plain_fields_are_no_difference() {
     let render = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: kube-system}\nspec:\n  template:\n    spec:\n      hostNetwork: false\n      containers:\n      - name: a\n        image: x:v1\n        securityContext: {allowPrivilegeEscalation: false}\n";
     let live = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: kube-system}\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n        image: x:v1\n";
@@ -414,12 +450,9 @@ fn zero_values_of_plain_fields_are_no_difference() {
 
 /// On every release, Argo CD's default exclusions name the ingress controller's object: the
 /// `cilium-ingress` Endpoints on 1.18, its EndpointSlice on 1.19 and 1.20.
-#[test]
 fn the_ingress_endpoints_are_excluded_on_every_release() {
     use cilium_cmp::argocd::exclusions::{excluded_in_stream, Filter};
-    let Some(refs) = references() else {
-        return;
-    };
+    let refs = references();
     for version in VERSIONS {
         let (_, _, text) = refs
             .iter()
@@ -445,12 +478,9 @@ fn the_ingress_endpoints_are_excluded_on_every_release() {
 
 /// On every release, a changed cilium-config names the agent and the operator as reading it only
 /// at start, and says the checksum rolls them when the scenario turns the rollout values on.
-#[test]
 fn config_read_at_start_on_every_release() {
     use cilium_cmp::adopt::startup::TakesEffect;
-    let Some(refs) = references() else {
-        return;
-    };
+    let refs = references();
     for version in VERSIONS {
         for (scenario, expected) in [
             ("hubble-full", TakesEffect::AtNextRestart),
@@ -493,11 +523,8 @@ fn config_read_at_start_on_every_release() {
 
 /// `kubectl rollout restart` leaves its stamp in the pod template, owned by `kubectl-rollout`:
 /// the sync keeps it, and keeping it restarts nothing, so it is no left-behind field.
-#[test]
 fn a_rollout_restart_stamp_is_harmless() {
-    let Some(refs) = references() else {
-        return;
-    };
+    let refs = references();
     let (_, ns, text) = refs
         .iter()
         .find(|(n, _, _)| n == "1.20.0/hubble-full")
@@ -535,11 +562,8 @@ fn a_rollout_restart_stamp_is_harmless() {
 
 /// A field Argo CD's own server-side apply wrote before (an earlier plugin render with the
 /// limit) and the render now lacks: Argo CD's manager is its only owner, so the sync removes it.
-#[test]
 fn a_field_only_argo_cd_applied_is_removed_by_the_sync() {
-    let Some(refs) = references() else {
-        return;
-    };
+    let refs = references();
     for version in VERSIONS {
         let (name, ns, text) = refs
             .iter()

@@ -17,8 +17,59 @@ mod repack;
 mod scratch;
 use scratch::Scratch;
 
-#[path = "support/shared.rs"]
-mod shared;
+#[path = "support/harness.rs"]
+mod harness;
+
+const ARCHIVE: &str = "charts/cilium-1.20.0.tgz";
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "an_unlisted_release_is_fetched_only_with_its_digest_and_then_renders",
+                an_unlisted_release_is_fetched_only_with_its_digest_and_then_renders,
+            )
+            .shared("charts/cilium-1.20.0.tgz"),
+            harness::test(
+                "a_fetched_archive_is_stored_byte_for_byte_and_found_by_render_and_folder_commands",
+                a_fetched_archive_is_stored_byte_for_byte_and_found_by_render_and_folder_commands,
+            )
+            .shared(ARCHIVE),
+            harness::test(
+                "fetch_stores_in_the_folder_dir_names",
+                fetch_stores_in_the_folder_dir_names,
+            )
+            .shared(ARCHIVE),
+            harness::test(
+                "a_tampered_archive_is_refused_and_nothing_is_written",
+                a_tampered_archive_is_refused_and_nothing_is_written,
+            )
+            .shared(ARCHIVE),
+            harness::test(
+                "an_unpinned_release_is_refused_before_any_download",
+                an_unpinned_release_is_refused_before_any_download,
+            ),
+            harness::test(
+                "a_missing_archive_is_a_clear_error",
+                a_missing_archive_is_a_clear_error,
+            ),
+            harness::test(
+                "a_connection_that_closes_early_is_an_error",
+                a_connection_that_closes_early_is_an_error,
+            ),
+            harness::test(
+                "an_endless_answer_is_cut_at_the_bound",
+                an_endless_answer_is_cut_at_the_bound,
+            ),
+            harness::test(
+                "repositories_must_be_https_unless_on_this_machine",
+                repositories_must_be_https_unless_on_this_machine,
+            ),
+            harness::test("the_help_shows_an_example", the_help_shows_an_example),
+        ],
+    )
+}
 
 /// What the test server answers for one path.
 #[derive(Clone)]
@@ -133,19 +184,17 @@ fn store_of(home: &Path) -> PathBuf {
     home.join(".cache/cilium-cmp/charts")
 }
 
-fn official_archive(test: &str) -> Option<Vec<u8>> {
-    shared::shared_file("charts/cilium-1.20.0.tgz", test).map(|p| std::fs::read(p).unwrap())
+/// The official 1.20.0 archive, for a test registered with `.shared(ARCHIVE)`.
+fn official_archive() -> Vec<u8> {
+    std::fs::read(harness::shared(ARCHIVE)).unwrap()
 }
 
 /// Needs a file bundled in the chart: the default `cni.iptablesRemoveAWSRules: true` embeds the
 /// AWS clean-up script (the shared scenario `default-cronjob`).
 const VALUES_NEEDING_THE_ARCHIVE: &str = "hubble:\n  tls:\n    auto:\n      method: cronJob\n";
 
-#[test]
 fn a_fetched_archive_is_stored_byte_for_byte_and_found_by_render_and_folder_commands() {
-    let Some(official) = official_archive("chart_fetch") else {
-        return;
-    };
+    let official = official_archive();
     let server = Server::start();
     server.serve("cilium-1.20.0.tgz", Answer::Whole(official.clone()));
     let home = Scratch::new("fetch-home");
@@ -282,11 +331,8 @@ fn a_fetched_archive_is_stored_byte_for_byte_and_found_by_render_and_folder_comm
     assert!(std::fs::read(&stored).unwrap() == official);
 }
 
-#[test]
 fn fetch_stores_in_the_folder_dir_names() {
-    let Some(official) = official_archive("chart_fetch") else {
-        return;
-    };
+    let official = official_archive();
     let server = Server::start();
     server.serve("cilium-1.20.0.tgz", Answer::Whole(official.clone()));
     let home = Scratch::new("fetch-dir");
@@ -308,11 +354,8 @@ fn fetch_stores_in_the_folder_dir_names() {
     assert!(!store_of(&home.0).exists(), "nothing in the default folder");
 }
 
-#[test]
 fn a_tampered_archive_is_refused_and_nothing_is_written() {
-    let Some(mut tampered) = official_archive("chart_fetch") else {
-        return;
-    };
+    let mut tampered = official_archive();
     let middle = tampered.len() / 2;
     tampered[middle] ^= 0x20;
     let server = Server::start();
@@ -341,7 +384,6 @@ fn a_tampered_archive_is_refused_and_nothing_is_written() {
     assert!(!store_of(&home.0).exists(), "nothing may be written");
 }
 
-#[test]
 fn an_unpinned_release_is_refused_before_any_download() {
     let server = Server::start();
     server.serve("cilium-1.17.0.tgz", Answer::Whole(b"anything".to_vec()));
@@ -363,7 +405,6 @@ fn an_unpinned_release_is_refused_before_any_download() {
     assert!(!store_of(&home.0).exists());
 }
 
-#[test]
 fn a_missing_archive_is_a_clear_error() {
     let server = Server::start();
     let home = Scratch::new("fetch-404");
@@ -375,7 +416,6 @@ fn a_missing_archive_is_a_clear_error() {
     assert!(!store_of(&home.0).exists());
 }
 
-#[test]
 fn a_connection_that_closes_early_is_an_error() {
     let server = Server::start();
     server.serve("cilium-1.18.0.tgz", Answer::CutShort(vec![7u8; 200_000]));
@@ -395,7 +435,6 @@ fn a_connection_that_closes_early_is_an_error() {
     assert!(!store_of(&home.0).exists());
 }
 
-#[test]
 fn an_endless_answer_is_cut_at_the_bound() {
     let server = Server::start();
     server.serve("cilium-1.18.1.tgz", Answer::Endless);
@@ -410,7 +449,6 @@ fn an_endless_answer_is_cut_at_the_bound() {
     assert!(!store_of(&home.0).exists());
 }
 
-#[test]
 fn repositories_must_be_https_unless_on_this_machine() {
     let home = Scratch::new("fetch-http");
     for (repo, expect) in [
@@ -427,7 +465,6 @@ fn repositories_must_be_https_unless_on_this_machine() {
     assert!(!store_of(&home.0).exists());
 }
 
-#[test]
 fn the_help_shows_an_example() {
     let home = Scratch::new("fetch-help");
     let o = cilium_cmp(&home.0, &["chart", "fetch", "--help"]);
@@ -447,12 +484,8 @@ fn the_help_shows_an_example() {
 /// Release day (`docs/release-day.md`): a release this binary does not list has no pin, so it is
 /// fetched only with the digest the user gives, and then rendered from the store as the twin of
 /// the listed release whose templates it has.
-#[test]
 fn an_unlisted_release_is_fetched_only_with_its_digest_and_then_renders() {
-    let Some(official) = shared::shared_file("charts/cilium-1.20.0.tgz", "chart_fetch unlisted")
-    else {
-        return;
-    };
+    let official = harness::shared("charts/cilium-1.20.0.tgz");
     let home = Scratch::new("fetch-unlisted");
     let made = repack::repack(&official, "1.20.0", "1.20.99", &home.0.join("made"), None);
     let bytes = std::fs::read(&made).unwrap();

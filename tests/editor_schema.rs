@@ -3,14 +3,12 @@
 //! check key by key. The README's Renovate snippet finds the version line of the shipped
 //! settings files.
 
-#[path = "support/python.rs"]
-mod python;
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/scenario.rs"]
 mod scenario;
 #[path = "support/scratch.rs"]
 mod scratch;
-#[path = "support/shared.rs"]
-mod shared;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,12 +21,46 @@ use proptest::prelude::*;
 use scratch::Scratch;
 use serde_json::{json, Value};
 
+const SHARED_SCENARIOS: &str = "cilium-reference/scenarios";
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "the_schema_command_prints_a_draft_07_schema",
+                the_schema_command_prints_a_draft_07_schema,
+            ),
+            harness::test(
+                "schemas_are_valid_and_refuse_a_typo",
+                schemas_are_valid_and_refuse_a_typo,
+            )
+            .python(),
+            harness::test(
+                "every_scenario_the_render_accepts_fits_the_schema",
+                every_scenario_the_render_accepts_fits_the_schema,
+            )
+            .shared(SHARED_SCENARIOS)
+            .python(),
+            harness::test(
+                "the_schema_agrees_with_the_check_key_by_key",
+                the_schema_agrees_with_the_check_key_by_key,
+            ),
+            harness::test(
+                "the_readme_renovate_snippet_finds_the_cilium_version",
+                the_readme_renovate_snippet_finds_the_cilium_version,
+            )
+            .python(),
+        ],
+    )
+}
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn python() -> &'static Path {
-    python::python().unwrap_or_else(|e| panic!("{e}"))
+    harness::python()
 }
 
 /// Each release's schema, made once per test process (the property test asks often).
@@ -90,7 +122,6 @@ sys.exit(1 if bad else 0)
     cases.len()
 }
 
-#[test]
 fn the_schema_command_prints_a_draft_07_schema() {
     let o = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
         .args(["schema", "--cilium-version", "1.20.0"])
@@ -114,7 +145,6 @@ fn the_schema_command_prints_a_draft_07_schema() {
 }
 
 /// Every release's schema passes the metaschema; a typo is refused and its fix accepted.
-#[test]
 fn schemas_are_valid_and_refuse_a_typo() {
     let mut cases = Vec::new();
     for v in versions::supported() {
@@ -142,15 +172,10 @@ fn schemas_are_valid_and_refuse_a_typo() {
 /// Scenario files: the shared ones and the project's own.
 fn scenario_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    let mut dirs = vec![root().join("tests/scenarios")];
-    if shared::shared_file(
-        "cilium-reference/scenarios/wireguard.yaml",
-        "every_scenario_the_render_accepts_fits_the_schema",
-    )
-    .is_some()
-    {
-        dirs.push(root().join("../shared/cilium-reference/scenarios"));
-    }
+    let dirs = [
+        root().join("tests/scenarios"),
+        harness::shared(SHARED_SCENARIOS),
+    ];
     for d in dirs {
         for e in std::fs::read_dir(d).unwrap() {
             let p = e.unwrap().path();
@@ -165,7 +190,6 @@ fn scenario_files() -> Vec<PathBuf> {
 
 /// Each scenario's values, for each release: the schema accepts them where the render does, and
 /// refuses them where the render refuses a value the release does not know.
-#[test]
 fn every_scenario_the_render_accepts_fits_the_schema() {
     let mut cases = Vec::new();
     let (mut accepted, mut unknown) = (0, 0);
@@ -258,7 +282,6 @@ proptest! {
 
     /// A known path, a typo of its last key, or a key added below it: the schema and the check
     /// give the same verdict.
-    #[test]
     fn the_schema_agrees_with_the_check_key_by_key(
         release in 0usize..64,
         pick in any::<prop::sample::Index>(),
@@ -295,7 +318,6 @@ proptest! {
 /// The README's Renovate snippet, applied as Renovate would (its file pattern and its regex, run
 /// by Python's `re`, close enough to RE2 for this pattern), finds the version of every shipped
 /// settings file and names the Cilium chart.
-#[test]
 fn the_readme_renovate_snippet_finds_the_cilium_version() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let start = readme

@@ -11,10 +11,85 @@ use serde_json::Value;
 #[path = "support/scratch.rs"]
 mod scratch;
 use scratch::Scratch;
-#[path = "support/python.rs"]
-mod python;
-#[path = "support/shared.rs"]
-mod shared;
+#[path = "support/harness.rs"]
+mod harness;
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "the_example_fleet_is_one_mesh_without_findings",
+                the_example_fleet_is_one_mesh_without_findings,
+            ),
+            harness::test(
+                "the_example_fleet_renders_as_helm_does",
+                the_example_fleet_renders_as_helm_does,
+            )
+            .shared("charts/cilium-1.20.0.tgz")
+            .shared("tools/parity.py")
+            .python(),
+            harness::test(
+                "duplicate_ids_and_names_are_found_with_their_lines",
+                duplicate_ids_and_names_are_found_with_their_lines,
+            ),
+            harness::test(
+                "ids_must_lie_within_max_connected_clusters",
+                ids_must_lie_within_max_connected_clusters,
+            ),
+            harness::test(
+                "max_connected_clusters_must_agree",
+                max_connected_clusters_must_agree,
+            ),
+            harness::test(
+                "peers_must_exist_or_be_marked_outside_the_repository",
+                peers_must_exist_or_be_marked_outside_the_repository,
+            ),
+            harness::test(
+                "a_peer_switched_off_counts_only_from_1_19",
+                a_peer_switched_off_counts_only_from_1_19,
+            ),
+            harness::test(
+                "overlapping_pod_cidrs_are_found",
+                overlapping_pod_cidrs_are_found,
+            ),
+            harness::test(
+                "a_mesh_without_a_shared_ca_is_refused",
+                a_mesh_without_a_shared_ca_is_refused,
+            ),
+            harness::test(
+                "a_values_ca_is_shared_only_when_every_member_has_the_same",
+                a_values_ca_is_shared_only_when_every_member_has_the_same,
+            ),
+            harness::test(
+                "folders_that_run_an_apiserver_without_peers_mesh_with_each_other",
+                folders_that_run_an_apiserver_without_peers_mesh_with_each_other,
+            ),
+            harness::test(
+                "clusters_that_name_one_peer_outside_the_repository_share_its_mesh",
+                clusters_that_name_one_peer_outside_the_repository_share_its_mesh,
+            ),
+            harness::test(
+                "bad_input_is_refused_with_nothing_on_stdout",
+                bad_input_is_refused_with_nothing_on_stdout,
+            ),
+            harness::test(
+                "the_search_stays_inside_the_repository",
+                the_search_stays_inside_the_repository,
+            ),
+            harness::test(
+                "the_application_set_makes_one_plugin_application_per_folder",
+                the_application_set_makes_one_plugin_application_per_folder,
+            )
+            .shared("schemas/argoproj.io-application-crd.yaml")
+            .python(),
+            harness::test(
+                "the_commands_of_the_fleet_page_exist",
+                the_commands_of_the_fleet_page_exist,
+            ),
+        ],
+    )
+}
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -129,7 +204,6 @@ fn cluster_values(name: &str, id: &str, cidr: &str) -> String {
     )
 }
 
-#[test]
 fn the_example_fleet_is_one_mesh_without_findings() {
     let r = run(
         root(),
@@ -177,11 +251,8 @@ fn the_example_fleet_is_one_mesh_without_findings() {
     assert!(r.stdout.ends_with("no findings\n"), "{}", r.stdout);
 }
 
-#[test]
 fn the_example_fleet_renders_as_helm_does() {
-    let Some(archive) = shared::shared_file("charts/cilium-1.20.0.tgz", "fleet") else {
-        return;
-    };
+    let archive = harness::shared("charts/cilium-1.20.0.tgz");
     let s = Scratch::new("fleet-render");
     let mut jobs = Vec::new();
     for c in CLUSTERS {
@@ -231,10 +302,8 @@ fn the_example_fleet_renders_as_helm_does() {
         }));
     }
     // Each render is what Helm renders for the folder's values files.
-    let Some(parity) = shared::shared_file("tools/parity.py", "fleet") else {
-        return;
-    };
-    let python = python::python().unwrap_or_else(|e| panic!("{e}"));
+    let parity = harness::shared("tools/parity.py");
+    let python = harness::python();
     let jobs_file = s.write("jobs.json", &serde_json::to_string(&jobs).unwrap());
     let o = Command::new(python)
         .args(["-c", HELM_PARITY])
@@ -281,7 +350,6 @@ if failures:
 print("identical %d" % len(jobs))
 "#;
 
-#[test]
 fn duplicate_ids_and_names_are_found_with_their_lines() {
     let s = fleet();
     s.write(
@@ -338,7 +406,6 @@ fn duplicate_ids_and_names_are_found_with_their_lines() {
     );
 }
 
-#[test]
 fn ids_must_lie_within_max_connected_clusters() {
     let s = fleet();
     s.write(
@@ -381,7 +448,6 @@ fn ids_must_lie_within_max_connected_clusters() {
     assert_eq!(only_check(&report(&s)), ["cluster-id-out-of-range"]);
 }
 
-#[test]
 fn max_connected_clusters_must_agree() {
     let s = fleet();
     let own = cluster_values("eu-1", "1", "10.1.0.0/16");
@@ -408,7 +474,6 @@ fn max_connected_clusters_must_agree() {
     );
 }
 
-#[test]
 fn peers_must_exist_or_be_marked_outside_the_repository() {
     let s = fleet();
     let common = std::fs::read_to_string(s.0.join("common/values.yaml")).unwrap();
@@ -451,7 +516,6 @@ fn peers_must_exist_or_be_marked_outside_the_repository() {
     );
 }
 
-#[test]
 fn a_peer_switched_off_counts_only_from_1_19() {
     let s = fleet();
     let common = std::fs::read_to_string(s.0.join("common/values.yaml")).unwrap();
@@ -491,7 +555,6 @@ fn a_peer_switched_off_counts_only_from_1_19() {
     );
 }
 
-#[test]
 fn overlapping_pod_cidrs_are_found() {
     let s = fleet();
     s.write(
@@ -537,7 +600,6 @@ fn overlapping_pod_cidrs_are_found() {
     assert_eq!(only_check(&report(&s)), Vec::<String>::new());
 }
 
-#[test]
 fn a_mesh_without_a_shared_ca_is_refused() {
     let s = fleet();
     let common = std::fs::read_to_string(s.0.join("common/values.yaml")).unwrap();
@@ -613,7 +675,6 @@ fn a_mesh_without_a_shared_ca_is_refused() {
     assert_eq!(only_check(&report(&s)), Vec::<String>::new());
 }
 
-#[test]
 fn a_values_ca_is_shared_only_when_every_member_has_the_same() {
     let s = fleet();
     let common = std::fs::read_to_string(s.0.join("common/values.yaml")).unwrap();
@@ -652,7 +713,6 @@ fn a_values_ca_is_shared_only_when_every_member_has_the_same() {
     assert!(findings(&doc, "different-cas")[0].0.contains("other-ca"));
 }
 
-#[test]
 fn folders_that_run_an_apiserver_without_peers_mesh_with_each_other() {
     // Connected outside the chart (`cilium clustermesh connect`): every folder with
     // clustermesh.useAPIServer is taken to mesh with the others.
@@ -685,7 +745,6 @@ fn folders_that_run_an_apiserver_without_peers_mesh_with_each_other() {
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
 }
 
-#[test]
 fn clusters_that_name_one_peer_outside_the_repository_share_its_mesh() {
     // The hub sees both spokes, so they must differ in name and ID although neither names the
     // other.
@@ -713,7 +772,6 @@ fn clusters_that_name_one_peer_outside_the_repository_share_its_mesh() {
     assert_eq!(only_check(&report(&s)), ["no-shared-ca"]);
 }
 
-#[test]
 fn bad_input_is_refused_with_nothing_on_stdout() {
     let s = fleet();
     let cases: [(&str, &str, &str); 4] = [
@@ -773,7 +831,6 @@ fn bad_input_is_refused_with_nothing_on_stdout() {
     );
 }
 
-#[test]
 fn the_search_stays_inside_the_repository() {
     let outside = Scratch::new("fleet-outside");
     outside.write("elsewhere/cilium-cmp.yaml", "ciliumVersion: \"1.20.0\"\n");
@@ -806,7 +863,6 @@ fn the_search_stays_inside_the_repository() {
 /// The ApplicationSet's git directory generator, applied to the repository: each folder it
 /// matches becomes the Application its template describes (`{{.path.path}}` and
 /// `{{.path.basename}}` as Argo CD fills them in).
-#[test]
 fn the_application_set_makes_one_plugin_application_per_folder() {
     let text = std::fs::read_to_string(root().join("examples/fleet/applicationset.yaml")).unwrap();
     let set = cilium_cmp::yaml::parse_value(&text).unwrap();
@@ -883,10 +939,8 @@ fn the_application_set_makes_one_plugin_application_per_folder() {
         );
         apps.push(app);
     }
-    let Some(crd) = shared::shared_file("schemas/argoproj.io-application-crd.yaml", "fleet") else {
-        return;
-    };
-    let python = python::python().unwrap_or_else(|e| panic!("{e}"));
+    let crd = harness::shared("schemas/argoproj.io-application-crd.yaml");
+    let python = harness::python();
     let s = Scratch::new("fleet-appset");
     let apps_file = s.write("apps.json", &serde_json::to_string(&apps).unwrap());
     let o = Command::new(python)
@@ -930,7 +984,6 @@ print("valid %d" % len(apps))
 
 /// Every `cilium-cmp` command in docs/fleet.md's shell blocks runs in a repository laid out as
 /// the example fleet and ends as the page says a check ends (0 or 3), never with a usage error.
-#[test]
 fn the_commands_of_the_fleet_page_exist() {
     let page = std::fs::read_to_string(root().join("docs/fleet.md")).unwrap();
     let mut in_sh = false;

@@ -6,18 +6,38 @@
 //! the printed Application validates against Argo CD's CRD schema. Bad input is refused with
 //! nothing on stdout.
 
-#[path = "support/python.rs"]
-mod python;
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/scratch.rs"]
 mod scratch;
-#[path = "support/shared.rs"]
-mod shared;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use scratch::Scratch;
 use serde_json::json;
+
+const APPLICATION_CRD: &str = "schemas/argoproj.io-application-crd.yaml";
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "imported_folders_render_what_helm_renders_for_the_original_application",
+                imported_folders_render_what_helm_renders_for_the_original_application,
+            )
+            .shared("tools/parity.py")
+            .shared(APPLICATION_CRD)
+            .shared("charts")
+            .python(),
+            harness::test(
+                "bad_applications_are_refused_with_what_to_do",
+                bad_applications_are_refused_with_what_to_do,
+            ),
+        ],
+    )
+}
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
@@ -192,34 +212,22 @@ if failures:
 print("checked %d" % len(jobs))
 "#;
 
-#[test]
 fn imported_folders_render_what_helm_renders_for_the_original_application() {
-    let (Some(parity), Some(crd)) = (
-        shared::shared_file("tools/parity.py", "import_application"),
-        shared::shared_file(
-            "schemas/argoproj.io-application-crd.yaml",
-            "import_application",
-        ),
-    ) else {
-        return;
-    };
+    let parity = harness::shared("tools/parity.py");
+    let crd = harness::shared(APPLICATION_CRD);
     let charts = std::env::var_os("CILIUM_CMP_CHART_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/charts"));
-    let python = python::python().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|| harness::shared("charts"));
+    let python = harness::python();
     let mut jobs = Vec::new();
     let mut scratches = Vec::new();
     for case in CASES {
         let chart = charts.join(format!("cilium-{}.tgz", case.version));
-        if shared::shared_file(
-            &format!("charts/cilium-{}.tgz", case.version),
-            "import_application",
-        )
-        .is_none()
-            && !chart.is_file()
-        {
-            return;
-        }
+        assert!(
+            chart.is_file(),
+            "{}: no such chart archive",
+            chart.display()
+        );
         let s = Scratch::new(case.name);
         std::fs::create_dir_all(s.0.join("cluster-config")).unwrap();
         for (path, text) in case.ref_files {
@@ -341,7 +349,6 @@ fn with_revision(rev: &str) -> String {
     application(&CASES[0]).replace("targetRevision: 1.20.0", &format!("targetRevision: {rev}"))
 }
 
-#[test]
 fn bad_applications_are_refused_with_what_to_do() {
     let s = Scratch::new("import-errors");
     refused(

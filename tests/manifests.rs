@@ -9,8 +9,8 @@
 //! built: the test checks what agrees across plugin.yaml, the Dockerfile, the kustomize overlay
 //! and the Helm values, and that each pinned sha256 is that of the official archive.
 
-#[path = "support/python.rs"]
-mod python;
+#[path = "support/harness.rs"]
+mod harness;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,8 +18,34 @@ use std::process::Command;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-#[path = "support/shared.rs"]
-mod shared;
+const APPLICATION_CRD: &str = "schemas/argoproj.io-application-crd.yaml";
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "shipped_kubernetes_yaml_is_valid",
+                shipped_kubernetes_yaml_is_valid,
+            )
+            .shared(APPLICATION_CRD)
+            .python(),
+            harness::test(
+                "the_validator_rejects_broken_manifests",
+                the_validator_rejects_broken_manifests,
+            )
+            .shared(APPLICATION_CRD)
+            .python(),
+            harness::test("sidecar_pieces_agree", sidecar_pieces_agree),
+            harness::test("pinned_chart_archives", pinned_chart_archives),
+            harness::test(
+                "the_pins_are_the_official_archives",
+                the_pins_are_the_official_archives,
+            )
+            .shared("charts"),
+        ],
+    )
+}
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -234,14 +260,8 @@ print("checked: " + " ".join(sorted(set(checked))))
 sys.exit(1 if errors else 0)
 "#;
 
-#[test]
 fn shipped_kubernetes_yaml_is_valid() {
-    let Some(crd) = shared::shared_file(
-        "schemas/argoproj.io-application-crd.yaml",
-        "shipped_kubernetes_yaml_is_valid",
-    ) else {
-        return;
-    };
+    let crd = harness::shared(APPLICATION_CRD);
     let o = Command::new(python())
         .arg("-c")
         .arg(VALIDATE)
@@ -269,14 +289,8 @@ fn shipped_kubernetes_yaml_is_valid() {
 }
 
 /// The validator itself rejects what it must (so a green run means something).
-#[test]
 fn the_validator_rejects_broken_manifests() {
-    let Some(crd) = shared::shared_file(
-        "schemas/argoproj.io-application-crd.yaml",
-        "the_validator_rejects_broken_manifests",
-    ) else {
-        return;
-    };
+    let crd = harness::shared(APPLICATION_CRD);
     let tmp = std::env::temp_dir().join(format!("cilium-cmp-manifests-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(tmp.join("sidecar/argocd")).unwrap();
@@ -345,7 +359,6 @@ fn final_stage(dockerfile: &str) -> Vec<(String, String)> {
     stage
 }
 
-#[test]
 fn sidecar_pieces_agree() {
     let plugin = yaml("plugin.yaml");
     let command = plugin["spec"]["generate"]["command"][0].as_str().unwrap();
@@ -498,11 +511,9 @@ fn sidecar_pieces_agree() {
     );
 }
 
-/// The pinned sha256 of every supported release's official chart archive.
-#[test]
-fn pinned_chart_archives() {
-    let text = read("sidecar/charts.sha256");
-    let pinned: Vec<(String, String)> = text
+/// `sidecar/charts.sha256`: (sha256, archive file name) per line.
+fn pins() -> Vec<(String, String)> {
+    read("sidecar/charts.sha256")
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| {
@@ -511,7 +522,12 @@ fn pinned_chart_archives() {
                 .expect("sha256sum format: HASH two spaces FILE");
             (sum.to_string(), file.to_string())
         })
-        .collect();
+        .collect()
+}
+
+/// The pinned sha256 of every supported release's official chart archive.
+fn pinned_chart_archives() {
+    let pinned = pins();
     let files: Vec<&str> = pinned.iter().map(|(_, f)| f.as_str()).collect();
     let wanted: Vec<String> = cilium_cmp::versions::supported()
         .map(|v| format!("cilium-{v}.tgz"))
@@ -537,6 +553,11 @@ fn pinned_chart_archives() {
                     .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
         );
     }
+}
+
+/// Each pin is the sha256 of the official archive (all of them are in ../shared/charts).
+fn the_pins_are_the_official_archives() {
+    let pinned = pins();
     // Where the official archives are on this machine, the pins must be their hashes.
     let dirs: Vec<PathBuf> = [
         std::env::var_os("CILIUM_CMP_CHART_DIR").map(PathBuf::from),
@@ -559,22 +580,14 @@ fn pinned_chart_archives() {
             compared += 1;
         }
     }
-    if compared < pinned.len() {
-        shared::skipped(
-            "pinned_chart_archives",
-            &format!(
-                "compared {compared} of {} pins: the official archives are in ../shared/charts (CI has them)",
-                pinned.len()
-            ),
-        );
-    }
-    // CI has every official archive beside the checkout: there, a pin left unchecked fails.
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        assert_eq!(compared, pinned.len(), "under CI every pin is compared");
-    }
+    assert_eq!(
+        compared,
+        pinned.len(),
+        "every pin is compared with its archive"
+    );
 }
 
 /// The tests' Python (a venv under target/ with PyYAML, jsonschema and kubernetes-validate).
 fn python() -> &'static Path {
-    python::python().unwrap_or_else(|e| panic!("{e}"))
+    harness::python()
 }

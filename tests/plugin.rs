@@ -6,8 +6,8 @@
 //! Tests that need objects in the render check, while the renderer renders none, that the empty
 //! stream is refused instead (the other half of the contract), and print a note.
 
-#[path = "support/python.rs"]
-mod python;
+#[path = "support/harness.rs"]
+mod harness;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,8 +20,60 @@ use serde_json::Value;
 mod scratch;
 use scratch::Scratch;
 
-#[path = "support/shared.rs"]
-mod shared;
+const EMULATOR: &str = "tools/cmp_emulator.py";
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "generate_renders_what_render_renders_from_argo_cd_inputs",
+                generate_renders_what_render_renders_from_argo_cd_inputs,
+            ),
+            harness::test(
+                "generate_inputs_equal_the_render_flags",
+                generate_inputs_equal_the_render_flags,
+            ),
+            harness::test(
+                "the_cilium_version_has_one_precedence",
+                the_cilium_version_has_one_precedence,
+            ),
+            harness::test(
+                "every_error_names_the_value_and_prints_nothing",
+                every_error_names_the_value_and_prints_nothing,
+            ),
+            harness::test(
+                "a_partial_extraction_bounds_values_files_by_what_was_extracted",
+                a_partial_extraction_bounds_values_files_by_what_was_extracted,
+            ),
+            harness::test(
+                "a_lock_mismatch_names_both_hashes_and_the_command",
+                a_lock_mismatch_names_both_hashes_and_the_command,
+            ),
+            harness::test(
+                "contract_through_the_argocd_cmp_server_emulator",
+                contract_through_the_argocd_cmp_server_emulator,
+            )
+            .shared(EMULATOR)
+            .python(),
+            harness::test(
+                "discovery_matches_only_application_folders",
+                discovery_matches_only_application_folders,
+            )
+            .shared(EMULATOR)
+            .python(),
+            harness::test(
+                "plugin_yaml_is_a_valid_config_management_plugin",
+                plugin_yaml_is_a_valid_config_management_plugin,
+            ),
+            harness::test(
+                "talos_patch_contents_are_the_plugin_render",
+                talos_patch_contents_are_the_plugin_render,
+            )
+            .python(),
+        ],
+    )
+}
 
 const APP: &str = "examples/argocd/cilium";
 
@@ -135,7 +187,6 @@ fn assert_same(generated: &Output, rendered: &Output) {
     );
 }
 
-#[test]
 fn generate_renders_what_render_renders_from_argo_cd_inputs() {
     let charts = empty_chart_dir();
     let app = root().join(APP);
@@ -213,7 +264,6 @@ fn generate_renders_what_render_renders_from_argo_cd_inputs() {
 
 /// The inputs `generate` hands the renderer are exactly those `render` builds from its flags,
 /// whatever the renderer's components do with them.
-#[test]
 fn generate_inputs_equal_the_render_flags() {
     let charts = empty_chart_dir();
     let env = argocd_env(
@@ -264,7 +314,6 @@ fn generate_inputs_equal_the_render_flags() {
     assert!(got.chart.is_none(), "no archive in an empty chart folder");
 }
 
-#[test]
 fn the_cilium_version_has_one_precedence() {
     let charts = empty_chart_dir();
     let repo = example_repo();
@@ -301,7 +350,6 @@ fn the_cilium_version_has_one_precedence() {
 
 /// Each case: what to change, and a text the error must contain. Every one must exit non-zero
 /// with nothing on stdout (Argo CD shows stderr; an empty stdout would be accepted and pruned).
-#[test]
 fn every_error_names_the_value_and_prints_nothing() {
     let charts = empty_chart_dir();
     type Setup = fn(&Path);
@@ -485,7 +533,6 @@ fn every_error_names_the_value_and_prints_nothing() {
 
 /// With `reposerver.plugin.use.manifest.generate.paths`, Argo CD extracts only a subtree: the
 /// boundary for values files is then what was extracted, and commands still name the full path.
-#[test]
 fn a_partial_extraction_bounds_values_files_by_what_was_extracted() {
     let charts = empty_chart_dir();
     let repo = example_repo();
@@ -504,7 +551,6 @@ fn a_partial_extraction_bounds_values_files_by_what_was_extracted() {
     assert!(err.contains("outside the repository"), "{err}");
 }
 
-#[test]
 fn a_lock_mismatch_names_both_hashes_and_the_command() {
     let charts = empty_chart_dir();
     let repo = example_repo();
@@ -625,8 +671,9 @@ fn objects_of_stream(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The shared emulator, for a test registered with `.shared(EMULATOR)`.
 fn emulator() -> PathBuf {
-    root().join("../shared/tools/cmp_emulator.py")
+    harness::shared(EMULATOR)
 }
 
 fn run_emulator(app_path: &str, charts: &Path, extra: &[&str]) -> (i32, Value) {
@@ -660,16 +707,7 @@ fn run_emulator(app_path: &str, charts: &Path, extra: &[&str]) -> (i32, Value) {
 
 /// The repository's plugin.yaml, run like the repo-server and argocd-cmp-server run it, on the
 /// example folder with parameters and plugin env set.
-#[test]
 fn contract_through_the_argocd_cmp_server_emulator() {
-    if shared::shared_file(
-        "tools/cmp_emulator.py",
-        "contract_through_the_argocd_cmp_server_emulator",
-    )
-    .is_none()
-    {
-        return;
-    }
     let charts = empty_chart_dir();
     let api = "apps/v1,policy/v1,v1";
     let (code, report) = run_emulator(
@@ -732,16 +770,7 @@ fn contract_through_the_argocd_cmp_server_emulator() {
 }
 
 /// Discovery matches an application folder of this plugin and nothing else.
-#[test]
 fn discovery_matches_only_application_folders() {
-    if shared::shared_file(
-        "tools/cmp_emulator.py",
-        "discovery_matches_only_application_folders",
-    )
-    .is_none()
-    {
-        return;
-    }
     let charts = empty_chart_dir();
     for app in ["examples/argocd/common", "src", "."] {
         let (code, report) = run_emulator(
@@ -768,7 +797,6 @@ fn discovery_matches_only_application_folders() {
 }
 
 /// plugin.yaml as argocd-cmp-server reads it (YAML 1.1 into typed fields).
-#[test]
 fn plugin_yaml_is_a_valid_config_management_plugin() {
     let text = std::fs::read_to_string(root().join("plugin.yaml")).unwrap();
     let p = cilium_cmp::yaml::parse_values(&text).unwrap().value;
@@ -817,7 +845,6 @@ fn plugin_yaml_is_a_valid_config_management_plugin() {
 }
 
 /// The Talos patch carries the bytes the plugin generates for the same folder.
-#[test]
 fn talos_patch_contents_are_the_plugin_render() {
     let charts = empty_chart_dir();
     let patch = Command::new(bin())
@@ -873,5 +900,5 @@ fn talos_patch_contents_are_the_plugin_render() {
 
 /// The tests' Python (a venv under target/ with PyYAML, jsonschema and kubernetes-validate).
 fn python() -> &'static Path {
-    python::python().unwrap_or_else(|e| panic!("{e}"))
+    harness::python()
 }

@@ -4,12 +4,24 @@
 //! ones (`support/repack.rs`), on all three minor lines; Helm parity of such renders is checked
 //! by the parity suite (`twin/` and `repacked/` trials).
 
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/repack.rs"]
 mod repack;
 #[path = "support/scratch.rs"]
 mod scratch;
-#[path = "support/shared.rs"]
-mod shared;
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+        harness::test("an_archive_with_one_template_changed_is_refused_naming_exactly_that_file", an_archive_with_one_template_changed_is_refused_naming_exactly_that_file).shared("charts"),
+        harness::test("an_unlisted_release_with_known_templates_takes_the_model_and_the_archives_facts", an_unlisted_release_with_known_templates_takes_the_model_and_the_archives_facts).shared("charts"),
+        harness::test("the_command_line_finds_an_unlisted_release_in_the_chart_folder_and_says_what_it_matched", the_command_line_finds_an_unlisted_release_in_the_chart_folder_and_says_what_it_matched).shared("charts"),
+        harness::test("the_plugin_renders_an_unlisted_release_from_its_chart_folder", the_plugin_renders_an_unlisted_release_from_its_chart_folder).shared("charts"),
+        ],
+    )
+}
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -20,8 +32,8 @@ use scratch::Scratch;
 
 /// The official archive of `version` from `../shared/charts`; None (after a loud line, or a
 /// failure under CI) where it is absent.
-fn official(version: &str, test: &str) -> Option<PathBuf> {
-    shared::shared_file(&format!("charts/cilium-{version}.tgz"), test)
+fn official(version: &str) -> PathBuf {
+    harness::shared("charts").join(format!("cilium-{version}.tgz"))
 }
 
 fn bin() -> PathBuf {
@@ -53,13 +65,10 @@ fn assert_refused(o: &Output, expect: &[&str]) {
 
 const EDITED: &str = "templates/cilium-agent/daemonset.yaml";
 
-#[test]
 fn an_archive_with_one_template_changed_is_refused_naming_exactly_that_file() {
     let dir = Scratch::new("edited");
     for (from, to) in repack::FROM {
-        let Some(source) = official(from, "release_day edited") else {
-            return;
-        };
+        let source = official(from);
         let archive = repack::repack(&source, from, to, &dir.0, Some(EDITED));
         let mut inputs = Inputs::new(to);
         inputs.chart = Some(cilium_cmp::chart::ChartFiles::open(&archive).unwrap());
@@ -98,13 +107,10 @@ fn an_archive_with_one_template_changed_is_refused_naming_exactly_that_file() {
     }
 }
 
-#[test]
 fn an_unlisted_release_with_known_templates_takes_the_model_and_the_archives_facts() {
     let dir = Scratch::new("twins");
     for (from, to) in repack::FROM {
-        let Some(source) = official(from, "release_day twins") else {
-            return;
-        };
+        let source = official(from);
         let archive = repack::repack(&source, from, to, &dir.0, None);
         let chart = cilium_cmp::chart::ChartFiles::open(&archive).unwrap();
         let twin = cilium_cmp::twin::open(&chart, to).unwrap();
@@ -117,7 +123,7 @@ fn an_unlisted_release_with_known_templates_takes_the_model_and_the_archives_fac
         // The same archive read twice is one twin.
         assert_eq!(cilium_cmp::twin::open(&chart, to).unwrap(), twin);
         // A listed release of its own archive is read as a twin only when asked.
-        let listed = official(from, "release_day twins").unwrap();
+        let listed = official(from);
         let mut inputs = Inputs::new(from);
         inputs.chart = Some(cilium_cmp::chart::ChartFiles::open(&listed).unwrap());
         let plain = render(&inputs).unwrap();
@@ -133,11 +139,8 @@ fn an_unlisted_release_with_known_templates_takes_the_model_and_the_archives_fac
     }
 }
 
-#[test]
 fn the_command_line_finds_an_unlisted_release_in_the_chart_folder_and_says_what_it_matched() {
-    let Some(source) = official("1.20.0", "release_day command line") else {
-        return;
-    };
+    let source = official("1.20.0");
     let charts = Scratch::new("folder");
     // No archive: the message names the newest 1.20 release and both ways forward.
     let o = cilium_cmp(&charts.0, &["render", "--cilium-version", "1.20.99"]);
@@ -179,11 +182,8 @@ fn the_command_line_finds_an_unlisted_release_in_the_chart_folder_and_says_what_
     assert_refused(&o, &["is not supported"]);
 }
 
-#[test]
 fn the_plugin_renders_an_unlisted_release_from_its_chart_folder() {
-    let Some(source) = official("1.19.6", "release_day plugin") else {
-        return;
-    };
+    let source = official("1.19.6");
     let charts = Scratch::new("plugin-charts");
     let repo = Scratch::new("plugin-repo");
     repo.write(

@@ -3,8 +3,8 @@
 //! same argument, or both refuse it. Where cilium-cmp is stricter than Helm on purpose (trailing
 //! text after a JSON value), the case is listed apart.
 
-#[path = "support/python.rs"]
-mod python;
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/scratch.rs"]
 mod scratch;
 
@@ -27,8 +27,26 @@ for kind, expr in json.load(sys.stdin):
 print(json.dumps(out))
 "#;
 
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "set_flags_parse_as_helm_parses_them",
+                set_flags_parse_as_helm_parses_them,
+            )
+            .python(),
+            harness::test(
+                "stricter_than_helm_where_helm_guesses",
+                stricter_than_helm_where_helm_guesses,
+            )
+            .python(),
+        ],
+    )
+}
+
 fn helm_parse(cases: &[(Kind, &str)], dir: &std::path::Path) -> Vec<Result<Value, String>> {
-    let py = python::python().unwrap_or_else(|e| panic!("{e}"));
+    let py = harness::python();
     let input: Vec<(&str, &str)> = cases
         .iter()
         .map(|(k, e)| {
@@ -89,7 +107,6 @@ fn normal(v: &Value) -> Value {
     }
 }
 
-#[test]
 fn set_flags_parse_as_helm_parses_them() {
     let dir = scratch::Scratch::new("strvals");
     dir.write("multi.txt", "line one\nline two, with a comma\n");
@@ -133,7 +150,6 @@ fn set_flags_parse_as_helm_parses_them() {
     assert_eq!(checked, cases.len());
 }
 
-#[test]
 fn stricter_than_helm_where_helm_guesses() {
     let dir = scratch::Scratch::new("strvals-strict");
     // Helm reads the text after a JSON value as the next assignment even without a comma.

@@ -1,0 +1,204 @@
+//! One harness for every test file whose tests need `../shared` (references, charts, the Argo CD
+//! emulator) or the tests' Python: such a test runs, or is reported as *ignored* with its reason,
+//! or — under CI (any non-empty `CI`, e.g. `CI=1` or `CI=true`) — fails. Never does a test that
+//! could not run show as passed.
+//!
+//! Rust's own test harness cannot mark a test ignored once it has started, so these files use
+//! libtest-mimic's (`harness = false` in Cargo.toml) and a test names what it needs where it is
+//! registered; the harness checks that before running it. The pattern, for a test file `x.rs`:
+//!
+//! ```text
+//! // Cargo.toml
+//! [[test]]
+//! name = "x"
+//! harness = false
+//!
+//! // tests/x.rs
+//! #[path = "support/harness.rs"]
+//! mod harness;
+//!
+//! fn main() -> std::process::ExitCode {
+//!     harness::run(file!(), vec![
+//!         harness::test("plain", plain),
+//!         harness::test("with_helm", with_helm)
+//!             .shared("tools/helm_ref.py")
+//!             .python(),
+//!     ])
+//! }
+//!
+//! fn plain() { assert_eq!(1 + 1, 2) }
+//!
+//! fn with_helm() {
+//!     let tools = harness::shared("tools/helm_ref.py"); // a PathBuf; present, or not run
+//!     let python = harness::python();                    // the venv's python
+//!     // ...
+//! }
+//! ```
+//!
+//! A test is a plain `fn name()` that panics to fail, exactly like a `#[test]` body; only the
+//! `#[test]` attribute goes and a line in `main`'s list comes. A `#[test]` left in such a file
+//! (e.g. one merged in from a branch written before the file moved to this harness) would never
+//! run: the harness reads its own file and fails a test named `every_test_is_registered` until
+//! the function is listed. `harness::shared` and `harness::python` called without the matching
+//! declaration panic (a failure, never a pass).
+
+#![allow(dead_code)] // each test binary uses part of this module
+
+#[path = "python.rs"]
+mod venv;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use libtest_mimic::{Arguments, Trial};
+
+/// Whether this run is CI's: any non-empty `CI` (`CI=1`, `CI=true`, ...).
+pub fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+}
+
+/// One test and what it needs to run.
+pub struct Test {
+    name: String,
+    body: fn(),
+    shared: Vec<&'static str>,
+    python: bool,
+}
+
+/// Registers `body` under `name` (use the function's own name, so `cargo test --test x NAME`
+/// finds it as it did under Rust's harness).
+pub fn test(name: &str, body: fn()) -> Test {
+    Test {
+        name: name.to_string(),
+        body,
+        shared: Vec::new(),
+        python: false,
+    }
+}
+
+impl Test {
+    /// The test reads `../shared/REL` (a file or a folder).
+    pub fn shared(mut self, rel: &'static str) -> Test {
+        self.shared.push(rel);
+        self
+    }
+
+    /// The test runs the tests' Python (tests/setup-python.sh).
+    pub fn python(mut self) -> Test {
+        self.python = true;
+        self
+    }
+
+    /// Why the test cannot run here, if it cannot.
+    fn missing(&self) -> Option<String> {
+        for rel in &self.shared {
+            if !shared_path(rel).exists() {
+                return Some(format!(
+                    "needs ../shared/{rel}, absent here (a checkout without ../shared; CI has it)"
+                ));
+            }
+        }
+        if self.python {
+            if let Err(why) = venv::python() {
+                return Some(format!("needs the tests' Python: {why}"));
+            }
+        }
+        None
+    }
+}
+
+fn shared_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared")
+        .join(rel)
+}
+
+/// `../shared/REL`, for a test registered with `.shared(REL)` (or a longer path below it).
+pub fn shared(rel: &str) -> PathBuf {
+    let p = shared_path(rel);
+    assert!(
+        p.exists(),
+        "{} is absent: register the test with .shared(\"{rel}\") so the harness checks it first",
+        p.display()
+    );
+    p
+}
+
+/// The tests' Python, for a test registered with `.python()`.
+pub fn python() -> &'static Path {
+    venv::python().unwrap_or_else(|why| {
+        panic!("{why} (register the test with .python() so the harness checks it first)")
+    })
+}
+
+/// Runs the tests of the file `source` (pass `file!()`) and returns the process's exit code.
+pub fn run(source: &str, tests: Vec<Test>) -> ExitCode {
+    let args = Arguments::from_args();
+    let mut trials = vec![registration_check(source, &tests)];
+    let mut unmet = Vec::new();
+    for t in tests {
+        let probe = Trial::test(t.name.clone(), || Ok(()));
+        // Needs are checked only for the tests this run selects (setting up Python is slow).
+        let why = if args.list || args.is_filtered_out(&probe) {
+            None
+        } else {
+            t.missing()
+        };
+        let body = t.body;
+        trials.push(match why {
+            None => Trial::test(t.name, move || {
+                body();
+                Ok(())
+            }),
+            Some(why) => {
+                unmet.push(format!("{}: {why}", t.name));
+                let ignored = !in_ci();
+                Trial::test(t.name, move || Err(format!("cannot run: {why}").into()))
+                    .with_ignored_flag(ignored)
+            }
+        });
+    }
+    for line in &unmet {
+        // Straight to stderr, past any capture: a person running `cargo test` sees every test
+        // that did not run, and why.
+        let outcome = if in_ci() { "FAILS (CI)" } else { "IGNORED" };
+        eprintln!("!!! {outcome} {line}");
+    }
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// A test that fails while the file holds a `#[test]` function, which this harness would never
+/// run, or lists a name twice.
+fn registration_check(source: &str, tests: &[Test]) -> Trial {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(source);
+    let text = std::fs::read_to_string(&file);
+    let mut names: Vec<String> = tests.iter().map(|t| t.name.clone()).collect();
+    names.sort();
+    let twice: Vec<String> = names
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0].clone())
+        .collect();
+    Trial::test("every_test_is_registered", move || {
+        let text = text.map_err(|e| format!("{}: {e}", file.display()))?;
+        let attribute = concat!("#[", "test]");
+        let stray: Vec<usize> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.trim() == attribute)
+            .map(|(i, _)| i + 1)
+            .collect();
+        if !stray.is_empty() {
+            return Err(format!(
+                "{}: {attribute} on line(s) {stray:?}; this file runs under tests/support/harness.rs, \
+                 which never runs such a function: drop the attribute and list it in main",
+                file.display()
+            )
+            .into());
+        }
+        if !twice.is_empty() {
+            return Err(format!("registered twice: {twice:?}").into());
+        }
+        Ok(())
+    })
+}
