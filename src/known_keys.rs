@@ -1048,7 +1048,9 @@ clustermesh: {enableMCSAPISupport: null}
             "cni:\n  iptablesRemoveAWSRules: false\nhubble:\n  relay:\n    enabeld: true\n".into(),
         ));
         match crate::render(&inputs) {
-            Err(crate::RenderError::UnknownValues { version, report }) => {
+            Err(crate::RenderError::UnknownValues {
+                version, report, ..
+            }) => {
                 assert_eq!(version, "1.20.0");
                 assert_eq!(report.values.len(), 1);
             }

@@ -137,6 +137,7 @@ fn run() -> anyhow::Result<()> {
             target_revision,
             values_root,
         } => cli::import::import_application(app, to, repo_url, path, target_revision, values_root),
+        Command::FixValues(a) => cli::fix_values::fix_values(&a),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(

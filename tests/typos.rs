@@ -57,9 +57,17 @@ fn unknown_values_are_refused_all_at_once_with_file_and_line() {
         "values.yaml line 9): removed from the chart; it has no effect",
         "operator.replica (set in --set): the chart has no such value; did you mean operator.replicas?",
         "--allow-unknown-keys",
+        "Remove the ones set with --set",
     ] {
         assert!(err.contains(needle), "{needle:?} not in: {err}");
     }
+    // The fix comes first, as the exact command to run; the opt-out after it.
+    let command = format!(
+        "cilium-cmp fix-values --cilium-version 1.20.0 {}",
+        f.display()
+    );
+    let fix_at = err.find(&command).unwrap_or_else(|| panic!("{command:?} not in: {err}"));
+    assert!(fix_at < err.find("--allow-unknown-keys").unwrap(), "{err}");
 }
 
 /// Unknown values come before every other refusal, so one run lists them all: here the schema
@@ -131,6 +139,20 @@ fn application_folders_take_the_opt_out_from_settings_or_the_flag() {
     assert!(err.contains("app/values.yaml line 5"), "{err}");
     let flagged = talos(&["--allow-unknown-keys"]);
     assert!(flagged.status.success(), "{}", stderr(&flagged));
+    // The command the refusal names, run from the repository root as written, fixes the folder:
+    // it then renders without the opt-out, the same bytes.
+    let command = "cilium-cmp fix-values --cilium-version 1.20.0 app/values.yaml";
+    assert!(err.contains(command), "{err}");
+    let fixed = bin()
+        .current_dir(&s.0)
+        .args(command.split(' ').skip(1))
+        .output()
+        .unwrap();
+    assert_eq!(fixed.status.code(), Some(2), "{}", stderr(&fixed));
+    let clean = talos(&[]);
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    assert_eq!(clean.stdout, flagged.stdout);
+    std::fs::write(app.join("values.yaml"), TYPOS).unwrap();
     std::fs::write(
         app.join("cilium-cmp.yaml"),
         "ciliumVersion: \"1.20.0\"\nallowUnknownKeys: true\n",

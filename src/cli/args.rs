@@ -148,6 +148,35 @@ pub struct AdoptCheckArgs {
     pub output: String,
 }
 
+/// `fix-values`: the values files to edit, and how.
+#[derive(clap::Args, Debug, Clone)]
+pub struct FixValuesArgs {
+    /// Cilium release the files are for (see `cilium-cmp versions`), e.g. --cilium-version 1.20.0
+    #[arg(long)]
+    pub cilium_version: String,
+    /// Print the changes as a unified diff on stdout and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// For an upgrade: move each value the release renamed to its new name (e.g.
+    /// encryption.strictMode.enabled to encryption.strictMode.egress.enabled in 1.20), so it keeps
+    /// applying; the render then changes, and what changes is printed
+    #[arg(long)]
+    pub apply_renames: bool,
+    /// The official chart archive cilium-VERSION.tgz (or an unpacked chart folder), when the
+    /// values need a file bundled in the chart [default: the one `cilium-cmp chart fetch` stored]
+    #[arg(long)]
+    pub chart_archive: Option<PathBuf>,
+    /// The values files, in the order they are rendered (as render's -f)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+pub const FIX_VALUES_EXAMPLES: &str = "\
+Examples:
+  cilium-cmp fix-values --cilium-version 1.20.0 --dry-run values.yaml
+  cilium-cmp fix-values --cilium-version 1.20.0 values.yaml prod.yaml
+  cilium-cmp fix-values --cilium-version 1.20.0 --apply-renames values.yaml";
+
 #[derive(Subcommand)]
 pub enum Command {
     /// Render the manifests to stdout
@@ -196,6 +225,15 @@ pub enum Command {
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Edit values files so that they render without --allow-unknown-keys: remove every value
+    /// the release does not know (it does nothing), leaving a comment where one looks like a typo
+    /// of a real value. The render of the edited files is checked to be byte for byte the one
+    /// --allow-unknown-keys gives for the files as they were before anything is written. Only
+    /// the lines of removed or moved keys change. Exit status 0: nothing to fix; 2: files were
+    /// (with --dry-run: would be) changed; 1: bad input, or a file that cannot be edited by lines
+    /// (its change is printed as a patch and nothing is written).
+    #[command(after_help = FIX_VALUES_EXAMPLES)]
+    FixValues(FixValuesArgs),
     /// Turn an Argo CD Application of Cilium's Helm chart into an application folder of this
     /// plugin (DIR/cilium-cmp.yaml, DIR/values.yaml with the merged values) and print the new
     /// Application, which renders that folder with the plugin

@@ -45,6 +45,8 @@ pub struct Removed {
     pub explanation: Option<String>,
     /// The known values it most likely meant, when it looks like a typo of one.
     pub likely_meant: Vec<String>,
+    /// The release's new name for it, which `apply_renames` would have moved it to.
+    pub renamed_to: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -97,7 +99,11 @@ pub fn fix(
     before.values_files = files.to_vec();
     before.allow_unknown_keys = true;
     // The reference first: it also reports bad input (syntax, schema) with its position.
-    let rendered_before = crate::render(&before)?;
+    // Its warnings about the unknown values would repeat this command's own report.
+    let rendered_before = tracing::subscriber::with_default(
+        tracing::subscriber::NoSubscriber::default(),
+        || crate::render(&before),
+    )?;
     let mut out = Vec::new();
     for (name, text) in files {
         out.push(fix_file(name, text, version, apply_renames)?);
@@ -193,10 +199,8 @@ fn fix_file(
                 return Ok(f);
             }
         }
-        let target = apply_renames
-            .then(|| known_keys::moved_to(keys, version))
-            .flatten();
-        if let Some(new) = target {
+        let renamed_to = known_keys::moved_to(keys, version);
+        if let Some(new) = renamed_to.clone().filter(|_| apply_renames) {
             moves.push((keys.clone(), new));
             continue;
         }
@@ -214,6 +218,7 @@ fn fix_file(
             path: keys.join("."),
             explanation: explained.as_ref().map(ToString::to_string),
             likely_meant,
+            renamed_to: renamed_to.map(|k| k.join(".")),
         });
         remove_path(&mut expected, keys);
     }
@@ -434,7 +439,7 @@ pub fn render_changes(before: &str, after: &str) -> Vec<String> {
             Some(new) => {
                 let mut fields = Vec::new();
                 changed_fields(old, new, &mut String::new(), &mut fields);
-                lines.extend(fields.into_iter().map(|f| format!("{name}: {f} changes")));
+                lines.extend(fields.into_iter().map(|f| format!("{name}: {f}")));
             }
         }
     }
@@ -447,6 +452,23 @@ pub fn render_changes(before: &str, after: &str) -> Vec<String> {
         lines.push(format!("and {more} more changes"));
     }
     lines
+}
+
+/// A value in a change line: scalars as JSON, bounded; collections by their kind.
+fn shown(v: &Value) -> String {
+    match v {
+        Value::Null => "(none)".into(),
+        Value::Object(_) => "{...}".into(),
+        Value::Array(_) => "[...]".into(),
+        other => {
+            let text = other.to_string();
+            if text.chars().count() > 80 {
+                format!("{}...", text.chars().take(77).collect::<String>())
+            } else {
+                text
+            }
+        }
+    }
 }
 
 fn changed_fields(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>) {
@@ -471,11 +493,10 @@ fn changed_fields(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>
                 path.truncate(len);
             }
         }
-        _ => out.push(if path.is_empty() {
-            "(the object)".into()
-        } else {
-            path.clone()
-        }),
+        _ => {
+            let field = if path.is_empty() { "the object" } else { path };
+            out.push(format!("{field}: {} -> {}", shown(a), shown(b)));
+        }
     }
 }
 
