@@ -127,7 +127,10 @@ fn unknown_values_message(version: &str, report: &Report, files: &[String]) -> S
     }
     let from_set = report.values.iter().any(|u| u.origin.starts_with("--"));
     if !files.is_empty() {
-        let names: Vec<String> = files.iter().map(|f| crate::argocd::shell_quote(f)).collect();
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| crate::argocd::shell_quote(f))
+            .collect();
         text.push_str(&format!(
             "\nTo remove them from the values files (the render stays exactly what it is with them ignored; --dry-run shows the change first), run:\n  cilium-cmp fix-values --cilium-version {version} {}",
             names.join(" ")

@@ -66,7 +66,9 @@ fn unknown_values_are_refused_all_at_once_with_file_and_line() {
         "cilium-cmp fix-values --cilium-version 1.20.0 {}",
         f.display()
     );
-    let fix_at = err.find(&command).unwrap_or_else(|| panic!("{command:?} not in: {err}"));
+    let fix_at = err
+        .find(&command)
+        .unwrap_or_else(|| panic!("{command:?} not in: {err}"));
     assert!(fix_at < err.find("--allow-unknown-keys").unwrap(), "{err}");
 }
 

@@ -263,6 +263,11 @@ pub enum Command {
         /// --values-root values=../cluster-config
         #[arg(long, value_name = "[REF=]DIR")]
         values_root: Vec<String>,
+        /// Keep values the Cilium release does not know in values.yaml (and write
+        /// allowUnknownKeys: true in cilium-cmp.yaml) instead of leaving them out; they do
+        /// nothing either way
+        #[arg(long)]
+        keep_unknown_keys: bool,
     },
     /// Print a shell completion script, e.g. `cilium-cmp completions bash >
     /// /etc/bash_completion.d/cilium-cmp` or `cilium-cmp completions zsh > ~/.zfunc/_cilium-cmp`

@@ -86,7 +86,11 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
             .iter()
             .filter_map(|f| {
                 let edited = f.edited.as_deref()?;
-                Some(cilium_cmp::unified_diff::unified(&f.name, &f.original, edited))
+                Some(cilium_cmp::unified_diff::unified(
+                    &f.name,
+                    &f.original,
+                    edited,
+                ))
             })
             .collect();
         write_stdout(&diff)?;

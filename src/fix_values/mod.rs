@@ -100,10 +100,10 @@ pub fn fix(
     before.allow_unknown_keys = true;
     // The reference first: it also reports bad input (syntax, schema) with its position.
     // Its warnings about the unknown values would repeat this command's own report.
-    let rendered_before = tracing::subscriber::with_default(
-        tracing::subscriber::NoSubscriber::default(),
-        || crate::render(&before),
-    )?;
+    let rendered_before =
+        tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), || {
+            crate::render(&before)
+        })?;
     let mut out = Vec::new();
     for (name, text) in files {
         out.push(fix_file(name, text, version, apply_renames)?);
@@ -335,6 +335,29 @@ fn widen_to_emptied_maps(
     }
 }
 
+/// The check's lines, each likely typo followed by a line saying so (for `import-application`).
+pub fn describe_unknown(report: &known_keys::Report) -> Vec<String> {
+    let mut lines = Vec::new();
+    for u in &report.values {
+        lines.push(u.to_string());
+        let meant = likely_meant(u);
+        if !meant.is_empty() {
+            lines.push(format!(
+                "  LIKELY A TYPO of {}: the setting {} meant never applied under Helm either, and it is not applied now",
+                meant.join(" or "),
+                u.path
+            ));
+        }
+    }
+    if report.more > 0 {
+        lines.push(format!(
+            "and {} more values the chart does not know",
+            report.more
+        ));
+    }
+    lines
+}
+
 /// The values a removed one most likely meant (a typo, or a key written with dots).
 fn likely_meant(u: &UnknownValue) -> Vec<String> {
     match &u.reason {
@@ -371,7 +394,7 @@ fn remove_path(root: &mut Value, keys: &[String]) {
 }
 
 /// Takes the value at `keys` out, and any map above it that held nothing else.
-fn take_path(root: &mut Value, keys: &[String]) -> Option<Value> {
+pub fn take_path(root: &mut Value, keys: &[String]) -> Option<Value> {
     let (last, parents) = keys.split_last()?;
     let Value::Object(map) = root else {
         return None;
