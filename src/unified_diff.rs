@@ -189,3 +189,49 @@ mod tests {
         assert!(unified("f", "", "a\n").contains("@@ -0,0 +1,1 @@\n+a\n"));
     }
 }
+
+#[cfg(test)]
+mod script_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn replay(a: &[&str], b: &[&str], ops: &[Op]) -> (Vec<String>, Vec<String>) {
+        let (mut i, mut j) = (0, 0);
+        let (mut old, mut new) = (Vec::new(), Vec::new());
+        for op in ops {
+            match op {
+                Op::Keep => {
+                    assert_eq!(a[i], b[j]);
+                    old.push(a[i].to_string());
+                    new.push(b[j].to_string());
+                    i += 1;
+                    j += 1;
+                }
+                Op::Remove => {
+                    old.push(a[i].to_string());
+                    i += 1;
+                }
+                Op::Add => {
+                    new.push(b[j].to_string());
+                    j += 1;
+                }
+            }
+        }
+        (old, new)
+    }
+
+    proptest! {
+        #[test]
+        fn the_script_turns_one_into_the_other(
+            a in proptest::collection::vec("[abc]", 0..12),
+            b in proptest::collection::vec("[abc]", 0..12),
+        ) {
+            let a: Vec<&str> = a.iter().map(String::as_str).collect();
+            let b: Vec<&str> = b.iter().map(String::as_str).collect();
+            let ops = script(&a, &b);
+            let (old, new) = replay(&a, &b, &ops);
+            prop_assert_eq!(old, a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+            prop_assert_eq!(new, b.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        }
+    }
+}

@@ -83,6 +83,18 @@ pub fn remove(text: &str, layout: &Layout, removals: &[Removal]) -> Result<Strin
         }
     }
     ranges.sort();
+    // A block inside another one (never expected: removed keys are topmost) goes with it.
+    let mut merged: Vec<(usize, usize, usize, Vec<&str>)> = Vec::new();
+    for r in ranges {
+        match merged.last_mut() {
+            Some(prev) if r.0 <= prev.1 => {
+                prev.1 = prev.1.max(r.1);
+                prev.3.extend(r.3);
+            }
+            _ => merged.push(r),
+        }
+    }
+    let ranges = merged;
     let mut out = String::with_capacity(text.len());
     let mut next = ranges.iter().peekable();
     let mut n = 1;

@@ -111,20 +111,22 @@ impl<'a> Walker<'a> {
             span.end.line().max(span.start.line())
         };
         match event {
-            Event::Scalar(_, _, anchor, _) => {
-                if anchor > 0 {
-                    self.obstacle("it uses anchors (&name) and aliases (*name)");
-                }
+            Event::Scalar(_, _, anchor, _) if anchor > 0 => {
+                self.obstacle("it uses anchors (&name) and aliases (*name)")
             }
             Event::Alias(_) => self.obstacle("it uses anchors (&name) and aliases (*name)"),
             Event::SequenceStart(anchor, _) => {
                 if anchor > 0 {
                     self.obstacle("it uses anchors (&name) and aliases (*name)");
                 }
+                let flow = self.chars.get(span.start.index()) == Some(&'[');
                 loop {
                     let (ev, sp) = self.next()?;
                     if matches!(ev, Event::SequenceEnd) {
-                        end = end.max(sp.start.line());
+                        // As for mappings: only a flow sequence's end (`]`) is its own text.
+                        if flow {
+                            end = end.max(sp.start.line());
+                        }
                         break;
                     }
                     end = end.max(self.node(ev, sp, path, depth + 1, false)?);
@@ -205,7 +207,8 @@ mod tests {
 
     #[test]
     fn keys_have_their_line_column_and_value_end() {
-        let text = "a:\n  b: 1\n  \"c\": |\n    x\n    y\nd: {e: 1,\n  f: 2}\n";
+        let text =
+            "a:\n  b: 1\n  \"c\": |\n    x\n    y\nd: {e: 1,\n  f: 2}\ng:\n- 1\nh: [\n  2]\n";
         let l = layout(text).unwrap();
         assert_eq!(l.obstacle, None);
         let a = &l.entries[&keys("a")];
@@ -215,6 +218,9 @@ mod tests {
         assert!(c.value_end >= 5, "{c:?}");
         let d = &l.entries[&keys("d")];
         assert_eq!((d.line, d.value_end, d.block_map), (6, 7, false));
+        // A block list ends with its last item, a flow one at its `]`.
+        assert_eq!(l.entries[&keys("g")].value_end, 9);
+        assert_eq!(l.entries[&keys("h")].value_end, 11);
         // Keys inside a flow mapping are not edited alone.
         assert!(!l.entries.contains_key(&keys("d.e")));
     }

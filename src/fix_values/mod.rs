@@ -140,20 +140,24 @@ pub fn fix(
     Ok(fix)
 }
 
+/// A value a release does not know: its path as keys, and the check's explanation (None beyond
+/// the check's bound of explained ones).
+pub type Unknown = (Vec<String>, Option<UnknownValue>);
+
 /// The values of one file that `version` does not know: the check's explained ones, then the
 /// paths of those beyond its bound.
 pub fn unknown_in_file(
     name: &str,
     text: &str,
     version: CiliumVersion,
-) -> Result<Vec<(Vec<String>, Option<UnknownValue>)>, RenderError> {
+) -> Result<Vec<Unknown>, RenderError> {
     let layer = Layer::from_yaml(name, text)?;
     let values = match versions::defaults_indexed(version) {
         Some((tree, index)) => Values::resolve_indexed(tree, index, vec![layer]),
         None => Values::resolve(versions::defaults(version), vec![layer]),
     };
     let report = known_keys::check(&values, version);
-    let mut found: Vec<(Vec<String>, Option<UnknownValue>)> = report
+    let mut found: Vec<Unknown> = report
         .values
         .into_iter()
         .map(|u| (u.keys.clone(), Some(u)))
