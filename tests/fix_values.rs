@@ -472,3 +472,38 @@ fn several_files_are_fixed_together() {
         "hubble:\n  relay:\n    enabled: true\n    # cilium-cmp fix-values: removed hubble.relay.enabeld, unknown to Cilium 1.20.0 (it never applied); did you mean hubble.relay.enabled?\n"
     );
 }
+
+/// A file of tens of thousands of dead keys (the 1 MiB bound): removed in one run, reported in a
+/// bounded number of lines.
+#[test]
+fn a_flood_of_dead_keys_is_fixed_and_counted() {
+    let s = Scratch::new("fix-flood");
+    let mut text = String::from("cni:\n  iptablesRemoveAWSRules: false\n");
+    let mut n = 0;
+    while text.len() < 1_000_000 {
+        text.push_str(&format!("dead{n:06}:\n  x: 1\n  # c\n"));
+        n += 1;
+    }
+    let f = s.write("values.yaml", &text);
+    let started = std::time::Instant::now();
+    let o = fix_cli(&s.0, &["--cilium-version", "1.20.0", "values.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(started.elapsed().as_secs() < 60);
+    assert!(
+        stderr(&o).lines().count() < 300,
+        "{} lines",
+        stderr(&o).lines().count()
+    );
+    assert!(stderr(&o).contains(&format!("removed {} more values", n - 200)));
+    // The comments after each block's last line stay (they may be about what follows).
+    let fixed = std::fs::read_to_string(&f).unwrap();
+    let content: Vec<&str> = fixed
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect();
+    assert!(
+        content == ["cni:", "  iptablesRemoveAWSRules: false"],
+        "{:?}",
+        &content[..content.len().min(5)]
+    );
+}

@@ -109,11 +109,19 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
 /// What was removed or moved, and why, on stderr; likely typos stand out.
 fn report(fix: &Fix, version: &str) {
     for f in &fix.files {
+        // Beyond the check's bound the values are counted, not listed (a flood helps nobody).
+        let unlisted = f.removed.iter().filter(|r| r.explanation.is_none()).count();
+        if unlisted > 0 {
+            eprintln!(
+                "{}: removed {unlisted} more values the chart does not know (not listed)",
+                f.name
+            );
+        }
         for r in &f.removed {
-            match &r.explanation {
-                Some(why) => eprintln!("removed {why}"),
-                None => eprintln!("removed {} (in {})", r.path, f.name),
-            }
+            let Some(why) = &r.explanation else {
+                continue;
+            };
+            eprintln!("removed {why}");
             if !r.likely_meant.is_empty() {
                 eprintln!(
                     "  LIKELY A TYPO of {}: the setting {} meant never applied, and it is not applied now either; set {} yourself if it should",

@@ -65,33 +65,30 @@ pub struct Removal {
 /// Fails, naming the key, where a key does not start its own line in block style.
 pub fn remove(text: &str, layout: &Layout, removals: &[Removal]) -> Result<String, String> {
     let lines = Lines::new(text);
-    let mut ranges: Vec<(usize, usize, usize, Vec<&str>)> = Vec::new();
+    // First line → (last line, column, comments).
+    let mut by_first: std::collections::BTreeMap<usize, (usize, usize, Vec<&str>)> =
+        Default::default();
     for r in removals {
         let e = entry(layout, &r.keys)?;
         if !lines.key_starts_line(e) {
             return Err(shares_line(&r.keys));
         }
         let (first, last) = lines.block(e);
-        match ranges.iter_mut().find(|(f, ..)| *f == first) {
-            Some(same) => same.3.extend(r.comments.iter().map(String::as_str)),
-            None => ranges.push((
-                first,
-                last,
-                e.column,
-                r.comments.iter().map(String::as_str).collect(),
-            )),
-        }
+        let slot = by_first
+            .entry(first)
+            .or_insert_with(|| (last, e.column, Vec::new()));
+        slot.0 = slot.0.max(last);
+        slot.2.extend(r.comments.iter().map(String::as_str));
     }
-    ranges.sort();
     // A block inside another one (never expected: removed keys are topmost) goes with it.
     let mut merged: Vec<(usize, usize, usize, Vec<&str>)> = Vec::new();
-    for r in ranges {
+    for (first, (last, column, comments)) in by_first {
         match merged.last_mut() {
-            Some(prev) if r.0 <= prev.1 => {
-                prev.1 = prev.1.max(r.1);
-                prev.3.extend(r.3);
+            Some(prev) if first <= prev.1 => {
+                prev.1 = prev.1.max(last);
+                prev.3.extend(comments);
             }
-            _ => merged.push(r),
+            _ => merged.push((first, last, column, comments)),
         }
     }
     let ranges = merged;

@@ -104,8 +104,14 @@ impl<'a> Walker<'a> {
         if depth > limits::MAX_DEPTH {
             return Err(Stop);
         }
-        // A block scalar's span ends at the start of the line after it.
-        let mut end = if span.end.col() == 0 && span.end.line() > span.start.line() {
+        // A block scalar's span ends where the next token starts: on a later line, after
+        // nothing but indentation. Its text ended on the line before.
+        let line_start = span.end.index() - span.end.col().min(span.end.index());
+        let only_indent = self
+            .chars
+            .get(line_start..span.end.index())
+            .is_some_and(|before| before.iter().all(|c| c.is_whitespace()));
+        let mut end = if only_indent && span.end.line() > span.start.line() {
             span.end.line() - 1
         } else {
             span.end.line().max(span.start.line())

@@ -298,44 +298,61 @@ fn widen_to_emptied_maps(
     removals: &[Removal],
     moves: &[(Vec<String>, Vec<String>)],
 ) -> Vec<Removal> {
-    let mut out: Vec<Removal> = removals
-        .iter()
-        .map(|r| Removal {
-            keys: r.keys.clone(),
-            comments: r.comments.clone(),
-        })
-        .collect();
+    use std::collections::{BTreeMap, BTreeSet};
+    let moved: BTreeSet<&Vec<String>> = moves.iter().map(|(old, _)| old).collect();
+    let mut out: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+    for r in removals {
+        out.entry(r.keys.clone())
+            .or_default()
+            .extend(r.comments.iter().cloned());
+    }
+    // Deepest maps first, one level per round (each round is one pass over the keys).
     loop {
-        let parent = out.iter().find_map(|r| {
-            let parent = r.keys.get(..r.keys.len().checked_sub(1)?)?;
-            if parent.is_empty() || !layout.entries.get(parent).is_some_and(|e| e.block_map) {
-                return None;
+        let mut parents: Vec<Vec<String>> = out
+            .keys()
+            .filter(|k| k.len() > 1)
+            .map(|k| k[..k.len() - 1].to_vec())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        parents.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        let mut widened = false;
+        for parent in parents {
+            if !layout.entries.get(&parent).is_some_and(|e| e.block_map) {
+                continue;
             }
-            let all_gone = layout
+            // The keys below `parent` are contiguous in the layout's order.
+            let mut children = layout
                 .entries
-                .keys()
-                .filter(|p| p.len() == parent.len() + 1 && p.starts_with(parent))
-                .all(|c| {
-                    out.iter().any(|r| r.keys == *c) && !moves.iter().any(|(old, _)| old == c)
-                });
-            all_gone.then(|| parent.to_vec())
-        });
-        let Some(parent) = parent else {
-            return out;
-        };
-        // The map's comments are its dead keys' ones, at the map's place.
-        let mut comments = Vec::new();
-        out.retain(|r| {
-            let below = r.keys.len() == parent.len() + 1 && r.keys.starts_with(&parent);
-            if below {
-                comments.extend(r.comments.iter().cloned());
+                .range(parent.clone()..)
+                .map(|(p, _)| p)
+                .take_while(|p| p.starts_with(&parent))
+                .filter(|p| p.len() == parent.len() + 1)
+                .peekable();
+            if children.peek().is_none() {
+                continue;
             }
-            !below
-        });
-        out.push(Removal {
-            keys: parent,
-            comments,
-        });
+            let children: Vec<&Vec<String>> = children.collect();
+            if !children
+                .iter()
+                .all(|c| out.contains_key(*c) && !moved.contains(c))
+            {
+                continue;
+            }
+            // The map's comments are its dead keys' ones, at the map's place.
+            let mut comments = Vec::new();
+            for c in children {
+                comments.extend(out.remove(c).unwrap_or_default());
+            }
+            out.insert(parent, comments);
+            widened = true;
+        }
+        if !widened {
+            return out
+                .into_iter()
+                .map(|(keys, comments)| Removal { keys, comments })
+                .collect();
+        }
     }
 }
 
@@ -615,5 +632,125 @@ mod tests {
             f.files[0].edited.as_deref().unwrap(),
             "encryption:\n  enabled: true\n  type: wireguard\n"
         );
+    }
+}
+
+/// The line editor against random block-style files: comments everywhere, odd quoting, block
+/// scalars, flow values and lists. Whatever keys are removed, the edited text reads back as the
+/// original values without them (and without the maps they emptied).
+#[cfg(test)]
+mod edit_properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Node {
+        Scalar(&'static str),
+        Map(Vec<(usize, Node)>),
+    }
+
+    const KEYS: &[&str] = &["a", "'b c'", "\"d.e\"", "f", "gg", "'h'"];
+    const SCALARS: &[&str] = &[
+        "1",
+        "'x: y' # trailing",
+        "\"two\n    lines\"",
+        "|\n  block\n\n  # not a comment\n",
+        "{x: 1, y: [2]}",
+        "[1,\n  2]",
+        "\n  - 1\n  - k: v\n    l: w\n",
+        "null",
+        "{}",
+    ];
+
+    fn node() -> impl Strategy<Value = Node> {
+        let leaf = (0..SCALARS.len()).prop_map(|i| Node::Scalar(SCALARS[i]));
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            proptest::collection::btree_map(0..KEYS.len(), inner, 1..4)
+                .prop_map(|m| Node::Map(m.into_iter().collect()))
+        })
+    }
+
+    /// Writes a map at `indent`, a comment before some keys (`seed` picks which).
+    fn write(entries: &[(usize, Node)], indent: usize, seed: &mut u32, out: &mut String) {
+        let pad = " ".repeat(indent);
+        for (k, v) in entries {
+            *seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            match *seed % 4 {
+                0 => out.push_str(&format!("{pad}# about {}\n", KEYS[*k])),
+                1 => out.push_str("# at column 0\n"),
+                _ => {}
+            }
+            out.push_str(&format!("{pad}{}:", KEYS[*k]));
+            match v {
+                Node::Scalar(s) => {
+                    // A block scalar or list goes below the key, indented under it.
+                    let text = s.replace('\n', &format!("\n{pad}"));
+                    let text = text.trim_end_matches(' ');
+                    out.push(' ');
+                    out.push_str(text.trim_start_matches(' '));
+                    if !text.ends_with('\n') {
+                        out.push('\n');
+                    }
+                }
+                Node::Map(m) => {
+                    out.push('\n');
+                    write(m, indent + 2, seed, out);
+                }
+            }
+        }
+    }
+
+    fn paths(entries: &[(usize, Node)], prefix: &[String], out: &mut Vec<Vec<String>>) {
+        for (k, v) in entries {
+            let mut p = prefix.to_vec();
+            p.push(KEYS[*k].trim_matches(|c| c == '\'' || c == '"').to_string());
+            out.push(p.clone());
+            if let Node::Map(m) = v {
+                paths(m, &p, out);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn removed_keys_go_and_everything_else_stays(
+            root in proptest::collection::btree_map(0..KEYS.len(), node(), 1..5),
+            seed in any::<u32>(),
+            picks in proptest::collection::vec(any::<prop::sample::Index>(), 1..4),
+        ) {
+            let root: Vec<(usize, Node)> = root.into_iter().collect();
+            let mut text = String::new();
+            let mut s = seed;
+            write(&root, 0, &mut s, &mut text);
+            let original = crate::yaml::parse_value(&text);
+            prop_assume!(original.is_ok());
+            let original = original.unwrap();
+            let mut all = Vec::new();
+            paths(&root, &[], &mut all);
+            // Topmost picks only (a removed key's children go with it).
+            let mut chosen: Vec<Vec<String>> = picks.iter().map(|i| all[i.index(all.len())].clone()).collect();
+            chosen.sort();
+            chosen.dedup();
+            let chosen: Vec<Vec<String>> = chosen
+                .iter()
+                .filter(|p| !chosen.iter().any(|q| q.len() < p.len() && p.starts_with(q)))
+                .cloned()
+                .collect();
+            let mut expected = original.clone();
+            for p in &chosen {
+                take_path(&mut expected, p);
+            }
+            let removals: Vec<Removal> = chosen
+                .iter()
+                .map(|p| Removal { keys: p.clone(), comments: vec!["gone".into()] })
+                .collect();
+            let edited = edit_by_lines(&text, &removals, &[]).unwrap();
+            let reread = crate::yaml::parse_value(&edited).unwrap();
+            let reread = if reread.is_null() { Value::Object(Map::new()) } else { reread };
+            prop_assert_eq!(&reread, &expected, "\n{}\n---\n{}", text, edited);
+            // Every comment line of the original that was outside the removed blocks is kept.
+            prop_assert!(edited.contains("# gone"));
+        }
     }
 }
