@@ -127,14 +127,22 @@ fn unknown_values_message(version: &str, report: &Report, files: &[String]) -> S
     }
     let from_set = report.values.iter().any(|u| u.origin.starts_with("--"));
     if !files.is_empty() {
+        // Standard input has no file to edit: it is named FILE, to be saved first.
+        let stdin = files.iter().any(|f| f == "<stdin>");
         let names: Vec<String> = files
             .iter()
-            .map(|f| crate::argocd::shell_quote(f))
+            .map(|f| match f.as_str() {
+                "<stdin>" => "FILE".to_string(),
+                _ => crate::argocd::shell_quote(f),
+            })
             .collect();
         text.push_str(&format!(
             "\nTo remove them from the values files (the render stays exactly what it is with them ignored; --dry-run shows the change first), run:\n  cilium-cmp fix-values --cilium-version {version} {}",
             names.join(" ")
         ));
+        if stdin {
+            text.push_str(" (with standard input saved as FILE)");
+        }
     }
     if from_set {
         text.push_str("\nRemove the ones set with --set (or the set parameter) from it.");

@@ -165,3 +165,31 @@ fn application_folders_take_the_opt_out_from_settings_or_the_flag() {
     assert_eq!(settled.stdout, flagged.stdout);
     assert!(stderr(&settled).contains("hubble.relay.enabeld"));
 }
+
+/// Values from standard input have no file to edit: the command names FILE and says to save it.
+#[test]
+fn the_fix_for_standard_input_names_a_file_to_save_it_in() {
+    use std::io::Write;
+    let mut child = bin()
+        .args(["render", "--cilium-version", "1.20.0", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(TYPOS.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "cilium-cmp fix-values --cilium-version 1.20.0 FILE (with standard input saved as FILE)"
+        ),
+        "{err}"
+    );
+}

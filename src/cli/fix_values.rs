@@ -96,9 +96,10 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
         write_stdout(&diff)?;
         eprintln!("dry run: nothing was written");
     } else {
-        for f in &fix.files {
+        // The paths as given (a shown name may have lost bytes that are not UTF-8).
+        for (f, path) in fix.files.iter().zip(&a.files) {
             if let Some(edited) = &f.edited {
-                cli_io::write_file(std::path::Path::new(&f.name), edited)?;
+                cli_io::write_file(path, edited)?;
                 eprintln!("{}: written", f.name);
             }
         }
