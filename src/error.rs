@@ -143,6 +143,15 @@ fn unknown_values_message(version: &str, report: &Report, files: &[String]) -> S
         if stdin {
             text.push_str(" (with standard input saved as FILE)");
         }
+        let renamed = crate::versions::parse(version).is_ok_and(|v| {
+            report
+                .values
+                .iter()
+                .any(|u| crate::known_keys::moved_to(&u.keys, v).is_some())
+        });
+        if renamed {
+            text.push_str("\n(for an upgrade, add --apply-renames to move the renamed ones to their new names instead, so they keep applying)");
+        }
     }
     if from_set {
         text.push_str("\nRemove the ones set with --set (or the set parameter) from it.");

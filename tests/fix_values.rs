@@ -217,6 +217,10 @@ fn every_scenario_with_dead_keys_fixes_to_the_opt_out_render() {
             checked += 1;
         }
     }
+    eprintln!(
+        "{} scenarios: {checked} renders checked, {removed} dead values removed",
+        scenarios.len()
+    );
     assert!(
         checked >= 90,
         "only {checked} scenario renders were checked"

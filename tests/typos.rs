@@ -70,6 +70,8 @@ fn unknown_values_are_refused_all_at_once_with_file_and_line() {
         .find(&command)
         .unwrap_or_else(|| panic!("{command:?} not in: {err}"));
     assert!(fix_at < err.find("--allow-unknown-keys").unwrap(), "{err}");
+    // No renamed value here, so no word about renames.
+    assert!(!err.contains("--apply-renames"), "{err}");
 }
 
 /// Unknown values come before every other refusal, so one run lists them all: here the schema
