@@ -898,6 +898,7 @@ fn the_unknown_values_refusal_names_the_fix_that_works() {
         line.ends_with(" apps/common/values.yaml apps/cilium/values.yaml"),
         "{line}"
     );
+    assert!(err.contains("relative to the repository root"), "{err}");
     // The opt-out's render, for comparison.
     let settings = repo.0.join("apps/cilium/cilium-cmp.yaml");
     let plain = std::fs::read_to_string(&settings).unwrap();

@@ -369,3 +369,24 @@ mod tests {
         assert!(e.contains("not written as a block mapping"), "{e}");
     }
 }
+
+#[cfg(test)]
+mod line_ending_tests {
+    use super::*;
+    use crate::fix_values::locate::layout;
+
+    /// A file with Windows line endings gets its new lines with them too.
+    #[test]
+    fn crlf_files_keep_crlf() {
+        let text = "a:\r\n  b: 1\r\n  c: 2\r\nd: 3\r\n";
+        let l = layout(text).unwrap();
+        let r = [Removal {
+            keys: vec!["a".into(), "b".into()],
+            comments: vec!["gone".into()],
+        }];
+        assert_eq!(
+            remove(text, &l, &r).unwrap(),
+            "a:\r\n  # gone\r\n  c: 2\r\nd: 3\r\n"
+        );
+    }
+}
