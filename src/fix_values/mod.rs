@@ -752,5 +752,27 @@ mod edit_properties {
             // Every comment line of the original that was outside the removed blocks is kept.
             prop_assert!(edited.contains("# gone"));
         }
+
+        /// Any text, any of its keys: an error or an edit, never a panic.
+        #[test]
+        fn any_text_is_edited_or_refused_without_panicking(
+            text in "[ab:\\- #'\"|>{}\\[\\],&*!\n\r\t]{0,120}",
+            picks in proptest::collection::vec(any::<prop::sample::Index>(), 0..3),
+        ) {
+            let Some(layout) = locate::layout(&text) else {
+                return Ok(());
+            };
+            let keys: Vec<&Vec<String>> = layout.entries.keys().collect();
+            if keys.is_empty() {
+                return Ok(());
+            }
+            let removals: Vec<Removal> = picks
+                .iter()
+                .map(|i| Removal { keys: keys[i.index(keys.len())].clone(), comments: vec!["x".into()] })
+                .collect();
+            let _ = edit_by_lines(&text, &removals, &[]);
+            let old = keys[0].clone();
+            let _ = edit::rename(&text, &layout, &old, &[old[0].clone(), "new".into(), "k".into()]);
+        }
     }
 }
