@@ -620,6 +620,27 @@ impl Values {
         })
     }
 
+    /// Where the user wrote item `index` of the list at `path`: as `origin`, with the item's own
+    /// line when the deciding file wrote the list whole (else the line that decides it).
+    pub fn origin_of_item(&self, path: &str, index: usize) -> Option<Origin> {
+        let (layer, written) = self
+            .layers
+            .iter()
+            .rev()
+            .find_map(|l| Some((l, deciding_prefix(&l.value, path)?)))?;
+        let line = if written == path.len() {
+            layer
+                .line(&format!("{path}[{index}]"))
+                .or_else(|| layer.line(path))
+        } else {
+            layer.line(&path[..written])
+        };
+        Some(Origin {
+            source: layer.source.clone(),
+            line,
+        })
+    }
+
     /// Describes where `path` comes from: the user's file and line, or the chart's default.
     pub fn describe_origin(&self, path: &str) -> String {
         match self.origin(path) {
@@ -835,6 +856,27 @@ mod tests {
         let set = Layer::from_set(&["cluster=null".to_string()]).unwrap();
         let v = Values::resolve(json!({}), vec![l1, set]);
         assert_eq!(v.describe_origin("cluster.name"), "--set");
+    }
+
+    #[test]
+    fn list_items_are_found_on_their_own_lines() {
+        let one = Layer::from_yaml("one.yaml", "l:\n  - a\n  - b\n").unwrap();
+        let two = Layer::from_yaml("two.yaml", "m:\n  k: [x]\n").unwrap();
+        let v = Values::resolve(serde_json::json!({}), vec![one, two]);
+        assert_eq!(
+            v.origin_of_item("l", 1).unwrap().to_string(),
+            "one.yaml line 3"
+        );
+        assert_eq!(
+            v.origin_of_item("m.k", 0).unwrap().to_string(),
+            "two.yaml line 2"
+        );
+        // An index the file does not hold names the list.
+        assert_eq!(
+            v.origin_of_item("l", 5).unwrap().to_string(),
+            "one.yaml line 1"
+        );
+        assert!(v.origin_of_item("z", 0).is_none());
     }
 
     #[test]

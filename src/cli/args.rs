@@ -177,6 +177,24 @@ Examples:
   cilium-cmp fix-values --cilium-version 1.20.0 values.yaml prod.yaml
   cilium-cmp fix-values --cilium-version 1.20.0 --apply-renames values.yaml";
 
+/// `fleet-check`: the repository, the folders to report on, the format.
+#[derive(clap::Args, Debug, Clone)]
+pub struct FleetCheckArgs {
+    /// Report only the meshes these application folders belong to [default: every mesh]; the
+    /// whole repository is read either way, to find their peers
+    pub folders: Vec<PathBuf>,
+    /// The repository root, searched for application folders (cilium-cmp.yaml)
+    #[arg(long, default_value = ".")]
+    pub repo_root: PathBuf,
+    /// Cilium version for folders whose cilium-cmp.yaml names none (their Applications pass the
+    /// cilium-version parameter), e.g. --cilium-version 1.20.0
+    #[arg(long)]
+    pub cilium_version: Option<String>,
+    /// Report format: text for people, json for scripts (versioned)
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub output: String,
+}
+
 #[derive(Subcommand)]
 pub enum Command {
     /// Render the manifests to stdout
@@ -284,6 +302,16 @@ pub enum Command {
         after_help = "Examples:\n  helm get manifest cilium -n kube-system > live.yaml\n  cilium-cmp adopt-check --cilium-version 1.20.0 -f values.yaml --live live.yaml\n  cilium-cmp adopt-check --folder clusters/prod/cilium --namespace kube-system --live live.yaml --output json"
     )]
     AdoptCheck(AdoptCheckArgs),
+    /// Check the Cluster Mesh of every application folder in the repository: meshed clusters
+    /// need unique cluster.name and cluster.id (within maxConnectedClusters), one
+    /// maxConnectedClusters, peers that exist, pod CIDRs apart and one certificate authority.
+    /// Exit status 0: no findings; 3: findings; 1: bad input.
+    ///
+    /// Examples, from the repository root:
+    ///   cilium-cmp fleet-check
+    ///   cilium-cmp fleet-check clusters/eu-1/cilium --output json
+    #[command(verbatim_doc_comment)]
+    FleetCheck(FleetCheckArgs),
     /// Print a JSON Schema (draft-07) of a release's values for editors: the chart's types, and
     /// only the keys cilium-cmp accepts, so an editor underlines a typo as it is typed.
     ///
@@ -316,9 +344,10 @@ pub enum Command {
 pub enum ChartCommand {
     /// Download the official cilium-VERSION.tgz of a supported release, check it against the
     /// sha256 pinned in this binary, and store it where render, lock and talos-patch look for it;
-    /// prints the stored file's path
+    /// prints the stored file's path. A release this binary does not list is fetched only with
+    /// --sha256
     #[command(
-        after_help = "Examples:\n  cilium-cmp chart fetch 1.20.0\n  cilium-cmp chart fetch 1.20.0 --dir ./charts --repo https://charts.example/cilium/"
+        after_help = "Examples:\n  cilium-cmp chart fetch 1.20.0\n  cilium-cmp chart fetch 1.20.0 --dir ./charts --repo https://charts.example/cilium/\n  cilium-cmp chart fetch 1.20.1 --sha256 DIGEST   (DIGEST: the release's digest in https://helm.cilium.io/index.yaml)"
     )]
     Fetch {
         /// Cilium release (see `cilium-cmp versions`)
@@ -332,6 +361,10 @@ pub enum ChartCommand {
         /// machine only
         #[arg(long, default_value = cilium_cmp::chart_fetch::DEFAULT_REPO)]
         repo: String,
+        /// The archive's sha256 (64 hex digits), for a release this binary does not list (its
+        /// `digest` in the repository's index.yaml); a listed release's must equal its pin
+        #[arg(long)]
+        sha256: Option<String>,
     },
 }
 
