@@ -27,8 +27,13 @@ pub enum RenderError {
     },
     /// Values the requested chart does not know (typos, values of other releases, values the
     /// chart dropped, an umbrella chart's nesting): all of them, one line each.
-    #[error("{}", unknown_values_message(version, report))]
-    UnknownValues { version: String, report: Report },
+    #[error("{}", unknown_values_message(version, report, files))]
+    UnknownValues {
+        version: String,
+        report: Report,
+        /// The render's values files in order, as named (what `fix-values` is to be given).
+        files: Vec<String>,
+    },
     /// Values Helm renders but the API server or Cilium would refuse later (`admission.rs`), one
     /// line each.
     #[error("Kubernetes or Cilium would refuse this render later (Helm renders it; cilium-cmp stops it before it reaches a cluster):\n{0}")]
@@ -118,13 +123,44 @@ pub fn archive_advice(e: &RenderError, hint: &ArchiveHint) -> String {
     }
 }
 
-fn unknown_values_message(version: &str, report: &Report) -> String {
+fn unknown_values_message(version: &str, report: &Report, files: &[String]) -> String {
     let mut text =
         format!("these values do not exist in Cilium {version} (Helm would silently ignore them):");
     for line in report.lines() {
         text.push_str("\n  ");
         text.push_str(&line);
     }
-    text.push_str("\nTo render anyway, leaving them out as Helm does, pass --allow-unknown-keys (in an application folder: allowUnknownKeys: true in cilium-cmp.yaml).");
+    let from_set = report.values.iter().any(|u| u.origin.starts_with("--"));
+    if !files.is_empty() {
+        // Standard input has no file to edit: it is named FILE, to be saved first.
+        let stdin = files.iter().any(|f| f == "<stdin>");
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| match f.as_str() {
+                "<stdin>" => "FILE".to_string(),
+                _ => crate::argocd::shell_quote(f),
+            })
+            .collect();
+        text.push_str(&format!(
+            "\nTo remove them from the values files (the render stays exactly what it is with them ignored; --dry-run shows the change first), run:\n  cilium-cmp fix-values --cilium-version {version} {}",
+            names.join(" ")
+        ));
+        if stdin {
+            text.push_str(" (with standard input saved as FILE)");
+        }
+        let renamed = crate::versions::parse(version).is_ok_and(|v| {
+            report
+                .values
+                .iter()
+                .any(|u| crate::known_keys::moved_to(&u.keys, v).is_some())
+        });
+        if renamed {
+            text.push_str("\n(for an upgrade, add --apply-renames to move the renamed ones to their new names instead, so they keep applying)");
+        }
+    }
+    if from_set {
+        text.push_str("\nRemove the ones set with --set (or the set parameter) from it.");
+    }
+    text.push_str("\nOr, to render anyway, leaving them out as Helm does, pass --allow-unknown-keys (in an application folder: allowUnknownKeys: true in cilium-cmp.yaml).");
     text
 }

@@ -27,6 +27,8 @@ use crate::versions::{self, CiliumVersion};
 pub struct UnknownValue {
     /// The dotted path as the user wrote it (the topmost key the chart does not know).
     pub path: String,
+    /// The same path as keys (a key may hold dots), for tools that edit the file.
+    pub keys: Vec<String>,
     /// Where it was written (file and line, or `--set`).
     pub origin: String,
     pub reason: Reason,
@@ -137,6 +139,43 @@ const RENAMED: &[(&str, &str, &str)] = &[
     ("clustermesh.apiserver.tls.enableSecrets", "1.20.0", "removed in 1.20: clustermesh-apiserver certificates are no longer provided by values; use clustermesh.apiserver.tls.auto"),
 ];
 
+/// Renames that keep the value's meaning, which `fix-values --apply-renames` carries out: (old
+/// path, new path, first release without the old one). Each is one of `RENAMED` (a test holds
+/// the two tables together), and the new path takes the old value as written (from the charts'
+/// values.yaml: 1.19 lists both `clustermesh.enableMCSAPISupport` and `clustermesh.mcsapi.enabled`,
+/// 1.20 only the latter; 1.20 moved `encryption.strictMode`'s keys under `egress`).
+pub const MOVES: &[(&str, &str, &str)] = &[
+    (
+        "clustermesh.enableMCSAPISupport",
+        "clustermesh.mcsapi.enabled",
+        "1.20.0",
+    ),
+    (
+        "encryption.strictMode.enabled",
+        "encryption.strictMode.egress.enabled",
+        "1.20.0",
+    ),
+    (
+        "encryption.strictMode.cidr",
+        "encryption.strictMode.egress.cidr",
+        "1.20.0",
+    ),
+    (
+        "encryption.strictMode.allowRemoteNodeIdentities",
+        "encryption.strictMode.egress.allowRemoteNodeIdentities",
+        "1.20.0",
+    ),
+];
+
+/// The new path of a renamed value (as keys), where `version` is past the rename.
+pub fn moved_to(keys: &[String], version: CiliumVersion) -> Option<Vec<String>> {
+    let dotted = keys.join(".");
+    MOVES.iter().find_map(|(old, new, gone_in)| {
+        let past = versions::parse(gone_in).is_ok_and(|gone| version >= gone);
+        (past && dotted == *old).then(|| new.split('.').map(str::to_string).collect())
+    })
+}
+
 /// Values older charts had and no supported release has (neither in its defaults nor read by its
 /// templates, but for the refusal of `containerRuntime.integration`; a test holds the table to
 /// that), found in values files that outlived them: (path, what to use instead).
@@ -169,6 +208,8 @@ pub struct Report {
     pub values: Vec<UnknownValue>,
     /// How many more unknown values there are beyond those listed.
     pub more: usize,
+    /// Their paths, unexplained (`fix-values` removes them all the same).
+    pub unlisted: Vec<Vec<String>>,
 }
 
 impl Report {
@@ -204,6 +245,11 @@ pub fn check(values: &Values, version: CiliumVersion) -> Report {
     let mut path = Vec::new();
     release.walk(user, Some(defaults), &mut path, &mut found);
     let more = found.len().saturating_sub(MAX_LISTED);
+    let unlisted = found
+        .iter()
+        .skip(MAX_LISTED)
+        .map(|(keys, _)| keys.clone())
+        .collect();
     let values = found
         .into_iter()
         .take(MAX_LISTED)
@@ -213,10 +259,15 @@ pub fn check(values: &Values, version: CiliumVersion) -> Report {
                 origin: values.describe_origin(&dotted),
                 reason: release.explain(&keys, value),
                 path: dotted,
+                keys,
             }
         })
         .collect();
-    Report { values, more }
+    Report {
+        values,
+        more,
+        unlisted,
+    }
 }
 
 /// What a release accepts at one path of a user's values.
@@ -909,6 +960,29 @@ clustermesh: {enableMCSAPISupport: null}
         }
     }
 
+    /// A move names a rename the refusal explains, and lands on a path the release knows.
+    #[test]
+    fn moves_are_renames_to_known_paths() {
+        for (old, new, gone_in) in MOVES {
+            let renamed = RENAMED
+                .iter()
+                .find(|(p, g, _)| p == old && g == gone_in)
+                .unwrap_or_else(|| panic!("{old} is not in RENAMED"));
+            assert!(renamed.2.contains(new), "{old}: {}", renamed.2);
+            let version = versions::parse(gone_in).unwrap();
+            let (tree, _) = versions::defaults_indexed(version).unwrap();
+            let keys: Vec<&str> = new.split('.').collect();
+            assert!(lists(tree, &keys), "{new} is not in {gone_in}'s defaults");
+            let old_keys: Vec<String> = old.split('.').map(str::to_string).collect();
+            assert_eq!(
+                moved_to(&old_keys, version).map(|k| k.join(".")),
+                Some(new.to_string())
+            );
+            let before = versions::parse("1.19.6").unwrap();
+            assert_eq!(moved_to(&old_keys, before), None);
+        }
+    }
+
     #[test]
     fn values_nested_for_an_umbrella_chart_are_named_so() {
         let u = only("1.19.6", "cilium:\n  ipam:\n    mode: kubernetes\n");
@@ -974,7 +1048,9 @@ clustermesh: {enableMCSAPISupport: null}
             "cni:\n  iptablesRemoveAWSRules: false\nhubble:\n  relay:\n    enabeld: true\n".into(),
         ));
         match crate::render(&inputs) {
-            Err(crate::RenderError::UnknownValues { version, report }) => {
+            Err(crate::RenderError::UnknownValues {
+                version, report, ..
+            }) => {
                 assert_eq!(version, "1.20.0");
                 assert_eq!(report.values.len(), 1);
             }

@@ -144,7 +144,17 @@ fn run() -> anyhow::Result<()> {
             path,
             target_revision,
             values_root,
-        } => cli::import::import_application(app, to, repo_url, path, target_revision, values_root),
+            keep_unknown_keys,
+        } => cli::import::import_application(cli::import::ImportArgs {
+            app,
+            to,
+            repo_url,
+            path,
+            target_revision,
+            values_root,
+            keep_unknown_keys,
+        }),
+        Command::FixValues(a) => cli::fix_values::fix_values(&a),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(

@@ -74,6 +74,11 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
             return Err(RenderError::UnknownValues {
                 version: cilium.to_string(),
                 report: unknown,
+                files: inputs
+                    .values_files
+                    .iter()
+                    .map(|(name, _)| name.clone())
+                    .collect(),
             });
         }
         for line in unknown.lines() {

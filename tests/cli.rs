@@ -206,6 +206,8 @@ fn values_of_another_release_are_refused_naming_where_they_exist() {
         "encryption.strictMode.enabled (set in ",
         "old.yaml line 7): exists only in Cilium 1.18, 1.19; 1.20 renamed it to encryption.strictMode.egress.enabled",
         "customCalls (set in --set): exists only in Cilium 1.18; removed in 1.19",
+        "cilium-cmp fix-values --cilium-version 1.20.0 ",
+        "add --apply-renames to move the renamed ones",
     ] {
         assert!(err.contains(needle), "{needle:?} not in: {err}");
     }

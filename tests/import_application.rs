@@ -118,7 +118,24 @@ const CASES: &[Case] = &[
         ],
         helm_inputs: &[("yaml", BASE), ("set_file", "extraConfig.custom=files/custom.conf")],
     },
+    // Values Cilium 1.20 does not know, at several depths and in two layers: Helm ignores them,
+    // and the folder leaves them out, so it renders what Helm rendered, without the opt-out.
+    Case {
+        name: "dead-keys",
+        version: "1.20.0",
+        helm: "      valueFiles: [$values/old.yaml]\n      values: |\n        externalIPs:\n          enabled: true\n        operator:\n          replicas: 1\n          prometheus:\n            replicas: 2\n",
+        with_ref: true,
+        ref_files: &[("old.yaml", DEAD)],
+        helm_inputs: &[
+            ("yaml", DEAD),
+            ("yaml", "externalIPs:\n  enabled: true\noperator:\n  replicas: 1\n  prometheus:\n    replicas: 2\n"),
+        ],
+    },
 ];
+
+/// BASE with values 1.20 does not know: a typo, a renamed value, one written for an umbrella
+/// chart's subchart level and a capitalised key.
+const DEAD: &str = "hubble:\n  tls:\n    auto:\n      method: cronJob\n  relay:\n    enabled: true\ncluster:\n  name: prod\n  id: 3\ncgroup:\n  automount:\n    enabled: false\nencryption:\n  strictMode:\n    enabled: true\n    cidr: 10.0.0.0/8\nPodDisruptionBudget:\n  enabled: true\n";
 
 fn application(case: &Case) -> String {
     let chart = format!(
@@ -139,16 +156,15 @@ fn application(case: &Case) -> String {
 }
 
 fn import(dir: &Path, app: &str, extra: &[&str]) -> Output {
+    import_to(dir, app, "clusters/prod/cilium", extra)
+}
+
+fn import_to(dir: &Path, app: &str, to: &str, extra: &[&str]) -> Output {
     let file = dir.join("app.yaml");
     std::fs::write(&file, app).unwrap();
     bin()
         .current_dir(dir)
-        .args([
-            "import-application",
-            "app.yaml",
-            "--to",
-            "clusters/prod/cilium",
-        ])
+        .args(["import-application", "app.yaml", "--to", to])
         .args(["--repo-url", "https://git.example.com/clusters.git"])
         .args(["--target-revision", "main"])
         .args(extra)
@@ -419,4 +435,100 @@ fn bad_applications_are_refused_with_what_to_do() {
         &import(&s.0, &application(&CASES[0]), &[]),
         &["exists already"],
     );
+    // A folder that would not render is not written (Helm would mint random keys here).
+    let random = application(&CASES[0]).replace("method: cronJob", "method: helm");
+    let o = import_to(&s.0, &random, "clusters/other", &[]);
+    refused(&o, &["nothing was written", "helm"]);
+    assert!(!s.0.join("clusters/other").exists());
+}
+
+/// The dead values are listed with their reasons (typos flagged), left out, and the written
+/// folder renders without the opt-out; `--keep-unknown-keys` keeps them and the opt-out.
+#[test]
+fn dead_values_are_left_out_and_listed_or_kept_with_the_opt_out() {
+    let case = CASES.iter().find(|c| c.name == "dead-keys").unwrap();
+    let s = Scratch::new("import-dead");
+    let cfg = s.0.join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("old.yaml"), DEAD).unwrap();
+    // No chart archive needed: the one value that embeds a bundled file is off.
+    let app = application(case).replace(
+        "            replicas: 2\n",
+        "            replicas: 2\n        cni:\n          iptablesRemoveAWSRules: false\n",
+    );
+    let o = import(&s.0, &app, &["--values-root", "cfg"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    for needle in [
+        "cgroup.automount (set in cfg/old.yaml line 11): the chart has no such value; did you mean cgroup.autoMount?",
+        "LIKELY A TYPO of cgroup.autoMount",
+        "externalIPs (set in spec.source.helm.values line 1): removed from the chart",
+        "operator.prometheus.replicas (set in spec.source.helm.values line 6)",
+        "encryption.strictMode.enabled",
+        "PodDisruptionBudget",
+        "left out of values.yaml",
+    ] {
+        assert!(err.contains(needle), "{needle:?} not in {err}");
+    }
+    let dir = s.0.join("clusters/prod/cilium");
+    let values = std::fs::read_to_string(dir.join("values.yaml")).unwrap();
+    for gone in [
+        "automount",
+        "externalIPs",
+        "strictMode",
+        "PodDisruptionBudget",
+        "prometheus",
+    ] {
+        assert!(!values.contains(gone), "{gone} in {values}");
+    }
+    assert!(!std::fs::read_to_string(dir.join("cilium-cmp.yaml"))
+        .unwrap()
+        .contains("allowUnknownKeys"));
+    let render = |to: &str| {
+        bin()
+            .current_dir(&s.0)
+            .args([
+                "render-folder",
+                to,
+                "--namespace",
+                "kube-system",
+                "--kube-version",
+                "1.35.0",
+            ])
+            .output()
+            .unwrap()
+    };
+    let clean = render("clusters/prod/cilium");
+    assert!(
+        clean.status.success(),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+
+    let o = import_to(
+        &s.0,
+        &app,
+        "clusters/kept",
+        &["--values-root", "cfg", "--keep-unknown-keys"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("allowUnknownKeys: true") && err.contains("kept"),
+        "{err}"
+    );
+    let kept = s.0.join("clusters/kept");
+    assert!(std::fs::read_to_string(kept.join("cilium-cmp.yaml"))
+        .unwrap()
+        .contains("\nallowUnknownKeys: true\n"));
+    assert!(std::fs::read_to_string(kept.join("values.yaml"))
+        .unwrap()
+        .contains("automount"));
+    let opted = render("clusters/kept");
+    assert!(
+        opted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&opted.stderr)
+    );
+    assert_eq!(opted.stdout, clean.stdout);
 }

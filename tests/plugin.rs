@@ -902,3 +902,47 @@ fn talos_patch_contents_are_the_plugin_render() {
 fn python() -> &'static Path {
     harness::python()
 }
+
+/// Values the chart does not know: the plugin's refusal names `fix-values` first, as the exact
+/// command to run from the repository root; run there, it fixes the folder, which then generates
+/// what the opt-out generated for it before.
+#[test]
+fn the_unknown_values_refusal_names_the_fix_that_works() {
+    let charts = empty_chart_dir();
+    let repo = example_repo();
+    let values = repo.0.join("apps/cilium/values.yaml");
+    let original = std::fs::read_to_string(&values).unwrap();
+    std::fs::write(&values, format!("{original}kubeProxyReplacment: true\n")).unwrap();
+    let env = argocd_env("apps/cilium", &charts.0, &[]);
+    let refused = generate(&repo.0.join("apps/cilium"), &env);
+    assert!(!refused.status.success() && refused.stdout.is_empty());
+    let err = stderr(&refused);
+    let command = "cilium-cmp fix-values --cilium-version ";
+    let at = err.find(command).unwrap_or_else(|| panic!("{err}"));
+    assert!(at < err.find("allowUnknownKeys: true").unwrap(), "{err}");
+    let line = err[at..].lines().next().unwrap();
+    assert!(
+        line.ends_with(" apps/common/values.yaml apps/cilium/values.yaml"),
+        "{line}"
+    );
+    assert!(err.contains("relative to the repository root"), "{err}");
+    // The opt-out's render, for comparison.
+    let settings = repo.0.join("apps/cilium/cilium-cmp.yaml");
+    let plain = std::fs::read_to_string(&settings).unwrap();
+    std::fs::write(&settings, format!("{plain}allowUnknownKeys: true\n")).unwrap();
+    let opted = generate(&repo.0.join("apps/cilium"), &env);
+    assert_renders(&opted, "generate with allowUnknownKeys");
+    std::fs::write(&settings, plain).unwrap();
+    let fixed = Command::new(bin())
+        .current_dir(&repo.0)
+        .args(line.split(' ').skip(1))
+        .output()
+        .unwrap();
+    assert_eq!(fixed.status.code(), Some(2), "{}", stderr(&fixed));
+    assert!(std::fs::read_to_string(&values)
+        .unwrap()
+        .starts_with(&original));
+    let generated = generate(&repo.0.join("apps/cilium"), &env);
+    assert_renders(&generated, "generate after fix-values");
+    assert_eq!(generated.stdout, opted.stdout);
+}

@@ -57,9 +57,21 @@ fn unknown_values_are_refused_all_at_once_with_file_and_line() {
         "values.yaml line 9): removed from the chart; it has no effect",
         "operator.replica (set in --set): the chart has no such value; did you mean operator.replicas?",
         "--allow-unknown-keys",
+        "Remove the ones set with --set",
     ] {
         assert!(err.contains(needle), "{needle:?} not in: {err}");
     }
+    // The fix comes first, as the exact command to run; the opt-out after it.
+    let command = format!(
+        "cilium-cmp fix-values --cilium-version 1.20.0 {}",
+        f.display()
+    );
+    let fix_at = err
+        .find(&command)
+        .unwrap_or_else(|| panic!("{command:?} not in: {err}"));
+    assert!(fix_at < err.find("--allow-unknown-keys").unwrap(), "{err}");
+    // No renamed value here, so no word about renames.
+    assert!(!err.contains("--apply-renames"), "{err}");
 }
 
 /// Unknown values come before every other refusal, so one run lists them all: here the schema
@@ -131,6 +143,20 @@ fn application_folders_take_the_opt_out_from_settings_or_the_flag() {
     assert!(err.contains("app/values.yaml line 5"), "{err}");
     let flagged = talos(&["--allow-unknown-keys"]);
     assert!(flagged.status.success(), "{}", stderr(&flagged));
+    // The command the refusal names, run from the repository root as written, fixes the folder:
+    // it then renders without the opt-out, the same bytes.
+    let command = "cilium-cmp fix-values --cilium-version 1.20.0 app/values.yaml";
+    assert!(err.contains(command), "{err}");
+    let fixed = bin()
+        .current_dir(&s.0)
+        .args(command.split(' ').skip(1))
+        .output()
+        .unwrap();
+    assert_eq!(fixed.status.code(), Some(2), "{}", stderr(&fixed));
+    let clean = talos(&[]);
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    assert_eq!(clean.stdout, flagged.stdout);
+    std::fs::write(app.join("values.yaml"), TYPOS).unwrap();
     std::fs::write(
         app.join("cilium-cmp.yaml"),
         "ciliumVersion: \"1.20.0\"\nallowUnknownKeys: true\n",
@@ -140,4 +166,32 @@ fn application_folders_take_the_opt_out_from_settings_or_the_flag() {
     assert!(settled.status.success(), "{}", stderr(&settled));
     assert_eq!(settled.stdout, flagged.stdout);
     assert!(stderr(&settled).contains("hubble.relay.enabeld"));
+}
+
+/// Values from standard input have no file to edit: the command names FILE and says to save it.
+#[test]
+fn the_fix_for_standard_input_names_a_file_to_save_it_in() {
+    use std::io::Write;
+    let mut child = bin()
+        .args(["render", "--cilium-version", "1.20.0", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(TYPOS.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "cilium-cmp fix-values --cilium-version 1.20.0 FILE (with standard input saved as FILE)"
+        ),
+        "{err}"
+    );
 }

@@ -36,6 +36,9 @@ pub struct ImportRequest {
     pub repo_url: String,
     pub target_revision: Option<String>,
     pub path: String,
+    /// Keep values the release does not know (and write `allowUnknownKeys: true`) instead of
+    /// leaving them out.
+    pub keep_unknown_keys: bool,
 }
 
 /// The new folder's files and the new Application.
@@ -49,6 +52,11 @@ pub struct Imported {
     pub application: String,
     /// Things of the old Application that the plugin does not carry over (stderr, one each).
     pub warnings: Vec<String>,
+    /// Values the release does not know (they did nothing under Helm either), one line each
+    /// with where they were written and why; left out of values.yaml unless kept.
+    pub unknown: Vec<String>,
+    /// The destination namespace, which the plugin renders into.
+    pub namespace: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -315,9 +323,33 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
             limits::MAX_TOTAL_BYTES
         )));
     }
-    let merged = Values::resolve(Value::Object(Map::new()), layers)
+    let cilium = crate::versions::parse(&version).map_err(|e| fail(e.to_string()))?;
+    // Checked over the layers as the Application wrote them, so each line names the field or
+    // file it came from.
+    let report = crate::known_keys::check(
+        &Values::resolve(crate::versions::defaults(cilium), layers.clone()),
+        cilium,
+    );
+    let mut merged = Values::resolve(Value::Object(Map::new()), layers)
         .user()
         .clone();
+    let unknown = crate::fix_values::describe_unknown(&report);
+    if !req.keep_unknown_keys {
+        // They do nothing in Helm's render either, so the folder renders what Helm rendered.
+        for keys in report
+            .values
+            .iter()
+            .map(|u| &u.keys)
+            .chain(&report.unlisted)
+        {
+            crate::fix_values::take_path(&mut merged, keys);
+        }
+    } else if !report.is_empty() {
+        warnings.push(format!(
+            "kept {} values Cilium {version} does not know and wrote allowUnknownKeys: true in cilium-cmp.yaml, so the folder renders; remove them later with `cilium-cmp fix-values --cilium-version {version} VALUES.yaml` and drop the setting",
+            report.values.len() + report.more
+        ));
+    }
 
     let values = format!(
         "# Cilium values of the Argo CD Application {}, merged in Argo CD's order by cilium-cmp\n# import-application.\n{}",
@@ -328,9 +360,12 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
             "{}\n".into()
         }
     );
-    let settings = format!(
+    let mut settings = format!(
         "# The application folder of the Cilium plugin (cilium-cmp); its values are in values.yaml.\nciliumVersion: \"{version}\"\n"
     );
+    if req.keep_unknown_keys && !report.is_empty() {
+        settings.push_str("# values.yaml holds values this Cilium release does not know (they do nothing);\n# `cilium-cmp fix-values` removes them, then this line can go.\nallowUnknownKeys: true\n");
+    }
     let application =
         crate::yaml::write::to_string(&plugin_application(&app, &sources, req, &mut warnings));
     Ok(Imported {
@@ -339,6 +374,8 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
         values,
         application,
         warnings,
+        unknown,
+        namespace: destination_ns.to_string(),
     })
 }
 

@@ -366,6 +366,12 @@ pub fn render_folder(
                     .to_string(),
             },
         },
+        // The values files are named from the repository root, where the fix is to be run.
+        e @ RenderError::UnknownValues { .. } => GenerateError::Render {
+            message: format!(
+                "{e}\n(The paths are relative to the repository root: run fix-values there.)"
+            ),
+        },
         e => GenerateError::Render {
             message: e.to_string(),
         },

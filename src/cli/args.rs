@@ -169,6 +169,35 @@ pub struct AdoptCheckArgs {
     pub argocd_cm: Option<PathBuf>,
 }
 
+/// `fix-values`: the values files to edit, and how.
+#[derive(clap::Args, Debug, Clone)]
+pub struct FixValuesArgs {
+    /// Cilium release the files are for (see `cilium-cmp versions`), e.g. --cilium-version 1.20.0
+    #[arg(long)]
+    pub cilium_version: String,
+    /// Print the changes as a unified diff on stdout and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// For an upgrade: move each value the release renamed to its new name (e.g.
+    /// encryption.strictMode.enabled to encryption.strictMode.egress.enabled in 1.20), so it keeps
+    /// applying; the render then changes, and what changes is printed
+    #[arg(long)]
+    pub apply_renames: bool,
+    /// The official chart archive cilium-VERSION.tgz (or an unpacked chart folder), when the
+    /// values need a file bundled in the chart [default: the one `cilium-cmp chart fetch` stored]
+    #[arg(long)]
+    pub chart_archive: Option<PathBuf>,
+    /// The values files, in the order they are rendered (as render's -f)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+pub const FIX_VALUES_EXAMPLES: &str = "\
+Examples:
+  cilium-cmp fix-values --cilium-version 1.20.0 --dry-run values.yaml
+  cilium-cmp fix-values --cilium-version 1.20.0 values.yaml prod.yaml
+  cilium-cmp fix-values --cilium-version 1.20.0 --apply-renames values.yaml";
+
 /// `fleet-check`: the repository, the folders to report on, the format.
 #[derive(clap::Args, Debug, Clone)]
 pub struct FleetCheckArgs {
@@ -242,6 +271,15 @@ pub enum Command {
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Edit values files so that they render without --allow-unknown-keys: remove every value
+    /// the release does not know (it does nothing), leaving a comment where one looks like a typo
+    /// of a real value. The render of the edited files is checked to be byte for byte the one
+    /// --allow-unknown-keys gives for the files as they were before anything is written. Only
+    /// the lines of removed or moved keys change. Exit status 0: nothing to fix; 2: files were
+    /// (with --dry-run: would be) changed; 1: bad input, or a file that cannot be edited by lines
+    /// (its change is printed as a patch and nothing is written).
+    #[command(after_help = FIX_VALUES_EXAMPLES)]
+    FixValues(FixValuesArgs),
     /// Turn an Argo CD Application of Cilium's Helm chart into an application folder of this
     /// plugin (DIR/cilium-cmp.yaml, DIR/values.yaml with the merged values) and print the new
     /// Application, which renders that folder with the plugin
@@ -271,6 +309,11 @@ pub enum Command {
         /// --values-root values=../cluster-config
         #[arg(long, value_name = "[REF=]DIR")]
         values_root: Vec<String>,
+        /// Keep values the Cilium release does not know in values.yaml (and write
+        /// allowUnknownKeys: true in cilium-cmp.yaml) instead of leaving them out; they do
+        /// nothing either way
+        #[arg(long)]
+        keep_unknown_keys: bool,
     },
     /// Print a shell completion script, e.g. `cilium-cmp completions bash >
     /// /etc/bash_completion.d/cilium-cmp` or `cilium-cmp completions zsh > ~/.zfunc/_cilium-cmp`

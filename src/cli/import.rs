@@ -1,23 +1,38 @@
 //! `import-application`: an Argo CD Application of Cilium's Helm chart becomes an application
-//! folder, and the new Application is printed.
+//! folder, and the new Application is printed. The folder is rendered as the plugin renders it
+//! before the command succeeds; a folder that does not render is removed again.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use cilium_cmp::argocd;
+use cilium_cmp::argocd::{self, GenerateError};
+use cilium_cmp::chart_store;
 
 use super::io::{self as cli_io, write_stdout, Stdin, STDIN_NAME};
 
-pub fn import_application(
-    app: PathBuf,
-    to: PathBuf,
-    repo_url: String,
-    path: Option<String>,
-    target_revision: Option<String>,
-    values_root: Vec<String>,
-) -> anyhow::Result<()> {
+pub struct ImportArgs {
+    pub app: PathBuf,
+    pub to: PathBuf,
+    pub repo_url: String,
+    pub path: Option<String>,
+    pub target_revision: Option<String>,
+    pub values_root: Vec<String>,
+    pub keep_unknown_keys: bool,
+}
+
+pub fn import_application(a: ImportArgs) -> anyhow::Result<()> {
     use cilium_cmp::argocd::from_helm;
+    let ImportArgs {
+        app,
+        to,
+        repo_url,
+        path,
+        target_revision,
+        values_root,
+        keep_unknown_keys,
+    } = a;
     let shown = app.display().to_string();
     let (app_shown, app_text) = if cli_io::is_stdin(&shown) {
         (
@@ -55,21 +70,83 @@ pub fn import_application(
         ref_roots: from_helm::ref_roots(&values_root).map_err(anyhow::Error::msg)?,
         repo_url,
         target_revision,
-        path,
+        path: path.clone(),
+        keep_unknown_keys,
     };
     let imported = from_helm::import(&req)?;
+    let created = !to.exists();
     std::fs::create_dir_all(&to).with_context(|| format!("cannot create {}", to.display()))?;
-    cli_io::write_file(&values_path, &imported.values)?;
-    cli_io::write_file(&settings_path, &imported.settings)?;
+    let written = cli_io::write_file(&values_path, &imported.values)
+        .and_then(|()| cli_io::write_file(&settings_path, &imported.settings))
+        .and_then(|()| render_written(&to, &path, &imported));
+    if let Err(e) = written {
+        // Nothing of a folder that would fail its first sync stays behind.
+        std::fs::remove_file(&settings_path).ok();
+        std::fs::remove_file(&values_path).ok();
+        if created {
+            std::fs::remove_dir(&to).ok();
+        }
+        return Err(e.context("nothing was written"));
+    }
+    if !imported.unknown.is_empty() {
+        let what = if keep_unknown_keys {
+            "kept (allowUnknownKeys: true)"
+        } else {
+            "left out of values.yaml"
+        };
+        tracing::warn!(
+            "values Cilium {} does not know, which did nothing under Helm either; {what}:",
+            imported.cilium_version
+        );
+        for line in &imported.unknown {
+            eprintln!("  {line}");
+        }
+    }
     for w in &imported.warnings {
         tracing::warn!("{w}");
     }
     tracing::info!(
-        "wrote {} and {} (Cilium {}); review them, then render with `cilium-cmp lock {} --namespace ... --kube-version ...`",
+        "wrote {} and {} (Cilium {}), which render; review them, then write the lock with `cilium-cmp lock {} --namespace {} --kube-version ...`",
         settings_path.display(),
         values_path.display(),
         imported.cilium_version,
-        to.display()
+        to.display(),
+        imported.namespace,
     );
     write_stdout(&imported.application)
+}
+
+/// Renders the written folder as the plugin would for the new Application (its destination
+/// namespace, the default Kubernetes version). Without a stored chart archive the objects that
+/// embed a file bundled in the chart cannot be rendered here; the sidecar image has them, so
+/// that alone is a warning.
+fn render_written(
+    to: &Path,
+    path: &str,
+    imported: &argocd::from_helm::Imported,
+) -> anyhow::Result<()> {
+    let mut env = BTreeMap::new();
+    env.insert("ARGOCD_APP_SOURCE_PATH".to_string(), path.to_string());
+    env.insert("ARGOCD_APP_NAMESPACE".into(), imported.namespace.clone());
+    env.insert(
+        "KUBE_VERSION".into(),
+        cilium_cmp::render::DEFAULT_KUBE_VERSION.into(),
+    );
+    if let Some(d) = chart_store::default_dir() {
+        env.insert(argocd::CHART_DIR_VAR.into(), d.display().to_string());
+    }
+    match argocd::render_folder(&env, to, false) {
+        Ok(_) => Ok(()),
+        Err(GenerateError::NeedsChartArchive { error, .. }) => {
+            tracing::warn!(
+                "the folder renders, but not every object could be checked here: {error}; `cilium-cmp chart fetch {}` stores the archive",
+                imported.cilium_version
+            );
+            Ok(())
+        }
+        Err(e) => Err(anyhow::Error::new(e.on_command_line()).context(format!(
+            "the folder {} would not render in Argo CD",
+            to.display()
+        ))),
+    }
 }

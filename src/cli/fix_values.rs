@@ -1,0 +1,160 @@
+//! `fix-values`: reads the files, runs the library's fix, reports on stderr, prints patches on
+//! stdout, writes the edited files (each replaced whole), and sets the exit status.
+
+use cilium_cmp::chart::ChartFiles;
+use cilium_cmp::chart_store;
+use cilium_cmp::error::{archive_advice, ArchiveHint};
+use cilium_cmp::fix_values::{self, Fix, FixError};
+use cilium_cmp::render::Inputs;
+use cilium_cmp::RenderError;
+
+use super::args::FixValuesArgs;
+use super::io::{self as cli_io, write_stdout};
+
+/// The exit status when files were changed, or would be with `--dry-run`: scripts and CI tell
+/// "fixed, commit it" from "nothing to do" (0) and from a failure (1).
+const CHANGED: i32 = 2;
+
+pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
+    let mut files: Vec<(String, String)> = Vec::new();
+    for f in &a.files {
+        let shown = f.display().to_string();
+        if cli_io::is_stdin(&shown) {
+            anyhow::bail!("fix-values edits files in place; '-' (standard input) is not a file: save the values to a file first");
+        }
+        if files.iter().any(|(name, _)| *name == shown) {
+            anyhow::bail!("{shown} is given twice; name each values file once");
+        }
+        let text = cilium_cmp::limits::read_text(f, &shown)?;
+        files.push((shown, text));
+    }
+    let mut base = Inputs::new(&a.cilium_version);
+    if let Some(p) = &a.chart_archive {
+        base.chart = Some(ChartFiles::open(p)?);
+    }
+    let fix = match fix_values::fix(&base, &files, a.apply_renames) {
+        // As `render`: the archive `chart fetch` stored, only when the values need one.
+        Err(FixError::Render(e @ RenderError::NeedsChartArchive { .. }))
+            if a.chart_archive.is_none() =>
+        {
+            let version = cilium_cmp::versions::parse(&a.cilium_version)?.to_string();
+            let dir = chart_store::default_dir();
+            let stored = match &dir {
+                Some(d) => chart_store::open_stored(d, &version)?,
+                None => None,
+            };
+            let Some(chart) = stored else {
+                let searched = dir.map(|d| d.display().to_string());
+                anyhow::bail!(archive_advice(&e, &ArchiveHint::RenderFlag { searched }));
+            };
+            base.chart = Some(chart);
+            fix_values::fix(&base, &files, a.apply_renames)?
+        }
+        other => other?,
+    };
+    report(&fix, &a.cilium_version);
+    if fix.refused() {
+        let mut patches = String::new();
+        for f in &fix.files {
+            if let Some(r) = &f.refused {
+                eprintln!("{}: left as it was: {}", f.name, r.reason);
+                if let Some(p) = &r.patch {
+                    patches.push_str(p);
+                }
+            }
+        }
+        write_stdout(&patches)?;
+        anyhow::bail!(
+            "nothing was written; {}",
+            if patches.is_empty() {
+                "fix what is named above by hand and run fix-values again"
+            } else {
+                "the change is printed above as a patch (it rewrites the file without its comments): apply it by hand or with `git apply`, or rewrite the file in block style without anchors, then run fix-values again"
+            }
+        );
+    }
+    if !fix.files.iter().any(|f| f.changed()) {
+        eprintln!(
+            "nothing to fix: Cilium {} knows every value of these files",
+            a.cilium_version
+        );
+        return Ok(());
+    }
+    if a.dry_run {
+        let diff: String = fix
+            .files
+            .iter()
+            .filter_map(|f| {
+                let edited = f.edited.as_deref()?;
+                Some(cilium_cmp::unified_diff::unified(
+                    &f.name,
+                    &f.original,
+                    edited,
+                ))
+            })
+            .collect();
+        write_stdout(&diff)?;
+        eprintln!("dry run: nothing was written");
+    } else {
+        // The paths as given (a shown name may have lost bytes that are not UTF-8).
+        for (f, path) in fix.files.iter().zip(&a.files) {
+            if let Some(edited) = &f.edited {
+                cli_io::write_file(path, edited)?;
+                eprintln!("{}: written", f.name);
+            }
+        }
+    }
+    std::process::exit(CHANGED);
+}
+
+/// What was removed or moved, and why, on stderr; likely typos stand out.
+fn report(fix: &Fix, version: &str) {
+    for f in &fix.files {
+        // Beyond the check's bound the values are counted, not listed (a flood helps nobody).
+        let unlisted = f.removed.iter().filter(|r| r.explanation.is_none()).count();
+        if unlisted > 0 {
+            eprintln!(
+                "{}: removed {unlisted} more values the chart does not know (not listed)",
+                f.name
+            );
+        }
+        for r in &f.removed {
+            let Some(why) = &r.explanation else {
+                continue;
+            };
+            eprintln!("removed {why}");
+            if !r.likely_meant.is_empty() {
+                eprintln!(
+                    "  LIKELY A TYPO of {}: the setting {} meant never applied, and it is not applied now either; set {} yourself if it should",
+                    r.likely_meant.join(" or "),
+                    r.path,
+                    r.likely_meant[0]
+                );
+            }
+            if let Some(new) = &r.renamed_to {
+                eprintln!(
+                    "  for an upgrade, --apply-renames moves it to {new} instead, so the setting keeps applying (the render then changes)"
+                );
+            }
+        }
+        for (old, new, already) in &f.moved {
+            if *already {
+                eprintln!(
+                    "{}: removed {old}: Cilium {version} renamed it to {new}, which the file sets already (that value applies)",
+                    f.name
+                );
+            } else {
+                eprintln!(
+                    "{}: moved {old} to {new} (Cilium {version}'s name for it)",
+                    f.name
+                );
+            }
+        }
+    }
+    if !fix.render_changes.is_empty() {
+        eprintln!("the render changes (renamed values apply again):");
+        for line in &fix.render_changes {
+            eprintln!("  {line}");
+        }
+    }
+}

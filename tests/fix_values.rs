@@ -1,0 +1,513 @@
+//! `cilium-cmp fix-values`: values files with values the release does not know become files that
+//! render without `--allow-unknown-keys`, and render exactly what the opt-out renders for the
+//! files as they were; only the dead keys' lines change (comments, order and quoting stay).
+
+#[path = "support/scratch.rs"]
+mod scratch;
+#[path = "support/shared.rs"]
+mod shared;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use cilium_cmp::chart::ChartFiles;
+use cilium_cmp::fix_values::{self, locate};
+use cilium_cmp::render::Inputs;
+use scratch::Scratch;
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A scenario's values block as its author wrote it (comments and quoting kept), dedented.
+fn values_text(scenario: &str) -> Option<String> {
+    let mut lines = scenario.lines().skip_while(|l| *l != "values:").skip(1);
+    let mut out = String::new();
+    for line in lines.by_ref() {
+        if line.trim().is_empty() {
+            out.push('\n');
+            continue;
+        }
+        let Some(rest) = line.strip_prefix("  ") else {
+            break;
+        };
+        out.push_str(rest);
+        out.push('\n');
+    }
+    (!out.trim().is_empty()).then_some(out)
+}
+
+/// `values` with dead values inserted: a block at the top (with a comment inside and odd
+/// quoting), a typo and a nested dead block as the first keys of up to three block maps at
+/// depths 1–3, and a capitalised key at the end (the file then lacking its final newline when
+/// `no_final_newline`).
+fn with_dead_keys(values: &str, no_final_newline: bool) -> String {
+    let layout = locate::layout(values).expect("the scenario's values parse");
+    let lines: Vec<&str> = values.split_inclusive('\n').collect();
+    // Line (1-based) → text to insert before it.
+    let mut before: std::collections::BTreeMap<usize, String> = Default::default();
+    before.insert(
+        1,
+        "# kept: a comment before the dead block\nexternalIPs:   # dead since 1.11\n  # a comment inside a dead block\n  enabled: true\n  'odd key': \"x: y\"\n".into(),
+    );
+    let mut depths_done = Vec::new();
+    for (path, e) in &layout.entries {
+        if !e.block_map || path.len() > 3 || depths_done.contains(&path.len()) {
+            continue;
+        }
+        // The first child's line and column.
+        let Some(child) = layout
+            .entries
+            .iter()
+            .filter(|(p, _)| p.len() == path.len() + 1 && p.starts_with(path))
+            .map(|(_, c)| c)
+            .min_by_key(|c| c.line)
+        else {
+            continue;
+        };
+        if before.contains_key(&child.line) {
+            continue;
+        }
+        let pad = " ".repeat(child.column);
+        before.insert(
+            child.line,
+            format!(
+                "{pad}\"enabeld\": 'yes' # typo\n{pad}zzNoSuchValue:\n{pad}  # inside\n{pad}  deeper: |\n{pad}    text\n\n{pad}    more\n{pad}  other: [1, 2]\n"
+            ),
+        );
+        depths_done.push(path.len());
+    }
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(text) = before.get(&(i + 1)) {
+            out.push_str(text);
+        }
+        out.push_str(line);
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str("PodDisruptionBudget:\n  enabled: true");
+    if !no_final_newline {
+        out.push('\n');
+    }
+    out
+}
+
+fn scenario_files() -> Vec<(String, String)> {
+    let mut dirs = vec![root().join("tests/scenarios")];
+    if shared::shared_file("cilium-reference/README.md", "fix_values").is_some() {
+        dirs.push(root().join("../shared/cilium-reference/scenarios"));
+    }
+    let mut out = Vec::new();
+    for dir in dirs {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect();
+        entries.sort();
+        for p in entries {
+            let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+            out.push((name, std::fs::read_to_string(&p).unwrap()));
+        }
+    }
+    out
+}
+
+fn inputs(version: &str, scenario: &str) -> Inputs {
+    let doc = cilium_cmp::yaml::parse_value(scenario).unwrap();
+    let mut inputs = Inputs::new(version);
+    inputs.namespace = doc["namespace"].as_str().unwrap_or("kube-system").into();
+    if let Some(k) = doc["kubeVersion"].as_str() {
+        inputs.kube_version = k.into();
+    }
+    if let Value::Array(list) = &doc["apiVersions"] {
+        inputs.api_versions = list
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+    }
+    let archive = root().join(format!("../shared/charts/cilium-{version}.tgz"));
+    if archive.is_file() {
+        inputs.chart = Some(ChartFiles::open(&archive).unwrap());
+    }
+    inputs
+}
+
+fn render(base: &Inputs, name: &str, text: &str, allow: bool) -> Result<String, String> {
+    let mut i = base.clone();
+    i.values_files = vec![(name.to_string(), text.to_string())];
+    i.allow_unknown_keys = allow;
+    cilium_cmp::render(&i).map_err(|e| e.to_string())
+}
+
+/// Whether `small`'s lines appear in `big` in order (each once).
+fn is_subsequence(small: &[&str], big: &[&str]) -> bool {
+    let mut it = big.iter();
+    small.iter().all(|s| it.any(|b| b == s))
+}
+
+#[test]
+fn every_scenario_with_dead_keys_fixes_to_the_opt_out_render() {
+    let scenarios = scenario_files();
+    assert!(scenarios.len() >= 30, "{} scenarios", scenarios.len());
+    let mut checked = 0;
+    let mut removed = 0;
+    for (i, (name, scenario)) in scenarios.iter().enumerate() {
+        let Some(values) = values_text(scenario) else {
+            continue;
+        };
+        if locate::layout(&values).and_then(|l| l.obstacle).is_some() {
+            continue;
+        }
+        let text = with_dead_keys(&values, i % 3 == 0);
+        for version in ["1.18.12", "1.19.6", "1.20.0"] {
+            let base = inputs(version, scenario);
+            let Ok(reference) = render(&base, "values.yaml", &text, true) else {
+                // Refused with the opt-out too (a value this release cannot render): nothing
+                // to compare with.
+                continue;
+            };
+            let fix = fix_values::fix(&base, &[("values.yaml".into(), text.clone())], false)
+                .unwrap_or_else(|e| panic!("{version}/{name}: {e}"));
+            let file = &fix.files[0];
+            assert!(
+                file.refused.is_none(),
+                "{version}/{name}: {:?}\n{text}",
+                file.refused
+            );
+            let edited = file.edited.as_deref().expect("dead keys were inserted");
+            let rendered = render(&base, "values.yaml", edited, false)
+                .unwrap_or_else(|e| panic!("{version}/{name}: {e}\n{edited}"));
+            assert!(
+                rendered == reference,
+                "{version}/{name}: the render changed\n{edited}"
+            );
+            // Only the dead keys' lines changed: the rest, comments included, in order.
+            let kept: Vec<&str> = edited
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("# cilium-cmp fix-values:"))
+                .collect();
+            let all: Vec<&str> = text.lines().collect();
+            assert!(is_subsequence(&kept, &all), "{version}/{name}:\n{edited}");
+            for comment in values.lines().filter(|l| l.trim_start().starts_with('#')) {
+                assert!(
+                    edited.lines().any(|l| l == comment),
+                    "{version}/{name}: {comment:?} lost"
+                );
+            }
+            assert!(edited.contains("# kept: a comment before the dead block"));
+            // (A key inserted in a map of the user's own, such as extraConfig, is kept: the
+            // strict render above shows every dead one is gone.)
+            assert!(!edited.contains("dead since") && !edited.contains("PodDisruptionBudget"));
+            // The typo is named where it was.
+            if file.removed.iter().any(|r| !r.likely_meant.is_empty()) {
+                assert!(
+                    edited.contains("# cilium-cmp fix-values: removed "),
+                    "{edited}"
+                );
+            }
+            removed += file.removed.len();
+            checked += 1;
+        }
+    }
+    eprintln!(
+        "{} scenarios: {checked} renders checked, {removed} dead values removed",
+        scenarios.len()
+    );
+    assert!(
+        checked >= 90,
+        "only {checked} scenario renders were checked"
+    );
+    assert!(
+        removed >= checked * 3,
+        "{removed} removals in {checked} checks"
+    );
+}
+
+fn fix_cli(dir: &Path, args: &[&str]) -> Output {
+    bin()
+        .current_dir(dir)
+        .arg("fix-values")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const OLD: &str = "\
+# Values of 1.19
+cni:
+  iptablesRemoveAWSRules: false
+cgroup:
+  automount:
+    enabled: false
+encryption:
+  enabled: true
+  type: wireguard
+  strictMode:
+    enabled: true        # the setting
+    cidr: \"10.0.0.0/8\"
+    allowRemoteNodeIdentities: true
+clustermesh:
+  enableMCSAPISupport: true
+  useAPIServer: true
+";
+
+#[test]
+fn dry_run_prints_a_diff_writes_nothing_and_exits_2() {
+    let s = Scratch::new("fix-dry");
+    let f = s.write("values.yaml", OLD);
+    let o = fix_cli(
+        &s.0,
+        &["--cilium-version", "1.20.0", "--dry-run", "values.yaml"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let diff = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        diff.starts_with("--- a/values.yaml\n+++ b/values.yaml\n@@ "),
+        "{diff}"
+    );
+    // cgroup held only the dead key: it goes whole, the comment at its place.
+    assert!(
+        diff.contains("\n-cgroup:\n-  automount:\n-    enabled: false\n+# cilium-cmp fix-values: removed cgroup.automount"),
+        "{diff}"
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), OLD);
+    let err = stderr(&o);
+    assert!(err.contains("LIKELY A TYPO of cgroup.autoMount"), "{err}");
+    assert!(
+        err.contains("--apply-renames moves it to encryption.strictMode.egress.enabled"),
+        "{err}"
+    );
+    // The diff applies: `git apply` makes the file the command would write.
+    let git = Command::new("git")
+        .current_dir(&s.0)
+        .args(["apply", "--unidiff-zero", "-"])
+        .stdin(std::process::Stdio::piped())
+        .spawn();
+    if let Ok(mut child) = git {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(&o.stdout).unwrap();
+        assert!(child.wait().unwrap().success());
+        let applied = std::fs::read_to_string(&f).unwrap();
+        std::fs::write(&f, OLD).unwrap();
+        let o = fix_cli(&s.0, &["--cilium-version", "1.20.0", "values.yaml"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), applied);
+    }
+    // Fixed: nothing more to do, exit 0, and it renders without the opt-out.
+    let o = fix_cli(&s.0, &["--cilium-version", "1.20.0", "values.yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing to fix"));
+    let r = bin()
+        .current_dir(&s.0)
+        .args(["render", "--cilium-version", "1.20.0", "-f", "values.yaml"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", stderr(&r));
+}
+
+/// 1.19 → 1.20: the renamed values move, the render changes, and the change is reported.
+#[test]
+fn apply_renames_moves_values_for_an_upgrade() {
+    let s = Scratch::new("fix-renames");
+    let f = s.write("values.yaml", OLD);
+    // Valid for 1.19 as it is (but for the typo).
+    let o = fix_cli(
+        &s.0,
+        &["--cilium-version", "1.19.6", "--dry-run", "values.yaml"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("strictMode"));
+    let o = fix_cli(
+        &s.0,
+        &[
+            "--cilium-version",
+            "1.20.0",
+            "--apply-renames",
+            "values.yaml",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let fixed = std::fs::read_to_string(&f).unwrap();
+    assert!(
+        fixed.contains("  strictMode:\n    egress:\n      enabled: true        # the setting\n      cidr: \"10.0.0.0/8\"\n      allowRemoteNodeIdentities: true\nclustermesh:\n  mcsapi:\n    enabled: true\n  useAPIServer: true\n"),
+        "{fixed}"
+    );
+    let err = stderr(&o);
+    for needle in [
+        "moved encryption.strictMode.enabled to encryption.strictMode.egress.enabled",
+        "moved clustermesh.enableMCSAPISupport to clustermesh.mcsapi.enabled",
+        "the render changes",
+        "ConfigMap kube-system/cilium-config: data.enable-encryption-strict-mode-egress: (none) -> \"true\"",
+        "ConfigMap kube-system/cilium-config: data.clustermesh-enable-mcs-api: \"false\" -> \"true\"",
+    ] {
+        assert!(err.contains(needle), "{needle:?} not in {err}");
+    }
+    // What 1.19 rendered for the old names, 1.20 now renders for the new ones.
+    let render = |version: &str, file: &str| {
+        let o = bin()
+            .current_dir(&s.0)
+            .args(["render", "--cilium-version", version, "-f", file])
+            .arg("--allow-unknown-keys")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = String::from_utf8(o.stdout).unwrap();
+        let docs = cilium_cmp::yaml::parse_stream_values(&text).unwrap();
+        docs.into_iter()
+            .find(|d| d["metadata"]["name"] == "cilium-config")
+            .unwrap()["data"]
+            .clone()
+    };
+    s.write("old.yaml", OLD);
+    let (before, after) = (
+        render("1.19.6", "old.yaml"),
+        render("1.20.0", "values.yaml"),
+    );
+    for key in [
+        "enable-encryption-strict-mode-egress",
+        "encryption-strict-egress-cidr",
+        "encryption-strict-egress-allow-remote-node-identities",
+    ] {
+        assert_eq!(before[key], after[key], "{key}");
+        assert!(!after[key].is_null(), "{key}");
+    }
+    assert_eq!(
+        before["clustermesh-enable-mcs-api"],
+        after["clustermesh-enable-mcs-api"]
+    );
+}
+
+/// Anchors, merge keys, flow mappings and several documents: the file stays as it was, the change
+/// is printed as a patch, exit 1.
+#[test]
+fn files_that_cannot_be_edited_by_lines_get_a_patch() {
+    let s = Scratch::new("fix-refused");
+    for (text, why) in [
+        (
+            "cni: &c\n  iptablesRemoveAWSRules: false\nexternalIPs: *c\n",
+            "anchors",
+        ),
+        (
+            "base: &b {enabled: true}\ncni:\n  <<: *b\n  iptablesRemoveAWSRules: false\n",
+            "anchors",
+        ),
+        (
+            "cni: {iptablesRemoveAWSRules: false, nosuch: 1}\n",
+            "block mapping",
+        ),
+    ] {
+        let f = s.write("values.yaml", text);
+        let o = fix_cli(&s.0, &["--cilium-version", "1.20.0", "values.yaml"]);
+        assert_eq!(o.status.code(), Some(1), "{text}: {}", stderr(&o));
+        let patch = String::from_utf8_lossy(&o.stdout);
+        assert!(patch.starts_with("--- a/values.yaml\n"), "{text}: {patch}");
+        let err = stderr(&o);
+        assert!(
+            err.contains(why) && err.contains("nothing was written"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
+    }
+    // Several documents: a values file holds one (Helm's reader too), so it is bad input.
+    s.write(
+        "values.yaml",
+        "cni:\n  iptablesRemoveAWSRules: false\n---\nexternalIPs: {}\n",
+    );
+    let o = fix_cli(&s.0, &["--cilium-version", "1.20.0", "values.yaml"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert!(
+        stderr(&o).contains("values.yaml:4:1: a values file holds one YAML document"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_nothing_on_stdout() {
+    let s = Scratch::new("fix-bad");
+    s.write("values.yaml", "cni: [\n");
+    for args in [
+        &["--cilium-version", "1.20.0", "values.yaml"][..],
+        &["--cilium-version", "1.17.0", "values.yaml"],
+        &["--cilium-version", "1.20.0", "missing.yaml"],
+        &["--cilium-version", "1.20.0", "-"],
+        &["--cilium-version", "1.20.0", "values.yaml", "values.yaml"],
+    ] {
+        let o = fix_cli(&s.0, args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert!(!stderr(&o).contains("panicked"));
+    }
+}
+
+/// Several files: each keeps its own lines; the render of all of them together is what counts.
+#[test]
+fn several_files_are_fixed_together() {
+    let s = Scratch::new("fix-several");
+    let a = s.write(
+        "a.yaml",
+        "cni:\n  iptablesRemoveAWSRules: false\nhubble:\n  relay:\n    enabeld: true\n",
+    );
+    let b = s.write(
+        "b.yaml",
+        "hubble:\n  relay:\n    enabled: true\n    enabeld: false\nexternalIPs:\n  enabled: true\n",
+    );
+    let o = fix_cli(&s.0, &["--cilium-version", "1.20.0", "a.yaml", "b.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&a).unwrap(),
+        "cni:\n  iptablesRemoveAWSRules: false\n# cilium-cmp fix-values: removed hubble.relay.enabeld, unknown to Cilium 1.20.0 (it never applied); did you mean hubble.relay.enabled?\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&b).unwrap(),
+        "hubble:\n  relay:\n    enabled: true\n    # cilium-cmp fix-values: removed hubble.relay.enabeld, unknown to Cilium 1.20.0 (it never applied); did you mean hubble.relay.enabled?\n"
+    );
+}
+
+/// A file of tens of thousands of dead keys (the 1 MiB bound): removed in one run, reported in a
+/// bounded number of lines.
+#[test]
+fn a_flood_of_dead_keys_is_fixed_and_counted() {
+    let s = Scratch::new("fix-flood");
+    let mut text = String::from("cni:\n  iptablesRemoveAWSRules: false\n");
+    let mut n = 0;
+    while text.len() < 1_000_000 {
+        text.push_str(&format!("dead{n:06}:\n  x: 1\n  # c\n"));
+        n += 1;
+    }
+    let f = s.write("values.yaml", &text);
+    let started = std::time::Instant::now();
+    let o = fix_cli(&s.0, &["--cilium-version", "1.20.0", "values.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(started.elapsed().as_secs() < 60);
+    assert!(
+        stderr(&o).lines().count() < 300,
+        "{} lines",
+        stderr(&o).lines().count()
+    );
+    assert!(stderr(&o).contains(&format!("removed {} more values", n - 200)));
+    // The comments after each block's last line stay (they may be about what follows).
+    let fixed = std::fs::read_to_string(&f).unwrap();
+    let content: Vec<&str> = fixed
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect();
+    assert!(
+        content == ["cni:", "  iptablesRemoveAWSRules: false"],
+        "{:?}",
+        &content[..content.len().min(5)]
+    );
+}
