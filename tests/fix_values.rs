@@ -2,10 +2,47 @@
 //! render without `--allow-unknown-keys`, and render exactly what the opt-out renders for the
 //! files as they were; only the dead keys' lines change (comments, order and quoting stay).
 
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/scratch.rs"]
 mod scratch;
-#[path = "support/shared.rs"]
-mod shared;
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "every_scenario_with_dead_keys_fixes_to_the_opt_out_render",
+                every_scenario_with_dead_keys_fixes_to_the_opt_out_render,
+            )
+            .shared("cilium-reference/scenarios"),
+            harness::test(
+                "dry_run_prints_a_diff_writes_nothing_and_exits_2",
+                dry_run_prints_a_diff_writes_nothing_and_exits_2,
+            ),
+            harness::test(
+                "apply_renames_moves_values_for_an_upgrade",
+                apply_renames_moves_values_for_an_upgrade,
+            ),
+            harness::test(
+                "files_that_cannot_be_edited_by_lines_get_a_patch",
+                files_that_cannot_be_edited_by_lines_get_a_patch,
+            ),
+            harness::test(
+                "bad_input_is_refused_with_nothing_on_stdout",
+                bad_input_is_refused_with_nothing_on_stdout,
+            ),
+            harness::test(
+                "several_files_are_fixed_together",
+                several_files_are_fixed_together,
+            ),
+            harness::test(
+                "a_flood_of_dead_keys_is_fixed_and_counted",
+                a_flood_of_dead_keys_is_fixed_and_counted,
+            ),
+        ],
+    )
+}
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -100,10 +137,10 @@ fn with_dead_keys(values: &str, no_final_newline: bool) -> String {
 }
 
 fn scenario_files() -> Vec<(String, String)> {
-    let mut dirs = vec![root().join("tests/scenarios")];
-    if shared::shared_file("cilium-reference/README.md", "fix_values").is_some() {
-        dirs.push(root().join("../shared/cilium-reference/scenarios"));
-    }
+    let dirs = vec![
+        root().join("tests/scenarios"),
+        harness::shared("cilium-reference/scenarios"),
+    ];
     let mut out = Vec::new();
     for dir in dirs {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -153,7 +190,6 @@ fn is_subsequence(small: &[&str], big: &[&str]) -> bool {
     small.iter().all(|s| it.any(|b| b == s))
 }
 
-#[test]
 fn every_scenario_with_dead_keys_fixes_to_the_opt_out_render() {
     let scenarios = scenario_files();
     assert!(scenarios.len() >= 30, "{} scenarios", scenarios.len());
@@ -263,7 +299,6 @@ clustermesh:
   useAPIServer: true
 ";
 
-#[test]
 fn dry_run_prints_a_diff_writes_nothing_and_exits_2() {
     let s = Scratch::new("fix-dry");
     let f = s.write("values.yaml", OLD);
@@ -318,7 +353,6 @@ fn dry_run_prints_a_diff_writes_nothing_and_exits_2() {
 }
 
 /// 1.19 → 1.20: the renamed values move, the render changes, and the change is reported.
-#[test]
 fn apply_renames_moves_values_for_an_upgrade() {
     let s = Scratch::new("fix-renames");
     let f = s.write("values.yaml", OLD);
@@ -391,7 +425,6 @@ fn apply_renames_moves_values_for_an_upgrade() {
 
 /// Anchors, merge keys, flow mappings and several documents: the file stays as it was, the change
 /// is printed as a patch, exit 1.
-#[test]
 fn files_that_cannot_be_edited_by_lines_get_a_patch() {
     let s = Scratch::new("fix-refused");
     for (text, why) in [
@@ -435,7 +468,6 @@ fn files_that_cannot_be_edited_by_lines_get_a_patch() {
     );
 }
 
-#[test]
 fn bad_input_is_refused_with_nothing_on_stdout() {
     let s = Scratch::new("fix-bad");
     s.write("values.yaml", "cni: [\n");
@@ -454,7 +486,6 @@ fn bad_input_is_refused_with_nothing_on_stdout() {
 }
 
 /// Several files: each keeps its own lines; the render of all of them together is what counts.
-#[test]
 fn several_files_are_fixed_together() {
     let s = Scratch::new("fix-several");
     let a = s.write(
@@ -479,7 +510,6 @@ fn several_files_are_fixed_together() {
 
 /// A file of tens of thousands of dead keys (the 1 MiB bound): removed in one run, reported in a
 /// bounded number of lines.
-#[test]
 fn a_flood_of_dead_keys_is_fixed_and_counted() {
     let s = Scratch::new("fix-flood");
     let mut text = String::from("cni:\n  iptablesRemoveAWSRules: false\n");

@@ -24,6 +24,10 @@ fn main() -> std::process::ExitCode {
         file!(),
         vec![
             harness::test(
+                "dead_values_are_left_out_and_listed_or_kept_with_the_opt_out",
+                dead_values_are_left_out_and_listed_or_kept_with_the_opt_out,
+            ),
+            harness::test(
                 "imported_folders_render_what_helm_renders_for_the_original_application",
                 imported_folders_render_what_helm_renders_for_the_original_application,
             )
@@ -444,7 +448,6 @@ fn bad_applications_are_refused_with_what_to_do() {
 
 /// The dead values are listed with their reasons (typos flagged), left out, and the written
 /// folder renders without the opt-out; `--keep-unknown-keys` keeps them and the opt-out.
-#[test]
 fn dead_values_are_left_out_and_listed_or_kept_with_the_opt_out() {
     let case = CASES.iter().find(|c| c.name == "dead-keys").unwrap();
     let s = Scratch::new("import-dead");

@@ -27,6 +27,10 @@ fn main() -> std::process::ExitCode {
         file!(),
         vec![
             harness::test(
+                "the_unknown_values_refusal_names_the_fix_that_works",
+                the_unknown_values_refusal_names_the_fix_that_works,
+            ),
+            harness::test(
                 "generate_renders_what_render_renders_from_argo_cd_inputs",
                 generate_renders_what_render_renders_from_argo_cd_inputs,
             ),
@@ -906,7 +910,6 @@ fn python() -> &'static Path {
 /// Values the chart does not know: the plugin's refusal names `fix-values` first, as the exact
 /// command to run from the repository root; run there, it fixes the folder, which then generates
 /// what the opt-out generated for it before.
-#[test]
 fn the_unknown_values_refusal_names_the_fix_that_works() {
     let charts = empty_chart_dir();
     let repo = example_repo();

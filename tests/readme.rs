@@ -281,32 +281,6 @@ fn every_readme_command_exists_and_the_runnable_ones_succeed() {
     );
 }
 
-/// The pages under docs/ are held to the same flags (they are not run: their examples name
-/// files of the reader's own).
-#[test]
-fn every_docs_command_exists() {
-    let entries = std::fs::read_dir(root().join("docs")).expect("the docs/ folder");
-    let mut failures = Vec::new();
-    let mut checked = 0;
-    for page in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-        if page.extension().is_none_or(|x| x != "md") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&page).unwrap();
-        for line in shell_lines(&text) {
-            let Some(words) = cilium_cmp_words(&line) else {
-                continue;
-            };
-            checked += 1;
-            if let Err(e) = check_flags(&words) {
-                failures.push(format!("{}: {line}\n    {e}", page.display()));
-            }
-        }
-    }
-    assert!(checked > 0, "no command found under docs/");
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
 #[test]
 fn a_drifted_command_is_caught() {
     // The checker itself: a flag or subcommand the program lacks is reported.
