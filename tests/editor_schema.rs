@@ -1,6 +1,6 @@
 //! The editor schema (`cilium-cmp schema`) is valid JSON Schema, accepts every scenario's values
 //! that the render accepts, refuses those the unknown-values check refuses, and agrees with that
-//! check key by key. The README's Renovate snippet finds the version line of the shipped
+//! check key by key. The Renovate snippet of docs/application-folder.md finds the version line of the shipped
 //! settings files.
 
 #[path = "support/harness.rs"]
@@ -47,8 +47,8 @@ fn main() -> std::process::ExitCode {
                 the_schema_agrees_with_the_check_key_by_key,
             ),
             harness::test(
-                "the_readme_renovate_snippet_finds_the_cilium_version",
-                the_readme_renovate_snippet_finds_the_cilium_version,
+                "the_documented_renovate_snippet_finds_the_cilium_version",
+                the_documented_renovate_snippet_finds_the_cilium_version,
             )
             .python(),
         ],
@@ -315,11 +315,11 @@ proptest! {
     }
 }
 
-/// The README's Renovate snippet, applied as Renovate would (its file pattern and its regex, run
+/// The Renovate snippet of docs/application-folder.md, applied as Renovate would (its file pattern and its regex, run
 /// by Python's `re`, close enough to RE2 for this pattern), finds the version of every shipped
 /// settings file and names the Cilium chart.
-fn the_readme_renovate_snippet_finds_the_cilium_version() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+fn the_documented_renovate_snippet_finds_the_cilium_version() {
+    let readme = std::fs::read_to_string(root().join("docs/application-folder.md")).unwrap();
     let start = readme
         .find("```json\n{\n  \"customManagers\"")
         .expect("the snippet");

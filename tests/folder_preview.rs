@@ -1,7 +1,7 @@
 //! Previewing an application folder writes nothing: `render-folder` prints the bytes the plugin
 //! generates and says how they stand against the lock; `lock --check` fails on a missing or
-//! stale lock; `lock` changes the lock only after a successful render. The README's example
-//! folder is built as written and rendered with the README's commands.
+//! stale lock; `lock` changes the lock only after a successful render. The example folder of
+//! docs/application-folder.md is built as written and rendered with the page's commands.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -362,12 +362,12 @@ fn a_failing_write_leaves_the_lock_byte_identical() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
-/// The README's application-folder section, taken as written: its tree and its `cilium-cmp.yaml`
-/// are built in a scratch repository and rendered with the README's commands.
+/// The application-folder page (docs/application-folder.md), taken as written: its tree and its
+/// `cilium-cmp.yaml` are built in a scratch repository and rendered with the page's commands.
 #[test]
-fn the_readme_example_folder_renders_as_written() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let section = &readme[readme.find("\n## The application folder").expect("section")..];
+fn the_documented_example_folder_renders_as_written() {
+    let page = std::fs::read_to_string(root().join("docs/application-folder.md")).unwrap();
+    let section = &page[page.find("# The application folder").expect("its title")..];
     let blocks: Vec<&str> = section
         .split("```")
         .skip(1)
@@ -421,14 +421,14 @@ fn the_readme_example_folder_renders_as_written() {
                         .unwrap(),
                 );
             }
-            other => panic!("unexpected file in the README tree: {other}"),
+            other => panic!("unexpected file in the documented tree: {other}"),
         }
     }
     assert_eq!(shared.as_deref(), Some("clusters/common/values.yaml"));
 
-    // The README's commands (without the pipe into kubectl).
+    // The page's commands (without the pipe into kubectl).
     let preview = folder_cmd(&repo.0, &["render-folder", app]);
-    assert_is_render(&preview, "render-folder of the README's folder");
+    assert_is_render(&preview, "render-folder of the documented folder");
     let text = String::from_utf8_lossy(&preview.stdout);
     assert!(
         text.contains("KUBERNETES_SERVICE_PORT\n              value: \"7445\""),

@@ -1,10 +1,13 @@
-//! The README's commands, held to the program so the two cannot drift apart.
+//! The documentation's commands and links, held to the program and to each other so they cannot
+//! drift apart.
 //!
-//! Every `cilium-cmp` command in a shell block of README.md must name a subcommand and flags the
-//! program has (checked against its `--help`). Every one that needs no cluster, network or
-//! placeholder input then runs, in README order, in a scratch repository holding the README's
-//! example folder, and must succeed. The others are listed with why they cannot run here and
-//! which test covers what they do.
+//! Every markdown file of the repository (README.md, docs/, ARCHITECTURE.md, CONTRIBUTING.md, the
+//! examples' and the sidecar's pages) is read. Every `cilium-cmp` command in one of their shell
+//! blocks must name a subcommand and flags the program has (checked against its `--help`). Every
+//! one that needs no cluster, network or placeholder input then runs, page by page, in a scratch
+//! repository holding the documented example folder, and must succeed. The others are listed with
+//! why they cannot run here and which test covers what they do. Every relative link must point
+//! at a file that exists, and at a heading of it when it names one.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,6 +34,7 @@ const NOT_RUN_HERE: &[(&str, &str)] = &[
     ("cilium-app.yaml", "reads an Application from a cluster (tests/import_application.rs)"),
     ("chart fetch", "downloads from the network (tests/chart_fetch.rs, against a local server)"),
     ("[", "a synopsis with optional parts"),
+    ("1.20.1", "a release this binary does not list, from its archive (tests/release_day.rs)"),
 ];
 
 /// One command line of a shell block: continuation lines joined, the comment cut off.
@@ -168,7 +172,7 @@ fn check_flags(words: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The scratch repository the README's runnable commands work in: its example folder
+/// The scratch repository the documented runnable commands work in: its example folder
 /// (`clusters/prod/cilium` with the shared `clusters/common/values.yaml`), a `values.yaml`, and a
 /// rendered `out.yaml`.
 fn example_repository() -> Scratch {
@@ -212,7 +216,7 @@ fn example_repository() -> Scratch {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // A lock, as the folder sections assume one was written before `lock --check`.
+    // A lock, as the folder pages assume one was written before `lock --check`.
     let out = Command::new(bin())
         .current_dir(&s.0)
         .args(["lock", "clusters/prod/cilium", "--namespace", "kube-system"])
@@ -227,14 +231,65 @@ fn example_repository() -> Scratch {
     s
 }
 
+/// How many documented commands run at least: the README alone ran 12 before its text moved into
+/// docs/; with every page's runnable commands run, 20 did when the pages were split.
+const RUN_AT_LEAST: usize = 20;
+
+/// Pages whose commands need another layout than the example repository, with the test that
+/// runs them there. Their commands are still checked against `--help`.
+const RUN_ELSEWHERE: &[(&str, &str)] = &[(
+    "docs/fleet.md",
+    "needs the example fleet's several folders; tests/fleet.rs runs every command of the page",
+)];
+
+/// Every markdown file of the repository, relative to it, sorted: build output, Git's folder and
+/// hidden folders left out.
+fn markdown_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !name.starts_with('.') && name != "target" && name != "node_modules" {
+                    walk(&path, found);
+                }
+            } else if name.ends_with(".md") {
+                found.push(path.strip_prefix(root()).unwrap().to_path_buf());
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(root(), &mut found);
+    found
+}
+
+fn read(rel: &Path) -> String {
+    std::fs::read_to_string(root().join(rel)).unwrap()
+}
+
 #[test]
-fn every_readme_command_exists_and_the_runnable_ones_succeed() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let lines: Vec<String> = shell_lines(&readme)
-        .into_iter()
-        .filter(|l| cilium_cmp_words(l).is_some())
-        .collect();
-    assert!(lines.len() >= 20, "found only {} commands", lines.len());
+fn the_markdown_files_are_all_found() {
+    let files = markdown_files();
+    for expected in [
+        "README.md",
+        "ARCHITECTURE.md",
+        "CONTRIBUTING.md",
+        "docs/README.md",
+        "docs/command-line.md",
+    ] {
+        assert!(
+            files.iter().any(|f| f == Path::new(expected)),
+            "{expected} not among {files:?}"
+        );
+    }
+}
+
+#[test]
+fn every_documented_command_exists_and_the_runnable_ones_succeed() {
     let repo = example_repository();
     let path_var = format!(
         "{}:{}",
@@ -242,41 +297,55 @@ fn every_readme_command_exists_and_the_runnable_ones_succeed() {
         std::env::var("PATH").unwrap_or_default()
     );
     let mut failures = Vec::new();
-    let (mut ran, mut checked) = (0, 0);
-    for line in &lines {
-        let words = cilium_cmp_words(line).unwrap();
-        checked += 1;
-        if let Err(e) = check_flags(&words) {
-            failures.push(format!("{line}\n    {e}"));
-            continue;
-        }
-        if NOT_RUN_HERE.iter().any(|(word, _)| line.contains(word)) {
-            continue;
-        }
-        let line = line.replace("cargo run --release -- ", "cilium-cmp ");
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(&line)
-            .current_dir(&repo.0)
-            .env("PATH", &path_var)
-            .env("HOME", &repo.0)
-            .env_remove("CILIUM_CMP_CHART_DIR")
-            .output()
-            .unwrap();
-        ran += 1;
-        if !out.status.success() {
-            failures.push(format!(
-                "{line}\n    exit {:?}: {}",
-                out.status.code(),
-                String::from_utf8_lossy(&out.stderr)
-            ));
+    let (mut ran, mut checked, mut in_readme) = (0, 0, 0);
+    for page in markdown_files() {
+        let name = page.to_string_lossy().into_owned();
+        let elsewhere = RUN_ELSEWHERE.iter().any(|(p, _)| *p == name);
+        for line in shell_lines(&read(&page)) {
+            let Some(words) = cilium_cmp_words(&line) else {
+                continue;
+            };
+            checked += 1;
+            if name == "README.md" {
+                in_readme += 1;
+            }
+            if let Err(e) = check_flags(&words) {
+                failures.push(format!("{name}: {line}\n    {e}"));
+                continue;
+            }
+            if elsewhere || NOT_RUN_HERE.iter().any(|(word, _)| line.contains(word)) {
+                continue;
+            }
+            let line = line.replace("cargo run --release -- ", "cilium-cmp ");
+            let out = Command::new("sh")
+                .arg("-c")
+                .arg(&line)
+                .current_dir(&repo.0)
+                .env("PATH", &path_var)
+                .env("HOME", &repo.0)
+                .env_remove("CILIUM_CMP_CHART_DIR")
+                .output()
+                .unwrap();
+            ran += 1;
+            if !out.status.success() {
+                failures.push(format!(
+                    "{name}: {line}\n    exit {:?}: {}",
+                    out.status.code(),
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
         }
     }
-    eprintln!("README: {checked} commands checked against --help, {ran} of them run");
-    assert!(ran >= 10, "only {ran} README commands ran");
+    eprintln!("markdown: {checked} commands checked against --help, {ran} of them run");
+    assert!(
+        in_readme >= 4,
+        "found only {in_readme} commands in README.md"
+    );
+    assert!(checked >= 39, "found only {checked} commands");
+    assert!(ran >= RUN_AT_LEAST, "only {ran} documented commands ran");
     assert!(
         failures.is_empty(),
-        "README commands that drifted:\n{}",
+        "documented commands that drifted:\n{}",
         failures.join("\n")
     );
 }
@@ -297,18 +366,18 @@ fn a_drifted_command_is_caught() {
     );
 }
 
-/// Argo CD's CRDs exceed what a client-side apply can keep in its annotation: the README's
+/// Argo CD's CRDs exceed what a client-side apply can keep in its annotation: the documented
 /// kustomize install of the sidecar must apply server-side.
 #[test]
 fn the_kustomize_install_applies_server_side() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let installs: Vec<String> = shell_lines(&readme)
-        .into_iter()
+    let installs: Vec<String> = markdown_files()
+        .iter()
+        .flat_map(|page| shell_lines(&read(page)))
         .filter(|l| l.contains("kubectl apply") && l.contains("sidecar/kustomize"))
         .collect();
     assert!(
         !installs.is_empty(),
-        "the README installs the sidecar with kustomize"
+        "the documentation installs the sidecar with kustomize"
     );
     for l in installs {
         assert!(
@@ -318,35 +387,168 @@ fn the_kustomize_install_applies_server_side() {
     }
 }
 
-/// The pages under docs/ are held to the program as the README is: every `cilium-cmp` command in
-/// their shell blocks names a subcommand and flags that exist (they need live clusters or dumps,
-/// so they are checked, not run).
+/// The README is the five-minute page: it says what the project is before any command, and its
+/// set-up commands are exactly the two a fresh clone runs.
 #[test]
-fn every_docs_command_exists() {
-    let mut checked = 0;
-    let mut failures = Vec::new();
-    let mut pages: Vec<_> = std::fs::read_dir(root().join("docs"))
-        .expect("docs/ exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+fn the_readme_starts_with_what_the_project_is() {
+    let readme = read(Path::new("README.md"));
+    let first_block = readme.find("```").expect("a shell block");
+    assert!(
+        readme[..first_block].contains("renders the Kubernetes manifests of the"),
+        "the first paragraph says what cilium-cmp is"
+    );
+    let first: Vec<String> = shell_lines(&readme[first_block..])
+        .into_iter()
+        .take(2)
         .collect();
-    pages.sort();
-    for page in pages {
-        let text = std::fs::read_to_string(&page).unwrap();
-        for line in shell_lines(&text) {
-            let Some(words) = cilium_cmp_words(&line) else {
-                continue;
-            };
+    assert_eq!(
+        first,
+        [
+            "cargo run --release -- render --cilium-version 1.20.0 -f examples/talos/values.yaml",
+            "cargo test --no-fail-fast",
+        ]
+    );
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 150,
+        "README.md has {lines} lines; move detail into docs/"
+    );
+}
+
+/// The `[text](target)` targets of a markdown text, outside fenced blocks and code spans.
+fn link_targets(text: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        // Text between backticks is code, not a link.
+        let prose: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+        let mut rest = prose.as_str();
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let end = after.find([')', ' ']).unwrap_or(after.len());
+            targets.push(after[..end].to_string());
+            rest = &after[end..];
+        }
+    }
+    targets
+}
+
+/// The anchors GitHub gives a page's headings: lower case, spaces to `-`, punctuation other
+/// than `-` and `_` dropped, a repeated heading suffixed `-1`, `-2`, ...
+fn heading_anchors(text: &str) -> Vec<String> {
+    let mut anchors: Vec<String> = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let Some(title) = line.strip_prefix('#') else {
+            continue;
+        };
+        if fenced {
+            continue;
+        }
+        let title = title.trim_start_matches('#');
+        if !title.starts_with(' ') {
+            continue;
+        }
+        let slug: String = title
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        let repeats = anchors
+            .iter()
+            .filter(|a| **a == slug || a.starts_with(&format!("{slug}-")))
+            .count();
+        anchors.push(if repeats == 0 {
+            slug
+        } else {
+            format!("{slug}-{repeats}")
+        });
+    }
+    anchors
+}
+
+/// Whether the link `target` written in the page `from` (relative to the repository) resolves.
+fn check_link(from: &Path, target: &str) -> Result<(), String> {
+    if target.contains("://") || target.starts_with("mailto:") {
+        return Ok(());
+    }
+    let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+    let path = if file.is_empty() {
+        root().join(from)
+    } else {
+        root().join(from.parent().unwrap()).join(file)
+    };
+    if !path.exists() {
+        return Err(format!("{target}: no file {}", path.display()));
+    }
+    if !anchor.is_empty() && path.extension().is_some_and(|e| e == "md") {
+        let anchors = heading_anchors(&std::fs::read_to_string(&path).unwrap());
+        if !anchors.iter().any(|a| a == anchor) {
+            return Err(format!(
+                "{target}: no heading #{anchor} in {}",
+                path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_relative_link_resolves() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for page in markdown_files() {
+        for target in link_targets(&read(&page)) {
             checked += 1;
-            if let Err(e) = check_flags(&words) {
-                failures.push(format!("{}: {line}\n    {e}", page.display()));
+            if let Err(e) = check_link(&page, &target) {
+                failures.push(format!("{}: {e}", page.display()));
             }
         }
     }
-    assert!(checked >= 2, "only {checked} docs commands found");
+    eprintln!("markdown: {checked} links checked");
+    assert!(checked >= 30, "found only {checked} links");
     assert!(
         failures.is_empty(),
-        "docs commands that drifted:\n{}",
+        "broken links:\n{}",
         failures.join("\n")
     );
+}
+
+#[test]
+fn a_broken_link_is_caught() {
+    // The checker itself: a missing file or heading is reported, code is not read as a link.
+    assert_eq!(
+        link_targets("see [a](b.md#c) and `[x](y)`\n```\n[p](q)\n```\n[d](https://e/)"),
+        ["b.md#c", "https://e/"]
+    );
+    assert_eq!(
+        heading_anchors("# The command line\n## Upgrades: `--apply-renames`\n## Tests\n## Tests"),
+        [
+            "the-command-line",
+            "upgrades---apply-renames",
+            "tests",
+            "tests-1"
+        ]
+    );
+    let readme = Path::new("README.md");
+    assert!(check_link(readme, "docs/no-such-page.md").is_err());
+    assert!(check_link(readme, "docs/README.md#no-such-heading").is_err());
+    assert!(check_link(readme, "CONTRIBUTING.md#tests").is_ok());
+    assert!(check_link(readme, "https://cilium.io").is_ok());
 }
