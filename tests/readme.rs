@@ -509,6 +509,31 @@ fn check_link(from: &Path, target: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// docs/README.md is the index a newcomer reads in order: every page under docs/ is on it.
+#[test]
+fn every_docs_page_is_in_the_index() {
+    let index = read(Path::new("docs/README.md"));
+    let linked = link_targets(&index);
+    let missing: Vec<PathBuf> = markdown_files()
+        .into_iter()
+        .filter(|f| f.starts_with("docs") && f != Path::new("docs/README.md"))
+        .filter(|f| {
+            let rel = f
+                .strip_prefix("docs")
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            !linked
+                .iter()
+                .any(|t| t.split('#').next() == Some(rel.as_str()))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "pages missing from docs/README.md: {missing:?}"
+    );
+}
+
 #[test]
 fn every_relative_link_resolves() {
     let mut failures = Vec::new();
