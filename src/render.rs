@@ -55,22 +55,7 @@ impl Inputs {
 
 /// Renders the manifests for the inputs: the canonical stream with its content hash stamped.
 pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
-    check_bounds(inputs)?;
-    let cilium = versions::parse(&inputs.cilium_version)?;
-    let mut layers = Vec::with_capacity(inputs.values_files.len() + 1);
-    for (name, text) in &inputs.values_files {
-        layers.push(Layer::from_yaml(name, text)?);
-    }
-    if !inputs.set.is_empty() || !inputs.set_args.is_empty() {
-        let mut args = inputs.set_args.clone();
-        args.typed.splice(0..0, inputs.set.iter().cloned());
-        let set = Layer::from_set_args_over(&args, &layers)?;
-        layers.push(set);
-    }
-    let mut values = match versions::defaults_indexed(cilium) {
-        Some((tree, index)) => Values::resolve_indexed(tree, index, layers),
-        None => Values::resolve(versions::defaults(cilium), layers),
-    };
+    let (cilium, mut values) = resolve_values(inputs)?;
     // First of the refusals about values, so that one run lists everything to clean up.
     let unknown = crate::known_keys::check(&values, cilium);
     if !unknown.is_empty() {
@@ -134,6 +119,28 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
         return Err(RenderError::Empty);
     }
     Ok(crate::output::finish(objects)?)
+}
+
+/// The release and the user's values merged over its defaults, as a render reads them (no check
+/// yet): for `diff`, which asks what a release makes of values it may not render.
+pub fn resolve_values(inputs: &Inputs) -> Result<(versions::CiliumVersion, Values), RenderError> {
+    check_bounds(inputs)?;
+    let cilium = versions::parse(&inputs.cilium_version)?;
+    let mut layers = Vec::with_capacity(inputs.values_files.len() + 1);
+    for (name, text) in &inputs.values_files {
+        layers.push(Layer::from_yaml(name, text)?);
+    }
+    if !inputs.set.is_empty() || !inputs.set_args.is_empty() {
+        let mut args = inputs.set_args.clone();
+        args.typed.splice(0..0, inputs.set.iter().cloned());
+        let set = Layer::from_set_args_over(&args, &layers)?;
+        layers.push(set);
+    }
+    let values = match versions::defaults_indexed(cilium) {
+        Some((tree, index)) => Values::resolve_indexed(tree, index, layers),
+        None => Values::resolve(versions::defaults(cilium), layers),
+    };
+    Ok((cilium, values))
 }
 
 /// The bounds of `limits` that hold for every front end: how many values files, and how many
