@@ -617,3 +617,76 @@ fn folder_form_and_several_dumps_as_in_the_readme() {
         "{text}"
     );
 }
+
+/// (e) A cilium-config change that restarts nothing is named with the value that would roll the
+/// pods reading it; with that value on, the agent rolls through its checksum annotation.
+#[test]
+fn config_read_only_at_start_names_the_roll_value() {
+    let s = Scratch::new("adopt-startup");
+    let values = s.write("values.yaml", BASE_VALUES);
+    let live = s.write("live.yaml", &render(&values, &[]));
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "--cilium-version",
+            VERSION,
+            "-f",
+            values.to_str().unwrap(),
+            "--set",
+            "debug.enabled=true",
+            "--live",
+            live.to_str().unwrap(),
+        ];
+        for e in extra {
+            a.extend(["--set", e]);
+        }
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let plain = args(&[]);
+    let (_, report) = check_json(&plain.iter().map(String::as_str).collect::<Vec<_>>());
+    let config = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "ConfigMap" && o["name"] == "cilium-config")
+        .expect("cilium-config");
+    assert_eq!(config["class"], "changed", "{config}");
+    let readers = config["readAtStart"].as_array().unwrap();
+    let agent = readers
+        .iter()
+        .find(|r| r["kind"] == "DaemonSet" && r["name"] == "cilium")
+        .expect("the agent reads cilium-config");
+    assert_eq!(agent["takesEffect"], "at-next-restart", "{agent}");
+    assert_eq!(agent["rollValue"], "rollOutCiliumPods", "{agent}");
+    let operator = readers
+        .iter()
+        .find(|r| r["name"] == "cilium-operator")
+        .expect("the operator reads cilium-config");
+    assert_eq!(operator["rollValue"], "operator.rollOutPods");
+    let human = run(
+        &std::iter::once("adopt-check")
+            .chain(plain.iter().map(String::as_str))
+            .collect::<Vec<_>>(),
+        None,
+    );
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("Read only at start") && text.contains("set rollOutCiliumPods: true"),
+        "{text}"
+    );
+    let rolled = args(&["rollOutCiliumPods=true"]);
+    let (code, report) = check_json(&rolled.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 3, "the agent's template changes");
+    let config = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "ConfigMap" && o["name"] == "cilium-config")
+        .unwrap();
+    let agent = config["readAtStart"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "cilium")
+        .unwrap();
+    assert_eq!(agent["takesEffect"], "rolled-by-checksum", "{agent}");
+}

@@ -13,6 +13,7 @@ pub mod live;
 pub mod quantity;
 pub mod report;
 pub mod rules;
+pub mod startup;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -98,6 +99,8 @@ pub struct ObjectReport {
     pub notes: Vec<String>,
     /// For an object only one side has: why the move from Helm brings that by design.
     pub expected: Option<String>,
+    /// For a changed ConfigMap: the workloads that read it only at start, and when they see it.
+    pub read_at_start: Vec<startup::Reader>,
 }
 
 #[derive(Debug, Clone)]
@@ -175,16 +178,20 @@ pub fn check(
     }
     let mut objects = Vec::new();
     let mut render_keys = BTreeSet::new();
-    for r in rendered {
+    for r in &rendered {
         render_keys.insert(r.key.clone());
-        objects.push(match live.get(&r.key) {
-            Some(l) => compare_pair(&r, l),
+        let mut report = match live.get(&r.key) {
+            Some(l) => compare_pair(r, l),
             None => {
-                let mut o = alone(&r, Class::Created, None);
-                o.expected = rules::expected_alone(&r, true);
+                let mut o = alone(r, Class::Created, None);
+                o.expected = rules::expected_alone(r, true);
                 o
             }
-        });
+        };
+        if r.key.kind == "ConfigMap" && report.class == Class::Changed {
+            report.read_at_start = startup::readers(&r.key, &rendered);
+        }
+        objects.push(report);
     }
     for (key, l) in &live {
         if render_keys.contains(key) {
@@ -233,6 +240,7 @@ fn alone(o: &Object, class: Class, note: Option<String>) -> ObjectReport {
         live_only: Vec::new(),
         notes: note.into_iter().collect(),
         expected: None,
+        read_at_start: Vec::new(),
     }
 }
 
@@ -282,6 +290,7 @@ fn compare_pair(r: &Object, l: &Object) -> ObjectReport {
         live_only,
         notes: Vec::new(),
         expected: None,
+        read_at_start: Vec::new(),
     }
 }
 

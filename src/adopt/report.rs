@@ -128,6 +128,21 @@ pub fn human(r: &Report) -> String {
             );
         }
     }
+    let waiting: Vec<(&ObjectReport, &super::startup::Reader)> = r
+        .objects
+        .iter()
+        .flat_map(|o| o.read_at_start.iter().map(move |w| (o, w)))
+        .filter(|(_, w)| w.takes_effect != super::startup::TakesEffect::RolledByChecksum)
+        .collect();
+    if !waiting.is_empty() {
+        let _ = writeln!(
+            out,
+            "Read only at start (a changed ConfigMap that restarts nothing):"
+        );
+        for (o, w) in waiting {
+            let _ = writeln!(out, "  {}", w.consequence(&o.key.name));
+        }
+    }
     let _ = writeln!(out);
     let _ = writeln!(out, "Details:");
     let mut any = false;
@@ -142,6 +157,9 @@ pub fn human(r: &Report) -> String {
         }
         if let Some(e) = &o.expected {
             let _ = writeln!(out, "  expected: {e}");
+        }
+        for w in &o.read_at_start {
+            let _ = writeln!(out, "  read by: {}", w.consequence(&o.key.name));
         }
         for f in o.findings.iter().take(MAX_SHOWN_DIFFERENCES) {
             let secret = is_secret_value(o, f);
@@ -222,6 +240,18 @@ pub fn json(r: &Report) -> String {
                 "notes": o.notes,
                 "expected": o.expected,
                 "liveOnly": o.live_only,
+                "readAtStart": o.read_at_start.iter().map(|w| json!({
+                    "kind": w.workload.kind,
+                    "namespace": w.workload.namespace,
+                    "name": w.workload.name,
+                    "takesEffect": match w.takes_effect {
+                        super::startup::TakesEffect::RolledByChecksum => "rolled-by-checksum",
+                        super::startup::TakesEffect::AtNextRestart => "at-next-restart",
+                        super::startup::TakesEffect::Unknown => "unknown",
+                    },
+                    "rollValue": w.roll_value,
+                    "consequence": w.consequence(&o.key.name),
+                })).collect::<Vec<_>>(),
                 "differences": differences,
             })
         })
