@@ -46,10 +46,11 @@ fn git(top: &Path) -> Command {
 }
 
 fn output(mut c: Command, what: &str) -> Result<String, GitError> {
-    let out = c
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| fail(format!("cannot run git ({e}); `diff --base` needs git on PATH")))?;
+    let out = c.stdin(Stdio::null()).output().map_err(|e| {
+        fail(format!(
+            "cannot run git ({e}); `diff --base` needs git on PATH"
+        ))
+    })?;
     if !out.status.success() {
         return Err(fail(format!(
             "{what}: {}",
@@ -97,8 +98,15 @@ impl Revision {
     /// Every file path of the revision (`/`-separated, relative to the top), bounded.
     pub fn files(&self) -> Result<Vec<String>, GitError> {
         let mut c = git(&self.top);
-        c.args(["ls-tree", "-r", "-z", "--name-only", "--full-tree", "--end-of-options"])
-            .arg(&self.commit);
+        c.args([
+            "ls-tree",
+            "-r",
+            "-z",
+            "--name-only",
+            "--full-tree",
+            "--end-of-options",
+        ])
+        .arg(&self.commit);
         let text = output(c, &format!("cannot list the files of {}", self.name))?;
         let files: Vec<String> = text
             .split('\0')
@@ -133,7 +141,10 @@ impl Revision {
         let mut requests = String::new();
         for p in paths {
             if p.contains(['\n', '\0']) {
-                return Err(fail(format!("{}: not a path git can read", limits::quoted(p))));
+                return Err(fail(format!(
+                    "{}: not a path git can read",
+                    limits::quoted(p)
+                )));
             }
             requests.push_str(&format!("{}:{p}\n", self.commit));
         }
@@ -141,7 +152,12 @@ impl Revision {
         let writer = std::thread::spawn(move || {
             let _ = stdin.write_all(requests.as_bytes());
         });
-        let mut out = BufReader::new(child.stdout.take().ok_or_else(|| fail("git has no stdout"))?);
+        let mut out = BufReader::new(
+            child
+                .stdout
+                .take()
+                .ok_or_else(|| fail("git has no stdout"))?,
+        );
         let mut result = Vec::with_capacity(paths.len());
         for p in paths {
             let shown = format!("{p} at {}", self.name);
@@ -155,7 +171,12 @@ impl Revision {
             }
             // `OID TYPE SIZE`, or for a link git does not follow `symlink SIZE` (and the like)
             // followed by the link's target.
-            let words: Vec<&str> = header.rsplitn(3, ' ').collect::<Vec<_>>().into_iter().rev().collect();
+            let words: Vec<&str> = header
+                .rsplitn(3, ' ')
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
             match words.as_slice() {
                 ["dangling" | "loop" | "notdir" | "symlink", size] => {
                     let size: u64 = size.parse().unwrap_or(0);
@@ -179,7 +200,10 @@ impl Revision {
                         .map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
                     skip(&mut out, 1)?;
                     let text = limits::text_of(bytes).map_err(|(line, column)| {
-                        fail(format!("{p}:{line}:{column} at {}: not UTF-8 text", self.name))
+                        fail(format!(
+                            "{p}:{line}:{column} at {}: not UTF-8 text",
+                            self.name
+                        ))
                     })?;
                     result.push(Some(text));
                 }

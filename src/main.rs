@@ -82,6 +82,12 @@ fn run() -> anyhow::Result<()> {
             eprint!("{}", p.summary());
             write_stdout(&p.rendered.text)
         }
+        Command::Lock { folder, check } if folder.app_dir.as_os_str().is_empty() => {
+            if !check {
+                anyhow::bail!("lock needs the application folder to write the lock of (only `lock --check` checks every folder)");
+            }
+            cli::diff::lock_check_all(&folder)
+        }
         Command::Lock { folder, check } => {
             let req = folder_request(&folder);
             let p =
@@ -148,6 +154,7 @@ fn run() -> anyhow::Result<()> {
             write_stdout(&String::from_utf8_lossy(&script))
         }
         Command::AdoptCheck(a) => cli::adopt::adopt_check(&a),
+        Command::Diff(a) => cli::diff::diff(&a),
         Command::Schema { cilium_version } => {
             let version = cilium_cmp::versions::parse(&cilium_version)?;
             let schema = cilium_cmp::editor_schema::values_schema(version)

@@ -2,6 +2,7 @@
 
 pub mod adopt;
 pub mod args;
+pub mod diff;
 pub mod import;
 pub mod inputs;
 pub mod io;

@@ -134,8 +134,43 @@ pub fn of_objects(objects: &[ObjectDiff], r: &Renders) -> Vec<Consequence> {
             }
         }
     }
+    out.extend(read_at_start(objects, r));
     out.extend(rbac(r));
     out.extend(crd_order(objects, r));
+    out
+}
+
+/// Changed ConfigMaps whose readers take them only at start and are not rolled by the render
+/// (the rule is `adopt::startup`'s, shared with adopt-check).
+fn read_at_start(objects: &[ObjectDiff], r: &Renders) -> Vec<Consequence> {
+    let render: Vec<Object> = r.new.values().cloned().collect();
+    let mut out = Vec::new();
+    for o in objects {
+        if o.key.kind != "ConfigMap"
+            || o.change != Change::Changed
+            || o.fields.iter().all(|f| f.inert)
+        {
+            continue;
+        }
+        for reader in crate::adopt::startup::readers(&o.key, &render) {
+            // A workload that rolls for another reason in this change (a new image) reads the
+            // new configuration when it restarts.
+            let rolls_anyway = objects
+                .iter()
+                .any(|w| w.key == reader.workload && w.fields.iter().any(|f| f.in_pod_template));
+            if reader.takes_effect == crate::adopt::startup::TakesEffect::RolledByChecksum
+                || rolls_anyway
+            {
+                continue;
+            }
+            out.push(Consequence {
+                kind: Kind::ReadAtStart,
+                subject: format!("{} ← {}", reader.workload, o.key),
+                what: reader.consequence(&o.key.name),
+                why: "the ConfigMap changes and the workload's pod template does not: nothing restarts at the sync".into(),
+            });
+        }
+    }
     out
 }
 
@@ -378,7 +413,10 @@ fn service_account_permissions(
             .and_then(Value::as_str)
             .unwrap_or("");
         let (rules, scope) = match (key.kind.as_str(), role_kind) {
-            ("ClusterRoleBinding", _) => (find("ClusterRole", None, role_name), "cluster-wide".to_string()),
+            ("ClusterRoleBinding", _) => (
+                find("ClusterRole", None, role_name),
+                "cluster-wide".to_string(),
+            ),
             (_, Some("ClusterRole")) => (
                 find("ClusterRole", None, role_name),
                 format!("in namespace {}", key.namespace.as_deref().unwrap_or("")),
@@ -503,6 +541,22 @@ fn crd_order(objects: &[ObjectDiff], r: &Renders) -> Vec<Consequence> {
         }
     }
     out
+}
+
+/// In an upgrade that rolls both the agent and the operator in one sync: the new agents wait at
+/// start until the CRDs carry the schema version they expect, which the new operator registers
+/// (cilium/cilium#31416 made agents wait for the expected CRD version; cilium/cilium#48534 shows
+/// agents that start before the operator blocking and failing their startup probes).
+pub fn upgrade_order(objects: &[ObjectDiff]) -> Option<Consequence> {
+    if !(rolls(objects, "DaemonSet", "cilium") && rolls(objects, "Deployment", "cilium-operator")) {
+        return None;
+    }
+    Some(Consequence {
+        kind: Kind::CrdOrder,
+        subject: "DaemonSet cilium and Deployment cilium-operator".into(),
+        what: "both roll in one sync: each new agent waits at start for the CRD versions the new operator registers, so agents restarted before the new operator runs block (their nodes lose pod networking meanwhile)".into(),
+        why: "cilium/cilium#31416, cilium/cilium#48534. Order the sync: annotations: {argocd.argoproj.io/sync-wave: \"1\"} puts the agent's objects in a wave after the operator's, and Argo CD waits for the operator Deployment to be healthy before the next wave (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-waves/)".into(),
+    })
 }
 
 #[cfg(test)]

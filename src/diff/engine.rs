@@ -198,10 +198,14 @@ mod tests {
     fn a_dropped_container_is_one_change_not_one_per_field() {
         let old = json!({"spec": {"template": {"spec": {"containers": [
             {"name": "a", "image": "x"}, {"name": "b", "image": "y", "args": ["--z"]}]}}}});
-        let new = json!({"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}]}}}});
+        let new =
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}]}}}});
         let c = field_changes("DaemonSet", &old, &new);
         assert_eq!(c.len(), 1, "{:?}", shown(&c));
-        assert_eq!(c[0].path.to_string(), "spec.template.spec.containers[\"b\"]");
+        assert_eq!(
+            c[0].path.to_string(),
+            "spec.template.spec.containers[\"b\"]"
+        );
         assert!(c[0].in_pod_template);
         assert!(c[0].after.is_none());
     }

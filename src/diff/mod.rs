@@ -10,10 +10,10 @@
 
 pub mod consequences;
 pub mod engine;
+pub mod repo;
 pub mod report_json;
 pub mod report_markdown;
 pub mod report_text;
-pub mod repo;
 pub mod upgrade;
 
 use consequences::{Consequence, Kind};
@@ -107,6 +107,7 @@ pub fn diff(
     let (objects, unchanged) = engine::compare_objects(&renders);
     let mut consequences = consequences::of_objects(&objects, &renders);
     if old.version != new.version {
+        consequences.extend(consequences::upgrade_order(&objects));
         if let Some(values) = values {
             consequences.extend(upgrade::consequences(old.version, new.version, values));
         }

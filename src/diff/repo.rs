@@ -84,7 +84,10 @@ pub fn folders_at(rev: &Revision) -> Result<Vec<String>, String> {
         .collect();
     out.sort();
     if out.len() > MAX_FOLDERS {
-        return Err(format!("more than {MAX_FOLDERS} application folders at {}", rev.name));
+        return Err(format!(
+            "more than {MAX_FOLDERS} application folders at {}",
+            rev.name
+        ));
     }
     Ok(out)
 }
@@ -134,9 +137,16 @@ impl Source<'_> {
 /// A folder's inputs on one side: each file (repository path) and its text; None when the folder
 /// does not exist there. A values file that leaves the repository is kept as a marker; the plan
 /// refuses it with the plugin's message.
-pub fn inputs(source: &Source, folder: &str) -> Result<Option<BTreeMap<String, Option<String>>>, String> {
+pub fn inputs(
+    source: &Source,
+    folder: &str,
+) -> Result<Option<BTreeMap<String, Option<String>>>, String> {
     let settings_path = join_inside(folder, SETTINGS_FILE).unwrap_or_default();
-    let Some(settings) = source.read(std::slice::from_ref(&settings_path))?.pop().flatten() else {
+    let Some(settings) = source
+        .read(std::slice::from_ref(&settings_path))?
+        .pop()
+        .flatten()
+    else {
         return Ok(None);
     };
     let mut out = BTreeMap::new();
@@ -242,15 +252,23 @@ fn plan_at(
     plan(target, &root, folder, Some(scratch))
 }
 
-/// Renders a planned folder. `upgrade_to_other`: the other side runs another release, so values
-/// this release renamed are reported by the upgrade rules instead of refusing the render.
+/// Renders a planned folder.
 fn render(p: &Planned, label: &str, upgrade: bool) -> Result<Side, String> {
-    let inputs = &p.generation.inputs;
+    render_inputs(&p.generation.inputs, label, upgrade)
+}
+
+/// Renders inputs as one side of a diff. `upgrade`: the other side runs another release, so
+/// values this release renamed or removed are reported by the upgrade rules (and the render
+/// goes on without them) instead of refusing the render; any other unknown value still refuses.
+pub fn render_inputs(inputs: &crate::Inputs, label: &str, upgrade: bool) -> Result<Side, String> {
     let version = crate::versions::parse(&inputs.cilium_version).map_err(|e| e.to_string())?;
+    let renamed_only = |report: &crate::known_keys::Report| {
+        report.values.iter().all(|u| {
+            u.is_other_release() || matches!(u.reason, crate::known_keys::Reason::Removed { .. })
+        })
+    };
     let text = match crate::render(inputs) {
-        Err(RenderError::UnknownValues { report, .. })
-            if upgrade && report.values.iter().all(|u| u.is_other_release() || matches!(u.reason, crate::known_keys::Reason::Removed { .. })) =>
-        {
+        Err(RenderError::UnknownValues { report, .. }) if upgrade && renamed_only(&report) => {
             let mut allowing = inputs.clone();
             allowing.allow_unknown_keys = true;
             crate::render(&allowing).map_err(|e| e.to_string())?
@@ -322,7 +340,10 @@ pub fn diff_folder(
     let upgrade = old_v.is_some() && new_v.is_some() && old_v != new_v;
     let old_side = match &old {
         Some(p) => render(p, &base_label, false).map_err(|e| format!("at {}: {e}", base.name))?,
-        None => empty_side(&base_label, new_v.unwrap_or(crate::versions::parse("1.20.0").map_err(|e| e.to_string())?)),
+        None => empty_side(
+            &base_label,
+            new_v.unwrap_or(crate::versions::parse("1.20.0").map_err(|e| e.to_string())?),
+        ),
     };
     let new_side = match &new {
         Some(p) => render(p, &now_label, upgrade)?,
@@ -366,7 +387,10 @@ mod tests {
 
     #[test]
     fn values_paths_stay_inside_the_repository() {
-        assert_eq!(join_inside("a/b", "../c/v.yaml").as_deref(), Some("a/c/v.yaml"));
+        assert_eq!(
+            join_inside("a/b", "../c/v.yaml").as_deref(),
+            Some("a/c/v.yaml")
+        );
         assert_eq!(join_inside(".", "v.yaml").as_deref(), Some("v.yaml"));
         assert_eq!(join_inside("a", "../../v.yaml"), None);
     }

@@ -32,7 +32,8 @@ pub fn render(sections: &[Section]) -> String {
                 let _ = writeln!(s, "| {name} | **cannot be compared** | | | | | | | |");
             }
             Outcome::Compared { state, diff } => {
-                let restarts = diff.of_kind(Kind::Rolls).count() + diff.of_kind(Kind::RunsAgain).count();
+                let restarts =
+                    diff.of_kind(Kind::Rolls).count() + diff.of_kind(Kind::RunsAgain).count();
                 let _ = writeln!(
                     s,
                     "| {name} | {} ({}) | {} | {} | {} | {} | {} | {} | {} |",
@@ -54,7 +55,11 @@ pub fn render(sections: &[Section]) -> String {
         match &section.outcome {
             Outcome::InputsUnchanged => {}
             Outcome::Failed(e) => {
-                let _ = writeln!(s, "\n#### {name}: cannot be compared\n\n```text\n{}\n```", e.replace("```", "'''"));
+                let _ = writeln!(
+                    s,
+                    "\n#### {name}: cannot be compared\n\n```text\n{}\n```",
+                    e.replace("```", "'''")
+                );
             }
             Outcome::Compared { state, diff } => {
                 let _ = writeln!(
@@ -74,7 +79,13 @@ pub fn render(sections: &[Section]) -> String {
                     }
                     let _ = writeln!(s, "**{}**\n", kind.title());
                     for c in list {
-                        let _ = writeln!(s, "- `{}`: {}<br>_why_: {}", md(&c.subject).replace('`', "'"), md(&c.what), md(&c.why));
+                        let _ = writeln!(
+                            s,
+                            "- `{}`: {}<br>_why_: {}",
+                            md(&c.subject).replace('`', "'"),
+                            md(&c.what),
+                            md(&c.why)
+                        );
                     }
                     s.push('\n');
                 }
@@ -87,11 +98,15 @@ pub fn render(sections: &[Section]) -> String {
                         o.fields.len()
                     );
                     if o.fields.is_empty() {
-                        let _ = writeln!(s, "{}", match o.change {
-                            Change::Created => "created by the sync",
-                            Change::Deleted => "pruned by the sync",
-                            Change::Changed => "",
-                        });
+                        let _ = writeln!(
+                            s,
+                            "{}",
+                            match o.change {
+                                Change::Created => "created by the sync",
+                                Change::Deleted => "pruned by the sync",
+                                Change::Changed => "",
+                            }
+                        );
                     }
                     for f in &o.fields {
                         let _ = writeln!(

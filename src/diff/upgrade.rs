@@ -84,7 +84,9 @@ pub fn consequences(from: CiliumVersion, to: CiliumVersion, values: &Values) -> 
     let mut out = Vec::new();
     // Renamed and removed values: the render refuses them until they are rewritten.
     for u in crate::known_keys::check(values, to).values {
-        if let crate::known_keys::Reason::OtherRelease { .. } | crate::known_keys::Reason::Removed { .. } = u.reason {
+        if let crate::known_keys::Reason::OtherRelease { .. }
+        | crate::known_keys::Reason::Removed { .. } = u.reason
+        {
             out.push(Consequence {
                 kind: Kind::RenamedValue,
                 subject: u.path.clone(),
@@ -174,7 +176,10 @@ fn guide(from: CiliumVersion, to: CiliumVersion) -> Vec<Consequence> {
     }
     if to < from {
         out.push(notes(
-            format!("a downgrade: read the rollback steps of Cilium {}.{}'s upgrade guide", from.major, from.minor),
+            format!(
+                "a downgrade: read the rollback steps of Cilium {}.{}'s upgrade guide",
+                from.major, from.minor
+            ),
             "the rollback path is tested only between consecutive minor releases",
         ));
     }
@@ -210,17 +215,26 @@ mod tests {
     fn renamed_values_and_compatibility_gates_of_1_20() {
         let from = versions::parse("1.19.6").unwrap();
         let to = versions::parse("1.20.0").unwrap();
-        let c = consequences(from, to, &values(to, "clustermesh:\n  enableMCSAPISupport: true\n"));
+        let c = consequences(
+            from,
+            to,
+            &values(to, "clustermesh:\n  enableMCSAPISupport: true\n"),
+        );
         let renamed: Vec<&str> = c
             .iter()
             .filter(|c| c.kind == Kind::RenamedValue)
             .map(|c| c.subject.as_str())
             .collect();
         assert_eq!(renamed, ["clustermesh.enableMCSAPISupport"]);
-        assert!(c.iter().any(|c| c.kind == Kind::UpgradeCompatibility && c.subject == "envoy.xdsMode"));
+        assert!(c
+            .iter()
+            .any(|c| c.kind == Kind::UpgradeCompatibility && c.subject == "envoy.xdsMode"));
         let kept = consequences(from, to, &values(to, "upgradeCompatibility: \"1.19\"\n"));
         assert!(!kept.iter().any(|c| c.kind == Kind::UpgradeCompatibility));
-        assert!(c.iter().any(|c| c.kind == Kind::UpgradeNotes && c.what.contains("https://docs.cilium.io/en/v1.20/")));
+        assert!(c
+            .iter()
+            .any(|c| c.kind == Kind::UpgradeNotes
+                && c.what.contains("https://docs.cilium.io/en/v1.20/")));
     }
 
     #[test]
@@ -229,13 +243,22 @@ mod tests {
         let to = versions::parse("1.20.0").unwrap();
         let path = "clustermesh.apiserver.tls.auto.certValidityDuration";
         let c = consequences(from, to, &values(to, "{}\n"));
-        let d = c.iter().find(|c| c.kind == Kind::DefaultChanged && c.subject == path);
+        let d = c
+            .iter()
+            .find(|c| c.kind == Kind::DefaultChanged && c.subject == path);
         let d = d.expect("the validity default changed in 1.20");
         assert_eq!(d.what, "1095 → 365");
         assert!(d.why.contains(&format!("`{path}: 1095`")), "{}", d.why);
-        let set = values(to, "clustermesh:\n  apiserver:\n    tls:\n      auto:\n        certValidityDuration: 30\n");
-        assert!(!consequences(from, to, &set).iter().any(|c| c.subject == path));
-        assert!(!c.iter().any(|c| c.kind == Kind::DefaultChanged && is_release_image(&c.subject)));
+        let set = values(
+            to,
+            "clustermesh:\n  apiserver:\n    tls:\n      auto:\n        certValidityDuration: 30\n",
+        );
+        assert!(!consequences(from, to, &set)
+            .iter()
+            .any(|c| c.subject == path));
+        assert!(!c
+            .iter()
+            .any(|c| c.kind == Kind::DefaultChanged && is_release_image(&c.subject)));
     }
 
     #[test]
