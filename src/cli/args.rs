@@ -245,7 +245,14 @@ pub enum Command {
     /// With --check and no folder, every application folder under --repo-root is checked.
     #[command(
         verbatim_doc_comment,
-        mut_arg("app_dir", |a| a.required(false).default_value("").hide_default_value(true))
+        mut_arg("app_dir", |a| a
+            .required(false)
+            .default_value("")
+            .hide_default_value(true)
+            // The path parser refuses an empty value; the empty default means "every folder".
+            .value_parser(clap::builder::ValueParser::new(|s: &str| {
+                Ok::<PathBuf, std::convert::Infallible>(PathBuf::from(s))
+            })))
     )]
     Lock {
         #[command(flatten)]

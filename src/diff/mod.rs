@@ -112,7 +112,7 @@ pub fn diff(
             consequences.extend(upgrade::consequences(old.version, new.version, values));
         }
     }
-    consequences.sort_by(|a, b| a.kind.cmp(&b.kind));
+    consequences.sort_by_key(|c| c.kind);
     Ok(Diff {
         from: old.label.clone(),
         to: new.label.clone(),
