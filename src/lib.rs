@@ -18,6 +18,7 @@ pub mod diff;
 pub mod editor_schema;
 pub mod error;
 pub mod git_rev;
+pub mod fleet;
 pub mod import;
 pub mod known_keys;
 pub mod limits;

@@ -155,6 +155,7 @@ fn run() -> anyhow::Result<()> {
         }
         Command::AdoptCheck(a) => cli::adopt::adopt_check(&a),
         Command::Diff(a) => cli::diff::diff(&a),
+        Command::FleetCheck(a) => cli::fleet::fleet_check(&a),
         Command::Schema { cilium_version } => {
             let version = cilium_cmp::versions::parse(&cilium_version)?;
             let schema = cilium_cmp::editor_schema::values_schema(version)

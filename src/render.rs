@@ -55,7 +55,8 @@ impl Inputs {
 
 /// Renders the manifests for the inputs: the canonical stream with its content hash stamped.
 pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
-    let (cilium, mut values) = resolve_values(inputs)?;
+    let cilium = versions::parse(&inputs.cilium_version)?;
+    let mut values = resolve_values(inputs, cilium)?;
     // First of the refusals about values, so that one run lists everything to clean up.
     let unknown = crate::known_keys::check(&values, cilium);
     if !unknown.is_empty() {
@@ -121,11 +122,14 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     Ok(crate::output::finish(objects)?)
 }
 
-/// The release and the user's values merged over its defaults, as a render reads them (no check
-/// yet): for `diff`, which asks what a release makes of values it may not render.
-pub fn resolve_values(inputs: &Inputs) -> Result<(versions::CiliumVersion, Values), RenderError> {
+/// The values a render reads: the inputs' values files and `--set`-like flags, merged over the
+/// release's defaults with Helm's rules, nothing checked yet. The fleet checks read the same
+/// values without rendering.
+pub fn resolve_values(
+    inputs: &Inputs,
+    cilium: versions::CiliumVersion,
+) -> Result<Values, RenderError> {
     check_bounds(inputs)?;
-    let cilium = versions::parse(&inputs.cilium_version)?;
     let mut layers = Vec::with_capacity(inputs.values_files.len() + 1);
     for (name, text) in &inputs.values_files {
         layers.push(Layer::from_yaml(name, text)?);
@@ -140,7 +144,7 @@ pub fn resolve_values(inputs: &Inputs) -> Result<(versions::CiliumVersion, Value
         Some((tree, index)) => Values::resolve_indexed(tree, index, layers),
         None => Values::resolve(versions::defaults(cilium), layers),
     };
-    Ok((cilium, values))
+    Ok(values)
 }
 
 /// The bounds of `limits` that hold for every front end: how many values files, and how many

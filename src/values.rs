@@ -620,6 +620,27 @@ impl Values {
         })
     }
 
+    /// Where the user wrote item `index` of the list at `path`: as `origin`, with the item's own
+    /// line when the deciding file wrote the list whole (else the line that decides it).
+    pub fn origin_of_item(&self, path: &str, index: usize) -> Option<Origin> {
+        let (layer, written) = self
+            .layers
+            .iter()
+            .rev()
+            .find_map(|l| Some((l, deciding_prefix(&l.value, path)?)))?;
+        let line = if written == path.len() {
+            layer
+                .line(&format!("{path}[{index}]"))
+                .or_else(|| layer.line(path))
+        } else {
+            layer.line(&path[..written])
+        };
+        Some(Origin {
+            source: layer.source.clone(),
+            line,
+        })
+    }
+
     /// Describes where `path` comes from: the user's file and line, or the chart's default.
     pub fn describe_origin(&self, path: &str) -> String {
         match self.origin(path) {

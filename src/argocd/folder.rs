@@ -15,7 +15,15 @@ pub const LOCK_FILE: &str = "cilium-cmp.lock";
 /// The values file used when the settings file does not list any.
 pub const DEFAULT_VALUES_FILE: &str = "values.yaml";
 
-const SETTINGS_KEYS: &[&str] = &["ciliumVersion", "valuesFiles", "allowUnknownKeys"];
+const SETTINGS_KEYS: &[&str] = &[
+    "ciliumVersion",
+    "valuesFiles",
+    "allowUnknownKeys",
+    "clusterMesh",
+];
+const MESH_KEYS: &[&str] = &["externalPeers", "sharedCA"];
+/// The one value of `clusterMesh.sharedCA`: the mesh's CA reaches each cluster outside the chart.
+pub const SHARED_CA_PRE_CREATED: &str = "preCreated";
 
 /// What the settings file says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +34,22 @@ pub struct Settings {
     /// Values the chart does not know are warnings instead of errors (for values files written
     /// for older charts, while they are migrated).
     pub allow_unknown_keys: bool,
+    /// What the fleet checks cannot read from the values (see `crate::fleet`); the render
+    /// ignores it.
+    pub cluster_mesh: MeshSettings,
+}
+
+/// The `clusterMesh` key of the settings file: facts about this cluster's Cluster Mesh that live
+/// outside the repository's values, each with the line it is written on (for findings).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MeshSettings {
+    /// Peers named in `clustermesh.config.clusters` that are no application folder of this
+    /// repository (clusters managed elsewhere): not reported as missing.
+    pub external_peers: Vec<(String, Option<usize>)>,
+    /// Set (with its line) when `sharedCA: preCreated` says the mesh's certificate authority
+    /// reaches this cluster outside the chart: a `cilium-ca` Secret created beforehand from the
+    /// mesh's one CA (certgen reuses it), or certificates issued by it.
+    pub shared_ca_pre_created: Option<Option<usize>>,
 }
 
 /// The repository as the plugin sees it: Argo CD extracts the repository and runs the plugin in
@@ -257,11 +281,12 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
         path: e.position_in(shown),
         message: e.message().to_string(),
     })?;
+    let lines = doc.lines;
     let map = match doc.value {
         Value::Object(m) => m,
         Value::Null => Default::default(),
         _ => return Err(fail(
-            "must be a YAML mapping with the keys ciliumVersion, valuesFiles and allowUnknownKeys"
+            "must be a YAML mapping with the keys ciliumVersion, valuesFiles, allowUnknownKeys and clusterMesh"
                 .into(),
         )),
     };
@@ -324,10 +349,108 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
             )))
         }
     };
+    let cluster_mesh = parse_mesh_settings(map.get("clusterMesh"), &lines, shown)?;
     Ok(Settings {
         cilium_version,
         values_files,
         allow_unknown_keys,
+        cluster_mesh,
+    })
+}
+
+/// Reads the `clusterMesh` mapping of the settings file.
+fn parse_mesh_settings(
+    value: Option<&Value>,
+    lines: &BTreeMap<String, usize>,
+    shown: &str,
+) -> Result<MeshSettings, GenerateError> {
+    let at = |path: &str| match lines.get(path) {
+        Some(line) => format!("{shown}:{line}"),
+        None => shown.to_string(),
+    };
+    let fail = |path: &str, message: String| GenerateError::Folder {
+        path: at(path),
+        message,
+    };
+    let map = match value {
+        None | Some(Value::Null) => return Ok(MeshSettings::default()),
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            return Err(fail(
+                "clusterMesh",
+                format!(
+                    "clusterMesh must be a mapping with the keys {}, not the {} {}",
+                    MESH_KEYS.join(", "),
+                    type_name(other),
+                    crate::limits::quoted(&other.to_string())
+                ),
+            ))
+        }
+    };
+    for key in map.keys() {
+        if !MESH_KEYS.contains(&key.as_str()) {
+            return Err(fail(
+                &format!("clusterMesh.{key}"),
+                format!(
+                    "unknown key clusterMesh.{}; valid keys: {}",
+                    crate::limits::quoted(key),
+                    MESH_KEYS.join(", ")
+                ),
+            ));
+        }
+    }
+    let mut external_peers = Vec::new();
+    match map.get("externalPeers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let path = format!("clusterMesh.externalPeers[{i}]");
+                match item {
+                    Value::String(s) if !s.trim().is_empty() => {
+                        external_peers.push((s.trim().to_string(), lines.get(&path).copied()))
+                    }
+                    other => {
+                        return Err(fail(
+                            &path,
+                            format!(
+                                "{path} must be a cluster name (a string, as in clustermesh.config.clusters), not the {} {}",
+                                type_name(other),
+                                crate::limits::quoted(&other.to_string())
+                            ),
+                        ))
+                    }
+                }
+            }
+        }
+        Some(other) => {
+            return Err(fail(
+                "clusterMesh.externalPeers",
+                format!(
+                    "clusterMesh.externalPeers must be a list of cluster names, e.g. [legacy-dc], not the {} {}",
+                    type_name(other),
+                    crate::limits::quoted(&other.to_string())
+                ),
+            ))
+        }
+    }
+    let shared_ca_pre_created = match map.get("sharedCA") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s == SHARED_CA_PRE_CREATED => {
+            Some(lines.get("clusterMesh.sharedCA").copied())
+        }
+        Some(other) => {
+            return Err(fail(
+                "clusterMesh.sharedCA",
+                format!(
+                    "clusterMesh.sharedCA must be {SHARED_CA_PRE_CREATED} (the cilium-ca Secret, or the certificates, come from the mesh's one CA outside the chart) or absent, not {}",
+                    crate::limits::quoted(&other.to_string())
+                ),
+            ))
+        }
+    };
+    Ok(MeshSettings {
+        external_peers,
+        shared_ca_pre_created,
     })
 }
 

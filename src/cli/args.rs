@@ -213,6 +213,24 @@ Exit status: 0 nothing changes; 2 objects change without consequences; 3 somethi
 is pruned, loses a permission, may hang at start, or a value the new release renamed is set;
 1 bad input.";
 
+/// `fleet-check`: the repository, the folders to report on, the format.
+#[derive(clap::Args, Debug, Clone)]
+pub struct FleetCheckArgs {
+    /// Report only the meshes these application folders belong to [default: every mesh]; the
+    /// whole repository is read either way, to find their peers
+    pub folders: Vec<PathBuf>,
+    /// The repository root, searched for application folders (cilium-cmp.yaml)
+    #[arg(long, default_value = ".")]
+    pub repo_root: PathBuf,
+    /// Cilium version for folders whose cilium-cmp.yaml names none (their Applications pass the
+    /// cilium-version parameter), e.g. --cilium-version 1.20.0
+    #[arg(long)]
+    pub cilium_version: Option<String>,
+    /// Report format: text for people, json for scripts (versioned)
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub output: String,
+}
+
 #[derive(Subcommand)]
 pub enum Command {
     /// Render the manifests to stdout
@@ -326,6 +344,16 @@ pub enum Command {
     /// defaults it changes.
     #[command(after_help = DIFF_HELP)]
     Diff(DiffArgs),
+    /// Check the Cluster Mesh of every application folder in the repository: meshed clusters
+    /// need unique cluster.name and cluster.id (within maxConnectedClusters), one
+    /// maxConnectedClusters, peers that exist, pod CIDRs apart and one certificate authority.
+    /// Exit status 0: no findings; 3: findings; 1: bad input.
+    ///
+    /// Examples, from the repository root:
+    ///   cilium-cmp fleet-check
+    ///   cilium-cmp fleet-check clusters/eu-1/cilium --output json
+    #[command(verbatim_doc_comment)]
+    FleetCheck(FleetCheckArgs),
     /// Print a JSON Schema (draft-07) of a release's values for editors: the chart's types, and
     /// only the keys cilium-cmp accepts, so an editor underlines a typo as it is typed.
     ///

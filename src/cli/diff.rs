@@ -173,7 +173,7 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
     let new = repo::render_inputs(&new_inputs, &label(&a.values, &a.set), upgrade)
         .map_err(|e| anyhow::anyhow!("the new render ({to}): {e}"))?;
     let values = if upgrade {
-        Some(cilium_cmp::render::resolve_values(&new_inputs)?.1)
+        Some(cilium_cmp::render::resolve_values(&new_inputs, new.version)?)
     } else {
         None
     };

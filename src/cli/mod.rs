@@ -3,6 +3,7 @@
 pub mod adopt;
 pub mod args;
 pub mod diff;
+pub mod fleet;
 pub mod import;
 pub mod inputs;
 pub mod io;

@@ -351,9 +351,8 @@ pub fn diff_folder(
     };
     let values = match (&new, upgrade) {
         (Some(p), true) => Some(
-            crate::render::resolve_values(&p.generation.inputs)
-                .map_err(|e| e.to_string())?
-                .1,
+            crate::render::resolve_values(&p.generation.inputs, new_v.unwrap_or(old_side.version))
+                .map_err(|e| e.to_string())?,
         ),
         _ => None,
     };

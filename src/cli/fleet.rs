@@ -1,0 +1,64 @@
+//! `fleet-check`: the Cluster Mesh checks over the repository's application folders.
+
+use anyhow::Context;
+
+use cilium_cmp::fleet;
+
+use super::args::FleetCheckArgs;
+use super::io::write_stdout;
+
+/// Reads every folder of the repository, prints the report of the meshes asked for; exits 3
+/// when there are findings.
+pub fn fleet_check(a: &FleetCheckArgs) -> anyhow::Result<()> {
+    let root = a
+        .repo_root
+        .canonicalize()
+        .with_context(|| format!("cannot open the repository root {}", a.repo_root.display()))?;
+    if let Some(v) = &a.cilium_version {
+        cilium_cmp::versions::parse(v).context("--cilium-version")?;
+    }
+    let members = fleet::load_repo(&root, a.cilium_version.as_deref())?;
+    let mut report = fleet::report(&members);
+    if !a.folders.is_empty() {
+        let mut wanted = Vec::new();
+        for dir in &a.folders {
+            let real = dir
+                .canonicalize()
+                .with_context(|| format!("cannot open the application folder {}", dir.display()))?;
+            let i = members
+                .iter()
+                .position(|m| root.join(&m.folder).canonicalize().ok().as_ref() == Some(&real))
+                .with_context(|| {
+                    format!(
+                        "{} is not an application folder (holding cilium-cmp.yaml) under the repository root {}",
+                        dir.display(),
+                        root.display()
+                    )
+                })?;
+            wanted.push(members[i].folder.clone());
+        }
+        report.meshes.retain(|m| {
+            m.members
+                .iter()
+                .any(|&i| wanted.contains(&members[i].folder))
+        });
+        report.findings.retain(|f| {
+            f.places.iter().any(|p| {
+                report
+                    .meshes
+                    .iter()
+                    .any(|m| m.members.iter().any(|&i| members[i].folder == p.folder))
+                    || wanted.contains(&p.folder)
+            })
+        });
+    }
+    let out = match a.output.as_str() {
+        "json" => fleet::report::json(&members, &report),
+        _ => fleet::report::text(&members, &report),
+    };
+    write_stdout(&out)?;
+    if !report.findings.is_empty() {
+        std::process::exit(3);
+    }
+    Ok(())
+}

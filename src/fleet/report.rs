@@ -1,0 +1,119 @@
+//! The fleet report for people (text) and scripts (JSON, versioned).
+
+use serde_json::{json, Value};
+
+use super::mesh::Facts;
+use super::{FleetMember, FleetReport, Place};
+
+/// The JSON report's version: fields are only added within one version.
+pub const JSON_VERSION: u32 = 1;
+
+fn cluster_line(m: &FleetMember) -> (String, String) {
+    let f = Facts::of(m);
+    (f.name, f.id_text)
+}
+
+/// The report as text: each mesh and its clusters, then each finding with its places.
+pub fn text(members: &[FleetMember], r: &FleetReport) -> String {
+    let mut out = String::new();
+    let meshed: usize = r.meshes.iter().map(|m| m.members.len()).sum();
+    out.push_str(&format!(
+        "{} application folder{} read; {} mesh{} of {meshed} cluster{}\n",
+        r.folders,
+        plural(r.folders),
+        r.meshes.len(),
+        if r.meshes.len() == 1 { "" } else { "es" },
+        plural(meshed)
+    ));
+    for (n, mesh) in r.meshes.iter().enumerate() {
+        out.push_str(&format!("mesh {}:\n", n + 1));
+        for &i in &mesh.members {
+            let (name, id) = cluster_line(&members[i]);
+            out.push_str(&format!(
+                "  {name} (cluster.id {id})  {}\n",
+                members[i].folder
+            ));
+        }
+        for e in &mesh.external {
+            out.push_str(&format!("  {e} (outside the repository)\n"));
+        }
+    }
+    if r.findings.is_empty() {
+        out.push_str("no findings\n");
+        return out;
+    }
+    out.push_str(&format!(
+        "{} finding{}:\n",
+        r.findings.len(),
+        plural(r.findings.len())
+    ));
+    for f in &r.findings {
+        out.push_str(&format!("\n{}: {}\n", f.check.name(), f.message));
+        for p in &f.places {
+            out.push_str(&format!(
+                "  {}: {} = {} (folder {})\n",
+                p.location(),
+                p.path,
+                p.value,
+                p.folder
+            ));
+        }
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn place_json(p: &Place) -> Value {
+    json!({
+        "folder": p.folder,
+        "file": p.file,
+        "line": p.line,
+        "path": p.path,
+        "value": p.value,
+    })
+}
+
+/// The report as JSON (one document, newline-terminated).
+pub fn json(members: &[FleetMember], r: &FleetReport) -> String {
+    let meshes: Vec<Value> = r
+        .meshes
+        .iter()
+        .map(|mesh| {
+            json!({
+                "clusters": mesh.members.iter().map(|&i| {
+                    let (name, id) = cluster_line(&members[i]);
+                    json!({"folder": members[i].folder, "name": name, "id": id})
+                }).collect::<Vec<_>>(),
+                "external": mesh.external,
+            })
+        })
+        .collect();
+    let findings: Vec<Value> = r
+        .findings
+        .iter()
+        .map(|f| {
+            json!({
+                "check": f.check.name(),
+                "message": f.message,
+                "places": f.places.iter().map(place_json).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let doc = json!({
+        "version": JSON_VERSION,
+        "folders": r.folders,
+        "meshes": meshes,
+        "findings": findings,
+    });
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&doc).unwrap_or_default()
+    )
+}
