@@ -475,7 +475,7 @@ fn the_repository_form_finds_added_removed_and_unchanged_folders() {
         .map(|f| {
             format!(
                 "{} {}",
-                f["folder"].as_str().unwrap(),
+                f["folder"].as_str().unwrap_or("-"),
                 f["state"].as_str().unwrap()
             )
         })
@@ -485,7 +485,8 @@ fn the_repository_form_finds_added_removed_and_unchanged_folders() {
         [
             "cilium inputs-unchanged",
             "gone inputs-unchanged",
-            "other inputs-unchanged"
+            "other inputs-unchanged",
+            "- fleet-checks"
         ]
     );
     // The shared values file changes (both folders use it), one folder goes, one comes.
@@ -511,7 +512,7 @@ fn the_repository_form_finds_added_removed_and_unchanged_folders() {
         .map(|f| {
             format!(
                 "{} {}",
-                f["folder"].as_str().unwrap(),
+                f["folder"].as_str().unwrap_or("-"),
                 f["state"].as_str().unwrap()
             )
         })
@@ -522,7 +523,8 @@ fn the_repository_form_finds_added_removed_and_unchanged_folders() {
             "cilium changed",
             "gone removed",
             "new added",
-            "other changed"
+            "other changed",
+            "- fleet-checks"
         ]
     );
     let gone = &doc["folders"][1];
@@ -612,6 +614,81 @@ fn lock_check_without_a_folder_checks_every_folder() {
     assert_eq!(code, 1);
     assert!(
         err.contains("only `lock --check` checks every folder"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_broken_mesh_is_refused_by_the_repository_diff_and_the_lock_check() {
+    let Some(dir) = charts("a_broken_mesh_is_refused") else {
+        return;
+    };
+    let s = Scratch::new("fleet-repo");
+    let fleet = root().join("examples/fleet");
+    for f in [
+        "common/values.yaml",
+        "clusters/eu-1/cilium-cmp.yaml",
+        "clusters/eu-1/values.yaml",
+        "clusters/eu-2/cilium-cmp.yaml",
+        "clusters/eu-2/values.yaml",
+        "clusters/us-1/cilium-cmp.yaml",
+        "clusters/us-1/values.yaml",
+    ] {
+        s.write(f, &std::fs::read_to_string(fleet.join(f)).unwrap());
+    }
+    git(&s.0, &["init", "-q"]);
+    git(&s.0, &["add", "-A"]);
+    git(
+        &s.0,
+        &[
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "fleet",
+        ],
+    );
+    let (code, out, err) = diff_in(&s.0, &["--base", "HEAD", "--output", "json"]);
+    assert_eq!(code, 0, "the example fleet is a good mesh: {err}{out}");
+    // eu-2 takes eu-1's cluster id.
+    let eu2 = s.0.join("clusters/eu-2/values.yaml");
+    let text = std::fs::read_to_string(&eu2)
+        .unwrap()
+        .replace("id: 2", "id: 1");
+    std::fs::write(&eu2, text).unwrap();
+    let (code, out, err) = diff_in(&s.0, &["--base", "HEAD", "--output", "json"]);
+    assert_eq!(code, 3, "{err}");
+    let doc = json_of(&out);
+    let fleet = doc["folders"].as_array().unwrap().last().unwrap();
+    let findings = serde_json::to_string(&fleet["findings"]).unwrap();
+    assert!(
+        findings.contains("duplicate-cluster-id")
+            && findings.contains("clusters/eu-2/values.yaml:"),
+        "{findings}"
+    );
+    let (code, md, _) = diff_in(&s.0, &["--base", "HEAD", "--output", "markdown"]);
+    assert_eq!(code, 3);
+    assert!(
+        md.contains("| Cluster Mesh (fleet checks) | **1 finding(s)** |"),
+        "{md}"
+    );
+    let (code, out, err) = run(bin()
+        .current_dir(&s.0)
+        .env("CILIUM_CMP_CHART_DIR", &dir)
+        .args([
+            "lock",
+            "--check",
+            "--namespace",
+            "kube-system",
+            "--kube-version",
+            "1.35.0",
+        ]));
+    assert_eq!(code, 1);
+    assert!(out.is_empty());
+    assert!(
+        err.contains("duplicate-cluster-id") && err.contains("1 Cluster Mesh finding(s)"),
         "{err}"
     );
 }

@@ -173,7 +173,10 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
     let new = repo::render_inputs(&new_inputs, &label(&a.values, &a.set), upgrade)
         .map_err(|e| anyhow::anyhow!("the new render ({to}): {e}"))?;
     let values = if upgrade {
-        Some(cilium_cmp::render::resolve_values(&new_inputs, new.version)?)
+        Some(cilium_cmp::render::resolve_values(
+            &new_inputs,
+            new.version,
+        )?)
     } else {
         None
     };
@@ -241,14 +244,24 @@ pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<()> {
     for (_, line) in &results {
         eprintln!("{line}");
     }
-    if failed > 0 {
+    // The Cluster Mesh of the folders is checked with the locks: a broken mesh does not merge.
+    let fleet = match repo::fleet_findings(&root) {
+        Outcome::Fleet(findings) => findings,
+        Outcome::Failed(e) => vec![e],
+        _ => Vec::new(),
+    };
+    for f in &fleet {
+        eprintln!("{f}");
+    }
+    if failed > 0 || !fleet.is_empty() {
         anyhow::bail!(
-            "{failed} of {} application folders fail the lock check",
-            results.len()
+            "{failed} of {} application folders fail the lock check; {} Cluster Mesh finding(s) (cilium-cmp fleet-check explains them)",
+            results.len(),
+            fleet.len()
         );
     }
     eprintln!(
-        "all {} application folders match their locks",
+        "all {} application folders match their locks; the Cluster Mesh checks found nothing",
         results.len()
     );
     Ok(())

@@ -140,6 +140,9 @@ pub enum Outcome {
     InputsUnchanged,
     /// A side could not be rendered (bad input: exit 1).
     Failed(String),
+    /// The Cluster Mesh checks of the whole repository (`fleet`) after the change: one line per
+    /// finding with the places involved. Findings make the change one with consequences.
+    Fleet(Vec<String>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,6 +174,7 @@ pub fn exit_code(sections: &[Section]) -> i32 {
         .iter()
         .filter_map(|s| match &s.outcome {
             Outcome::Compared { diff, .. } => Some(diff.status()),
+            Outcome::Fleet(findings) if !findings.is_empty() => Some(Status::Consequences),
             _ => None,
         })
         .max()

@@ -374,10 +374,50 @@ pub fn diff_repository(target: &Target, base: &Revision) -> Result<Vec<Section>,
     folders.extend(folders_in_work_tree(&base.top)?);
     folders.sort();
     folders.dedup();
-    Ok(crate::parallel::map(&folders, "diff", |folder| Section {
+    let mut sections = crate::parallel::map(&folders, "diff", |folder| Section {
         name: folder.clone(),
         outcome: diff_folder(target, base, folder, false).unwrap_or_else(Outcome::Failed),
-    }))
+    });
+    sections.push(Section {
+        name: FLEET_SECTION.into(),
+        outcome: fleet_findings(&base.top),
+    });
+    Ok(sections)
+}
+
+/// The name of the report's Cluster Mesh section.
+pub const FLEET_SECTION: &str = "Cluster Mesh (fleet checks)";
+
+/// The fleet checks over the work tree's folders (the state the change merges), one line per
+/// finding naming the folders, files and lines involved.
+pub fn fleet_findings(top: &Path) -> Outcome {
+    let members = match crate::fleet::load_repo(top, None) {
+        Ok(m) => m,
+        Err(e) => return Outcome::Failed(format!("the fleet checks cannot read the folders: {e}")),
+    };
+    let report = crate::fleet::report(&members);
+    Outcome::Fleet(
+        report
+            .findings
+            .iter()
+            .map(|f| {
+                let places: Vec<String> = f
+                    .places
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{}: {} = {} (folder {})",
+                            p.location(),
+                            p.path,
+                            p.value,
+                            p.folder
+                        )
+                    })
+                    .collect();
+                format!("{}: {} [{}]", f.check.name(), f.message, places.join("; "))
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

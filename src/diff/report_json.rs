@@ -24,6 +24,9 @@ fn section(s: &Section) -> Value {
     match &s.outcome {
         Outcome::InputsUnchanged => json!({"folder": s.name, "state": "inputs-unchanged"}),
         Outcome::Failed(e) => json!({"folder": s.name, "state": "failed", "error": e}),
+        Outcome::Fleet(findings) => {
+            json!({"fleet": s.name, "state": "fleet-checks", "findings": findings})
+        }
         Outcome::Compared { state, diff } => {
             let objects: Vec<Value> = diff
                 .objects

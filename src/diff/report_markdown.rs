@@ -31,6 +31,16 @@ pub fn render(sections: &[Section]) -> String {
             Outcome::Failed(_) => {
                 let _ = writeln!(s, "| {name} | **cannot be compared** | | | | | | | |");
             }
+            Outcome::Fleet(findings) if findings.is_empty() => {
+                let _ = writeln!(s, "| {name} | no findings | | | | | | | |");
+            }
+            Outcome::Fleet(findings) => {
+                let _ = writeln!(
+                    s,
+                    "| {name} | **{} finding(s)** | | | | | | | |",
+                    findings.len()
+                );
+            }
             Outcome::Compared { state, diff } => {
                 let restarts =
                     diff.of_kind(Kind::Rolls).count() + diff.of_kind(Kind::RunsAgain).count();
@@ -54,6 +64,14 @@ pub fn render(sections: &[Section]) -> String {
         let name = md(&section.name);
         match &section.outcome {
             Outcome::InputsUnchanged => {}
+            Outcome::Fleet(findings) => {
+                if !findings.is_empty() {
+                    let _ = writeln!(s, "\n#### {name}\n");
+                    for f in findings {
+                        let _ = writeln!(s, "- {}", md(f));
+                    }
+                }
+            }
             Outcome::Failed(e) => {
                 let _ = writeln!(
                     s,

@@ -37,6 +37,12 @@ pub fn render(sections: &[Section]) -> String {
             Outcome::Failed(e) => {
                 let _ = writeln!(s, "== {}: cannot be compared\n  {e}", section.name);
             }
+            Outcome::Fleet(findings) => {
+                let _ = writeln!(s, "== {}: {} finding(s)", section.name, findings.len());
+                for f in findings {
+                    let _ = writeln!(s, "  {f}");
+                }
+            }
             Outcome::Compared { state, diff } => {
                 let _ = writeln!(
                     s,
