@@ -40,8 +40,8 @@ for i in $(seq 1 "$n"); do
   printf 'cluster:\n  name: c%d\n  id: %d\n' "$i" $(( (i % 255) + 1 )) > "$d/values.yaml"
 done
 flags=(--namespace kube-system --kube-version 1.35.0)
-t() { local s e; s=$(date +%s.%N); "$@" > /dev/null 2>&1 || true; e=$(date +%s.%N); printf '%8.2f s  %s\n' "$(echo "$e - $s" | bc)" "${*:2:5}"; }
-echo "fleet of $n folders, $(nproc) cores"
+t() { /usr/bin/time -f "%e s wall, %U s user + %S s sys, %M KB peak RSS  ${*:2:5}" "$@" > /dev/null 2> "$work/time.txt" || true; tail -1 "$work/time.txt"; }
+echo "fleet of $n folders, $(nproc) cores, load average $(cut -d" " -f1-3 /proc/loadavg)"
 s=$(date +%s.%N)
 for i in $(seq 1 "$n"); do "$bin" lock "clusters/c$i/cilium" "${flags[@]}" 2>/dev/null; done
 printf '%8.2f s  lock, each folder in its own process (setup)\n' "$(echo "$(date +%s.%N) - $s" | bc)"
@@ -53,5 +53,3 @@ t "$bin" diff --base HEAD --output markdown
 git checkout -q -- .
 printf 'debug:\n  enabled: true\n' >> common/values.yaml
 t "$bin" diff --base HEAD --output markdown
-/usr/bin/time -f '%M KB peak RSS, diff of every folder' "$bin" diff --base HEAD --output json > /dev/null 2> rss.txt || true
-tail -1 rss.txt
