@@ -125,6 +125,16 @@ impl Source<'_> {
                     if !path.is_file() {
                         return Ok(None);
                     }
+                    // A link that leaves the repository is not read (the plan refuses it with
+                    // the plugin's message); it only counts as a changed input.
+                    let inside = path
+                        .canonicalize()
+                        .ok()
+                        .zip(top.canonicalize().ok())
+                        .is_some_and(|(real, top)| real.starts_with(top));
+                    if !inside {
+                        return Ok(Some(format!("\0outside the repository: {p}")));
+                    }
                     crate::limits::read_text(&path, p)
                         .map(Some)
                         .map_err(|e| e.to_string())
