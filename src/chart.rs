@@ -150,6 +150,11 @@ impl ChartFiles {
         Ok(String::from_utf8_lossy(data).into_owned())
     }
 
+    /// A bundled file's bytes; None when there is no such file.
+    pub fn bytes(&self, file: &str) -> Option<&[u8]> {
+        self.files.get(file).map(Vec::as_slice)
+    }
+
     /// Paths of the bundled files below `folder`, sorted (as Helm's `.Files.Glob` returns them).
     pub fn list(&self, folder: &str) -> Vec<&str> {
         self.files

@@ -1,6 +1,8 @@
 //! `cilium-cmp chart fetch`: downloads the official chart archive of a supported release, checks
 //! it against the sha256 pinned in this binary (`chart_pins`) and stores it where the other
-//! commands look (`chart_store`).
+//! commands look (`chart_store`). A release this binary does not list has no pin: it is fetched
+//! only when the user gives its digest (`--sha256`), which Cilium's repository index lists as
+//! the entry's `digest` (Helm's index format: the sha256 of the archive).
 //!
 //! The archive's address is `<repository>/cilium-VERSION.tgz`. Cilium's repository index
 //! (`index.yaml` at the same address) lists exactly that relative name for every release, but it
@@ -23,11 +25,15 @@ pub const DEFAULT_REPO: &str = "https://helm.cilium.io/";
 pub enum FetchError {
     #[error("{0}; `cilium-cmp chart fetch` downloads the archives of the releases this cilium-cmp supports")]
     Version(String),
+    #[error("Cilium {version} is not a release this cilium-cmp lists, so no sha256 is pinned for it: pass its archive's digest with --sha256 (Cilium's Helm repository index, {DEFAULT_REPO}index.yaml, lists it as the `digest` of its cilium {version} entry); nothing was downloaded")]
+    NeedsDigest { version: String },
+    #[error("--sha256 {given}: {message}")]
+    Digest { given: String, message: String },
     #[error("--repo {url}: {message}")]
     Repo { url: String, message: String },
     #[error("cannot download {url}: {message}")]
     Download { url: String, message: String },
-    #[error("{url} is not the official archive of Cilium {version}: its sha256 is {got}, the pinned one is {expected}; nothing was written")]
+    #[error("{url} is not the official archive of Cilium {version}: its sha256 is {got}, the expected one is {expected}; nothing was written")]
     Mismatch {
         url: String,
         version: String,
@@ -52,14 +58,16 @@ pub enum Fetched {
 }
 
 /// Fetches `cilium-VERSION.tgz` from `repo` into `dir` (default: `chart_store::default_dir`).
-pub fn fetch(version: &str, repo: &str, dir: Option<&Path>) -> Result<Fetched, FetchError> {
-    let version = crate::versions::parse(version)
-        .map_err(|e| FetchError::Version(e.to_string()))?
-        .to_string();
-    let expected = chart_pins::sha256_of(&version).ok_or_else(|| FetchError::Download {
-        url: repo.to_string(),
-        message: format!("Cilium {version} has no pinned sha256 in this build (a bug: every supported release has one)"),
-    })?;
+/// `sha256` is the digest the user vouches for: required for a release without a pin, and for a
+/// pinned one it must be the pin.
+pub fn fetch(
+    version: &str,
+    repo: &str,
+    dir: Option<&Path>,
+    sha256: Option<&str>,
+) -> Result<Fetched, FetchError> {
+    let (version, expected) = expected_digest(version, sha256)?;
+    let expected = expected.as_str();
     let source = Source::parse(repo)?;
     let dir = match dir {
         Some(d) => d.to_path_buf(),
@@ -88,6 +96,49 @@ pub fn fetch(version: &str, repo: &str, dir: Option<&Path>) -> Result<Fetched, F
         message: crate::argocd::folder::io_reason(&e),
     })?;
     Ok(Fetched::Downloaded(path))
+}
+
+/// The release's name and the sha256 its archive must have: the pin, or for a release without
+/// one, the digest the user gave.
+fn expected_digest(version: &str, given: Option<&str>) -> Result<(String, String), FetchError> {
+    let given = match given {
+        Some(g) => {
+            let hex = g.trim().to_ascii_lowercase();
+            if !(hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit())) {
+                return Err(FetchError::Digest {
+                    given: limits::quoted(g),
+                    message: "not a sha256 (64 hexadecimal digits)".into(),
+                });
+            }
+            Some(hex)
+        }
+        None => None,
+    };
+    match crate::versions::parse(version) {
+        Ok(v) => {
+            let v = v.to_string();
+            let pin = chart_pins::sha256_of(&v).ok_or_else(|| FetchError::Version(format!(
+                "Cilium {v} has no pinned sha256 in this build (a bug: every supported release has one)"
+            )))?;
+            match given {
+                Some(g) if g != pin => Err(FetchError::Digest {
+                    given: g,
+                    message: format!(
+                        "Cilium {v} is pinned in this binary to sha256 {pin}; leave --sha256 out"
+                    ),
+                }),
+                _ => Ok((v, pin.to_string())),
+            }
+        }
+        Err(e) if !crate::versions::is_newer_than_listed(version) => {
+            Err(FetchError::Version(e.to_string()))
+        }
+        Err(e) => match (crate::versions::release_number(version), given) {
+            (Some(v), Some(g)) => Ok((v, g)),
+            (Some(v), None) => Err(FetchError::NeedsDigest { version: v }),
+            (None, _) => Err(FetchError::Version(e.to_string())),
+        },
+    }
 }
 
 /// A checked repository address.
@@ -189,6 +240,41 @@ fn describe(e: ureq::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn digests_a_release_is_fetched_with() {
+        let pin = "c5f013912360d1a334f44ef25f36da59ba3414cdb48f466ee12d0c4fdff27883";
+        assert_eq!(expected_digest("1.20.0", None).unwrap().1, pin);
+        assert_eq!(
+            expected_digest("v1.20.0", Some(&pin.to_uppercase()))
+                .unwrap()
+                .1,
+            pin
+        );
+        let other = "a".repeat(64);
+        let err = expected_digest("1.20.0", Some(&other))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("pinned in this binary"), "{err}");
+        assert_eq!(
+            expected_digest("1.20.1", Some(&other)).unwrap(),
+            ("1.20.1".to_string(), other.clone())
+        );
+        let err = expected_digest("1.20.1", None).unwrap_err().to_string();
+        assert!(
+            err.contains("--sha256") && err.contains("index.yaml"),
+            "{err}"
+        );
+        let err = expected_digest("1.20.1", Some("abc"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("64 hexadecimal"), "{err}");
+        assert!(expected_digest("../x", Some(&other)).is_err());
+        let err = expected_digest("1.17.0", Some(&other))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is not supported"), "{err}");
+    }
 
     #[test]
     fn repository_addresses() {

@@ -80,8 +80,11 @@ pub fn read_stored(path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
     Ok(Some(bytes))
 }
 
-/// The stored archive of `version` in `dir`, checked against its pin before use, so a render
-/// that finds it by default is the same on every machine; None when it is not there.
+/// The stored archive of `version` in `dir`; None when it is not there. A supported release's
+/// is checked against its pin before use, so a render that finds it by default is the same on
+/// every machine. A release this binary does not list has no pin: its archive is used because
+/// the user placed it there (or fetched it naming its digest, `chart fetch --sha256`), and a
+/// render reads it only as the twin of a listed release (`twin.rs`).
 pub fn open_stored(dir: &Path, version: &str) -> Result<Option<ChartFiles>, StoreError> {
     let path = dir.join(archive_name(version));
     let Some(bytes) = read_stored(&path)? else {
@@ -91,13 +94,13 @@ pub fn open_stored(dir: &Path, version: &str) -> Result<Option<ChartFiles>, Stor
         path: path.display().to_string(),
         message,
     };
-    let pinned = chart_pins::sha256_of(version)
-        .ok_or_else(|| fail(format!("Cilium {version} has no pinned archive")))?;
-    let got = sha256_hex(&bytes);
-    if got != pinned {
-        return Err(fail(format!(
-            "is not the official archive of Cilium {version} (sha256 {got}, pinned {pinned}); delete it and run `cilium-cmp chart fetch {version}`"
-        )));
+    if let Some(pinned) = chart_pins::sha256_of(version) {
+        let got = sha256_hex(&bytes);
+        if got != pinned {
+            return Err(fail(format!(
+                "is not the official archive of Cilium {version} (sha256 {got}, pinned {pinned}); delete it and run `cilium-cmp chart fetch {version}`"
+            )));
+        }
     }
     ChartFiles::from_tgz_bytes(&path.display().to_string(), &bytes)
         .map(Some)

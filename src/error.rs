@@ -44,6 +44,11 @@ pub enum RenderError {
     Stamp(#[from] StampError),
     #[error(transparent)]
     Version(#[from] UnknownVersion),
+    /// An archive of a release this binary does not list, whose templates are not those of a
+    /// listed one (`twin.rs`).
+    /// (Boxed: the lists of files would make every render's error type larger.)
+    #[error(transparent)]
+    Twin(#[from] Box<crate::twin::TwinError>),
     #[error("these values render no objects at all; refusing to print an empty stream (it would make Argo CD prune everything); check `agent` and `preflight.enabled`")]
     Empty,
     #[error("--kube-version {0:?} is not a Kubernetes version such as 1.35.0")]

@@ -8,29 +8,98 @@ use std::path::Path;
 
 use crate::chart::ChartFiles;
 
-/// Writes `DATA_DIR/VERSION/{values.json, values.schema.json, template-keys.json}` and returns
-/// the version imported.
-pub fn import(archive: &Path, data_dir: &Path) -> anyhow::Result<String> {
-    let chart = ChartFiles::open(archive)?;
+/// A release's facts as `import-chart` writes them, one text per file of `data/VERSION/`. The
+/// twin path (`twin.rs`) builds the same texts in memory from an archive the binary does not
+/// list, so a release read at run time is read exactly as a compiled-in one.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    /// The chart's version, from Chart.yaml.
+    pub version: String,
+    /// `values.json`: the chart's defaults.
+    pub values: String,
+    /// `values.schema.json`: the values schema, compact.
+    pub schema: String,
+    /// `template-keys.json`: the value paths the templates read.
+    pub keys: String,
+    /// `chart-files.json`: the sha256 of every file under `templates/` and `files/`.
+    pub files: String,
+}
+
+/// The files of `data/VERSION/` and the fact each holds.
+pub const DATA_FILES: [&str; 4] = [
+    "values.json",
+    "values.schema.json",
+    "template-keys.json",
+    "chart-files.json",
+];
+
+impl Facts {
+    /// The text of one of `DATA_FILES`.
+    pub fn text(&self, file: &str) -> Option<&str> {
+        match file {
+            "values.json" => Some(&self.values),
+            "values.schema.json" => Some(&self.schema),
+            "template-keys.json" => Some(&self.keys),
+            "chart-files.json" => Some(&self.files),
+            _ => None,
+        }
+    }
+}
+
+/// Reads a chart's facts (nothing is written).
+pub fn facts(chart: &ChartFiles) -> anyhow::Result<Facts> {
     let version = chart.version()?;
     let text = chart.text("values.yaml")?;
     let doc = crate::yaml::parse_values(&text)
         .map_err(|e| anyhow::anyhow!("values.yaml of {}: {e}", chart.path()))?;
-    let dir = data_dir.join(&version);
-    std::fs::create_dir_all(&dir)?;
-    let mut json = serde_json::to_string_pretty(&doc.value)?;
-    json.push('\n');
-    std::fs::write(dir.join("values.json"), json)?;
+    let mut values = serde_json::to_string_pretty(&doc.value)?;
+    values.push('\n');
     // The values schema: types and enumerations Helm checks values against before rendering.
-    let schema: serde_json::Value = serde_json::from_str(&chart.text("values.schema.json")?)?;
-    let mut compact = serde_json::to_string(&schema)?;
-    compact.push('\n');
-    std::fs::write(dir.join("values.schema.json"), compact)?;
+    let schema: serde_json::Value = serde_json::from_str(&chart.text("values.schema.json")?)
+        .map_err(|e| anyhow::anyhow!("values.schema.json of {}: {e}", chart.path()))?;
+    let mut schema = serde_json::to_string(&schema)?;
+    schema.push('\n');
     // The paths the templates read: some values work without being listed in values.yaml.
-    let mut keys = serde_json::to_string_pretty(&template_keys(&chart))?;
+    let mut keys = serde_json::to_string_pretty(&template_keys(chart))?;
     keys.push('\n');
-    std::fs::write(dir.join("template-keys.json"), keys)?;
-    Ok(version)
+    let mut files = serde_json::to_string_pretty(&chart_file_digests(chart))?;
+    files.push('\n');
+    Ok(Facts {
+        version,
+        values,
+        schema,
+        keys,
+        files,
+    })
+}
+
+/// The sha256 (lowercase hex) of every file under `templates/` and `files/`, by path: what
+/// decides the objects a release renders besides its values. Two releases with equal digests
+/// render the same objects from the same values (`twin.rs`).
+pub fn chart_file_digests(chart: &ChartFiles) -> BTreeMap<String, String> {
+    chart
+        .list("templates/")
+        .into_iter()
+        .chain(chart.list("files/"))
+        .filter_map(|f| {
+            Some((
+                f.to_string(),
+                crate::chart_store::sha256_hex(chart.bytes(f)?),
+            ))
+        })
+        .collect()
+}
+
+/// Writes `DATA_DIR/VERSION/` (the `DATA_FILES`) and returns the version imported.
+pub fn import(archive: &Path, data_dir: &Path) -> anyhow::Result<String> {
+    let chart = ChartFiles::open(archive)?;
+    let facts = facts(&chart)?;
+    let dir = data_dir.join(&facts.version);
+    std::fs::create_dir_all(&dir)?;
+    for file in DATA_FILES {
+        std::fs::write(dir.join(file), facts.text(file).unwrap_or_default())?;
+    }
+    Ok(facts.version)
 }
 
 /// Every value path the chart's templates read (`hubble.relay.enabled`), sorted. Found where a
@@ -177,7 +246,9 @@ fn dig_access(
     // The arguments before the map: quoted keys, the last of them possibly the default.
     let mut quoted = Vec::new();
     let mut last_was_quoted = false;
-    loop {
+    // `dig` takes a few keys; a bound on the arguments read keeps a hostile archive (one long
+    // line of `dig dig dig ...`) from costing time quadratic in its size.
+    for _ in 0..MAX_DIG_ARGUMENTS {
         while b.get(k) == Some(&b' ') {
             k += 1;
         }
@@ -211,7 +282,11 @@ fn dig_access(
             }
         }
     }
+    None
 }
+
+/// The most arguments of one `dig` call read when looking for its map.
+const MAX_DIG_ARGUMENTS: usize = 32;
 
 fn scan_template(text: &str, keys: &mut BTreeSet<String>) {
     let b = text.as_bytes();
@@ -269,6 +344,27 @@ mod tests {
         let mut keys = BTreeSet::new();
         scan_template(text, &mut keys);
         keys.into_iter().collect()
+    }
+
+    #[test]
+    fn any_text_scans_without_panicking_and_in_linear_time() {
+        // Pieces of template syntax in a fixed pseudo-random order (no dependency on a crate).
+        let pieces = [
+            "dig ", "\"a\" ", "index ", "get ", "hasKey ", ".Values", ".x", "$v := ", "$v", "$",
+            "(", ")", "}", "\n", "\"", " ", "$.Values", "é", "=",
+        ];
+        let mut state = 0x2545_f491_u64;
+        let mut text = String::new();
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            text.push_str(pieces[(state % pieces.len() as u64) as usize]);
+        }
+        scan(&text);
+        let started = std::time::Instant::now();
+        scan(&"dig ".repeat(200_000));
+        assert!(started.elapsed().as_secs() < 5);
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub mod setexpr;
 pub mod talos;
 pub mod tmpl;
 pub mod tmpl_eval;
+pub mod twin;
 pub mod values;
 pub mod versions;
 pub mod yaml;

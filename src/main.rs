@@ -163,17 +163,31 @@ fn run() -> anyhow::Result<()> {
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&schema)?))
         }
         Command::Chart {
-            command: ChartCommand::Fetch { version, dir, repo },
+            command:
+                ChartCommand::Fetch {
+                    version,
+                    dir,
+                    repo,
+                    sha256,
+                },
         } => {
-            let path = match chart_fetch::fetch(&version, &repo, dir.as_deref())? {
+            let which = if sha256.is_some() {
+                "the sha256 given"
+            } else {
+                "its pinned sha256"
+            };
+            let path = match chart_fetch::fetch(&version, &repo, dir.as_deref(), sha256.as_deref())?
+            {
                 Fetched::Downloaded(path) => {
                     tracing::info!(
-                        "downloaded Cilium {version}'s chart archive; it matches its pinned sha256"
+                        "downloaded Cilium {version}'s chart archive; it matches {which}"
                     );
                     path
                 }
                 Fetched::AlreadyStored(path) => {
-                    tracing::info!("Cilium {version}'s chart archive is already stored and matches its pinned sha256");
+                    tracing::info!(
+                        "Cilium {version}'s chart archive is already stored and matches {which}"
+                    );
                     path
                 }
             };

@@ -65,6 +65,9 @@ pub struct Plan {
     /// The chart changes this Cilium release has (`changes.rs`).
     pub changes: ChangeSet,
     /// The chart's name and version as its `helm.sh/chart` label prints them (`cilium-1.20.0`).
+    /// The only place a render shows the chart's version (the chart's `_helpers.tpl` prints
+    /// `.Chart.Name-.Chart.Version`; its NOTES.txt is not rendered), so a release read from its
+    /// archive (`twin.rs`) shows its own version here and its model's nowhere.
     pub chart_label: String,
     /// Where Hubble's certificates come from (`hubble.tls.auto`).
     pub hubble_certs: CertSource,
@@ -135,7 +138,9 @@ impl Plan {
             release_namespace: release_namespace.to_string(),
             kube,
             api_versions,
-            changes: ChangeSet::of(cilium),
+            // A release read from its archive has the changes of the release whose templates
+            // it has (`twin.rs`).
+            changes: ChangeSet::of(crate::versions::model(cilium)),
             chart_label: format!("cilium-{cilium}"),
             hubble_certs: CertSource::of(values, "hubble.tls"),
             clustermesh_certs: CertSource::of(values, "clustermesh.apiserver.tls"),

@@ -859,6 +859,27 @@ mod tests {
     }
 
     #[test]
+    fn list_items_are_found_on_their_own_lines() {
+        let one = Layer::from_yaml("one.yaml", "l:\n  - a\n  - b\n").unwrap();
+        let two = Layer::from_yaml("two.yaml", "m:\n  k: [x]\n").unwrap();
+        let v = Values::resolve(serde_json::json!({}), vec![one, two]);
+        assert_eq!(
+            v.origin_of_item("l", 1).unwrap().to_string(),
+            "one.yaml line 3"
+        );
+        assert_eq!(
+            v.origin_of_item("m.k", 0).unwrap().to_string(),
+            "two.yaml line 2"
+        );
+        // An index the file does not hold names the list.
+        assert_eq!(
+            v.origin_of_item("l", 5).unwrap().to_string(),
+            "one.yaml line 1"
+        );
+        assert!(v.origin_of_item("z", 0).is_none());
+    }
+
+    #[test]
     fn top_keys_as_the_built_tree_has_them() {
         let defaults = json!({"a": {"b": 1}, "d": "x", "n": null, "k": 1});
         let l1 = Layer::from_yaml("one.yaml", "d: null\nu: 1\nz: null\nk: 2\n").unwrap();

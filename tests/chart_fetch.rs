@@ -11,6 +11,8 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+#[path = "support/repack.rs"]
+mod repack;
 #[path = "support/scratch.rs"]
 mod scratch;
 use scratch::Scratch;
@@ -440,4 +442,75 @@ fn the_help_shows_an_example() {
     ] {
         assert!(out.contains(part), "{out} lacks {part}");
     }
+}
+
+/// Release day (`docs/release-day.md`): a release this binary does not list has no pin, so it is
+/// fetched only with the digest the user gives, and then rendered from the store as the twin of
+/// the listed release whose templates it has.
+#[test]
+fn an_unlisted_release_is_fetched_only_with_its_digest_and_then_renders() {
+    let Some(official) = shared::shared_file("charts/cilium-1.20.0.tgz", "chart_fetch unlisted")
+    else {
+        return;
+    };
+    let home = Scratch::new("fetch-unlisted");
+    let made = repack::repack(&official, "1.20.0", "1.20.99", &home.0.join("made"), None);
+    let bytes = std::fs::read(&made).unwrap();
+    let digest = cilium_cmp::chart_store::sha256_hex(&bytes);
+    let server = Server::start();
+    server.serve("cilium-1.20.99.tgz", Answer::Whole(bytes.clone()));
+    let fetch = |extra: &[&str]| {
+        let mut args = vec!["chart", "fetch", "1.20.99", "--repo", server.base.as_str()];
+        args.extend_from_slice(extra);
+        cilium_cmp(&home.0, &args)
+    };
+
+    // Without a digest: refused before any download, naming the flag and the index.
+    let o = fetch(&[]);
+    assert_refused(
+        &o,
+        &[
+            "not a release this cilium-cmp lists",
+            "--sha256",
+            "index.yaml",
+        ],
+    );
+    assert_eq!(server.requests(), 0);
+
+    // Another digest: downloaded, refused, nothing written.
+    let other = "0".repeat(64);
+    let o = fetch(&["--sha256", &other]);
+    assert_refused(
+        &o,
+        &["is not the official archive of Cilium 1.20.99", &other],
+    );
+    assert!(!store_of(&home.0).join("cilium-1.20.99.tgz").exists());
+
+    // Its digest: stored, and found by `render` without a flag.
+    let o = fetch(&["--sha256", &digest]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stored = store_of(&home.0).join("cilium-1.20.99.tgz");
+    assert!(std::fs::read(&stored).unwrap() == bytes);
+    let values = home.write("values.yaml", VALUES_NEEDING_THE_ARCHIVE);
+    let found = cilium_cmp(
+        &home.0,
+        &[
+            "render",
+            "--cilium-version",
+            "1.20.99",
+            "-f",
+            values.to_str().unwrap(),
+        ],
+    );
+    assert!(found.status.success(), "{}", stderr(&found));
+    assert!(
+        stderr(&found).contains("those of Cilium 1.20.0"),
+        "{}",
+        stderr(&found)
+    );
+    assert!(String::from_utf8_lossy(&found.stdout).contains("cilium:v1.20.99@"));
+
+    // A listed release takes no other digest than its pin.
+    let o = cilium_cmp(&home.0, &["chart", "fetch", "1.20.0", "--sha256", &other]);
+    assert_refused(&o, &["pinned in this binary"]);
 }

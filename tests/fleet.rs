@@ -167,6 +167,9 @@ fn the_example_fleet_is_one_mesh_without_findings() {
             ("clusters/us-1", "us-1", "3")
         ]
     );
+    for c in meshes[0]["clusters"].as_array().unwrap() {
+        assert_eq!(c["ca"], "cert-manager ClusterIssuer/cilium-mesh-ca");
+    }
     // The whole repository holds the example fleet and other folders; they do not mesh.
     let r = run(root(), &["fleet-check"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
@@ -175,10 +178,12 @@ fn the_example_fleet_is_one_mesh_without_findings() {
 }
 
 #[test]
-fn the_example_fleet_renders() {
+fn the_example_fleet_renders_as_helm_does() {
     let Some(archive) = shared::shared_file("charts/cilium-1.20.0.tgz", "fleet") else {
         return;
     };
+    let s = Scratch::new("fleet-render");
+    let mut jobs = Vec::new();
     for c in CLUSTERS {
         let r = run(
             root(),
@@ -214,8 +219,67 @@ fn the_example_fleet_renders() {
             .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "cilium-config")
             .unwrap();
         assert_eq!(config["data"]["cluster-name"], c);
+        let candidate = s.write(&format!("{c}.yaml"), &r.stdout);
+        jobs.push(serde_json::json!({
+            "name": c,
+            "files": [
+                root().join("examples/fleet/common/values.yaml"),
+                root().join(format!("examples/fleet/clusters/{c}/values.yaml")),
+            ],
+            "candidate": candidate,
+            "out": s.0.join(format!("{c}.helm.yaml")),
+        }));
     }
+    // Each render is what Helm renders for the folder's values files.
+    let Some(parity) = shared::shared_file("tools/parity.py", "fleet") else {
+        return;
+    };
+    let python = python::python().unwrap_or_else(|e| panic!("{e}"));
+    let jobs_file = s.write("jobs.json", &serde_json::to_string(&jobs).unwrap());
+    let o = Command::new(python)
+        .args(["-c", HELM_PARITY])
+        .arg(parity.parent().unwrap())
+        .arg(&archive)
+        .arg(&jobs_file)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "identical 3");
 }
+
+/// Renders each job's values files (merged as Helm merges `-f` files) with real Helm and
+/// compares the candidate with parity.py.
+const HELM_PARITY: &str = r#"
+import json, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+from helm_python import _native
+from helm_ref import render, stream
+
+def merge(a, b):
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+failures = []
+jobs = json.load(open(sys.argv[3]))
+for job in jobs:
+    values = {}
+    for f in job["files"]:
+        values = merge(values, json.loads(_native.call_string("helm_values_from_yaml", open(f).read())) or {})
+    open(job["out"], "w").write(stream(render(sys.argv[2], values, "1.35.0", [], "cilium", "kube-system")))
+    r = subprocess.run([sys.executable, sys.argv[1] + "/parity.py", job["out"], job["candidate"]], capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append("%s: render differs from Helm's:\n%s" % (job["name"], r.stdout[-3000:]))
+if failures:
+    sys.exit("\n".join(failures))
+print("identical %d" % len(jobs))
+"#;
 
 #[test]
 fn duplicate_ids_and_names_are_found_with_their_lines() {
@@ -459,7 +523,10 @@ fn overlapping_pod_cidrs_are_found() {
     }
     let doc = report(&s);
     let overlaps = findings(&doc, "pod-cidr-overlap");
-    assert_eq!(overlaps.len(), 3, "{doc:#}");
+    // One finding for the three clusters, not one per pair.
+    assert_eq!(overlaps.len(), 1, "{doc:#}");
+    assert_eq!(overlaps[0].1.len(), 3, "{doc:#}");
+    assert!(overlaps[0].0.contains("3 clusters"), "{}", overlaps[0].0);
     assert_eq!(overlaps[0].1[0].1, "", "the chart's default has no file");
     // A mode whose pod CIDRs Kubernetes decides is not checked.
     let common = std::fs::read_to_string(s.0.join("common/values.yaml")).unwrap();
@@ -491,6 +558,38 @@ fn a_mesh_without_a_shared_ca_is_refused() {
             .iter()
             .map(|c| place(&format!("clusters/{c}"), "common/values.yaml", 30, path))
             .collect::<Vec<_>>()
+    );
+    // Certificates per peer (the chart's deprecated way) need no shared CA.
+    let per_peer = common.replace("method: certmanager", "method: cronJob").replace(
+        "        port: 2379\n",
+        "        port: 2379\n        tls:\n          cert: Q0VSVA==\n          key: S0VZ\n          caCert: Q0E=\n",
+    );
+    s.write("common/values.yaml", &per_peer);
+    let doc = report(&s);
+    assert_eq!(only_check(&doc), Vec::<String>::new(), "{doc:#}");
+    assert_eq!(
+        doc["meshes"][0]["clusters"][0]["ca"],
+        "certificates per peer in clustermesh.config.clusters"
+    );
+    // With an external kvstore the chart makes no apiserver certificates at all.
+    s.write(
+        "common/values.yaml",
+        &common.replace(
+            "  apiserver:\n",
+            "  apiserver:\n    kvstoremesh:\n      kvstoreMode: external\n",
+        ),
+    );
+    let doc = report(&s);
+    assert_eq!(only_check(&doc), ["no-shared-ca"], "{doc:#}");
+    let f = &findings(&doc, "no-shared-ca")[0];
+    assert_eq!(
+        f.1[0],
+        place(
+            "clusters/eu-1",
+            "common/values.yaml",
+            23,
+            "clustermesh.apiserver.kvstoremesh.kvstoreMode"
+        )
     );
     // The chart's own default (helm, rendered as cronJob) is the same: the default's place.
     let start = common.find("  apiserver:\n").unwrap();
@@ -587,6 +686,34 @@ fn folders_that_run_an_apiserver_without_peers_mesh_with_each_other() {
 }
 
 #[test]
+fn clusters_that_name_one_peer_outside_the_repository_share_its_mesh() {
+    // The hub sees both spokes, so they must differ in name and ID although neither names the
+    // other.
+    let s = Scratch::new("fleet-hub");
+    for name in ["spoke-a", "spoke-b"] {
+        s.write(
+            &format!("{name}/cilium-cmp.yaml"),
+            "ciliumVersion: \"1.20.0\"\nclusterMesh:\n  externalPeers: [hub]\n  sharedCA: preCreated\n",
+        );
+        s.write(
+            &format!("{name}/values.yaml"),
+            &format!("cluster:\n  name: {name}\n  id: 9\nipam:\n  mode: kubernetes\nclustermesh:\n  useAPIServer: true\n  config:\n    enabled: true\n    clusters:\n      hub:\n        address: hub.example.com\n"),
+        );
+    }
+    let doc = report(&s);
+    assert_eq!(doc["meshes"].as_array().unwrap().len(), 1, "{doc:#}");
+    assert_eq!(doc["meshes"][0]["external"], serde_json::json!(["hub"]));
+    assert_eq!(only_check(&doc), ["duplicate-cluster-id"], "{doc:#}");
+    // Alone with its outside peer, a cluster still needs the mesh's CA.
+    std::fs::remove_dir_all(s.0.join("spoke-b")).unwrap();
+    s.write(
+        "spoke-a/cilium-cmp.yaml",
+        "ciliumVersion: \"1.20.0\"\nclusterMesh:\n  externalPeers: [hub]\n",
+    );
+    assert_eq!(only_check(&report(&s)), ["no-shared-ca"]);
+}
+
+#[test]
 fn bad_input_is_refused_with_nothing_on_stdout() {
     let s = fleet();
     let cases: [(&str, &str, &str); 4] = [
@@ -644,6 +771,36 @@ fn bad_input_is_refused_with_nothing_on_stdout() {
         "{}",
         r.stderr
     );
+}
+
+#[test]
+fn the_search_stays_inside_the_repository() {
+    let outside = Scratch::new("fleet-outside");
+    outside.write("elsewhere/cilium-cmp.yaml", "ciliumVersion: \"1.20.0\"\n");
+    outside.write("elsewhere/values.yaml", "cluster:\n  name: elsewhere\n");
+    let s = fleet();
+    // A link to a folder outside is not entered: the fleet stays three folders.
+    std::os::unix::fs::symlink(outside.0.join("elsewhere"), s.0.join("clusters/linked")).unwrap();
+    let doc = report(&s);
+    assert_eq!(doc["folders"], 3, "{doc:#}");
+    // A settings file that links outside is refused, as the plugin refuses it.
+    std::fs::create_dir_all(s.0.join("clusters/sneaky")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.0.join("elsewhere/cilium-cmp.yaml"),
+        s.0.join("clusters/sneaky/cilium-cmp.yaml"),
+    )
+    .unwrap();
+    let r = run(&s.0, &["fleet-check"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stdout, "");
+    assert!(r.stderr.contains("outside the repository"), "{}", r.stderr);
+    std::fs::remove_file(s.0.join("clusters/sneaky/cilium-cmp.yaml")).unwrap();
+    // Folders nested deeper than the bound are refused, not walked forever.
+    let deep: String = (0..40).map(|i| format!("d{i}/")).collect();
+    std::fs::create_dir_all(s.0.join(&deep)).unwrap();
+    let r = run(&s.0, &["fleet-check"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("deeper than 32"), "{}", r.stderr);
 }
 
 /// The ApplicationSet's git directory generator, applied to the repository: each folder it

@@ -107,6 +107,23 @@ def check_application(where, app):
     if app.get("metadata", {}).get("finalizers"):
         fail(where, "a resources finalizer would delete the CNI with the Application")
 
+def check_application_set(where, appset):
+    # What the git directory generator makes of one folder ({{.path.path}}, {{.path.basename}}
+    # in goTemplate mode) must be a shipped-quality Application; and without
+    # preserveResourcesOnDeletion the controller puts a resources finalizer on each one.
+    import json
+    spec = appset.get("spec", {})
+    if not spec.get("syncPolicy", {}).get("preserveResourcesOnDeletion"):
+        fail(where, "spec.syncPolicy.preserveResourcesOnDeletion must be true, or the generated Applications carry a resources finalizer")
+    text = json.dumps(spec.get("template", {})).replace("{{.path.path}}", "clusters/example").replace("{{.path.basename}}", "example")
+    if "{{" in text:
+        fail(where, "template uses parameters other than .path.path and .path.basename")
+    template = json.loads(text)
+    app = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+           "metadata": dict(template.get("metadata", {}), namespace=appset.get("metadata", {}).get("namespace", "argocd")),
+           "spec": template.get("spec", {})}
+    check_application(where, app)
+
 def k8s(where, obj):
     try:
         kubernetes_validate.validate(obj, kube, strict=True)
@@ -199,6 +216,8 @@ for dirpath, dirnames, filenames in os.walk(root):
                 continue  # not a Kubernetes object; tests/plugin.rs checks it
             if kind == "Application" and doc["apiVersion"] == "argoproj.io/v1alpha1":
                 check_application(rel, doc)
+            elif kind == "ApplicationSet" and doc["apiVersion"] == "argoproj.io/v1alpha1":
+                check_application_set(rel, doc)
             elif kind == "Kustomization":
                 kustomization(rel, doc, dirpath)
             elif name.endswith("-patch.yaml"):

@@ -18,11 +18,19 @@
 //! refusal of what the cluster would refuse later (`admission.rs`), for the pairs listed in
 //! `REFUSED_AS_CLUSTER_WOULD` only.
 //!
+//! Release day is replayed here too (`src/twin.rs`). `twin/VERSION/NAME`: each supported patch
+//! release whose templates equal its predecessor's, rendered from its archive as if this binary
+//! did not list it, against Helm's reference of that release. `repacked/VERSION/NAME`: an archive
+//! made from the newest release of each minor as an unlisted one (`1.X.99`, new image tags, see
+//! `support/repack.rs`), against Helm's render of that very archive.
+//!
 //! Without `../shared` or without a working Python, the pairs that cannot be checked are reported
 //! on one line and ignored; with `CI=true` they fail instead.
 
 #[path = "support/python.rs"]
 mod python;
+#[path = "support/repack.rs"]
+mod repack;
 #[path = "support/scenario.rs"]
 mod scenario;
 
@@ -213,15 +221,32 @@ struct Scenario {
     needs_archive: bool,
 }
 
-/// One test: a supported release and a scenario.
+/// How a case's release is read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A supported release, with its compiled-in facts.
+    Listed,
+    /// A supported release read from its archive as if unlisted (`twin.rs`).
+    Twin,
+    /// An archive made as an unlisted release (`support/repack.rs`), read as a twin.
+    Repacked,
+}
+
+/// One test: a release and a scenario.
 struct Case {
     version: &'static str,
     scenario: Arc<Scenario>,
+    kind: Kind,
 }
 
 impl Case {
     fn name(&self) -> String {
-        format!("{}/{}", self.version, self.scenario.name)
+        let prefix = match self.kind {
+            Kind::Listed => "",
+            Kind::Twin => "twin/",
+            Kind::Repacked => "repacked/",
+        };
+        format!("{prefix}{}/{}", self.version, self.scenario.name)
     }
 }
 
@@ -238,6 +263,8 @@ struct Setup {
     cache: PathBuf,
     /// Each release's archive, read once for all its tests.
     opened: HashMap<&'static str, OnceLock<Result<ChartFiles, String>>>,
+    /// The archives made as unlisted releases, by version (`support/repack.rs`).
+    repacked: HashMap<&'static str, PathBuf>,
 }
 
 impl Setup {
@@ -253,6 +280,9 @@ impl Setup {
     }
 
     fn archive(&self, version: &str) -> Option<PathBuf> {
+        if let Some(p) = self.repacked.get(version) {
+            return Some(p.clone());
+        }
         let p = self.charts.join(format!("cilium-{version}.tgz"));
         p.is_file().then_some(p)
     }
@@ -267,7 +297,7 @@ impl Setup {
     /// The committed reference, for a shared scenario on a release that has committed renders.
     fn committed(&self, case: &Case) -> Option<Reference> {
         let dir = self.reference.join("rendered").join(case.version);
-        if !case.scenario.shared || !dir.is_dir() {
+        if !case.scenario.shared || !dir.is_dir() || case.kind == Kind::Repacked {
             return None;
         }
         let file = dir.join(format!("{}.yaml", case.scenario.name));
@@ -283,11 +313,19 @@ impl Setup {
     /// Where this case's Helm render is cached, without extension (`.yaml` or `.error` follows).
     fn cache_base(&self, case: &Case) -> PathBuf {
         let mut h = Sha256::new();
+        // An official archive is known by its name (pinned), a made one by its bytes.
+        let archive = match case.kind {
+            Kind::Repacked => self
+                .archive(case.version)
+                .map(|p| Sha256::digest(read_or_empty(&p)).to_vec())
+                .unwrap_or_default(),
+            _ => format!("cilium-{}.tgz", case.version).into_bytes(),
+        };
         for part in [
             HELM_TOOL.as_bytes(),
             &read_or_empty(&self.reference.join("../tools/helm_ref.py")),
             &read_or_empty(&root().join("tests/support/helm_render.py")),
-            format!("cilium-{}.tgz", case.version).as_bytes(),
+            &archive,
             case.scenario.text.as_bytes(),
         ] {
             h.update((part.len() as u64).to_le_bytes());
@@ -409,6 +447,11 @@ fn references_for(
     let mut to_render = Vec::new();
     for &case in cases {
         let archive = setup.archive(case.version);
+        if case.kind != Kind::Listed && archive.is_none() {
+            // Read from the archive or not at all.
+            unavailable.insert(case.name(), setup.no_archive());
+            continue;
+        }
         if case.scenario.needs_archive && archive.is_none() {
             if in_ci() {
                 unavailable.insert(case.name(), setup.no_archive());
@@ -452,6 +495,9 @@ fn check(setup: &Setup, case: &Case, reference: Option<Reference>) -> Result<(),
     let archive = setup.chart_files(case.version).transpose()?;
     let has_archive = archive.is_some();
     inputs.chart = archive;
+    if case.kind == Kind::Twin {
+        inputs.read_as_twin = true;
+    }
     let result = cilium_cmp::render(&inputs);
     if case.scenario.needs_archive && !has_archive {
         return match result {
@@ -520,22 +566,44 @@ fn main() -> ExitCode {
         let trial = Trial::test("parity", move || Err(why.into())).with_ignored_flag(!in_ci());
         return libtest_mimic::run(&args, vec![trial]).exit_code();
     }
+    let charts = std::env::var_os("CILIUM_CMP_CHART_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared/charts"));
+    // The unlisted releases, made once per run from the official archives at hand.
+    let made = Path::new(env!("CARGO_TARGET_TMPDIR")).join("release-day");
+    let repacked: HashMap<&'static str, PathBuf> = repack::FROM
+        .iter()
+        .filter_map(|(from, to)| {
+            let source = charts.join(format!("cilium-{from}.tgz"));
+            source
+                .is_file()
+                .then(|| (*to, repack::repack(&source, from, to, &made, None)))
+        })
+        .collect();
     let setup = Setup {
-        charts: std::env::var_os("CILIUM_CMP_CHART_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root().join("../shared/charts")),
+        charts,
         cache: Path::new(env!("CARGO_TARGET_TMPDIR")).join("helm-references"),
         reference,
         opened: cilium_cmp::versions::supported()
+            .chain(repack::FROM.iter().map(|(_, to)| *to))
             .map(|v| (v, OnceLock::new()))
             .collect(),
+        repacked,
     };
     let scenarios = all_scenarios(&setup.reference);
+    let twins: Vec<(&'static str, Kind)> = cilium_cmp::twin::replayable()
+        .into_iter()
+        .map(|(v, _)| (v, Kind::Twin))
+        .chain(repack::FROM.iter().map(|(_, to)| (*to, Kind::Repacked)))
+        .collect();
     let cases: Vec<Case> = cilium_cmp::versions::supported()
-        .flat_map(|version| {
+        .map(|v| (v, Kind::Listed))
+        .chain(twins)
+        .flat_map(|(version, kind)| {
             scenarios.iter().map(move |s| Case {
                 version,
                 scenario: s.clone(),
+                kind,
             })
         })
         .collect();

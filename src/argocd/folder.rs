@@ -595,6 +595,40 @@ mod tests {
     }
 
     #[test]
+    fn cluster_mesh_settings_are_read_with_their_lines() {
+        let text = "ciliumVersion: \"1.20.0\"\nclusterMesh:\n  externalPeers:\n    - legacy-dc\n    - lab\n  sharedCA: preCreated\n";
+        let s = parse_settings(text, "cilium-cmp.yaml").unwrap();
+        assert_eq!(
+            s.cluster_mesh.external_peers,
+            [
+                ("legacy-dc".to_string(), Some(4)),
+                ("lab".to_string(), Some(5))
+            ]
+        );
+        assert_eq!(s.cluster_mesh.shared_ca_pre_created, Some(Some(6)));
+        let none = parse_settings("ciliumVersion: \"1.20.0\"\n", "cilium-cmp.yaml").unwrap();
+        assert_eq!(none.cluster_mesh, MeshSettings::default());
+        for (bad, why) in [
+            ("clusterMesh: yes\n", "clusterMesh must be a mapping"),
+            (
+                "clusterMesh:\n  peers: []\n",
+                "unknown key clusterMesh.\"peers\"",
+            ),
+            ("clusterMesh:\n  sharedCA: certgen\n", "must be preCreated"),
+            (
+                "clusterMesh:\n  externalPeers: [\"\"]\n",
+                "must be a cluster name",
+            ),
+        ] {
+            let e = parse_settings(bad, "cilium-cmp.yaml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+            assert!(e.starts_with("cilium-cmp.yaml:"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn content_hashes_are_checked() {
         let h = format!("sha256:{}", "a".repeat(64));
         assert!(is_content_hash(&h));

@@ -223,11 +223,36 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
             )))
         }
     };
-    let cilium = crate::versions::parse(&version)
-        .map_err(|e| {
-            GenerateError::Version(format!("{e} (the version comes from {version_source})"))
-        })?
-        .to_string();
+    let chart_dir = PathBuf::from(var(env, CHART_DIR_VAR).unwrap_or(DEFAULT_CHART_DIR));
+    let cilium = match crate::versions::parse(&version) {
+        Ok(v) => v.to_string(),
+        // A release this binary does not list renders from its archive in the chart folder, when
+        // its templates are those of a listed release (`twin.rs`); the name is checked to be a
+        // release number before it names a file.
+        Err(e) => match crate::versions::release_number(&version)
+            .filter(|_| crate::versions::is_newer_than_listed(&version))
+        {
+            Some(v)
+                if chart_dir
+                    .join(crate::chart_store::archive_name(&v))
+                    .is_file() =>
+            {
+                v
+            }
+            number => {
+                let looked = number.map_or(String::new(), |v| {
+                    format!(
+                        "; the plugin found no {} in {} ({CHART_DIR_VAR})",
+                        crate::chart_store::archive_name(&v),
+                        chart_dir.display()
+                    )
+                });
+                return Err(GenerateError::Version(format!(
+                    "{e} (the version comes from {version_source}){looked}"
+                )));
+            }
+        },
+    };
 
     let mut inputs = Inputs::new(&cilium);
     inputs.namespace = namespace.to_string();
@@ -279,8 +304,7 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
         .cloned()
         .collect();
 
-    let chart_dir = PathBuf::from(var(env, CHART_DIR_VAR).unwrap_or(DEFAULT_CHART_DIR));
-    let archive = chart_dir.join(format!("cilium-{cilium}.tgz"));
+    let archive = chart_dir.join(crate::chart_store::archive_name(&cilium));
     // A missing archive is not an error here: values that need no bundled file render the same
     // without it, and those that do fail in the render with a message naming the value.
     if archive.is_file() {

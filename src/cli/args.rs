@@ -386,9 +386,10 @@ pub enum Command {
 pub enum ChartCommand {
     /// Download the official cilium-VERSION.tgz of a supported release, check it against the
     /// sha256 pinned in this binary, and store it where render, lock and talos-patch look for it;
-    /// prints the stored file's path
+    /// prints the stored file's path. A release this binary does not list is fetched only with
+    /// --sha256
     #[command(
-        after_help = "Examples:\n  cilium-cmp chart fetch 1.20.0\n  cilium-cmp chart fetch 1.20.0 --dir ./charts --repo https://charts.example/cilium/"
+        after_help = "Examples:\n  cilium-cmp chart fetch 1.20.0\n  cilium-cmp chart fetch 1.20.0 --dir ./charts --repo https://charts.example/cilium/\n  cilium-cmp chart fetch 1.20.1 --sha256 DIGEST   (DIGEST: the release's digest in https://helm.cilium.io/index.yaml)"
     )]
     Fetch {
         /// Cilium release (see `cilium-cmp versions`)
@@ -402,6 +403,10 @@ pub enum ChartCommand {
         /// machine only
         #[arg(long, default_value = cilium_cmp::chart_fetch::DEFAULT_REPO)]
         repo: String,
+        /// The archive's sha256 (64 hex digits), for a release this binary does not list (its
+        /// `digest` in the repository's index.yaml); a listed release's must equal its pin
+        #[arg(long)]
+        sha256: Option<String>,
     },
 }
 

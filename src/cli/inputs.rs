@@ -79,6 +79,37 @@ pub fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
             inputs.chart = Some(chart);
             Ok(cilium_cmp::render(&inputs)?)
         }
+        // A release this binary does not list: its archive in the chart folder, placed there by
+        // the user (or `chart fetch VERSION --sha256`), is read as the twin of a listed release.
+        Err(RenderError::Version(e))
+            if a.chart_archive.is_none()
+                && cilium_cmp::versions::is_newer_than_listed(&a.cilium_version) =>
+        {
+            let Some(version) = cilium_cmp::versions::release_number(&a.cilium_version) else {
+                return Err(e.into());
+            };
+            let dir = chart_store::default_dir();
+            let stored = match &dir {
+                Some(d) => chart_store::open_stored(d, &version)?,
+                None => None,
+            };
+            let Some(chart) = stored else {
+                let searched = dir.map_or(
+                    "no chart folder (neither CILIUM_CMP_CHART_DIR nor HOME is set)".to_string(),
+                    |d| {
+                        format!(
+                            "{} has no {}",
+                            d.display(),
+                            chart_store::archive_name(&version)
+                        )
+                    },
+                );
+                anyhow::bail!("{e} ({searched})");
+            };
+            inputs.chart = Some(chart);
+            inputs.cilium_version = version;
+            Ok(cilium_cmp::render(&inputs)?)
+        }
         other => Ok(other?),
     }
 }

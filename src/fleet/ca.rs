@@ -17,7 +17,9 @@
 //!   outside what the repository shows, that issuer backed by the same CA in every cluster).
 //! - `helm`: the chart generates a CA on every render; cilium-cmp renders the chart's default
 //!   `helm` as `cronJob` (see `plan::apply_deterministic_defaults`) and refuses an explicit one.
-//! - `auto.enabled: false`: the certificates are created outside the chart; declared as above.
+//! - `auto.enabled: false`, or `kvstoremesh.kvstoreMode: external` (the chart's certificate
+//!   templates need the internal kvstore): the certificates are created outside the chart;
+//!   declared as above.
 
 use std::collections::BTreeMap;
 
@@ -35,10 +37,18 @@ pub enum CaSetup {
     /// `clusterMesh.sharedCA: preCreated`: the folder says the mesh's CA reaches the cluster
     /// outside the chart.
     Declared(Place),
+    /// Every peer entry of `clustermesh.config.clusters` carries its own client certificate
+    /// (`tls.cert`, `tls.key`, and `tls.caCert`): connections need no shared CA (deprecated
+    /// by the chart in favour of one).
+    PerPeer(Place),
     /// `tls.ca.cert` and `tls.ca.key` from values; the key is the pair's sha256.
     ValuesCa { digest: String, place: Place },
-    /// cert-manager with this issuer reference (canonical JSON).
-    CertManager { issuer: String, place: Place },
+    /// cert-manager with this issuer reference (canonical JSON), shown as `KIND/NAME`.
+    CertManager {
+        issuer: String,
+        shown: String,
+        place: Place,
+    },
     /// No shared CA: why, and the value that decides it.
     Missing { reason: String, place: Place },
 }
@@ -54,6 +64,10 @@ impl CaSetup {
                 crate::argocd::folder::SHARED_CA_PRE_CREATED,
             ));
         }
+        if f.peers_bring_certificates {
+            let (_, place) = &f.peers[0];
+            return CaSetup::PerPeer(place.clone());
+        }
         let declare = "when it holds the mesh's one CA, say so with `clusterMesh: {sharedCA: preCreated}` in the folder's cilium-cmp.yaml";
         if !f.use_api_server {
             return CaSetup::Missing {
@@ -61,6 +75,16 @@ impl CaSetup {
                     "clustermesh.useAPIServer is off, so the chart makes no Cluster Mesh certificates for this cluster; they come from outside the chart: {declare}"
                 ),
                 place: Place::of_value(m, "clustermesh.useAPIServer", "false".into()),
+            };
+        }
+        // The chart makes the apiserver's certificates only with the kvstore inside it.
+        let kvstore_mode = "clustermesh.apiserver.kvstoremesh.kvstoreMode";
+        if v.text(kvstore_mode) == "external" {
+            return CaSetup::Missing {
+                reason: format!(
+                    "{kvstore_mode} is external, so the chart makes no clustermesh-apiserver certificates; they come from outside the chart: {declare}"
+                ),
+                place: Place::of_value(m, kvstore_mode, "external".into()),
             };
         }
         if !v.on("clustermesh.apiserver.tls.auto.enabled") {
@@ -93,6 +117,12 @@ impl CaSetup {
                 match issuer {
                     Value::Object(map) if !map.is_empty() => CaSetup::CertManager {
                         issuer: text,
+                        // cert-manager's default kind of an issuerRef is Issuer.
+                        shown: format!(
+                            "{}/{}",
+                            map.get("kind").and_then(Value::as_str).unwrap_or("Issuer"),
+                            map.get("name").and_then(Value::as_str).unwrap_or("")
+                        ),
                         place,
                     },
                     _ => CaSetup::Missing {
@@ -134,6 +164,19 @@ impl CaSetup {
     }
 }
 
+impl CaSetup {
+    /// A short label for reports: where the member's CA comes from.
+    pub fn label(&self) -> String {
+        match self {
+            CaSetup::Declared(_) => "cilium-ca created beforehand (declared)".into(),
+            CaSetup::PerPeer(_) => "certificates per peer in clustermesh.config.clusters".into(),
+            CaSetup::ValuesCa { place, .. } => format!("tls.ca in values ({})", place.value),
+            CaSetup::CertManager { shown, .. } => format!("cert-manager {shown}"),
+            CaSetup::Missing { .. } => "none shared".into(),
+        }
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -150,15 +193,19 @@ pub fn check(members: &[FleetMember], facts: &[Facts], m: &Mesh) -> Vec<FleetFin
     let mut missing: BTreeMap<String, (Vec<&str>, Vec<Place>)> = BTreeMap::new();
     for &i in &m.members {
         match CaSetup::of(&members[i], &facts[i]) {
-            CaSetup::Declared(_) => {}
+            CaSetup::Declared(_) | CaSetup::PerPeer(_) => {}
             CaSetup::ValuesCa { digest, place } => named
                 .entry(format!("values {digest}"))
                 .or_insert_with(|| (format!("the values' {}", place.value), Vec::new()))
                 .1
                 .push(place),
-            CaSetup::CertManager { issuer, place } => named
+            CaSetup::CertManager {
+                issuer,
+                shown,
+                place,
+            } => named
                 .entry(format!("cert-manager {issuer}"))
-                .or_insert_with(|| (format!("cert-manager issuer {issuer}"), Vec::new()))
+                .or_insert_with(|| (format!("cert-manager issuer {shown}"), Vec::new()))
                 .1
                 .push(place),
             CaSetup::Missing { reason, place } => {

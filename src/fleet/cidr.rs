@@ -36,6 +36,11 @@ impl Cidr {
         })
     }
 
+    /// The first and last address, each with its family (IPv4 sorts first), left-aligned.
+    pub fn range(&self) -> ((bool, u128), (bool, u128)) {
+        ((self.v6, self.bits), (self.v6, self.bits | !mask(self.len)))
+    }
+
     /// True when some address lies in both: the shorter prefix contains the longer one.
     pub fn overlaps(&self, other: &Cidr) -> bool {
         let len = self.len.min(other.len);

@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::argocd::{self, folder, FolderRequest, GenerateError, Overrides, Repo, SETTINGS_FILE};
+use crate::argocd::{
+    self, folder, FolderRequest, GenerateError, Generation, Overrides, Repo, SETTINGS_FILE,
+};
 use crate::error::RenderError;
 
 use super::FleetMember;
@@ -28,8 +30,8 @@ pub enum FleetError {
 }
 
 /// Every application folder (a folder holding `cilium-cmp.yaml`) under `root`, sorted. Folders
-/// whose name starts with a dot (`.git`) are skipped and symbolic links are not followed, so the
-/// search stays inside the checkout.
+/// whose name starts with a dot (`.git`) are skipped and links to folders are not followed, so
+/// the search stays inside the checkout.
 pub fn find_folders(root: &Path) -> Result<Vec<PathBuf>, FleetError> {
     let fail = |path: &Path, message: String| FleetError::Search {
         path: path.display().to_string(),
@@ -58,7 +60,9 @@ pub fn find_folders(root: &Path) -> Result<Vec<PathBuf>, FleetError> {
             let kind = entry
                 .file_type()
                 .map_err(|e| fail(&entry.path(), folder::io_reason(&e)))?;
-            if name == SETTINGS_FILE && kind.is_file() {
+            // A settings file that is a link counts, as for Argo CD's discovery; reading it
+            // later refuses a link that leaves the repository.
+            if name == SETTINGS_FILE && !kind.is_dir() {
                 found.push(dir.clone());
                 if found.len() > MAX_FOLDERS {
                     return Err(fail(
@@ -112,19 +116,23 @@ pub fn load_member(
     } else {
         env
     };
-    let generation = argocd::plan(&env, app_dir)?;
-    let cilium = crate::versions::parse(&generation.inputs.cilium_version).map_err(|e| {
-        FleetError::Values {
-            folder: repo.app_rel.clone(),
-            error: Box::new(e.into()),
-        }
-    })?;
-    let values = crate::render::resolve_values(&generation.inputs, cilium).map_err(|error| {
-        FleetError::Values {
-            folder: repo.app_rel.clone(),
-            error: Box::new(error),
-        }
-    })?;
+    member_of(&argocd::plan(&env, app_dir)?)
+}
+
+/// The member a planned folder makes (`argocd::plan`, in the working tree or in a folder holding
+/// another revision's files): its settings' `clusterMesh` and its values merged as the render
+/// merges them.
+pub fn member_of(generation: &Generation) -> Result<FleetMember, FleetError> {
+    let repo = &generation.repo;
+    let settings = folder::read_settings(repo)?;
+    let values_error = |error: RenderError| FleetError::Values {
+        folder: repo.app_rel.clone(),
+        error: Box::new(error),
+    };
+    // The release as the render reads it (a release newer than the listed ones comes from its
+    // chart archive).
+    let cilium = crate::render::release_of(&generation.inputs).map_err(values_error)?;
+    let values = crate::render::resolve_values(&generation.inputs, cilium).map_err(values_error)?;
     Ok(FleetMember {
         folder: repo.app_rel.clone(),
         settings_file: repo.shown(&repo.app_dir.join(SETTINGS_FILE)),

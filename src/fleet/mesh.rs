@@ -13,7 +13,8 @@
 //!   folder of the repository that runs a clustermesh-apiserver.
 //!
 //! A mesh is a connected group: a cluster's peers' peers share its mesh, and the checks hold
-//! across the whole group (a cluster that two others both reach must tell them apart).
+//! across the whole group (a cluster that two others both reach must tell them apart). A peer
+//! outside the repository links the clusters that name it in the same way.
 
 use std::collections::BTreeMap;
 
@@ -42,6 +43,10 @@ pub struct Facts {
     pub use_api_server: bool,
     /// Peers the values name (the cluster's own name left out), with where each is written.
     pub peers: Vec<(String, Place)>,
+    /// Whether every named peer's entry carries its own client certificate, key and the peer's CA
+    /// (`tls.cert`, `tls.key`, `tls.caCert`: the chart's deprecated per-peer certificates; without
+    /// `caCert` the chart points the connection at the cluster's own CA file).
+    pub peers_bring_certificates: bool,
 }
 
 impl Facts {
@@ -51,6 +56,15 @@ impl Facts {
         let id = v.get("cluster.id");
         let max = v.get("clustermesh.maxConnectedClusters");
         let mut peers = Vec::new();
+        let mut with_certificates = Vec::new();
+        let has_certificate = |entry: &Value| {
+            ["cert", "key", "caCert"].iter().all(|k| {
+                entry
+                    .get("tls")
+                    .and_then(|t| t.get(*k))
+                    .is_some_and(crate::tmpl::truthy)
+            })
+        };
         if v.on("clustermesh.config.enabled") {
             let path = "clustermesh.config.clusters";
             // The `enabled: false` switch and the map form arrived together in 1.19.0.
@@ -64,6 +78,7 @@ impl Facts {
                         let peer = scalar_text(item.get("name").unwrap_or(&Value::Null));
                         if on(item) && !peer.is_empty() {
                             let place = Place::of_item(m, path, i, peer.clone());
+                            with_certificates.push((peer.clone(), has_certificate(item)));
                             peers.push((peer, place));
                         }
                     }
@@ -72,6 +87,7 @@ impl Facts {
                     for (peer, entry) in map {
                         if on(entry) {
                             let place = Place::of_value(m, &format!("{path}.{peer}"), peer.clone());
+                            with_certificates.push((peer.clone(), has_certificate(entry)));
                             peers.push((peer.clone(), place));
                         }
                     }
@@ -80,7 +96,10 @@ impl Facts {
             }
         }
         peers.retain(|(p, _)| *p != name);
+        with_certificates.retain(|(p, _)| *p != name);
         Facts {
+            peers_bring_certificates: !with_certificates.is_empty()
+                && with_certificates.iter().all(|(_, c)| *c),
             name,
             id: integer(id),
             id_text: scalar_text(id),
@@ -130,18 +149,23 @@ pub fn meshes(members: &[FleetMember], facts: &[Facts]) -> (Vec<Mesh>, Vec<Fleet
     let mut parent: Vec<usize> = (0..members.len()).collect();
     let mut in_mesh = vec![false; members.len()];
     let mut external: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    let mut outside: BTreeMap<String, usize> = BTreeMap::new();
     let mut findings = Vec::new();
     let servers: Vec<usize> = (0..facts.len())
         .filter(|&i| facts[i].use_api_server)
         .collect();
+    let mut implicit = false;
     for (i, f) in facts.iter().enumerate() {
         if !f.meshed() {
             continue;
         }
         in_mesh[i] = true;
         if f.peers.is_empty() {
-            for &j in &servers {
-                union(&mut parent, i, j);
+            // Meshed with every server: linking it to the first links it to all, once the
+            // servers are linked together below.
+            if let Some(&first) = servers.first() {
+                union(&mut parent, i, first);
+                implicit = true;
             }
             continue;
         }
@@ -157,6 +181,14 @@ pub fn meshes(members: &[FleetMember], facts: &[Facts]) -> (Vec<Mesh>, Vec<Fleet
                 .iter()
                 .any(|(e, _)| e == peer)
             {
+                // A peer outside the repository links the clusters that name it: it sees them
+                // all, so they share its mesh.
+                let next = parent.len();
+                let node = *outside.entry(peer.clone()).or_insert(next);
+                if node == next {
+                    parent.push(next);
+                }
+                union(&mut parent, i, node);
                 external.entry(i).or_default().push(peer.clone());
             } else {
                 findings.push(FleetFinding {
@@ -168,6 +200,11 @@ pub fn meshes(members: &[FleetMember], facts: &[Facts]) -> (Vec<Mesh>, Vec<Fleet
                     places: vec![place.clone()],
                 });
             }
+        }
+    }
+    if implicit {
+        for w in servers.windows(2) {
+            union(&mut parent, w[0], w[1]);
         }
     }
     let mut groups: BTreeMap<usize, Mesh> = BTreeMap::new();
@@ -256,16 +293,17 @@ fn pod_cidr_texts(m: &FleetMember) -> Vec<(String, Place)> {
     out
 }
 
-/// Pod CIDRs of different clusters of a mesh that share addresses (one finding per pair of
-/// clusters, naming the first overlap), and pod CIDRs that are no CIDR.
+/// Pod CIDRs of different clusters of a mesh that share addresses, and pod CIDRs that are no
+/// CIDR. The prefixes of all members are swept in address order: each run of prefixes that
+/// overlap one another and belong to more than one cluster is one finding (so the cost stays
+/// n log n, and 500 clusters left on the chart's default give one finding, not 124,750).
 pub fn pod_cidrs(members: &[FleetMember], m: &Mesh) -> Vec<FleetFinding> {
     let mut out = Vec::new();
-    let mut parsed: Vec<(usize, Vec<(Cidr, Place)>)> = Vec::new();
+    let mut all: Vec<(Cidr, usize, Place)> = Vec::new();
     for &i in &m.members {
-        let mut ok = Vec::new();
         for (text, place) in pod_cidr_texts(&members[i]) {
             match Cidr::parse(&text) {
-                Some(c) => ok.push((c, place)),
+                Some(c) => all.push((c, i, place)),
                 None => out.push(FleetFinding {
                     check: Check::InvalidPodCidr,
                     message: format!(
@@ -276,26 +314,41 @@ pub fn pod_cidrs(members: &[FleetMember], m: &Mesh) -> Vec<FleetFinding> {
                 }),
             }
         }
-        parsed.push((i, ok));
     }
-    for (a, (ia, ca)) in parsed.iter().enumerate() {
-        for (ib, cb) in &parsed[a + 1..] {
-            let hit = ca.iter().find_map(|(x, px)| {
-                cb.iter()
-                    .find(|(y, _)| x.overlaps(y))
-                    .map(|(_, py)| (px, py))
+    all.sort_by_key(|(c, i, _)| (c.range(), members[*i].folder.clone()));
+    let mut run: Vec<(Cidr, usize, Place)> = Vec::new();
+    let mut run_end = None;
+    let flush = |run: &mut Vec<(Cidr, usize, Place)>, out: &mut Vec<FleetFinding>| {
+        let owners: std::collections::BTreeSet<usize> = run.iter().map(|(_, i, _)| *i).collect();
+        if owners.len() > 1 {
+            out.push(FleetFinding {
+                check: Check::PodCidrOverlap,
+                message: format!(
+                    "pod CIDRs of {} clusters of one mesh overlap ({}); the clusters of a mesh need pod CIDRs apart, or a pod address means two pods",
+                    owners.len(),
+                    run.iter()
+                        .map(|(_, i, p)| format!("{} in {}", p.value, members[*i].folder))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                places: run.iter().map(|(_, _, p)| p.clone()).collect(),
             });
-            if let Some((px, py)) = hit {
-                out.push(FleetFinding {
-                    check: Check::PodCidrOverlap,
-                    message: format!(
-                        "the pod CIDRs of {} ({}) and {} ({}) overlap; the clusters of a mesh need pod CIDRs apart, or a pod address means two pods",
-                        members[*ia].folder, px.value, members[*ib].folder, py.value
-                    ),
-                    places: vec![px.clone(), py.clone()],
-                });
+        }
+        run.clear();
+    };
+    for item in all {
+        let (start, end) = item.0.range();
+        match run_end {
+            Some((v6, e)) if v6 == start.0 && start.1 <= e => {
+                run_end = Some((v6, e.max(end.1)));
+            }
+            _ => {
+                flush(&mut run, &mut out);
+                run_end = Some(end);
             }
         }
+        run.push(item);
     }
+    flush(&mut run, &mut out);
     out
 }

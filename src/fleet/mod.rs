@@ -19,7 +19,7 @@ use crate::argocd::folder::MeshSettings;
 use crate::values::Values;
 use crate::versions::CiliumVersion;
 
-pub use load::{find_folders, load_member, load_repo, FleetError};
+pub use load::{find_folders, load_member, load_repo, member_of, FleetError};
 pub use mesh::Mesh;
 
 /// One application folder, as the checks see it.
@@ -166,12 +166,14 @@ pub fn report(members: &[FleetMember]) -> FleetReport {
 fn check_mesh(members: &[FleetMember], facts: &[mesh::Facts], m: &Mesh) -> Vec<FleetFinding> {
     let mut out = Vec::new();
     out.extend(ids_in_range(members, facts, m));
-    if m.members.len() < 2 {
+    if m.members.len() + m.external.len() < 2 {
         return out;
     }
+    // What needs two folders to compare; a peer outside the repository cannot be read.
     out.extend(duplicates(members, facts, m));
     out.extend(max_connected_clusters(members, facts, m));
     out.extend(mesh::pod_cidrs(members, m));
+    // A CA of this cluster's own fails with any peer, inside the repository or not.
     out.extend(ca::check(members, facts, m));
     out
 }

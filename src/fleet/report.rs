@@ -2,15 +2,18 @@
 
 use serde_json::{json, Value};
 
+use super::ca::CaSetup;
 use super::mesh::Facts;
 use super::{FleetMember, FleetReport, Place};
 
 /// The JSON report's version: fields are only added within one version.
 pub const JSON_VERSION: u32 = 1;
 
-fn cluster_line(m: &FleetMember) -> (String, String) {
+/// A member's name, ID and CA setup, as the mesh summary shows them.
+fn cluster_line(m: &FleetMember) -> (String, String, String) {
     let f = Facts::of(m);
-    (f.name, f.id_text)
+    let ca = CaSetup::of(m, &f).label();
+    (f.name, f.id_text, ca)
 }
 
 /// The report as text: each mesh and its clusters, then each finding with its places.
@@ -28,9 +31,9 @@ pub fn text(members: &[FleetMember], r: &FleetReport) -> String {
     for (n, mesh) in r.meshes.iter().enumerate() {
         out.push_str(&format!("mesh {}:\n", n + 1));
         for &i in &mesh.members {
-            let (name, id) = cluster_line(&members[i]);
+            let (name, id, ca) = cluster_line(&members[i]);
             out.push_str(&format!(
-                "  {name} (cluster.id {id})  {}\n",
+                "  {name} (cluster.id {id}, CA: {ca})  {}\n",
                 members[i].folder
             ));
         }
@@ -88,8 +91,8 @@ pub fn json(members: &[FleetMember], r: &FleetReport) -> String {
         .map(|mesh| {
             json!({
                 "clusters": mesh.members.iter().map(|&i| {
-                    let (name, id) = cluster_line(&members[i]);
-                    json!({"folder": members[i].folder, "name": name, "id": id})
+                    let (name, id, ca) = cluster_line(&members[i]);
+                    json!({"folder": members[i].folder, "name": name, "id": id, "ca": ca})
                 }).collect::<Vec<_>>(),
                 "external": mesh.external,
             })

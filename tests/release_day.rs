@@ -1,0 +1,274 @@
+//! Release day (`src/twin.rs`): a Cilium patch release this binary does not list renders from
+//! its official archive when its templates are those of a listed release, and is refused, naming
+//! the template files that differ, when they are not. The archives are made from the official
+//! ones (`support/repack.rs`), on all three minor lines; Helm parity of such renders is checked
+//! by the parity suite (`twin/` and `repacked/` trials).
+
+#[path = "support/repack.rs"]
+mod repack;
+#[path = "support/scratch.rs"]
+mod scratch;
+#[path = "support/shared.rs"]
+mod shared;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use cilium_cmp::twin::TwinError;
+use cilium_cmp::{render, Inputs, RenderError};
+use scratch::Scratch;
+
+/// The official archive of `version` from `../shared/charts`; None (after a loud line, or a
+/// failure under CI) where it is absent.
+fn official(version: &str, test: &str) -> Option<PathBuf> {
+    shared::shared_file(&format!("charts/cilium-{version}.tgz"), test)
+}
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_cilium-cmp"))
+}
+
+/// The binary with an empty environment but the chart folder.
+fn cilium_cmp(charts: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .env_clear()
+        .env("CILIUM_CMP_CHART_DIR", charts)
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_refused(o: &Output, expect: &[&str]) {
+    let e = stderr(o);
+    assert!(!o.status.success(), "must fail: {e}");
+    assert!(o.stdout.is_empty(), "stdout must stay empty: {e}");
+    for part in expect {
+        assert!(e.contains(part), "{e:?} lacks {part:?}");
+    }
+}
+
+const EDITED: &str = "templates/cilium-agent/daemonset.yaml";
+
+#[test]
+fn an_archive_with_one_template_changed_is_refused_naming_exactly_that_file() {
+    let dir = Scratch::new("edited");
+    for (from, to) in repack::FROM {
+        let Some(source) = official(from, "release_day edited") else {
+            return;
+        };
+        let archive = repack::repack(&source, from, to, &dir.0, Some(EDITED));
+        let mut inputs = Inputs::new(to);
+        inputs.chart = Some(cilium_cmp::chart::ChartFiles::open(&archive).unwrap());
+        match render(&inputs).map_err(|e| match e {
+            RenderError::Twin(t) => Ok(*t),
+            other => Err(other),
+        }) {
+            Err(Ok(TwinError::Differs {
+                nearest,
+                added,
+                removed,
+                changed,
+                ..
+            })) => {
+                assert_eq!(nearest, from, "{to}");
+                assert!(added.is_empty() && removed.is_empty(), "{to}");
+                assert_eq!(changed, [EDITED], "{to}");
+            }
+            other => panic!("{to}: must be refused naming {EDITED}: {other:?}"),
+        }
+        // The command line says it on stderr, prints nothing and fails.
+        let shown = archive.to_str().unwrap();
+        let o = cilium_cmp(
+            &dir.0,
+            &["render", "--cilium-version", to, "--chart-archive", shown],
+        );
+        assert_refused(
+            &o,
+            &[
+                &format!("Cilium {to}"),
+                &format!("nearest known release, {from}"),
+                &format!("changed: {EDITED}\n"),
+                "a newer cilium-cmp is needed",
+            ],
+        );
+    }
+}
+
+#[test]
+fn an_unlisted_release_with_known_templates_takes_the_model_and_the_archives_facts() {
+    let dir = Scratch::new("twins");
+    for (from, to) in repack::FROM {
+        let Some(source) = official(from, "release_day twins") else {
+            return;
+        };
+        let archive = repack::repack(&source, from, to, &dir.0, None);
+        let chart = cilium_cmp::chart::ChartFiles::open(&archive).unwrap();
+        let twin = cilium_cmp::twin::open(&chart, to).unwrap();
+        assert!(twin.is_twin());
+        assert_eq!(twin.to_string(), to);
+        assert_eq!(cilium_cmp::versions::model(twin).to_string(), from);
+        // The archive's defaults (its image tags), not the model's.
+        let defaults = cilium_cmp::versions::defaults(twin);
+        assert_eq!(defaults["image"]["tag"], format!("v{to}"));
+        // The same archive read twice is one twin.
+        assert_eq!(cilium_cmp::twin::open(&chart, to).unwrap(), twin);
+        // A listed release of its own archive is read as a twin only when asked.
+        let listed = official(from, "release_day twins").unwrap();
+        let mut inputs = Inputs::new(from);
+        inputs.chart = Some(cilium_cmp::chart::ChartFiles::open(&listed).unwrap());
+        let plain = render(&inputs).unwrap();
+        inputs.read_as_twin = true;
+        match render(&inputs) {
+            // The newest release of a minor has its own templates (1.18.12 has 1.18.11's).
+            Ok(twin_render) => assert_eq!(twin_render, plain, "{from}"),
+            Err(RenderError::Twin(t)) if matches!(*t, TwinError::Differs { .. }) => {
+                assert_ne!(from, "1.18.12")
+            }
+            Err(e) => panic!("{from}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn the_command_line_finds_an_unlisted_release_in_the_chart_folder_and_says_what_it_matched() {
+    let Some(source) = official("1.20.0", "release_day command line") else {
+        return;
+    };
+    let charts = Scratch::new("folder");
+    // No archive: the message names the newest 1.20 release and both ways forward.
+    let o = cilium_cmp(&charts.0, &["render", "--cilium-version", "1.20.99"]);
+    assert_refused(
+        &o,
+        &[
+            "newer than 1.20.0",
+            "--chart-archive cilium-1.20.99.tgz",
+            "chart fetch 1.20.99 --sha256",
+            "a newer cilium-cmp is needed",
+            "has no cilium-1.20.99.tgz",
+        ],
+    );
+    let archive = repack::repack(&source, "1.20.0", "1.20.99", &charts.0, None);
+    let from_folder = cilium_cmp(&charts.0, &["render", "--cilium-version", "1.20.99"]);
+    assert!(from_folder.status.success(), "{}", stderr(&from_folder));
+    assert!(
+        stderr(&from_folder).contains("its chart templates are those of Cilium 1.20.0"),
+        "{}",
+        stderr(&from_folder)
+    );
+    let text = String::from_utf8_lossy(&from_folder.stdout);
+    assert!(text.contains("helm.sh/chart: cilium-1.20.99"));
+    assert!(text.contains("quay.io/cilium/cilium:v1.20.99@"));
+    let named = cilium_cmp(
+        &charts.0,
+        &[
+            "render",
+            "--cilium-version",
+            "1.20.99",
+            "--chart-archive",
+            archive.to_str().unwrap(),
+        ],
+    );
+    assert!(named.status.success(), "{}", stderr(&named));
+    assert_eq!(named.stdout, from_folder.stdout);
+    // A version that is no release number never names a file.
+    let o = cilium_cmp(&charts.0, &["render", "--cilium-version", "../1.20.99"]);
+    assert_refused(&o, &["is not supported"]);
+}
+
+#[test]
+fn the_plugin_renders_an_unlisted_release_from_its_chart_folder() {
+    let Some(source) = official("1.19.6", "release_day plugin") else {
+        return;
+    };
+    let charts = Scratch::new("plugin-charts");
+    let repo = Scratch::new("plugin-repo");
+    repo.write(
+        "apps/cilium/cilium-cmp.yaml",
+        "ciliumVersion: \"1.19.99\"\n",
+    );
+    repo.write("apps/cilium/values.yaml", "{}\n");
+    let env = [
+        ("ARGOCD_APP_NAME", "cilium"),
+        ("ARGOCD_APP_NAMESPACE", "kube-system"),
+        ("ARGOCD_APP_SOURCE_PATH", "apps/cilium"),
+        ("KUBE_VERSION", "1.35.0"),
+        ("KUBE_API_VERSIONS", "v1"),
+        ("CILIUM_CMP_CHART_DIR", charts.0.to_str().unwrap()),
+    ];
+    let generate = || {
+        Command::new(bin())
+            .arg("generate")
+            .current_dir(repo.0.join("apps/cilium"))
+            .env_clear()
+            .envs(env)
+            .output()
+            .expect("runs")
+    };
+    let missing = generate();
+    assert_refused(
+        &missing,
+        &[
+            "newer than 1.19.6",
+            "ciliumVersion in",
+            "found no cilium-1.19.99.tgz",
+        ],
+    );
+    let archive = repack::repack(&source, "1.19.6", "1.19.99", &charts.0, None);
+    let generated = generate();
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    assert!(stderr(&generated).contains("those of Cilium 1.19.6"));
+    let rendered = cilium_cmp(
+        &charts.0,
+        &[
+            "render",
+            "--cilium-version",
+            "1.19.99",
+            "--chart-archive",
+            archive.to_str().unwrap(),
+            "--kube-version",
+            "1.35.0",
+            "--api-versions",
+            "v1",
+        ],
+    );
+    assert!(rendered.status.success(), "{}", stderr(&rendered));
+    assert_eq!(generated.stdout, rendered.stdout);
+
+    // The lock works as for any release: written, then fresh.
+    let lock = |check: bool| {
+        let mut args = vec!["lock"];
+        if check {
+            args.push("--check");
+        }
+        args.extend([
+            "apps/cilium",
+            "--namespace",
+            "kube-system",
+            "--kube-version",
+            "1.35.0",
+            "--api-versions",
+            "v1",
+            "--chart-dir",
+            charts.0.to_str().unwrap(),
+        ]);
+        Command::new(bin())
+            .args(args)
+            .current_dir(&repo.0)
+            .env_clear()
+            .output()
+            .expect("runs")
+    };
+    let written = lock(false);
+    assert!(written.status.success(), "{}", stderr(&written));
+    let hash = cilium_cmp::output::verify(&String::from_utf8_lossy(&generated.stdout))
+        .unwrap()
+        .1;
+    let text = std::fs::read_to_string(repo.0.join("apps/cilium/cilium-cmp.lock")).unwrap();
+    assert!(text.contains(&format!("sha256:{hash}")), "{text}");
+    let checked = lock(true);
+    assert!(checked.status.success(), "{}", stderr(&checked));
+}
