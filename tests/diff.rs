@@ -692,3 +692,34 @@ fn a_broken_mesh_is_refused_by_the_repository_diff_and_the_lock_check() {
         "{err}"
     );
 }
+
+#[test]
+fn a_values_file_linking_outside_the_repository_is_refused_at_the_base_too() {
+    if charts("a_values_file_linking_outside").is_none() {
+        return;
+    }
+    let repo = example_repo("1.20.0", "");
+    let values = repo.0.join("cilium/values.yaml");
+    std::fs::remove_file(&values).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", &values).unwrap();
+    git(&repo.0, &["add", "-A"]);
+    git(
+        &repo.0,
+        &[
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "link",
+        ],
+    );
+    let (code, out, err) = diff_in(&repo.0, &["cilium", "--base", "HEAD"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty());
+    assert!(
+        err.contains("cilium/values.yaml at HEAD: a symbolic link that leaves the repository"),
+        "{err}"
+    );
+}
