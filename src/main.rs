@@ -75,24 +75,32 @@ fn run() -> anyhow::Result<()> {
             let r = argocd::generate(&env, &dir)?;
             write_stdout(&r.text)
         }
-        Command::RenderFolder(a) => {
+        Command::RenderFolder { folder: a, argocd } => {
             let req = folder_request(&a);
             let p = argocd::preview::preview(&req.env()?, &a.app_dir, a.allow_unknown_keys)
                 .map_err(GenerateError::on_command_line)?;
             eprint!("{}", p.summary());
+            let filter = cli::adopt::argocd_filter(argocd.argocd_cm.as_deref())?;
+            cli::adopt::print_exclusions(&filter, &p.rendered.text)?;
             write_stdout(&p.rendered.text)
         }
-        Command::Lock { folder, check } if folder.app_dir.as_os_str().is_empty() => {
+        Command::Lock { folder, check, .. } if folder.app_dir.as_os_str().is_empty() => {
             if !check {
                 anyhow::bail!("lock needs the application folder to write the lock of (only `lock --check` checks every folder)");
             }
             cli::diff::lock_check_all(&folder)
         }
-        Command::Lock { folder, check } => {
+        Command::Lock {
+            folder,
+            argocd,
+            check,
+        } => {
             let req = folder_request(&folder);
             let p =
                 argocd::preview::preview(&req.env()?, &folder.app_dir, folder.allow_unknown_keys)
                     .map_err(GenerateError::on_command_line)?;
+            let filter = cli::adopt::argocd_filter(argocd.argocd_cm.as_deref())?;
+            cli::adopt::print_exclusions(&filter, &p.rendered.text)?;
             if check {
                 return match p.state() {
                     argocd::LockState::Fresh => {

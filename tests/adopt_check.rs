@@ -690,3 +690,225 @@ fn config_read_only_at_start_names_the_roll_value() {
         .unwrap();
     assert_eq!(agent["takesEffect"], "rolled-by-checksum", "{agent}");
 }
+
+/// (f) Argo CD's default exclusions skip the ingress's EndpointSlice: adopt-check names it with
+/// its effect and fix on stderr and in the report; an argocd-cm without exclusions names nothing
+/// and says CiliumIdentity's ignoreDifferences entry is then needed.
+#[test]
+fn excluded_objects_are_named_with_effect_and_fix() {
+    let Some(scenario) = shared::shared_file(
+        "cilium-reference/scenarios/ingress-controller.yaml",
+        "adopt_check",
+    ) else {
+        return;
+    };
+    let doc = cilium_cmp::yaml::parse_values(&std::fs::read_to_string(&scenario).unwrap())
+        .unwrap()
+        .value;
+    let s = Scratch::new("adopt-exclusions");
+    let values = s.write("values.json", &doc["values"].to_string());
+    let live = root()
+        .join("../shared/cilium-reference/rendered")
+        .join(VERSION)
+        .join("ingress-controller.yaml");
+    let base = [
+        "adopt-check",
+        "--output",
+        "json",
+        "--cilium-version",
+        VERSION,
+        "-f",
+        values.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+    ];
+    let o = run(&base, None);
+    let err = stderr(&o);
+    assert!(
+        err.contains("EndpointSlice kube-system/cilium-ingress")
+            && err.contains("no backends")
+            && err.contains(r#"kinds: ["Endpoints"]"#),
+        "{err}"
+    );
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let slice = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "EndpointSlice" && o["name"] == "cilium-ingress")
+        .expect("the ingress EndpointSlice");
+    assert!(
+        slice["notes"].to_string().contains("Argo CD excludes it"),
+        "{slice}"
+    );
+    let cm = s.write(
+        "argocd-cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm}\ndata: {}\n",
+    );
+    let mut with_cm = base.to_vec();
+    with_cm.extend(["--argocd-cm", cm.to_str().unwrap()]);
+    let o = run(&with_cm, None);
+    let err = stderr(&o);
+    assert!(!err.contains("cilium-ingress"), "{err}");
+    assert!(
+        err.contains("does not exclude CiliumIdentity: keep"),
+        "{err}"
+    );
+    let bad = s.write("bad-cm.yaml", "data:\n  resource.exclusions: 'x: 1'\n");
+    let mut with_bad = base.to_vec();
+    with_bad.extend(["--argocd-cm", bad.to_str().unwrap()]);
+    let o = run(&with_bad, None);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    assert!(stderr(&o).contains("bad-cm.yaml"), "{}", stderr(&o));
+}
+
+/// (g) The issue's case through the command: Helm's render with a memory limit against values
+/// without it exits 3 with the field left behind; with the Application's migration of `helm`
+/// the first sync removes it (and restarts the agent).
+#[test]
+fn a_dropped_memory_limit_is_left_behind_and_exits_3() {
+    let s = Scratch::new("adopt-left-behind");
+    let values = s.write("values.yaml", BASE_VALUES);
+    let with_limit = s.write(
+        "with-limit.yaml",
+        &format!("{BASE_VALUES}resources:\n  limits:\n    memory: 1Gi\n"),
+    );
+    let live = s.write("live.yaml", &render(&with_limit, &[]));
+    let args = [
+        "--cilium-version",
+        VERSION,
+        "-f",
+        values.to_str().unwrap(),
+        "--live",
+        live.to_str().unwrap(),
+    ];
+    let (code, report) = check_json(&args);
+    assert_eq!(code, 3, "{report}");
+    let agent = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "DaemonSet" && o["name"] == "cilium")
+        .unwrap();
+    assert_eq!(agent["class"], "left-behind", "{agent}");
+    assert_eq!(
+        agent["leftBehind"][0]["path"],
+        "spec.template.spec.containers[\"cilium-agent\"].resources.limits.memory"
+    );
+    assert!(!agent["liveOnly"].to_string().contains("memory"), "{agent}");
+    assert_eq!(report["adoptCheck"], 2);
+    let app = s.write(
+        "app.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: cilium\n  annotations:\n    argocd.argoproj.io/client-side-apply-migration-manager: helm\nspec:\n  syncPolicy:\n    syncOptions: [ServerSideApply=true]\n",
+    );
+    // The same objects as the cluster holds them after `helm install`: defaults filled in, all
+    // owned by helm's Update.
+    let items: Vec<Value> = cilium_cmp::yaml::parse_stream_values(&render(&with_limit, &[]))
+        .unwrap()
+        .into_iter()
+        .map(|mut o| {
+            cilium_cmp::adopt::defaults::apply(&mut o);
+            let fields = cilium_cmp::adopt::ownership::fields_v1_of(&o);
+            o["metadata"]["uid"] = json!("1");
+            o["metadata"]["managedFields"] = json!([{"manager": "helm", "operation": "Update",
+                "fieldsType": "FieldsV1", "fieldsV1": fields}]);
+            o
+        })
+        .collect();
+    let cluster = s.write(
+        "cluster.yaml",
+        &cilium_cmp::yaml::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": items})),
+    );
+    let agent_of = |report: &Value| {
+        report["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["kind"] == "DaemonSet" && o["name"] == "cilium")
+            .unwrap()
+            .clone()
+    };
+    let on_cluster = [
+        "--cilium-version",
+        VERSION,
+        "-f",
+        values.to_str().unwrap(),
+        "--live",
+        cluster.to_str().unwrap(),
+    ];
+    let (code, report) = check_json(&on_cluster);
+    assert_eq!(code, 3, "{report}");
+    let agent = agent_of(&report);
+    assert_eq!(agent["class"], "left-behind", "{agent}");
+    assert_eq!(
+        agent["leftBehind"][0]["owners"][0], "helm (Update)",
+        "{agent}"
+    );
+    let mut with_app = on_cluster.to_vec();
+    with_app.extend(["--argocd-application", app.to_str().unwrap()]);
+    let (code, report) = check_json(&with_app);
+    assert_eq!(code, 3, "the agent restarts: {report}");
+    let agent = agent_of(&report);
+    assert_eq!(agent["class"], "restarts-pods", "{agent}");
+    assert!(
+        agent["leftBehind"].as_array().unwrap().is_empty(),
+        "{agent}"
+    );
+    let removed: Vec<&Value> = agent["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["removedBy"] == "migrated from manager helm")
+        .collect();
+    assert_eq!(removed.len(), 1, "{agent}");
+}
+
+/// (h) Malformed managedFields in a cluster dump: exit 1 naming the file, the object and the
+/// entry, nothing on stdout, never a panic.
+#[test]
+fn malformed_managed_fields_are_refused() {
+    let s = Scratch::new("adopt-bad-fields");
+    let values = s.write("values.yaml", BASE_VALUES);
+    for (what, fields) in [
+        ("bad key", r#"{"x:odd": {}}"#.to_string()),
+        (
+            "bad item key",
+            r#"{"f:spec": {"k:{not json": {}}}"#.to_string(),
+        ),
+        ("not a map", r#"{"f:spec": 3}"#.to_string()),
+        (
+            "too deep",
+            format!("{}{{}}{}", r#"{"f:a": "#.repeat(100), "}".repeat(100)),
+        ),
+    ] {
+        let live = s.write(
+            "live.yaml",
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cilium-config\n  namespace: kube-system\n  uid: '1'\n  managedFields:\n  - manager: helm\n    operation: Update\n    fieldsV1: {fields}\n"
+            ),
+        );
+        let o = run(
+            &[
+                "adopt-check",
+                "--cilium-version",
+                VERSION,
+                "-f",
+                values.to_str().unwrap(),
+                "--live",
+                live.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{what}");
+        let e = stderr(&o);
+        // Nesting past the bound is refused by the YAML reader before managedFields are read.
+        assert!(
+            e.contains("live.yaml")
+                && ((e.contains("managedFields[0]") && e.contains("cilium-config"))
+                    || (what == "too deep" && e.contains("nested too deeply"))),
+            "{what}: {e}"
+        );
+    }
+}

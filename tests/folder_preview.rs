@@ -443,3 +443,44 @@ fn the_readme_example_folder_renders_as_written() {
         .success());
     assert!(generate(&repo.0, app).stdout == preview.stdout);
 }
+
+/// Objects Argo CD's default resource.exclusions skip are named on stderr by render-folder and
+/// lock, with the effect and the argocd-cm fix; the render on stdout is the same with or without
+/// exclusions (an argocd-cm without any names nothing).
+#[test]
+fn excluded_objects_are_named_and_the_render_is_unchanged() {
+    let repo = example_repo();
+    let ingress = [
+        "--set",
+        "ingressController.enabled=true",
+        "--set",
+        "kubeProxyReplacement=true",
+    ];
+    let run = |cmd: &str, extra: &[&str]| {
+        let mut args = vec![cmd, "apps/cilium"];
+        args.extend_from_slice(&ingress);
+        args.extend_from_slice(extra);
+        folder_cmd(&repo.0, &args)
+    };
+    let defaults = run("render-folder", &[]);
+    assert!(defaults.status.success(), "{}", stderr(&defaults));
+    let e = stderr(&defaults);
+    assert!(
+        e.contains("EndpointSlice kube-system/cilium-ingress")
+            && e.contains("no backends")
+            && e.contains("fix: argocd-cm resource.exclusions"),
+        "{e}"
+    );
+    let cm = repo.write("argocd-cm.yaml", "data:\n  resource.exclusions: '[]'\n");
+    let none = run("render-folder", &["--argocd-cm", cm.to_str().unwrap()]);
+    assert!(none.status.success(), "{}", stderr(&none));
+    assert!(
+        !stderr(&none).contains("cilium-ingress"),
+        "{}",
+        stderr(&none)
+    );
+    assert_eq!(defaults.stdout, none.stdout, "the render must not change");
+    let lock = run("lock", &[]);
+    assert!(lock.status.success(), "{}", stderr(&lock));
+    assert!(stderr(&lock).contains("EndpointSlice kube-system/cilium-ingress"));
+}

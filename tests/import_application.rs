@@ -237,6 +237,13 @@ fn imported_folders_render_what_helm_renders_for_the_original_application() {
         // The user's own fields are kept; the source is the plugin's; the recommended options.
         assert_eq!(app["metadata"]["labels"]["team"], "network", "{app_text}");
         assert_eq!(app["metadata"]["annotations"]["note"], "kept");
+        // It synced client-side: the first server-side sync takes over argocd-controller's
+        // Update fields (docs/adopt-check.md, "Moving from Helm").
+        assert_eq!(
+            app["metadata"]["annotations"]
+                ["argocd.argoproj.io/client-side-apply-migration-manager"],
+            "argocd-controller"
+        );
         assert_eq!(app["spec"]["project"], "platform");
         assert_eq!(app["spec"]["info"][0]["value"], "network-team");
         assert_eq!(app["spec"]["revisionHistoryLimit"], json!(3.0));

@@ -317,3 +317,36 @@ fn the_kustomize_install_applies_server_side() {
         );
     }
 }
+
+/// The pages under docs/ are held to the program as the README is: every `cilium-cmp` command in
+/// their shell blocks names a subcommand and flags that exist (they need live clusters or dumps,
+/// so they are checked, not run).
+#[test]
+fn every_docs_command_exists() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    let mut pages: Vec<_> = std::fs::read_dir(root().join("docs"))
+        .expect("docs/ exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for line in shell_lines(&text) {
+            let Some(words) = cilium_cmp_words(&line) else {
+                continue;
+            };
+            checked += 1;
+            if let Err(e) = check_flags(&words) {
+                failures.push(format!("{}: {line}\n    {e}", page.display()));
+            }
+        }
+    }
+    assert!(checked >= 2, "only {checked} docs commands found");
+    assert!(
+        failures.is_empty(),
+        "docs commands that drifted:\n{}",
+        failures.join("\n")
+    );
+}

@@ -194,6 +194,9 @@ fn walk(render: &Value, live: Option<&Value>, path: &Path, out: &mut Vec<Differe
             }
         }
         (r, l) if is_empty(r) && is_empty(l) => {}
+        // A null in a manifest sets nothing: the API server decodes it as an absent field
+        // (e.g. the chart's `annotations:` with nothing under it), whatever tools added there.
+        (Value::Null, _) => {}
         (r, l) => {
             if r != l {
                 differ(out);

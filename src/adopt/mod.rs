@@ -9,11 +9,14 @@
 //! - `report` prints the result for people and as JSON.
 
 pub mod compare;
+pub mod defaults;
 pub mod live;
+pub mod ownership;
 pub mod quantity;
 pub mod report;
 pub mod rules;
 pub mod startup;
+pub mod zero;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -38,6 +41,10 @@ pub enum Class {
     ToolingOnly,
     /// Differs only in metadata nothing running reads (see `rules::is_inert`).
     NoRuntimeEffect,
+    /// The render is a subset of the live object, but the live object holds fields the render
+    /// lacks that are no defaults and that the sync does not remove (another manager owns
+    /// them): they stay, unseen by Argo CD's diff.
+    LeftBehind,
     /// Differs outside any pod template.
     Changed,
     /// Differs in a pod template: the workload's pods restart.
@@ -51,10 +58,11 @@ pub enum Class {
 }
 
 impl Class {
-    pub const ALL: [Class; 8] = [
+    pub const ALL: [Class; 9] = [
         Class::Identical,
         Class::ToolingOnly,
         Class::NoRuntimeEffect,
+        Class::LeftBehind,
         Class::RestartsPods,
         Class::Changed,
         Class::Created,
@@ -68,6 +76,7 @@ impl Class {
             Class::Identical => "identical",
             Class::ToolingOnly => "tooling-only",
             Class::NoRuntimeEffect => "no-runtime-effect",
+            Class::LeftBehind => "left-behind",
             Class::RestartsPods => "restarts-pods",
             Class::Changed => "changed",
             Class::Created => "created",
@@ -85,6 +94,9 @@ pub struct Finding {
     pub restarts: bool,
     /// Why the move from Helm brings it, when it does by design.
     pub expected: Option<String>,
+    /// A field only the live object has that the first sync removes: the manager whose
+    /// ownership Argo CD takes over and then drops (`removed_note`).
+    pub removed_by: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -101,7 +113,31 @@ pub struct ObjectReport {
     pub expected: Option<String>,
     /// For a changed ConfigMap: the workloads that read it only at start, and when they see it.
     pub read_at_start: Vec<startup::Reader>,
+    /// Fields only the live object has that no sync removes and that are no defaults.
+    pub left_behind: Vec<LeftBehind>,
 }
+
+/// A field only the live object has, which stays after the sync although the render lacks it.
+#[derive(Debug, Clone)]
+pub struct LeftBehind {
+    pub path: compare::Path,
+    pub value: serde_json::Value,
+    /// Who keeps it there: the managers that own it, or why ownership is not known.
+    pub owners: Vec<String>,
+}
+
+/// What Argo CD's sync does that decides the fate of fields only the live object has.
+#[derive(Debug, Clone, Default)]
+pub struct SyncModel {
+    /// The manager whose `Update` ownership Argo CD's client-side-apply migration moves to its
+    /// own manager on a server-side apply sync (None: no migration, or not a server-side sync).
+    pub migrated_manager: Option<String>,
+}
+
+/// Argo CD's field manager for its server-side applies (and the name its client-side syncs
+/// write with): argoproj/argo-cd `common/common.go` `ArgoCDSSAManager`, passed by
+/// argoproj/gitops-engine `pkg/sync/sync_context.go` `applyObject` for both kinds of apply.
+pub const ARGOCD_MANAGER: &str = "argocd-controller";
 
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -110,6 +146,8 @@ pub struct Report {
     pub live: usize,
     pub live_sources: Vec<String>,
     pub namespace: String,
+    /// What the reader should know about the input (a dump without managedFields, ...).
+    pub warnings: Vec<String>,
 }
 
 impl Report {
@@ -117,9 +155,11 @@ impl Report {
         self.objects.iter().filter(|o| o.class == class).count()
     }
 
-    /// Whether the switch would restart pods or prune objects (exit status 3).
+    /// Whether the switch would restart pods, prune objects or leave fields behind (exit
+    /// status 3).
     pub fn disruptive(&self) -> bool {
         self.count(Class::RestartsPods) + self.count(Class::Pruned) > 0
+            || self.objects.iter().any(|o| !o.left_behind.is_empty())
     }
 }
 
@@ -132,6 +172,23 @@ pub fn check(
     dumps: &[(String, String)],
     namespace: &str,
     release: &str,
+) -> Result<Report, AdoptError> {
+    check_with(
+        render_text,
+        dumps,
+        namespace,
+        release,
+        &SyncModel::default(),
+    )
+}
+
+/// `check`, knowing what Argo CD's sync does (its client-side-apply migration).
+pub fn check_with(
+    render_text: &str,
+    dumps: &[(String, String)],
+    namespace: &str,
+    release: &str,
+    sync: &SyncModel,
 ) -> Result<Report, AdoptError> {
     let rendered = live::objects_of("the render", render_text, namespace)?;
     let mut live_objects = Vec::new();
@@ -181,7 +238,7 @@ pub fn check(
     for r in &rendered {
         render_keys.insert(r.key.clone());
         let mut report = match live.get(&r.key) {
-            Some(l) => compare_pair(r, l),
+            Some(l) => compare_pair(r, l, sync)?,
             None => {
                 let mut o = alone(r, Class::Created, None);
                 o.expected = rules::expected_alone(r, true);
@@ -222,12 +279,34 @@ pub fn check(
         objects.push(report);
     }
     objects.sort_by(|a, b| a.class.cmp(&b.class).then_with(|| a.key.cmp(&b.key)));
+    let mut warnings = Vec::new();
+    let blind: Vec<String> = live
+        .values()
+        .filter(|o| {
+            o.from_cluster()
+                && render_keys.contains(&o.key)
+                && o.value.pointer("/metadata/managedFields").is_none()
+        })
+        .map(|o| o.source.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !blind.is_empty() {
+        warnings.push(format!(
+            "{} carries no metadata.managedFields (kubectl get -o yaml leaves them out unless \
+             --show-managed-fields is given): who owns a field only the live object has is not \
+             known, so such a field counts as left behind unless its value is the API server's \
+             default. Dump again with kubectl get --show-managed-fields -o yaml",
+            blind.join(", ")
+        ));
+    }
     Ok(Report {
         objects,
         rendered: rendered_count,
         live: live_count,
         live_sources: dumps.iter().map(|(s, _)| s.clone()).collect(),
         namespace: namespace.to_string(),
+        warnings,
     })
 }
 
@@ -241,35 +320,90 @@ fn alone(o: &Object, class: Class, note: Option<String>) -> ObjectReport {
         notes: note.into_iter().collect(),
         expected: None,
         read_at_start: Vec::new(),
+        left_behind: Vec::new(),
     }
 }
 
-fn compare_pair(r: &Object, l: &Object) -> ObjectReport {
+fn compare_pair(r: &Object, l: &Object, sync: &SyncModel) -> Result<ObjectReport, AdoptError> {
     let kind = r.key.kind.as_str();
     let render = secret_as_stored(kind, &r.value);
-    let findings: Vec<Finding> = compare::differences(&render, &l.value)
+    let mut findings: Vec<Finding> = compare::differences(&render, &l.value)
         .into_iter()
+        // A keyed list item only the live object has is a field like any other: whether the
+        // sync keeps it depends on who owns it (`fate`, below).
+        .filter(|d| {
+            !(d.render.is_none() && matches!(d.path.0.last(), Some(compare::Step::Item(_))))
+        })
+        // A `false` or `0` of a plain field is never stored (`zero`): its absence is no change.
+        .filter(|d| {
+            !(d.live.is_none()
+                && d.render.as_ref().is_some_and(zero::is_zero)
+                && zero::classify(&r.key.group, kind, &d.path) == Some(zero::Zero::Dropped))
+        })
         .map(|d| Finding {
             restarts: rules::pod_template(kind).is_some_and(|t| d.path.starts_with(t)),
             expected: rules::expected_difference(kind, &d.path),
             difference: d,
+            removed_by: None,
         })
         .collect();
+    let entries = if l.from_cluster() {
+        ownership::entries(&l.value).map_err(|message| AdoptError::Live {
+            file: l.source.clone(),
+            message: format!("{}: {message}", l.key),
+        })?
+    } else {
+        None
+    };
+    let stripped = rules::without_tooling(&l.value, &render);
     let mut live_only = Vec::new();
+    let mut left_behind = Vec::new();
+    let mut harmless = 0usize;
+    for d in compare::differences(&stripped, &render) {
+        // Only what the live object has and the render lacks; a value both have and that
+        // differs is already a finding.
+        if d.live
+            .as_ref()
+            .is_some_and(|v| !matches!(v, serde_json::Value::Null))
+        {
+            continue;
+        }
+        let Some(value) = d.render.clone() else {
+            continue;
+        };
+        match fate(kind, &d.path, &value, l, entries.as_deref(), sync) {
+            Fate::Stays => {
+                harmless += 1;
+                if live_only.len() < MAX_LIVE_ONLY_PATHS {
+                    live_only.push(d.path.to_string());
+                }
+            }
+            Fate::LeftBehind(owners) => left_behind.push(LeftBehind {
+                path: d.path,
+                value,
+                owners,
+            }),
+            Fate::Removed(manager) => findings.push(Finding {
+                restarts: rules::pod_template(kind).is_some_and(|t| d.path.starts_with(t)),
+                expected: None,
+                difference: compare::Difference {
+                    path: d.path,
+                    render: None,
+                    live: Some(value),
+                },
+                removed_by: Some(manager),
+            }),
+        }
+    }
+    if harmless > MAX_LIVE_ONLY_PATHS {
+        live_only.push(format!("… {} more", harmless - MAX_LIVE_ONLY_PATHS));
+    }
     let class = if findings.is_empty() {
-        let stripped = rules::without_tooling(&l.value, &render);
-        let extra = compare::differences(&stripped, &render);
-        if extra.is_empty() {
+        if !left_behind.is_empty() {
+            Class::LeftBehind
+        } else if harmless == 0 {
             Class::Identical
         } else {
-            live_only = extra
-                .iter()
-                .take(MAX_LIVE_ONLY_PATHS)
-                .map(|d| d.path.to_string())
-                .collect();
-            if extra.len() > MAX_LIVE_ONLY_PATHS {
-                live_only.push(format!("… {} more", extra.len() - MAX_LIVE_ONLY_PATHS));
-            }
             Class::ToolingOnly
         }
     } else if findings.iter().any(|f| f.restarts) {
@@ -282,7 +416,7 @@ fn compare_pair(r: &Object, l: &Object) -> ObjectReport {
     } else {
         Class::Changed
     };
-    ObjectReport {
+    Ok(ObjectReport {
         key: r.key.clone(),
         api_version: r.api_version.clone(),
         class,
@@ -291,7 +425,97 @@ fn compare_pair(r: &Object, l: &Object) -> ObjectReport {
         notes: Vec::new(),
         expected: None,
         read_at_start: Vec::new(),
+        left_behind,
+    })
+}
+
+/// What the first sync does with a field only the live object has.
+enum Fate {
+    /// It stays and is harmless: the API server filled it in (nobody owns it, or its value is
+    /// the default the API server would fill in again).
+    Stays,
+    /// It stays and is no default: these owners keep it (or ownership is unknown).
+    LeftBehind(Vec<String>),
+    /// The sync removes it: Argo CD's manager ends up its sole owner and does not apply it.
+    Removed(String),
+}
+
+/// The fate of the live-only field `path` (value `value`) of `live`, from its owners
+/// (`ownership`), the API server's defaults (`defaults`) and what Argo CD's sync takes over.
+fn fate(
+    kind: &str,
+    path: &compare::Path,
+    value: &serde_json::Value,
+    live: &Object,
+    entries: Option<&[ownership::Entry]>,
+    sync: &SyncModel,
+) -> Fate {
+    if live.from_cluster() && defaults::assigned_by_server(kind, path) {
+        return Fate::Stays;
     }
+    // `kubectl rollout restart` stamps the pod template (kubernetes/kubectl
+    // `pkg/polymorphichelpers/objectrestarter.go`); kept, it keeps the pods as they run.
+    if rules::pod_template(kind).is_some_and(|t| {
+        path.starts_with(t)
+            && path.key_at(t.len()) == Some("metadata")
+            && path.key_at(t.len() + 1) == Some("annotations")
+            && path.key_at(t.len() + 2) == Some("kubectl.kubernetes.io/restartedAt")
+    }) {
+        return Fate::Stays;
+    }
+    let is_default = defaults::default_at(kind, path, &live.value).is_some_and(|d| {
+        compare::differences(&d, value).is_empty() && compare::differences(value, &d).is_empty()
+    });
+    if !live.from_cluster() {
+        // An export of the release's manifest holds only what the old tool sent.
+        return Fate::LeftBehind(vec![format!(
+            "the old release ({} is a manifest export: it holds what the release wrote, no ownership)",
+            live.source
+        )]);
+    }
+    let Some(entries) = entries else {
+        return if is_default {
+            Fate::Stays
+        } else {
+            Fate::LeftBehind(vec![
+                "unknown: the dump has no managedFields (kubectl get --show-managed-fields)".into(),
+            ])
+        };
+    };
+    let owners = ownership::owners(entries, path, value);
+    if owners.is_empty() || is_default {
+        return Fate::Stays;
+    }
+    let taken_over = |e: &ownership::Entry| {
+        (e.manager == ARGOCD_MANAGER && e.operation == ownership::Operation::Apply)
+            || (e.operation == ownership::Operation::Update
+                && sync.migrated_manager.as_deref() == Some(e.manager.as_str()))
+    };
+    let staying: Vec<String> = owners
+        .iter()
+        .filter(|e| !taken_over(e))
+        .map(|e| {
+            format!(
+                "{} ({})",
+                e.manager,
+                match e.operation {
+                    ownership::Operation::Apply => "Apply",
+                    ownership::Operation::Update => "Update",
+                }
+            )
+        })
+        .collect();
+    if staying.is_empty() {
+        let migrated = owners
+            .iter()
+            .find(|e| e.operation == ownership::Operation::Update)
+            .map(|e| e.manager.clone());
+        return Fate::Removed(match migrated {
+            Some(m) => format!("migrated from manager {m}"),
+            None => format!("owned only by {ARGOCD_MANAGER}, which no longer applies it"),
+        });
+    }
+    Fate::LeftBehind(staying)
 }
 
 /// The API server stores a Secret's `stringData` base64-encoded under `data`; compare the render

@@ -17,6 +17,7 @@ fn title(class: Class) -> &'static str {
         Class::Identical => "identical",
         Class::ToolingOnly => "differ only in what the cluster or tooling adds",
         Class::NoRuntimeEffect => "differ in metadata nothing running reads",
+        Class::LeftBehind => "keep fields the render lacks (left behind)",
         Class::RestartsPods => "differ in a pod template: pods restart",
         Class::Changed => "differ elsewhere",
         Class::Created => "would be created",
@@ -128,6 +129,39 @@ pub fn human(r: &Report) -> String {
             );
         }
     }
+    let behind: Vec<&ObjectReport> = r
+        .objects
+        .iter()
+        .filter(|o| !o.left_behind.is_empty())
+        .collect();
+    if behind.is_empty() {
+        let _ = writeln!(out, "Left behind: none.");
+    } else {
+        let _ = writeln!(
+            out,
+            "Left behind (only live, no default, and the sync does not remove them: they stay, and Argo CD shows no diff):"
+        );
+        for o in behind {
+            for f in o.left_behind.iter().take(MAX_SHOWN_DIFFERENCES) {
+                let _ = writeln!(
+                    out,
+                    "  {}: {} = {} (kept by {})",
+                    o.key,
+                    f.path,
+                    shown(Some(&f.value), o.key.kind == "Secret").unwrap_or_default(),
+                    f.owners.join(", ")
+                );
+            }
+            if o.left_behind.len() > MAX_SHOWN_DIFFERENCES {
+                let _ = writeln!(
+                    out,
+                    "  {}: … {} more",
+                    o.key,
+                    o.left_behind.len() - MAX_SHOWN_DIFFERENCES
+                );
+            }
+        }
+    }
     let waiting: Vec<(&ObjectReport, &super::startup::Reader)> = r
         .objects
         .iter()
@@ -177,12 +211,24 @@ pub fn human(r: &Report) -> String {
             if let Some(e) = &f.expected {
                 let _ = writeln!(out, "    expected: {e}");
             }
+            if let Some(m) = &f.removed_by {
+                let _ = writeln!(out, "    removed by the first sync: {m}");
+            }
         }
         if o.findings.len() > MAX_SHOWN_DIFFERENCES {
             let _ = writeln!(
                 out,
                 "  … {} more differences (--output json lists all)",
                 o.findings.len() - MAX_SHOWN_DIFFERENCES
+            );
+        }
+        for f in o.left_behind.iter().take(MAX_SHOWN_DIFFERENCES) {
+            let _ = writeln!(out, "  {}", f.path);
+            let _ = writeln!(
+                out,
+                "    left behind: {} (kept by {})",
+                shown(Some(&f.value), o.key.kind == "Secret").unwrap_or_default(),
+                f.owners.join(", ")
             );
         }
         if !o.live_only.is_empty() {
@@ -196,6 +242,10 @@ pub fn human(r: &Report) -> String {
     if !any {
         let _ = writeln!(out, "  every object is identical");
     }
+    for w in &r.warnings {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "Warning: {w}");
+    }
     out
 }
 
@@ -203,11 +253,16 @@ fn of(r: &Report, class: Class) -> Vec<&ObjectReport> {
     r.objects.iter().filter(|o| o.class == class).collect()
 }
 
-/// The JSON report. Shape (version 1):
-/// `{"adoptCheck": 1, "namespace", "disruptive": bool, "counts": {CLASS: n},
+/// The JSON report. Shape (version 2; docs/adopt-check.md):
+/// `{"adoptCheck": 2, "namespace", "disruptive": bool, "warnings": [..], "counts": {CLASS: n},
 ///   "objects": [{"class", "apiVersion", "kind", "namespace" (null when cluster-scoped), "name",
-///   "notes": [..], "expected": string or null, "liveOnly": [paths], "differences": [{"path", "render", "live" (strings, or
-///   null when absent), "restarts": bool, "expected": string or null}]}]}`.
+///   "notes": [..], "expected": string or null, "liveOnly": [paths],
+///   "leftBehind": [{"path", "value", "owners": [..]}],
+///   "readAtStart": [{"kind", "namespace", "name", "takesEffect", "rollValue", "consequence"}],
+///   "differences": [{"path", "render", "live" (strings, or null when absent), "restarts": bool,
+///   "expected": string or null, "removedBy": string or null}]}]}`.
+/// Version 2 added the class `left-behind` and the fields `warnings`, `leftBehind`,
+/// `readAtStart` and `removedBy`.
 pub fn json(r: &Report) -> String {
     let counts: serde_json::Map<String, Value> = Class::ALL
         .iter()
@@ -228,6 +283,7 @@ pub fn json(r: &Report) -> String {
                         "live": shown(f.difference.live.as_ref(), secret),
                         "restarts": f.restarts,
                         "expected": f.expected,
+                        "removedBy": f.removed_by,
                     })
                 })
                 .collect();
@@ -240,6 +296,11 @@ pub fn json(r: &Report) -> String {
                 "notes": o.notes,
                 "expected": o.expected,
                 "liveOnly": o.live_only,
+                "leftBehind": o.left_behind.iter().map(|f| json!({
+                    "path": f.path.to_string(),
+                    "value": shown(Some(&f.value), o.key.kind == "Secret"),
+                    "owners": f.owners,
+                })).collect::<Vec<_>>(),
                 "readAtStart": o.read_at_start.iter().map(|w| json!({
                     "kind": w.workload.kind,
                     "namespace": w.workload.namespace,
@@ -257,9 +318,10 @@ pub fn json(r: &Report) -> String {
         })
         .collect();
     let doc = json!({
-        "adoptCheck": 1,
+        "adoptCheck": 2,
         "namespace": r.namespace,
         "disruptive": r.disruptive(),
+        "warnings": r.warnings,
         "counts": counts,
         "objects": objects,
     });

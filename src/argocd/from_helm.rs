@@ -599,12 +599,20 @@ fn plugin_application(
         Some(Value::Array(a)) => a.clone(),
         _ => Vec::new(),
     };
+    let synced_server_side = options.iter().any(|o| o == "ServerSideApply=true");
     for wanted in ["ServerSideApply=true", "PruneLast=true"] {
         let key = wanted.split('=').next().expect("has a key");
         options.retain(|o| o.as_str().is_none_or(|s| s.split('=').next() != Some(key)));
         options.push(json!(wanted));
     }
     sync.insert("syncOptions".into(), Value::Array(options));
+    if !synced_server_side {
+        migrate_client_side_fields(root, warnings);
+    }
+    let spec = root
+        .get_mut("spec")
+        .and_then(Value::as_object_mut)
+        .expect("checked to be a mapping");
 
     // Cilium creates CiliumIdentity objects at run time: Argo CD is told to leave them be.
     let mut ignore: Vec<Value> = match spec.get("ignoreDifferences") {
@@ -616,6 +624,47 @@ fn plugin_application(
     spec.insert("ignoreDifferences".into(), Value::Array(ignore));
     drop_zero_values(spec);
     out
+}
+
+/// The Application's annotation naming the manager whose fields Argo CD's client-side-apply
+/// migration moves to its server-side manager on the first server-side sync
+/// (argoproj/argo-cd `docs/user-guide/sync-options.md`, "Client-Side Apply Migration").
+pub const MIGRATION_ANNOTATION: &str = "argocd.argoproj.io/client-side-apply-migration-manager";
+
+/// The Helm-source Application synced client-side: Argo CD's client-side syncs write as
+/// `argocd-controller` with an Update (argoproj/gitops-engine `pkg/sync/sync_context.go`
+/// `applyObject` passes the same manager to kubectl's apply for both kinds of sync), while the
+/// migration's default manager is `kubectl-client-side-apply`
+/// (`pkg/sync/common/types.go`), which owns nothing here. Naming `argocd-controller` makes the
+/// first server-side sync take over those fields, so it removes the ones the render lacks
+/// instead of leaving them behind. A user's own annotation is kept.
+fn migrate_client_side_fields(root: &mut Map<String, Value>, warnings: &mut Vec<String>) {
+    let md = root.entry("metadata").or_insert_with(|| json!({}));
+    let Some(md) = md.as_object_mut() else {
+        return;
+    };
+    let annotations = md.entry("annotations").or_insert_with(|| json!({}));
+    if !annotations.is_object() {
+        *annotations = json!({});
+    }
+    let annotations = annotations.as_object_mut().expect("made a mapping");
+    if annotations.contains_key(MIGRATION_ANNOTATION) {
+        return;
+    }
+    annotations.insert(
+        MIGRATION_ANNOTATION.into(),
+        json!(super::super::adopt::ARGOCD_MANAGER),
+    );
+    warnings.push(format!(
+        "metadata.annotations[{MIGRATION_ANNOTATION:?}] is set to {:?}: the old Application synced \
+         client-side, so its fields belong to that manager's Update; the first server-side sync \
+         takes them over and removes every field the render lacks (values the old release set \
+         and the folder drops). Without it those fields stay in the cluster, unseen by Argo CD's \
+         diff. Check the owners first: adopt-check on a dump made with kubectl get \
+         --show-managed-fields lists them (a release installed by the helm command instead: name \
+         `helm`)",
+        super::super::adopt::ARGOCD_MANAGER
+    ));
 }
 
 /// Argo CD drops zero values (false, "", 0, empty lists and maps) when it stores an Application,

@@ -55,7 +55,40 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
     for f in &a.live {
         dumps.push(cilium_cmp::adopt::live::read_dump(f, &mut budget)?);
     }
-    let report = cilium_cmp::adopt::check(&text, &dumps, &a.render.namespace, &a.release)?;
+    let sync = match &a.argocd_application {
+        Some(file) => sync_model(file)?,
+        None => cilium_cmp::adopt::SyncModel::default(),
+    };
+    let filter = argocd_filter(a.argocd_cm.as_deref())?;
+    let mut report =
+        cilium_cmp::adopt::check_with(&text, &dumps, &a.render.namespace, &a.release, &sync)?;
+    print_exclusions(&filter, &text)?;
+    let excluded =
+        argocd::exclusions::excluded_in_stream(&filter, &text).map_err(anyhow::Error::msg)?;
+    for e in excluded {
+        if let Some(o) = report
+            .objects
+            .iter_mut()
+            .find(|o| o.key.to_string() == e.object)
+        {
+            o.notes.push(format!(
+                "Argo CD excludes it (resource.exclusions): it is never applied; {}; fix: {}",
+                e.effect, e.fix
+            ));
+        }
+    }
+    if a.argocd_cm.is_some() {
+        eprintln!(
+            "{}",
+            if argocd::exclusions::identity_ignore_needed(&filter) {
+                "note: this argocd-cm does not exclude CiliumIdentity: keep the recommended \
+                 Application's ignoreDifferences entry for it"
+            } else {
+                "note: this argocd-cm excludes CiliumIdentity: the recommended Application's \
+                 ignoreDifferences entry for it is not needed"
+            }
+        );
+    }
     let out = match a.output.as_str() {
         "json" => cilium_cmp::adopt::report::json(&report),
         _ => cilium_cmp::adopt::report::human(&report),
@@ -64,5 +97,56 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
     if report.disruptive() {
         std::process::exit(3);
     }
+    Ok(())
+}
+
+/// What the Application's sync does to fields only the live objects have: Argo CD migrates a
+/// client-side manager's fields only on a server-side apply sync (argoproj/argo-cd
+/// `docs/user-guide/sync-options.md`, "Client-Side Apply Migration"; `controller/sync.go` reads
+/// the annotation, default `kubectl-client-side-apply` from argoproj/gitops-engine
+/// `pkg/sync/common/types.go` `DefaultClientSideApplyMigrationManager`).
+fn sync_model(file: &std::path::Path) -> anyhow::Result<cilium_cmp::adopt::SyncModel> {
+    let shown = file.display().to_string();
+    let text = cilium_cmp::limits::read_text(file, &shown)?;
+    let app = cilium_cmp::yaml::parse_value(&text).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+    if app.get("kind").and_then(|k| k.as_str()) != Some("Application") {
+        anyhow::bail!("{shown}: not an Argo CD Application (kind: Application expected)");
+    }
+    let options: Vec<&str> = app
+        .pointer("/spec/syncPolicy/syncOptions")
+        .and_then(|o| o.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o.as_str())
+        .collect();
+    let server_side = options.contains(&"ServerSideApply=true");
+    let migration = !options.contains(&"ClientSideApplyMigration=false");
+    let manager = app
+        .pointer("/metadata/annotations/argocd.argoproj.io~1client-side-apply-migration-manager")
+        .and_then(|m| m.as_str())
+        .filter(|m| !m.is_empty())
+        .unwrap_or("kubectl-client-side-apply");
+    Ok(cilium_cmp::adopt::SyncModel {
+        migrated_manager: (server_side && migration).then(|| manager.to_string()),
+    })
+}
+
+/// The resource filter of the user's argocd-cm, or Argo CD's defaults.
+pub fn argocd_filter(file: Option<&std::path::Path>) -> anyhow::Result<argocd::exclusions::Filter> {
+    Ok(match file {
+        None => argocd::exclusions::Filter::argocd_defaults(),
+        Some(f) => {
+            let shown = f.display().to_string();
+            let text = cilium_cmp::limits::read_text(f, &shown)?;
+            argocd::exclusions::Filter::from_argocd_cm(&text, &shown).map_err(anyhow::Error::msg)?
+        }
+    })
+}
+
+/// Names on stderr the rendered objects Argo CD would not apply (the render is unchanged).
+pub fn print_exclusions(filter: &argocd::exclusions::Filter, render: &str) -> anyhow::Result<()> {
+    let found =
+        argocd::exclusions::excluded_in_stream(filter, render).map_err(anyhow::Error::msg)?;
+    eprint!("{}", argocd::exclusions::report(filter, &found));
     Ok(())
 }

@@ -123,6 +123,16 @@ pub struct FolderArgs {
     pub allow_unknown_keys: bool,
 }
 
+/// `render-folder` and `lock`: Argo CD's settings that decide what it applies.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ArgocdSettingsArgs {
+    /// Argo CD's argocd-cm ConfigMap (YAML): name on stderr the rendered objects its
+    /// resource.exclusions / resource.inclusions keep Argo CD from applying [default: Argo CD 3.0
+    /// or later with its default exclusions]
+    #[arg(long, value_name = "FILE")]
+    pub argocd_cm: Option<PathBuf>,
+}
+
 /// `adopt-check`: the render's inputs (as `render`, or an application folder) and live dumps.
 #[derive(clap::Args, Debug, Clone)]
 pub struct AdoptCheckArgs {
@@ -143,9 +153,20 @@ pub struct AdoptCheckArgs {
     /// Helm release name, to recognise the release's objects by Helm's annotations
     #[arg(long, default_value = "cilium")]
     pub release: String,
-    /// Report format: text for people, json for scripts (shape in the README)
+    /// Report format: text for people, json for scripts (shape in docs/adopt-check.md)
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub output: String,
+    /// The Argo CD Application that will sync the folder (YAML): with ServerSideApply=true its
+    /// client-side-apply migration (on unless ClientSideApplyMigration=false; the manager named by
+    /// the argocd.argoproj.io/client-side-apply-migration-manager annotation, default
+    /// kubectl-client-side-apply) decides which left-behind fields the first sync removes
+    #[arg(long, value_name = "FILE")]
+    pub argocd_application: Option<PathBuf>,
+    /// Argo CD's argocd-cm ConfigMap (YAML): name on stderr the rendered objects its
+    /// resource.exclusions / resource.inclusions keep Argo CD from applying [default: Argo CD 3.0
+    /// or later with its default exclusions]
+    #[arg(long, value_name = "FILE")]
+    pub argocd_cm: Option<PathBuf>,
 }
 
 /// `diff`: two renders of Cilium and what syncing the second over the first does.
@@ -250,7 +271,12 @@ pub enum Command {
     /// Example, from the repository root:
     ///   cilium-cmp render-folder clusters/prod/cilium --namespace kube-system --kube-version 1.35.0 | kubectl diff --server-side -f -
     #[command(verbatim_doc_comment)]
-    RenderFolder(FolderArgs),
+    RenderFolder {
+        #[command(flatten)]
+        folder: FolderArgs,
+        #[command(flatten)]
+        argocd: ArgocdSettingsArgs,
+    },
     /// Write an application folder's lock (cilium-cmp.lock) with the content hash of its render,
     /// after the render succeeded; prints no render (preview it with render-folder). With
     /// --check, write nothing and fail when the lock is missing or stale.
@@ -275,6 +301,8 @@ pub enum Command {
     Lock {
         #[command(flatten)]
         folder: FolderArgs,
+        #[command(flatten)]
+        argocd: ArgocdSettingsArgs,
         /// Write nothing; exit non-zero when the lock is missing or does not hold the render's
         /// hash (for CI)
         #[arg(long)]

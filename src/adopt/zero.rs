@@ -1,0 +1,254 @@
+//! Zero values (`false`, `0`) the render writes: whether the API server stores them.
+//!
+//! A built-in kind is decoded into Go structs. A plain field with `omitempty` (`bool`, `int32`)
+//! cannot hold "unset" apart from its zero value, so a `false` or `0` the render sends is never
+//! stored and the live object has no such field: that absence is no difference. A pointer field
+//! (`*bool`, `*int32`, `*intstr.IntOrString`) stores the zero value, so its absence live is a real
+//! difference (the apply sets it). A custom resource is stored as JSON, as sent: its zero values
+//! are kept like a pointer's.
+//!
+//! The table holds exactly the fields a Cilium render can write with a zero value (a test walks
+//! the render of every scenario on every release and fails on an unclassified one), from the Go
+//! types: k8s.io/api `core/v1/types.go` (`PodSpec.HostNetwork bool`, `HostPID`, `HostIPC`,
+//! `PodSpec.AutomountServiceAccountToken *bool`, `PodSpec.TerminationGracePeriodSeconds *int64`,
+//! `SecurityContext.AllowPrivilegeEscalation *bool`, `Privileged *bool`,
+//! `ReadOnlyRootFilesystem *bool`, `RunAsUser *int64`, `RunAsGroup *int64`, `RunAsNonRoot *bool`,
+//! `PodSecurityContext.FSGroup *int64`, `Probe.InitialDelaySeconds int32` and the other probe
+//! counts, `VolumeMount.ReadOnly bool`, `Container.Stdin`/`TTY bool`,
+//! `ServiceAccount.AutomountServiceAccountToken *bool`, `ServiceSpec.PublishNotReadyAddresses
+//! bool`, `ServiceSpec.AllocateLoadBalancerNodePorts *bool`), `apps/v1/types.go`
+//! (`RollingUpdateDeployment.MaxUnavailable`/`MaxSurge *intstr.IntOrString`,
+//! `RollingUpdateDaemonSet` likewise, `DeploymentSpec.Replicas *int32`, `MinReadySeconds int32`),
+//! `batch/v1/types.go` (`JobSpec.BackoffLimit *int32`, `TTLSecondsAfterFinished *int32`,
+//! `CronJobSpec.Suspend *bool`), `policy/v1/types.go` (`PodDisruptionBudgetSpec.MaxUnavailable`
+//! / `MinAvailable *intstr.IntOrString`).
+
+use super::compare::{Path, Step};
+
+/// How the API server treats a zero value at a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zero {
+    /// A plain `omitempty` field: the zero value is never stored.
+    Dropped,
+    /// A pointer field, or a custom resource: the zero value is stored.
+    Stored,
+}
+
+/// Shapes relative to a pod spec; `*` is a list item.
+const POD_SPEC: &[(&[&str], Zero)] = &[
+    (&["hostNetwork"], Zero::Dropped),
+    (&["hostPID"], Zero::Dropped),
+    (&["hostIPC"], Zero::Dropped),
+    (&["automountServiceAccountToken"], Zero::Stored),
+    (&["shareProcessNamespace"], Zero::Stored),
+    (&["enableServiceLinks"], Zero::Stored),
+    (&["terminationGracePeriodSeconds"], Zero::Stored),
+    (&["securityContext", "runAsUser"], Zero::Stored),
+    (&["securityContext", "runAsGroup"], Zero::Stored),
+    (&["securityContext", "runAsNonRoot"], Zero::Stored),
+    (&["securityContext", "fsGroup"], Zero::Stored),
+];
+
+/// Shapes relative to a container.
+const CONTAINER: &[(&[&str], Zero)] = &[
+    (
+        &["securityContext", "allowPrivilegeEscalation"],
+        Zero::Stored,
+    ),
+    (&["securityContext", "privileged"], Zero::Stored),
+    (&["securityContext", "readOnlyRootFilesystem"], Zero::Stored),
+    (&["securityContext", "runAsUser"], Zero::Stored),
+    (&["securityContext", "runAsGroup"], Zero::Stored),
+    (&["securityContext", "runAsNonRoot"], Zero::Stored),
+    (&["volumeMounts", "*", "readOnly"], Zero::Dropped),
+    (&["stdin"], Zero::Dropped),
+    (&["tty"], Zero::Dropped),
+];
+
+const PROBE_COUNTS: &[&str] = &[
+    "initialDelaySeconds",
+    "timeoutSeconds",
+    "periodSeconds",
+    "successThreshold",
+    "failureThreshold",
+];
+
+/// Shapes of whole objects, by kind.
+const OBJECT: &[(&str, &[&str], Zero)] = &[
+    (
+        "ServiceAccount",
+        &["automountServiceAccountToken"],
+        Zero::Stored,
+    ),
+    ("Deployment", &["spec", "replicas"], Zero::Stored),
+    ("Deployment", &["spec", "minReadySeconds"], Zero::Dropped),
+    (
+        "Deployment",
+        &["spec", "strategy", "rollingUpdate", "maxUnavailable"],
+        Zero::Stored,
+    ),
+    (
+        "Deployment",
+        &["spec", "strategy", "rollingUpdate", "maxSurge"],
+        Zero::Stored,
+    ),
+    ("DaemonSet", &["spec", "minReadySeconds"], Zero::Dropped),
+    (
+        "DaemonSet",
+        &["spec", "updateStrategy", "rollingUpdate", "maxUnavailable"],
+        Zero::Stored,
+    ),
+    (
+        "DaemonSet",
+        &["spec", "updateStrategy", "rollingUpdate", "maxSurge"],
+        Zero::Stored,
+    ),
+    ("Job", &["spec", "backoffLimit"], Zero::Stored),
+    ("Job", &["spec", "ttlSecondsAfterFinished"], Zero::Stored),
+    ("CronJob", &["spec", "suspend"], Zero::Stored),
+    (
+        "CronJob",
+        &["spec", "jobTemplate", "spec", "backoffLimit"],
+        Zero::Stored,
+    ),
+    (
+        "CronJob",
+        &["spec", "jobTemplate", "spec", "ttlSecondsAfterFinished"],
+        Zero::Stored,
+    ),
+    (
+        "Service",
+        &["spec", "publishNotReadyAddresses"],
+        Zero::Dropped,
+    ),
+    (
+        "Service",
+        &["spec", "allocateLoadBalancerNodePorts"],
+        Zero::Stored,
+    ),
+    (
+        "PodDisruptionBudget",
+        &["spec", "maxUnavailable"],
+        Zero::Stored,
+    ),
+    (
+        "PodDisruptionBudget",
+        &["spec", "minAvailable"],
+        Zero::Stored,
+    ),
+];
+
+/// API groups of the built-in kinds (decoded into Go structs); every other group is a custom
+/// resource, stored as sent.
+const BUILT_IN_GROUPS: &[&str] = &[
+    "",
+    "apps",
+    "batch",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "networking.k8s.io",
+    "discovery.k8s.io",
+    "scheduling.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiregistration.k8s.io",
+    "coordination.k8s.io",
+];
+
+/// How the API server treats a zero value at `path` of an object of `group` and `kind`, when the
+/// table knows the field.
+pub fn classify(group: &str, kind: &str, path: &Path) -> Option<Zero> {
+    if !BUILT_IN_GROUPS.contains(&group) {
+        return Some(Zero::Stored);
+    }
+    let keys: Vec<&str> = path
+        .0
+        .iter()
+        .map(|s| match s {
+            Step::Key(k) => k.as_str(),
+            Step::Item(_) | Step::Index(_) => "*",
+        })
+        .collect();
+    if let Some((_, _, z)) = OBJECT
+        .iter()
+        .find(|(k, shape, _)| *k == kind && *shape == keys.as_slice())
+    {
+        return Some(*z);
+    }
+    let template = super::rules::pod_template(kind)?;
+    let rest = keys.strip_prefix(template)?.strip_prefix(&["spec"])?;
+    if let Some((_, z)) = POD_SPEC.iter().find(|(shape, _)| *shape == rest) {
+        return Some(*z);
+    }
+    let container = match rest {
+        ["containers" | "initContainers", "*", container @ ..] => container,
+        _ => return None,
+    };
+    if let Some((_, z)) = CONTAINER.iter().find(|(shape, _)| *shape == container) {
+        return Some(*z);
+    }
+    match container {
+        [probe, count] if probe.ends_with("Probe") && PROBE_COUNTS.contains(count) => {
+            Some(Zero::Dropped)
+        }
+        _ => None,
+    }
+}
+
+/// Whether `value` is a zero value a plain field would drop.
+pub fn is_zero(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Bool(b) => !b,
+        serde_json::Value::Number(n) => n.as_f64() == Some(0.0),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(keys: &[&str]) -> Path {
+        Path(
+            keys.iter()
+                .map(|k| match *k {
+                    "*" => Step::Item("x".into()),
+                    k => Step::Key(k.into()),
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn plain_fields_drop_zero_and_pointers_keep_it() {
+        let job = path(&["spec", "template", "spec", "hostNetwork"]);
+        assert_eq!(classify("batch", "Job", &job), Some(Zero::Dropped));
+        let ape = path(&[
+            "spec",
+            "template",
+            "spec",
+            "containers",
+            "*",
+            "securityContext",
+            "allowPrivilegeEscalation",
+        ]);
+        assert_eq!(classify("apps", "Deployment", &ape), Some(Zero::Stored));
+        let probe = path(&[
+            "spec",
+            "template",
+            "spec",
+            "containers",
+            "*",
+            "readinessProbe",
+            "initialDelaySeconds",
+        ]);
+        assert_eq!(classify("apps", "DaemonSet", &probe), Some(Zero::Dropped));
+        assert_eq!(
+            classify("cert-manager.io", "Certificate", &path(&["spec", "isCA"])),
+            Some(Zero::Stored)
+        );
+        assert_eq!(
+            classify("apps", "DaemonSet", &path(&["spec", "other"])),
+            None
+        );
+    }
+}
