@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ChartError {
@@ -24,7 +25,8 @@ pub enum ChartError {
 #[derive(Debug, Clone)]
 pub struct ChartFiles {
     path: String,
-    files: BTreeMap<String, Vec<u8>>,
+    /// Shared, so that renders of many folders in one process reuse one unpacked archive.
+    files: Arc<BTreeMap<String, Vec<u8>>>,
 }
 
 use crate::limits::{MAX_ARCHIVE_BYTES, MAX_ARCHIVE_ENTRIES};
@@ -76,6 +78,23 @@ impl ChartFiles {
         ChartFiles::checked(shown, files)
     }
 
+    /// `open`, once per path and process: commands that render many folders (`diff` of a
+    /// repository, `lock --check` of every folder) would otherwise unpack the same archive for
+    /// each folder, which costs several times a render. Archives are not expected to change
+    /// while one command runs.
+    pub fn open_cached(path: &Path) -> Result<ChartFiles, ChartError> {
+        static CACHE: OnceLock<Mutex<BTreeMap<PathBuf, ChartFiles>>> = OnceLock::new();
+        let cache = CACHE.get_or_init(Default::default);
+        if let Some(c) = cache.lock().ok().and_then(|m| m.get(path).cloned()) {
+            return Ok(c);
+        }
+        let opened = ChartFiles::open(path)?;
+        if let Ok(mut m) = cache.lock() {
+            m.insert(path.to_path_buf(), opened.clone());
+        }
+        Ok(opened)
+    }
+
     /// Reads a `.tgz` archive already in memory (one checked against its pinned sha256);
     /// `shown` names it in errors.
     pub fn from_tgz_bytes(shown: &str, bytes: &[u8]) -> Result<ChartFiles, ChartError> {
@@ -93,7 +112,10 @@ impl ChartFiles {
                 message: "no Chart.yaml: not a Helm chart".into(),
             });
         }
-        Ok(ChartFiles { path, files })
+        Ok(ChartFiles {
+            path,
+            files: Arc::new(files),
+        })
     }
 
     /// The chart's version, from Chart.yaml.

@@ -84,6 +84,12 @@ fn run() -> anyhow::Result<()> {
             cli::adopt::print_exclusions(&filter, &p.rendered.text)?;
             write_stdout(&p.rendered.text)
         }
+        Command::Lock { folder, check, .. } if folder.app_dir.as_os_str().is_empty() => {
+            if !check {
+                anyhow::bail!("lock needs the application folder to write the lock of (only `lock --check` checks every folder)");
+            }
+            cli::diff::lock_check_all(&folder)
+        }
         Command::Lock {
             folder,
             argocd,
@@ -166,6 +172,7 @@ fn run() -> anyhow::Result<()> {
             write_stdout(&String::from_utf8_lossy(&script))
         }
         Command::AdoptCheck(a) => cli::adopt::adopt_check(&a),
+        Command::Diff(a) => cli::diff::diff(&a),
         Command::FleetCheck(a) => cli::fleet::fleet_check(&a),
         Command::Schema { cilium_version } => {
             let version = cilium_cmp::versions::parse(&cilium_version)?;

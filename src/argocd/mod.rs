@@ -309,11 +309,12 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
     // A missing archive is not an error here: values that need no bundled file render the same
     // without it, and those that do fail in the render with a message naming the value.
     if archive.is_file() {
-        inputs.chart = Some(
-            ChartFiles::open(&archive).map_err(|e| GenerateError::Render {
-                message: e.to_string(),
-            })?,
-        );
+        inputs.chart =
+            Some(
+                ChartFiles::open_cached(&archive).map_err(|e| GenerateError::Render {
+                    message: e.to_string(),
+                })?,
+            );
     }
 
     let lock = folder::read_lock(&repo)?;

@@ -197,6 +197,70 @@ Examples:
   cilium-cmp fix-values --cilium-version 1.20.0 --dry-run values.yaml
   cilium-cmp fix-values --cilium-version 1.20.0 values.yaml prod.yaml
   cilium-cmp fix-values --cilium-version 1.20.0 --apply-renames values.yaml";
+/// `diff`: two renders of Cilium and what syncing the second over the first does.
+#[derive(clap::Args, Debug, Clone)]
+pub struct DiffArgs {
+    /// An application folder (holding cilium-cmp.yaml), compared with itself at --base
+    #[arg(value_name = "FOLDER")]
+    pub folder: Option<PathBuf>,
+    /// The git revision to compare the work tree with (a branch, tag or commit), e.g. --base
+    /// origin/main; with no FOLDER, every application folder of the repository is compared
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// The repository root (for --base without FOLDER: the git work tree whose folders are
+    /// compared) [default: the git work tree holding the current folder]
+    #[arg(long, value_name = "DIR")]
+    pub repo_root: Option<PathBuf>,
+    /// Without FOLDER or --base: the Cilium release of the new render, e.g. --cilium-version 1.20.0
+    #[arg(long)]
+    pub cilium_version: Option<String>,
+    /// The Cilium release of the old render [default: --cilium-version], e.g. --from-version 1.19.6
+    #[arg(long)]
+    pub from_version: Option<String>,
+    /// Values file of the new render; repeatable (as Helm's -f)
+    #[arg(short = 'f', long = "values")]
+    pub values: Vec<PathBuf>,
+    /// Values file of the old render; repeatable [default: the files of -f]
+    #[arg(long)]
+    pub from_values: Vec<PathBuf>,
+    /// PATH=VALUE of the new render (as Helm's --set); repeatable
+    #[arg(long)]
+    pub set: Vec<String>,
+    /// PATH=VALUE of the old render; repeatable [default: the --set of the new render]
+    #[arg(long)]
+    pub from_set: Vec<String>,
+    /// Release namespace (the Application's spec.destination.namespace)
+    #[arg(long, default_value = DEFAULT_NAMESPACE)]
+    pub namespace: String,
+    /// Kubernetes version of the target cluster (Argo CD's KUBE_VERSION)
+    #[arg(long, default_value = DEFAULT_KUBE_VERSION)]
+    pub kube_version: String,
+    /// API versions the cluster serves, comma-separated, repeatable (Argo CD's KUBE_API_VERSIONS)
+    #[arg(long)]
+    pub api_versions: Vec<String>,
+    /// Folder holding the official cilium-VERSION.tgz archives [default: $CILIUM_CMP_CHART_DIR,
+    /// else /opt/cilium-cmp/charts where it exists, else ~/.cache/cilium-cmp/charts]
+    #[arg(long)]
+    pub chart_dir: Option<PathBuf>,
+    /// Warn about values the chart does not know instead of refusing them
+    #[arg(long)]
+    pub allow_unknown_keys: bool,
+    /// Report format: text for people, markdown for a pull-request comment, json for scripts
+    /// (versioned: {"ciliumCmpDiff": 1, ...})
+    #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json"])]
+    pub output: String,
+}
+
+pub const DIFF_HELP: &str = "\
+Examples:
+  cilium-cmp diff clusters/prod/cilium --base origin/main
+  cilium-cmp diff --base origin/main --output markdown > diff.md
+  cilium-cmp diff --cilium-version 1.20.0 --from-version 1.19.6 -f values.yaml
+  cilium-cmp diff --cilium-version 1.20.0 -f new.yaml --from-values old.yaml
+
+Exit status: 0 nothing changes; 2 objects change without consequences; 3 something restarts,
+is pruned, loses a permission, may hang at start, or a value the new release renamed is set;
+1 bad input.";
 
 /// `fleet-check`: the repository, the folders to report on, the format.
 #[derive(clap::Args, Debug, Clone)]
@@ -248,7 +312,20 @@ pub enum Command {
     /// Examples, from the repository root:
     ///   cilium-cmp lock clusters/prod/cilium --namespace kube-system --kube-version 1.35.0
     ///   cilium-cmp lock --check clusters/prod/cilium --namespace kube-system --kube-version 1.35.0
-    #[command(verbatim_doc_comment)]
+    ///   cilium-cmp lock --check --namespace kube-system --kube-version 1.35.0
+    ///
+    /// With --check and no folder, every application folder under --repo-root is checked.
+    #[command(
+        verbatim_doc_comment,
+        mut_arg("app_dir", |a| a
+            .required(false)
+            .default_value("")
+            .hide_default_value(true)
+            // The path parser refuses an empty value; the empty default means "every folder".
+            .value_parser(clap::builder::ValueParser::new(|s: &str| {
+                Ok::<PathBuf, std::convert::Infallible>(PathBuf::from(s))
+            })))
+    )]
     Lock {
         #[command(flatten)]
         folder: FolderArgs,
@@ -330,6 +407,13 @@ pub enum Command {
         after_help = "Examples:\n  helm get manifest cilium -n kube-system > live.yaml\n  cilium-cmp adopt-check --cilium-version 1.20.0 -f values.yaml --live live.yaml\n  cilium-cmp adopt-check --folder clusters/prod/cilium --namespace kube-system --live live.yaml --output json"
     )]
     AdoptCheck(AdoptCheckArgs),
+    /// Compare two renders (a folder against a git revision, every folder of the repository,
+    /// two releases or two sets of values) and say what syncing the change does: what is
+    /// created, pruned and changed, which pods restart and how, configuration read only at
+    /// start, permissions gained and lost, and for an upgrade the values it renamed and the
+    /// defaults it changes.
+    #[command(after_help = DIFF_HELP)]
+    Diff(DiffArgs),
     /// Check the Cluster Mesh of every application folder in the repository: meshed clusters
     /// need unique cluster.name and cluster.id (within maxConnectedClusters), one
     /// maxConnectedClusters, peers that exist, pod CIDRs apart and one certificate authority.

@@ -1,0 +1,268 @@
+//! `diff` and `lock --check` over every folder: the front ends of `cilium_cmp::diff`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use cilium_cmp::diff::repo::{self, Target};
+use cilium_cmp::diff::{self, Outcome, Section};
+use cilium_cmp::git_rev::Revision;
+use cilium_cmp::render::Inputs;
+
+use super::args::{DiffArgs, FolderArgs};
+use super::inputs::folder_request;
+use super::io::write_stdout;
+
+fn target(a: &DiffArgs) -> Target {
+    Target {
+        namespace: a.namespace.clone(),
+        kube_version: a.kube_version.clone(),
+        api_versions: a.api_versions.clone(),
+        chart_dir: a
+            .chart_dir
+            .clone()
+            .or_else(cilium_cmp::chart_store::default_dir),
+        allow_unknown_keys: a.allow_unknown_keys,
+    }
+}
+
+/// Runs `diff`, prints the report, and exits with its status (0, 2 or 3; errors are 1).
+pub fn diff(a: &DiffArgs) -> anyhow::Result<()> {
+    let sections = match (&a.folder, &a.base) {
+        (Some(folder), Some(base)) => {
+            refuse_flag_form(a, "FOLDER --base")?;
+            let rev = Revision::open(folder_parent(folder), base)?;
+            let rel = relative_to(folder, &rev.top)?;
+            let outcome = repo::diff_folder(&target(a), &rev, &rel, true)
+                .map_err(anyhow::Error::msg)?;
+            vec![Section { name: rel, outcome }]
+        }
+        (None, Some(base)) => {
+            refuse_flag_form(a, "--base")?;
+            let root = a.repo_root.clone().unwrap_or_else(|| PathBuf::from("."));
+            let rev = Revision::open(&root, base)?;
+            repo::diff_repository(&target(a), &rev).map_err(anyhow::Error::msg)?
+        }
+        (Some(_), None) => anyhow::bail!(
+            "diff FOLDER needs --base REV (the git revision to compare the folder with, e.g. --base origin/main)"
+        ),
+        (None, None) => vec![flag_form(a)?],
+    };
+    let text = match a.output.as_str() {
+        "json" => diff::report_json::render(&sections),
+        "markdown" => diff::report_markdown::render(&sections),
+        _ => diff::report_text::render(&sections),
+    };
+    write_stdout(&text)?;
+    let code = diff::exit_code(&sections);
+    if code != 0 {
+        std::process::exit(code);
+    }
+    Ok(())
+}
+
+fn refuse_flag_form(a: &DiffArgs, form: &str) -> anyhow::Result<()> {
+    let used = [
+        (a.cilium_version.is_some(), "--cilium-version"),
+        (a.from_version.is_some(), "--from-version"),
+        (!a.values.is_empty(), "-f/--values"),
+        (!a.from_values.is_empty(), "--from-values"),
+        (!a.set.is_empty(), "--set"),
+        (!a.from_set.is_empty(), "--from-set"),
+    ];
+    if let Some((_, flag)) = used.iter().find(|(on, _)| *on) {
+        anyhow::bail!(
+            "{flag} is for comparing two sets of inputs without a folder; with {form} both sides come from the folder's files (change them in the work tree)"
+        );
+    }
+    Ok(())
+}
+
+/// The folder holding `folder` for git to start from (the folder itself when it exists).
+fn folder_parent(folder: &Path) -> &Path {
+    let mut p = folder;
+    while !p.is_dir() {
+        match p.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => p = parent,
+            _ => return Path::new("."),
+        }
+    }
+    p
+}
+
+/// `folder` relative to the work tree's top, `/`-separated, without requiring it to exist now
+/// (a folder the change removes exists only at the base).
+fn relative_to(folder: &Path, top: &Path) -> anyhow::Result<String> {
+    let existing = folder_parent(folder);
+    let real = existing
+        .canonicalize()
+        .with_context(|| format!("cannot open {}", existing.display()))?;
+    let top = top
+        .canonicalize()
+        .with_context(|| format!("cannot open {}", top.display()))?;
+    let rest = folder.strip_prefix(existing).unwrap_or(Path::new(""));
+    let full = real.join(rest);
+    let rel = full.strip_prefix(&top).map_err(|_| {
+        anyhow::anyhow!(
+            "{} is outside the git work tree {}",
+            folder.display(),
+            top.display()
+        )
+    })?;
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    Ok(if parts.is_empty() {
+        ".".into()
+    } else {
+        parts.join("/")
+    })
+}
+
+/// `--cilium-version B [--from-version A] -f new [--from-values old] [--set ..] [--from-set ..]`.
+fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
+    let Some(to) = &a.cilium_version else {
+        anyhow::bail!(
+            "diff needs what to compare: FOLDER --base REV, --base REV (every folder of the repository), or --cilium-version (with --from-version, --from-values or --from-set)"
+        );
+    };
+    let from = a.from_version.clone().unwrap_or_else(|| to.clone());
+    let old_values = if a.from_values.is_empty() {
+        &a.values
+    } else {
+        &a.from_values
+    };
+    let old_set = if a.from_set.is_empty() {
+        &a.set
+    } else {
+        &a.from_set
+    };
+    let inputs = |version: &str, files: &[PathBuf], set: &[String]| -> anyhow::Result<Inputs> {
+        let v = cilium_cmp::versions::parse(version)?.to_string();
+        let mut i = Inputs::new(&v);
+        for f in files {
+            let shown = f.display().to_string();
+            i.values_files
+                .push((shown.clone(), cilium_cmp::limits::read_text(f, &shown)?));
+        }
+        i.set = set.to_vec();
+        i.namespace = a.namespace.clone();
+        i.kube_version = a.kube_version.clone();
+        i.api_versions = a.api_versions.clone();
+        i.allow_unknown_keys = a.allow_unknown_keys;
+        if let Some(dir) = target(a).chart_dir {
+            i.chart = cilium_cmp::chart_store::open_stored(&dir, &v)?;
+        }
+        Ok(i)
+    };
+    let new_inputs = inputs(to, &a.values, &a.set)?;
+    let old_inputs = inputs(&from, old_values, old_set)?;
+    let upgrade = new_inputs.cilium_version != old_inputs.cilium_version;
+    let label = |files: &[PathBuf], set: &[String]| {
+        let mut parts: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        parts.extend(set.iter().map(|s| format!("--set {s}")));
+        if parts.is_empty() {
+            "the chart's defaults".to_string()
+        } else {
+            parts.join(" ")
+        }
+    };
+    let old = repo::render_inputs(&old_inputs, &label(old_values, old_set), false)
+        .map_err(|e| anyhow::anyhow!("the old render ({from}): {e}"))?;
+    let new = repo::render_inputs(&new_inputs, &label(&a.values, &a.set), upgrade)
+        .map_err(|e| anyhow::anyhow!("the new render ({to}): {e}"))?;
+    let values = if upgrade {
+        Some(cilium_cmp::render::resolve_values(
+            &new_inputs,
+            new.version,
+        )?)
+    } else {
+        None
+    };
+    let d = diff::diff(&old, &new, &a.namespace, values.as_ref()).map_err(anyhow::Error::msg)?;
+    Ok(Section {
+        name: if upgrade {
+            format!("Cilium {from} → {to}")
+        } else {
+            "values".into()
+        },
+        outcome: Outcome::Compared {
+            state: diff::FolderState::Changed,
+            diff: Box::new(d),
+        },
+    })
+}
+
+/// `lock --check` with no folder: every application folder under the repository root, in
+/// parallel; one line per folder on stderr; fails when any lock is missing or stale.
+pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<()> {
+    let root = folder.repo_root.canonicalize().with_context(|| {
+        format!(
+            "cannot open the repository root {}",
+            folder.repo_root.display()
+        )
+    })?;
+    let folders = repo::folders_in_work_tree(&root).map_err(anyhow::Error::msg)?;
+    if folders.is_empty() {
+        anyhow::bail!(
+            "no application folder (holding cilium-cmp.yaml) under {}",
+            root.display()
+        );
+    }
+    let results = cilium_cmp::parallel::map(&folders, "lock --check", |rel| {
+        let mut args = folder.clone();
+        args.app_dir = root.join(if rel == "." { "" } else { rel.as_str() });
+        args.repo_root = root.clone();
+        let req = folder_request(&args);
+        let checked = req.env().and_then(|env| {
+            cilium_cmp::argocd::preview::preview(&env, &args.app_dir, args.allow_unknown_keys)
+        });
+        match checked {
+            Err(e) => (false, format!("{rel}: {}", e.on_command_line())),
+            Ok(p) => match p.state() {
+                cilium_cmp::argocd::LockState::Fresh => (true, format!("{rel}: ok {}", p.hash())),
+                cilium_cmp::argocd::LockState::Missing => (
+                    false,
+                    format!(
+                        "{rel}: no lock; write it with\n  {}",
+                        cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
+                    ),
+                ),
+                cilium_cmp::argocd::LockState::Stale { .. } => (
+                    false,
+                    format!(
+                        "{rel}: stale\n{}  update it with\n  {}",
+                        p.summary(),
+                        cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
+                    ),
+                ),
+            },
+        }
+    });
+    let failed = results.iter().filter(|(ok, _)| !ok).count();
+    for (_, line) in &results {
+        eprintln!("{line}");
+    }
+    // The Cluster Mesh of the folders is checked with the locks: a broken mesh does not merge.
+    let fleet = match repo::fleet_findings(&root) {
+        Outcome::Fleet(findings) => findings,
+        Outcome::Failed(e) => vec![e],
+        _ => Vec::new(),
+    };
+    for f in &fleet {
+        eprintln!("{f}");
+    }
+    if failed > 0 || !fleet.is_empty() {
+        anyhow::bail!(
+            "{failed} of {} application folders fail the lock check; {} Cluster Mesh finding(s) (cilium-cmp fleet-check explains them)",
+            results.len(),
+            fleet.len()
+        );
+    }
+    eprintln!(
+        "all {} application folders match their locks; the Cluster Mesh checks found nothing",
+        results.len()
+    );
+    Ok(())
+}

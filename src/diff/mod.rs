@@ -1,0 +1,199 @@
+//! `diff`: two renders of Cilium compared with the engine `adopt-check` uses (`adopt::compare`
+//! and `adopt::rules`), and what the change does once Argo CD syncs it.
+//!
+//! - `engine` pairs the objects of both renders and lists the fields that differ;
+//! - `consequences` says what those differences do (rolls, Jobs, prunes, images, RBAC, CRD order);
+//! - `upgrade` adds what a move between releases asks of the values;
+//! - `report_text`, `report_markdown`, `report_json` print the result;
+//! - `repo` finds every application folder of a repository at two revisions and diffs those
+//!   whose inputs changed.
+
+pub mod consequences;
+pub mod engine;
+pub mod repo;
+pub mod report_json;
+pub mod report_markdown;
+pub mod report_text;
+pub mod upgrade;
+
+use consequences::{Consequence, Kind};
+use engine::{Change, ObjectDiff, Renders};
+
+use crate::values::Values;
+use crate::versions::CiliumVersion;
+
+/// One side of a diff: a render and what it was made from.
+#[derive(Debug, Clone)]
+pub struct Side {
+    /// Where it comes from, for people: `base origin/main`, `values old.yaml`, `Cilium 1.19.6`.
+    pub label: String,
+    pub version: CiliumVersion,
+    /// The stream; empty for a folder that does not exist on this side.
+    pub text: String,
+}
+
+/// Two renders compared.
+#[derive(Debug, Clone)]
+pub struct Diff {
+    pub from: String,
+    pub to: String,
+    pub from_version: CiliumVersion,
+    pub to_version: CiliumVersion,
+    pub objects: Vec<ObjectDiff>,
+    pub unchanged: usize,
+    pub consequences: Vec<Consequence>,
+}
+
+/// What a diff amounts to, and its exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// Nothing differs (exit 0).
+    Same,
+    /// Objects differ, and nothing restarts, is pruned, loses a permission or stops working
+    /// (exit 2).
+    Changes,
+    /// Something restarts, is pruned, loses a permission, may hang, or a value stops working
+    /// (exit 3).
+    Consequences,
+}
+
+impl Status {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Status::Same => 0,
+            Status::Changes => 2,
+            Status::Consequences => 3,
+        }
+    }
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Status::Same => "same",
+            Status::Changes => "changes",
+            Status::Consequences => "consequences",
+        }
+    }
+}
+
+impl Diff {
+    pub fn status(&self) -> Status {
+        if self.consequences.iter().any(|c| c.kind.disruptive()) {
+            Status::Consequences
+        } else if self.objects.is_empty() {
+            Status::Same
+        } else {
+            Status::Changes
+        }
+    }
+
+    pub fn count(&self, change: Change) -> usize {
+        self.objects.iter().filter(|o| o.change == change).count()
+    }
+
+    pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Consequence> {
+        self.consequences.iter().filter(move |c| c.kind == kind)
+    }
+}
+
+/// Compares two renders. `values` are the user's values resolved over the new release's
+/// defaults; they are read for an upgrade only (sides of different releases).
+pub fn diff(
+    old: &Side,
+    new: &Side,
+    namespace: &str,
+    values: Option<&Values>,
+) -> Result<Diff, String> {
+    let renders = Renders::read(&old.text, &new.text, namespace)?;
+    let (objects, unchanged) = engine::compare_objects(&renders);
+    let mut consequences = consequences::of_objects(&objects, &renders);
+    if old.version != new.version {
+        consequences.extend(consequences::upgrade_order(&objects));
+        if let Some(values) = values {
+            consequences.extend(upgrade::consequences(old.version, new.version, values));
+        }
+    }
+    consequences.sort_by_key(|c| c.kind);
+    Ok(Diff {
+        from: old.label.clone(),
+        to: new.label.clone(),
+        from_version: old.version,
+        to_version: new.version,
+        objects,
+        unchanged,
+        consequences,
+    })
+}
+
+/// One application folder (or the single comparison of the flag forms) in a report.
+#[derive(Debug, Clone)]
+pub struct Section {
+    /// The folder relative to the repository root, or a name for the flag forms.
+    pub name: String,
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Compared (for an added or removed folder, against nothing).
+    Compared { state: FolderState, diff: Box<Diff> },
+    /// No input of the folder changed: not rendered.
+    InputsUnchanged,
+    /// A side could not be rendered (bad input: exit 1).
+    Failed(String),
+    /// The Cluster Mesh checks of the whole repository (`fleet`) after the change: one line per
+    /// finding with the places involved. Findings make the change one with consequences.
+    Fleet(Vec<String>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FolderState {
+    Changed,
+    Added,
+    Removed,
+}
+
+impl FolderState {
+    pub fn id(self) -> &'static str {
+        match self {
+            FolderState::Changed => "changed",
+            FolderState::Added => "added",
+            FolderState::Removed => "removed",
+        }
+    }
+}
+
+/// The exit status of a whole report: 1 when a folder failed, else the worst status.
+pub fn exit_code(sections: &[Section]) -> i32 {
+    if sections
+        .iter()
+        .any(|s| matches!(s.outcome, Outcome::Failed(_)))
+    {
+        return 1;
+    }
+    sections
+        .iter()
+        .filter_map(|s| match &s.outcome {
+            Outcome::Compared { diff, .. } => Some(diff.status()),
+            Outcome::Fleet(findings) if !findings.is_empty() => Some(Status::Consequences),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(Status::Same)
+        .exit_code()
+}
+
+/// A value shown in a one-line report, within bounds (a ConfigMap entry can be kilobytes).
+pub fn short(v: Option<&serde_json::Value>) -> String {
+    const MAX: usize = 160;
+    let text = match v {
+        None => return "(absent)".into(),
+        Some(serde_json::Value::String(s)) => serde_json::to_string(s).unwrap_or_default(),
+        Some(other) => other.to_string(),
+    };
+    if text.chars().count() > MAX {
+        let cut: String = text.chars().take(MAX).collect();
+        format!("{cut}… ({} characters)", text.chars().count())
+    } else {
+        text
+    }
+}

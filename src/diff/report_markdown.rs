@@ -1,0 +1,264 @@
+//! The diff as a pull-request comment: a summary table first, then per folder the consequences
+//! and one collapsed `<details>` block per object.
+
+use std::fmt::Write;
+
+use super::consequences::Kind;
+use super::engine::Change;
+use super::report_text::reading_order;
+use super::{short, Outcome, Section};
+
+/// Characters of the comment after which objects' details are only counted: GitHub refuses a
+/// comment body over 65,536 characters, and the summary and consequences come first.
+const DETAILS_BUDGET: usize = 40_000;
+/// Characters after which whole folders are only counted (the table has them all).
+const SECTIONS_BUDGET: usize = 55_000;
+
+/// Text from values and file names made safe for Markdown outside code blocks: no HTML, no table
+/// cell breaks, one line.
+fn md(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+        .replace(['\n', '\r'], " ")
+}
+
+pub fn render(sections: &[Section]) -> String {
+    let mut s = String::from("### cilium-cmp diff\n\n");
+    s.push_str("| Folder | State | Created | Deleted | Changed | Restarts | Pruned | Permissions removed | Renamed values |\n");
+    s.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for section in sections {
+        let name = md(&section.name);
+        match &section.outcome {
+            Outcome::InputsUnchanged => {
+                let _ = writeln!(s, "| {name} | no input changed | | | | | | | |");
+            }
+            Outcome::Failed(_) => {
+                let _ = writeln!(s, "| {name} | **cannot be compared** | | | | | | | |");
+            }
+            Outcome::Fleet(findings) if findings.is_empty() => {
+                let _ = writeln!(s, "| {name} | no findings | | | | | | | |");
+            }
+            Outcome::Fleet(findings) => {
+                let _ = writeln!(
+                    s,
+                    "| {name} | **{} finding(s)** | | | | | | | |",
+                    findings.len()
+                );
+            }
+            Outcome::Compared { state, diff } => {
+                let restarts =
+                    diff.of_kind(Kind::Rolls).count() + diff.of_kind(Kind::RunsAgain).count();
+                let _ = writeln!(
+                    s,
+                    "| {name} | {} ({}) | {} | {} | {} | {} | {} | {} | {} |",
+                    state.id(),
+                    diff.status().id(),
+                    diff.count(Change::Created),
+                    diff.count(Change::Deleted),
+                    diff.count(Change::Changed),
+                    restarts,
+                    diff.of_kind(Kind::Pruned).count(),
+                    diff.of_kind(Kind::RbacRemoved).count(),
+                    diff.of_kind(Kind::RenamedValue).count()
+                );
+            }
+        }
+    }
+    let mut folders_left_out = 0;
+    for section in sections {
+        let name = md(&section.name);
+        match &section.outcome {
+            Outcome::InputsUnchanged => {}
+            Outcome::Compared { .. } if s.len() > SECTIONS_BUDGET => folders_left_out += 1,
+            Outcome::Fleet(findings) => {
+                if !findings.is_empty() {
+                    let _ = writeln!(s, "\n#### {name}\n");
+                    for f in findings {
+                        let _ = writeln!(s, "- {}", md(f));
+                    }
+                }
+            }
+            Outcome::Failed(e) => {
+                let _ = writeln!(
+                    s,
+                    "\n#### {name}: cannot be compared\n\n```text\n{}\n```",
+                    e.replace("```", "'''")
+                );
+            }
+            Outcome::Compared { state, diff } => {
+                let _ = writeln!(
+                    s,
+                    "\n#### {name} ({})\n\n{} (Cilium {}) → {} (Cilium {}); {} objects unchanged\n",
+                    state.id(),
+                    md(&diff.from),
+                    diff.from_version,
+                    md(&diff.to),
+                    diff.to_version,
+                    diff.unchanged
+                );
+                let mut consequences_left_out = 0;
+                for kind in reading_order() {
+                    let list: Vec<_> = diff.of_kind(*kind).collect();
+                    if list.is_empty() {
+                        continue;
+                    }
+                    if s.len() > SECTIONS_BUDGET {
+                        consequences_left_out += list.len();
+                        continue;
+                    }
+                    let _ = writeln!(s, "**{}**\n", kind.title());
+                    for c in list {
+                        if s.len() > SECTIONS_BUDGET {
+                            consequences_left_out += 1;
+                            continue;
+                        }
+                        let _ = writeln!(
+                            s,
+                            "- `{}`: {}<br>_why_: {}",
+                            md(&c.subject).replace('`', "'"),
+                            md(&c.what),
+                            md(&c.why)
+                        );
+                    }
+                    s.push('\n');
+                }
+                if consequences_left_out > 0 {
+                    let _ = writeln!(
+                        s,
+                        "{consequences_left_out} more consequences are left out to keep the comment within GitHub's size limit (`--output text` lists them).\n"
+                    );
+                }
+                let mut left_out = 0;
+                for o in &diff.objects {
+                    if s.len() > DETAILS_BUDGET {
+                        left_out += 1;
+                        continue;
+                    }
+                    let _ = writeln!(
+                        s,
+                        "<details><summary>{} {} ({} fields)</summary>\n\n```text",
+                        o.change.id(),
+                        md(&o.key.to_string()),
+                        o.fields.len()
+                    );
+                    if o.fields.is_empty() {
+                        let _ = writeln!(
+                            s,
+                            "{}",
+                            match o.change {
+                                Change::Created => "created by the sync",
+                                Change::Deleted => "pruned by the sync",
+                                Change::Changed => "",
+                            }
+                        );
+                    }
+                    for f in &o.fields {
+                        let _ = writeln!(
+                            s,
+                            "{}: {} → {}",
+                            f.path.to_string().replace("```", "'''"),
+                            short(f.before.as_ref()).replace("```", "'''"),
+                            short(f.after.as_ref()).replace("```", "'''")
+                        );
+                    }
+                    s.push_str("```\n\n</details>\n");
+                }
+                if left_out > 0 {
+                    let _ = writeln!(
+                        s,
+                        "\n{left_out} more objects differ; they are left out to keep the comment within GitHub's size limit (`--output text` or `--output json` lists them all)."
+                    );
+                }
+            }
+        }
+    }
+    if folders_left_out > 0 {
+        let _ = writeln!(
+            s,
+            "\nThe consequences of {folders_left_out} more folders are left out to keep the comment within GitHub's size limit; the table above counts them, `--output text` lists them."
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adopt::live::ObjectKey;
+    use crate::diff::engine::{FieldChange, ObjectDiff};
+    use crate::diff::{Diff, FolderState};
+
+    fn big_diff() -> Diff {
+        let v = crate::versions::parse("1.20.0").unwrap();
+        let objects = (0..500)
+            .map(|i| ObjectDiff {
+                key: ObjectKey {
+                    group: String::new(),
+                    kind: "ConfigMap".into(),
+                    namespace: Some("kube-system".into()),
+                    name: format!("c{i}"),
+                },
+                api_version: "v1".into(),
+                change: Change::Changed,
+                fields: (0..20)
+                    .map(|j| FieldChange {
+                        path: crate::adopt::compare::Path(vec![crate::adopt::compare::Step::Key(
+                            format!("field{j}"),
+                        )]),
+                        before: Some(serde_json::Value::String("x".repeat(100))),
+                        after: None,
+                        in_pod_template: false,
+                        inert: false,
+                    })
+                    .collect(),
+            })
+            .collect();
+        Diff {
+            from: "a".into(),
+            to: "b".into(),
+            from_version: v,
+            to_version: v,
+            objects,
+            unchanged: 0,
+            consequences: (0..200)
+                .map(|i| crate::diff::consequences::Consequence {
+                    kind: Kind::Rolls,
+                    subject: format!("DaemonSet kube-system/d{i}"),
+                    what: "y".repeat(150),
+                    why: "z".repeat(100),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_huge_diff_stays_within_a_pull_request_comment() {
+        let sections: Vec<Section> = (0..50)
+            .map(|i| Section {
+                name: format!("clusters/c{i}"),
+                outcome: Outcome::Compared {
+                    state: FolderState::Changed,
+                    diff: Box::new(big_diff()),
+                },
+            })
+            .chain([Section {
+                name: "Cluster Mesh (fleet checks)".into(),
+                outcome: Outcome::Fleet(vec!["duplicate-cluster-id: x".into()]),
+            }])
+            .collect();
+        let text = render(&sections);
+        assert!(text.len() < 65_536, "{}", text.len());
+        assert!(
+            text.contains("| clusters/c49 |"),
+            "every folder is in the table"
+        );
+        assert!(
+            text.contains("- duplicate-cluster-id: x"),
+            "fleet findings always shown"
+        );
+        assert!(text.contains("more folders are left out"));
+        assert!(text.contains("more consequences are left out"));
+    }
+}

@@ -1,0 +1,272 @@
+//! What moving a folder from one Cilium release to another asks of its values, found offline:
+//! values the new release renamed or removed (the known-keys table), chart defaults that change
+//! because the values do not set them, defaults the new chart changes only for new installations
+//! (`upgradeCompatibility`), and what Cilium's upgrade guide asks to check
+//! (https://docs.cilium.io/en/stable/operations/upgrade/: one minor release at a time, the latest
+//! patch of the current release first, the pre-flight check, the release's upgrade notes).
+
+use serde_json::Value;
+
+use super::consequences::{Consequence, Kind};
+use crate::values::Values;
+use crate::versions::{self, CiliumVersion};
+
+/// The URL of a release's upgrade notes (Cilium's documentation is versioned by minor).
+pub fn upgrade_notes_url(to: CiliumVersion) -> String {
+    format!(
+        "https://docs.cilium.io/en/v{}.{}/operations/upgrade/#upgrade-notes",
+        to.major, to.minor
+    )
+}
+
+/// Defaults the chart's templates choose by `upgradeCompatibility` (read in the 1.20 chart's
+/// `_helpers.tpl`): (release the new default arrived in, the value that overrides it, what a new
+/// installation gets, what an older `upgradeCompatibility` keeps). Gates of releases older than
+/// every supported one (1.8 to 1.18) are already in effect for any supported upgrade.
+const COMPATIBILITY_GATES: &[(&str, &str, &str, &str)] = &[(
+    "1.20",
+    "envoy.xdsMode",
+    "cilium-config gets envoy-xds-mode: ads (the agent and Envoy switch to the aggregated xDS stream)",
+    "envoy-xds-mode stays out of cilium-config and the agent keeps its split xDS mode",
+)];
+
+/// Default value paths that change every release without changing behaviour: the images of the
+/// release itself.
+fn is_release_image(path: &str) -> bool {
+    path.split('.')
+        .any(|p| p == "image" || p.ends_with("Image") || p == "digest" || p == "tag")
+}
+
+/// Leaves of a defaults tree (maps walked, anything else a leaf), as dotted paths.
+fn leaves<'a>(v: &'a Value, prefix: &str, out: &mut Vec<(String, &'a Value)>) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, child) in m {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                leaves(child, &p, out);
+            }
+        }
+        other => out.push((prefix.to_string(), other)),
+    }
+}
+
+fn yaml_scalar(v: &Value) -> String {
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+            _ => n.to_string(),
+        },
+        Value::String(s) => serde_json::to_string(s).unwrap_or_default(),
+        other => other.to_string(),
+    }
+}
+
+/// Whether the user's values set `path` or any map above it to something that is not a map
+/// (then the default below it does not apply either).
+fn user_decides(values: &Values, path: &str) -> bool {
+    if values.user_set(path) {
+        return true;
+    }
+    let parts: Vec<&str> = path.split('.').collect();
+    (1..parts.len()).any(|n| {
+        let above = parts[..n].join(".");
+        values.user_set(&above) && !crate::values::lookup(values.user(), &above).is_object()
+    })
+}
+
+/// Everything an upgrade from `from` to `to` asks of these values (`values`: the user's values
+/// resolved over `to`'s defaults).
+pub fn consequences(from: CiliumVersion, to: CiliumVersion, values: &Values) -> Vec<Consequence> {
+    let mut out = Vec::new();
+    // Renamed and removed values: the render refuses them until they are rewritten.
+    for u in crate::known_keys::check(values, to).values {
+        if let crate::known_keys::Reason::OtherRelease { .. }
+        | crate::known_keys::Reason::Removed { .. } = u.reason
+        {
+            out.push(Consequence {
+                kind: Kind::RenamedValue,
+                subject: u.path.clone(),
+                what: u.to_string(),
+                why: format!("Cilium {to}'s chart does not know it: the plugin refuses the folder until the value is rewritten, and Helm would ignore it silently"),
+            });
+        }
+    }
+    // Defaults that change under the user's feet.
+    let old_defaults = versions::defaults(from);
+    let new_defaults = versions::defaults(to);
+    let mut new_leaves = Vec::new();
+    leaves(&new_defaults, "", &mut new_leaves);
+    for (path, new) in new_leaves {
+        if path.is_empty() || is_release_image(&path) || user_decides(values, &path) {
+            continue;
+        }
+        let old = crate::values::lookup(&old_defaults, &path);
+        if old.is_null() && !old_defaults_has(&old_defaults, &path) {
+            continue;
+        }
+        if same(old, new) {
+            continue;
+        }
+        out.push(Consequence {
+            kind: Kind::DefaultChanged,
+            subject: path.clone(),
+            what: format!("{} → {}", yaml_scalar(old), yaml_scalar(new)),
+            why: format!("the values do not set it, so Cilium {to}'s default applies; to keep Cilium {from}'s, add `{path}: {}` (as nested keys) to the values", yaml_scalar(old)),
+        });
+    }
+    // Defaults the new chart keeps for older installations only.
+    let compat_set = values.user_set("upgradeCompatibility");
+    for (since, value, new_install, kept) in COMPATIBILITY_GATES {
+        let Ok(gate) = versions::parse(&format!("{since}.0")) else {
+            continue;
+        };
+        let arrives = (from.major, from.minor) < (gate.major, gate.minor)
+            && (to.major, to.minor) >= (gate.major, gate.minor);
+        if !arrives || compat_set || user_decides(values, value) {
+            continue;
+        }
+        out.push(Consequence {
+            kind: Kind::UpgradeCompatibility,
+            subject: (*value).to_string(),
+            what: format!("without upgradeCompatibility, {new_install}"),
+            why: format!("Cilium {since}'s chart changes this default for new installations; `upgradeCompatibility: \"{}.{}\"` in the values keeps the old behaviour ({kept}), as does setting {value} yourself", from.major, from.minor),
+        });
+    }
+    out.extend(guide(from, to));
+    out
+}
+
+fn old_defaults_has(defaults: &Value, path: &str) -> bool {
+    let mut node = defaults;
+    for k in path.split('.') {
+        match node.get(k) {
+            Some(n) => node = n,
+            None => return false,
+        }
+    }
+    true
+}
+
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+/// What the upgrade guide asks that can be known without a cluster.
+fn guide(from: CiliumVersion, to: CiliumVersion) -> Vec<Consequence> {
+    let mut out = Vec::new();
+    let notes = |what: String, why: &str| Consequence {
+        kind: Kind::UpgradeNotes,
+        subject: format!("Cilium {from} → {to}"),
+        what,
+        why: why.to_string(),
+    };
+    let minors = i64::from(to.minor) - i64::from(from.minor);
+    if to.major != from.major || minors.abs() > 1 {
+        out.push(notes(
+            format!("this skips a minor release ({}.{} to {}.{}): upgrade and roll back one minor release at a time", from.major, from.minor, to.major, to.minor),
+            "Cilium tests only upgrades and rollbacks between consecutive minor releases (upgrade guide)",
+        ));
+    }
+    if to < from {
+        out.push(notes(
+            format!(
+                "a downgrade: read the rollback steps of Cilium {}.{}'s upgrade guide",
+                from.major, from.minor
+            ),
+            "the rollback path is tested only between consecutive minor releases",
+        ));
+    }
+    let latest_patch = versions::supported()
+        .filter_map(|v| versions::parse(v).ok())
+        .filter(|v| v.major == from.major && v.minor == from.minor)
+        .max();
+    if let Some(latest) = latest_patch {
+        if latest > from && (to.major, to.minor) != (from.major, from.minor) {
+            out.push(notes(
+                format!("Cilium {from} is not the latest patch of {}.{} ({latest} is): upgrade to it first", from.major, from.minor),
+                "the upgrade guide asks for the latest patch release of the current minor before a minor upgrade",
+            ));
+        }
+    }
+    out.push(notes(
+        format!("read the upgrade notes before syncing: {}", upgrade_notes_url(to)),
+        "each release lists required steps there; the guide also asks for its pre-flight check (pre-pulling the new images on every node) before the upgrade",
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(version: CiliumVersion, yaml: &str) -> Values {
+        let layer = crate::values::Layer::from_yaml("values.yaml", yaml).unwrap();
+        Values::resolve(versions::defaults(version), vec![layer])
+    }
+
+    #[test]
+    fn renamed_values_and_compatibility_gates_of_1_20() {
+        let from = versions::parse("1.19.6").unwrap();
+        let to = versions::parse("1.20.0").unwrap();
+        let c = consequences(
+            from,
+            to,
+            &values(to, "clustermesh:\n  enableMCSAPISupport: true\n"),
+        );
+        let renamed: Vec<&str> = c
+            .iter()
+            .filter(|c| c.kind == Kind::RenamedValue)
+            .map(|c| c.subject.as_str())
+            .collect();
+        assert_eq!(renamed, ["clustermesh.enableMCSAPISupport"]);
+        assert!(c
+            .iter()
+            .any(|c| c.kind == Kind::UpgradeCompatibility && c.subject == "envoy.xdsMode"));
+        let kept = consequences(from, to, &values(to, "upgradeCompatibility: \"1.19\"\n"));
+        assert!(!kept.iter().any(|c| c.kind == Kind::UpgradeCompatibility));
+        assert!(c
+            .iter()
+            .any(|c| c.kind == Kind::UpgradeNotes
+                && c.what.contains("https://docs.cilium.io/en/v1.20/")));
+    }
+
+    #[test]
+    fn changed_defaults_are_named_unless_the_values_set_them() {
+        let from = versions::parse("1.19.6").unwrap();
+        let to = versions::parse("1.20.0").unwrap();
+        let path = "clustermesh.apiserver.tls.auto.certValidityDuration";
+        let c = consequences(from, to, &values(to, "{}\n"));
+        let d = c
+            .iter()
+            .find(|c| c.kind == Kind::DefaultChanged && c.subject == path);
+        let d = d.expect("the validity default changed in 1.20");
+        assert_eq!(d.what, "1095 → 365");
+        assert!(d.why.contains(&format!("`{path}: 1095`")), "{}", d.why);
+        let set = values(
+            to,
+            "clustermesh:\n  apiserver:\n    tls:\n      auto:\n        certValidityDuration: 30\n",
+        );
+        assert!(!consequences(from, to, &set)
+            .iter()
+            .any(|c| c.subject == path));
+        assert!(!c
+            .iter()
+            .any(|c| c.kind == Kind::DefaultChanged && is_release_image(&c.subject)));
+    }
+
+    #[test]
+    fn skipping_a_minor_and_old_patches_are_named() {
+        let from = versions::parse("1.18.0").unwrap();
+        let to = versions::parse("1.20.0").unwrap();
+        let c = guide(from, to);
+        assert!(c[0].what.contains("skips a minor"), "{:?}", c);
+        assert!(c.iter().any(|c| c.what.contains("1.18.12")));
+    }
+}
