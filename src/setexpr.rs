@@ -228,7 +228,7 @@ fn apply_json(root: &mut Value, expr: &str, slots: &mut usize) -> Result<(), Str
         let Value::Object(_) = value else {
             unreachable!("a JSON text starting with '{{' is an object")
         };
-        crate::values::merge_into(root, value);
+        crate::merge::merge_into(root, value);
         return Ok(());
     }
     let mut rest = expr;

@@ -4,6 +4,7 @@
 //! Merge rules (the only place they live): maps merge deeply, anything else replaces, a later
 //! file wins over an earlier one, `--set` wins over files, and a null removes a default.
 
+use crate::merge::{changed, has_nulls_in_maps, merge_user, merged, strip_nulls};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -678,20 +679,6 @@ fn collect_built(node: View<'_>, path: &mut String, out: &mut Vec<String>) {
     }
 }
 
-/// The coalescence of a user map over a default map, built.
-fn merged(d: &Map<String, Value>, u: &Map<String, Value>) -> Value {
-    let mut root = Value::Object(d.clone());
-    coalesce(&mut root, Value::Object(u.clone()));
-    root
-}
-
-fn has_nulls_in_maps(v: &Value) -> bool {
-    match v {
-        Value::Object(m) => m.values().any(|c| c.is_null() || has_nulls_in_maps(c)),
-        _ => false,
-    }
-}
-
 /// Looks up a dotted path in a tree; keys themselves may not contain dots.
 pub fn lookup<'a>(root: &'a Value, path: &str) -> &'a Value {
     let mut node = root;
@@ -705,81 +692,6 @@ pub fn lookup<'a>(root: &'a Value, path: &str) -> &'a Value {
         }
     }
     node
-}
-
-/// What `after` changed of `before`, as a layer to merge over it: the keys of maps whose values
-/// differ (maps compared key by key), any other value whole.
-fn changed(before: &Value, after: Value) -> Value {
-    match (before, after) {
-        (Value::Object(b), Value::Object(a)) => Value::Object(
-            a.into_iter()
-                .filter(|(k, v)| b.get(k) != Some(v))
-                .map(|(k, v)| {
-                    let v = match b.get(&k) {
-                        Some(old @ Value::Object(_)) if v.is_object() => changed(old, v),
-                        _ => v,
-                    };
-                    (k, v)
-                })
-                .collect(),
-        ),
-        (_, after) => after,
-    }
-}
-
-/// Merges one user layer over the previous ones: maps merge deeply, the rest replaces; nulls
-/// are kept so they can remove chart defaults later.
-/// Helm's `MergeMaps`, as `--set-json` with a whole object uses it.
-pub(crate) fn merge_into(dst: &mut Value, src: Value) {
-    merge_user(dst, &src)
-}
-
-fn merge_user(dst: &mut Value, src: &Value) {
-    match (dst, src) {
-        (Value::Object(d), Value::Object(s)) => {
-            for (k, v) in s {
-                match d.get_mut(k) {
-                    Some(existing @ Value::Object(_)) if v.is_object() => merge_user(existing, v),
-                    _ => {
-                        d.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-        }
-        (dst, src) => *dst = src.clone(),
-    }
-}
-
-/// Helm's coalescing of user values over chart defaults: a user null deletes the default.
-fn coalesce(dst: &mut Value, user: Value) {
-    let (Value::Object(d), Value::Object(u)) = (&mut *dst, user) else {
-        unreachable!("coalesce is only called on two maps")
-    };
-    for (k, v) in u {
-        if v.is_null() {
-            d.remove(&k);
-            continue;
-        }
-        match d.get_mut(&k) {
-            Some(existing @ Value::Object(_)) if v.is_object() => coalesce(existing, v),
-            _ => {
-                d.insert(k, strip_nulls(v));
-            }
-        }
-    }
-}
-
-/// Nulls inside a user map that has no default counterpart vanish, as Helm drops them.
-fn strip_nulls(v: Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.into_iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k, strip_nulls(v)))
-                .collect(),
-        ),
-        other => other,
-    }
 }
 
 /// Whether a map tree holds `path`, its keys joined with dots (keys that contain dots
@@ -820,6 +732,7 @@ fn contains_path(v: &Value, path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::merge::coalesce;
     use serde_json::json;
 
     #[test]

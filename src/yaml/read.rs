@@ -358,7 +358,7 @@ pub(super) fn key_string(key: &Value) -> String {
     match key {
         Value::String(s) => s.clone(),
         Value::Null => "null".into(),
-        other => crate::tmpl::print(other),
+        other => crate::gofmt::print(other),
     }
 }
 

@@ -118,7 +118,7 @@ fn format_number(n: &serde_json::Number) -> String {
     if f.fract() == 0.0 && f.abs() < 1e21 {
         return format!("{f:.0}");
     }
-    crate::tmpl::go_json_float(f)
+    crate::gofmt::go_json_float(f)
 }
 
 /// `format_number` appended to `out`; integral values (the usual case: every number in values is
