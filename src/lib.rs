@@ -14,6 +14,7 @@ pub mod chart_fetch;
 pub mod chart_pins;
 pub mod chart_store;
 pub mod components;
+pub mod data_json;
 pub mod diff;
 pub mod editor_schema;
 pub mod error;

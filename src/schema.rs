@@ -46,7 +46,7 @@ impl LazyNode {
 
     fn value(&self) -> &Value {
         self.whole
-            .get_or_init(|| crate::versions::json::parse(self.text).unwrap_or_default())
+            .get_or_init(|| crate::data_json::parse(self.text).unwrap_or_default())
     }
 
     fn is_object(&self) -> bool {
@@ -57,7 +57,7 @@ impl LazyNode {
         self.members.get_or_init(|| {
             // A node's "properties" is split in the same pass: it is what a walk reads next.
             let (members, expanded) =
-                crate::versions::json::members_expanding(self.text, "properties")?;
+                crate::data_json::members_expanding(self.text, "properties")?;
             let mut members: Vec<(String, LazyNode)> = members
                 .into_iter()
                 .map(|(k, v)| (k, LazyNode::new(v)))
