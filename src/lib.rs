@@ -32,6 +32,7 @@ pub mod plan;
 pub mod render;
 pub mod replace_file;
 pub mod schema;
+pub mod semver;
 pub mod setexpr;
 pub mod talos;
 pub mod tmpl;

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::changes::{Change, ChangeSet};
-use crate::components::common::parse_semver;
+use crate::semver::parse_semver;
 use crate::error::RenderError;
 use crate::tmpl::{print, truthy};
 use crate::values::Values;
