@@ -11,10 +11,14 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::argocd::{CHART_DIR_VAR, DEFAULT_CHART_DIR};
 use crate::chart::ChartFiles;
 use crate::chart_pins;
 use crate::limits::MAX_DOWNLOAD_BYTES;
+
+/// Where the sidecar image puts the official chart archives.
+pub const DEFAULT_CHART_DIR: &str = "/opt/cilium-cmp/charts";
+/// The variable naming another folder of chart archives.
+pub const CHART_DIR_VAR: &str = "CILIUM_CMP_CHART_DIR";
 
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {message}")]

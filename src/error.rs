@@ -82,7 +82,7 @@ pub enum ArchiveHint {
 impl ArchiveHint {
     fn remedy(&self, version: &str) -> String {
         let fetch = format!("cilium-cmp chart fetch {version}");
-        let into = |dir: &str| format!("{fetch} --dir {}", crate::argocd::shell_quote(dir));
+        let into = |dir: &str| format!("{fetch} --dir {}", crate::shell::shell_quote(dir));
         match self {
             ArchiveHint::Unspecified => format!("supply it (`{fetch}` downloads it)"),
             ArchiveHint::RenderFlag { searched: Some(dir) } => format!(
@@ -98,8 +98,8 @@ impl ArchiveHint {
             ArchiveHint::PluginDir { dir } => format!(
                 "the plugin reads it from {dir} ({var}, default {default}) and it is not there; the sidecar image ships one per supported release (for another image: `{}`)",
                 into(dir),
-                var = crate::argocd::CHART_DIR_VAR,
-                default = crate::argocd::DEFAULT_CHART_DIR,
+                var = crate::chart_store::CHART_DIR_VAR,
+                default = crate::chart_store::DEFAULT_CHART_DIR,
             ),
         }
     }
@@ -138,7 +138,7 @@ fn unknown_values_message(version: &str, report: &Report, files: &[String]) -> S
             .iter()
             .map(|f| match f.as_str() {
                 "<stdin>" => "FILE".to_string(),
-                _ => crate::argocd::shell_quote(f),
+                _ => crate::shell::shell_quote(f),
             })
             .collect();
         text.push_str(&format!(

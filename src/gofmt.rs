@@ -96,4 +96,3 @@ pub fn go_json_float(f: f64) -> String {
     }
     format!("{f}")
 }
-

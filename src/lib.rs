@@ -34,6 +34,7 @@ pub mod replace_file;
 pub mod schema;
 pub mod semver;
 pub mod setexpr;
+pub mod shell;
 pub mod talos;
 pub mod tmpl;
 pub mod tmpl_eval;

@@ -94,4 +94,3 @@ pub(crate) fn strip_nulls(v: Value) -> Value {
         other => other,
     }
 }
-

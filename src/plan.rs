@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::changes::{Change, ChangeSet};
-use crate::semver::parse_semver;
 use crate::error::RenderError;
+use crate::semver::parse_semver;
 use crate::tmpl::{print, truthy};
 use crate::values::Values;
 use crate::versions::CiliumVersion;

@@ -56,8 +56,7 @@ impl LazyNode {
     fn members(&self) -> &Members {
         self.members.get_or_init(|| {
             // A node's "properties" is split in the same pass: it is what a walk reads next.
-            let (members, expanded) =
-                crate::data_json::members_expanding(self.text, "properties")?;
+            let (members, expanded) = crate::data_json::members_expanding(self.text, "properties")?;
             let mut members: Vec<(String, LazyNode)> = members
                 .into_iter()
                 .map(|(k, v)| (k, LazyNode::new(v)))

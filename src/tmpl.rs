@@ -7,8 +7,8 @@
 
 use serde_json::Value;
 
-pub use crate::gofmt::{go_g_float, go_json_float, percent_s, print};
 use crate::gofmt::small_integer;
+pub use crate::gofmt::{go_g_float, go_json_float, percent_s, print};
 
 /// Go templates' notion of truth: false, 0, "", nil and empty collections are false.
 pub fn truthy(v: &Value) -> bool {

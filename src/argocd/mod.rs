@@ -32,10 +32,8 @@ pub use folder::{Repo, LOCK_FILE, SETTINGS_FILE};
 pub use params::Overrides;
 pub use preview::{LockState, Preview};
 
-/// Where the sidecar image puts the official chart archives.
-pub const DEFAULT_CHART_DIR: &str = "/opt/cilium-cmp/charts";
-/// The variable naming another folder of chart archives.
-pub const CHART_DIR_VAR: &str = "CILIUM_CMP_CHART_DIR";
+pub use crate::chart_store::{CHART_DIR_VAR, DEFAULT_CHART_DIR};
+pub use crate::shell::shell_quote;
 
 /// The environment variables `generate` reads (everything else in the environment is ignored,
 /// so the sidecar's own variables cannot change a render).
@@ -447,19 +445,6 @@ pub(crate) fn write_aside(path: &Path, shown: &str, text: &str) -> Result<(), Ge
         message: folder::io_reason(&e),
     };
     crate::replace_file::replace(path, text.as_bytes()).map_err(write)
-}
-
-/// Quotes an argument for a POSIX shell, leaving plain words as they are.
-pub fn shell_quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./_-".contains(&b));
-    if plain {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', r"'\''"))
-    }
 }
 
 /// The one command, run from the repository root, that reproduces this render with every input
