@@ -3,6 +3,7 @@
 
 mod bundled;
 mod clusters;
+mod containers;
 mod crds;
 mod images;
 mod labels;
@@ -13,6 +14,7 @@ mod values;
 
 pub use bundled::*;
 pub use clusters::*;
+pub use containers::*;
 pub use crds::*;
 pub use images::*;
 pub use labels::*;
