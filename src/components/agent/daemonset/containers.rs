@@ -339,3 +339,112 @@ pub(super) fn monitor(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     }
     Ok(Value::Object(c))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{names, with_agent};
+    use super::*;
+    use serde_json::json;
+
+    const NO_AWS: &str = "cni: {iptablesRemoveAWSRules: false}\n";
+
+    fn agent_container(version: &str, values: &str) -> Value {
+        with_agent(version, &format!("{NO_AWS}{values}"), |ctx, a| {
+            agent(ctx, a).expect("agent container")
+        })
+    }
+
+    fn port_names(c: &Value) -> Vec<&str> {
+        c["ports"].as_array().map(|p| names(p)).unwrap_or_default()
+    }
+
+    #[test]
+    fn ports_follow_the_release() {
+        assert!(agent_container("1.18.12", "").get("ports").is_none());
+        assert_eq!(
+            port_names(&agent_container("1.18.12", "prometheus: {enabled: true}")),
+            ["peer-service", "prometheus"]
+        );
+        assert_eq!(
+            port_names(&agent_container("1.19.0", "")),
+            ["health", "peer-service"]
+        );
+        let c = agent_container("1.19.0", "prometheus: {enabled: true, port: 9962}");
+        assert_eq!(
+            c["ports"][2],
+            json!({"name": "prometheus", "containerPort": 9962.0, "hostPort": 9962.0, "protocol": "TCP"})
+        );
+    }
+
+    #[test]
+    fn sleep_after_init_replaces_the_probes() {
+        let c = agent_container("1.18.12", "sleepAfterInit: true");
+        assert_eq!(c["livenessProbe"], json!({"exec": {"command": ["true"]}}));
+        assert!(c.get("startupProbe").is_none());
+        let c = agent_container("1.18.12", "");
+        assert_eq!(c["startupProbe"]["httpGet"]["path"], "/healthz");
+        assert_eq!(
+            c["livenessProbe"]["httpGet"]["httpHeaders"][1]["name"],
+            "require-k8s-connectivity"
+        );
+    }
+
+    #[test]
+    fn old_installs_probe_through_the_cli() {
+        let c = agent_container("1.18.12", "upgradeCompatibility: \"1.7\"");
+        assert_eq!(
+            c["readinessProbe"]["exec"]["command"],
+            json!(["cilium", "status", "--brief"])
+        );
+    }
+
+    #[test]
+    fn mounts_follow_privilege_and_cgroup_root() {
+        let mounts = |values: &str| agent_container("1.18.12", values)["volumeMounts"].clone();
+        let find = |m: &Value, name: &str| {
+            m.as_array()
+                .and_then(|m| m.iter().find(|v| v["name"] == name).cloned())
+        };
+        let m = mounts("");
+        assert_eq!(
+            find(&m, "bpf-maps").expect("bpf-maps")["mountPropagation"],
+            "HostToContainer"
+        );
+        assert!(find(&m, "host-proc-sys-net").is_some());
+        // The default cgroup root is Cilium's own mount, which the agent does not need to see.
+        assert!(find(&m, "cilium-cgroup").is_none());
+        let m = mounts("securityContext: {privileged: true}\ncgroup: {hostRoot: /sys/fs/cgroup}");
+        assert_eq!(
+            find(&m, "bpf-maps").expect("bpf-maps")["mountPropagation"],
+            "Bidirectional"
+        );
+        assert!(find(&m, "host-proc-sys-net").is_none());
+        assert_eq!(
+            find(&m, "cilium-cgroup").expect("cgroup")["mountPath"],
+            "/sys/fs/cgroup"
+        );
+    }
+
+    #[test]
+    fn monitor_lists_event_types() {
+        let c = with_agent(
+            "1.18.12",
+            "monitor: {enabled: true, eventTypes: [drop, trace]}",
+            |ctx, a| monitor(ctx, a).expect("monitor"),
+        );
+        assert!(c["args"][0]
+            .as_str()
+            .is_some_and(|s| s.ends_with("cilium-dbg monitor --type=drop --type=trace")));
+        assert_eq!(
+            names(c["volumeMounts"].as_array().expect("mounts")),
+            ["cilium-run"]
+        );
+    }
+
+    #[test]
+    fn aws_cleanup_needs_the_bundled_script() {
+        // The bundled script needs the chart archive; without one the agent is refused.
+        let e = with_agent("1.18.12", "", agent);
+        assert!(e.is_err_and(|e| e.to_string().contains("cni.iptablesRemoveAWSRules")));
+    }
+}

@@ -334,3 +334,130 @@ fn host_path_mounts(ctx: &Ctx) -> Result<(Vec<Value>, Vec<Value>), RenderError> 
 fn node_init_bootstrap(ctx: &Ctx) -> bool {
     ctx.on("nodeinit.enabled") && ctx.on("nodeinit.bootstrapFile")
 }
+
+#[cfg(test)]
+mod test_support {
+    use super::Agent;
+    use crate::components::common::tests::with_release;
+    use crate::components::Ctx;
+    use serde_json::Value;
+
+    /// Runs `f` on the agent's shared facts for one release and values file (Kubernetes 1.35).
+    pub(super) fn with_agent<T>(
+        version: &str,
+        values: &str,
+        f: impl FnOnce(&Ctx, &Agent) -> T,
+    ) -> T {
+        with_release(version, values, "1.35.0", |ctx| {
+            let agent = Agent::new(ctx).expect("the agent's facts");
+            f(ctx, &agent)
+        })
+    }
+
+    /// The `name` of each entry of a list of containers, volumes or mounts.
+    pub(super) fn names(items: &[Value]) -> Vec<&str> {
+        items.iter().filter_map(|i| i["name"].as_str()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::with_agent;
+    use super::*;
+    use crate::components::common::tests::with_release;
+    use serde_json::json;
+
+    #[test]
+    fn apparmor_is_annotated_only_before_kubernetes_1_30() {
+        let annotations = |kube: &str, values: &str| {
+            with_release("1.18.12", values, kube, |ctx| {
+                pod_annotations(ctx).expect("annotations")
+            })
+        };
+        let old = annotations("1.29.0", "{}");
+        let key = "container.apparmor.security.beta.kubernetes.io/cilium-agent";
+        assert_eq!(old[key], "unconfined");
+        assert_eq!(
+            old["container.apparmor.security.beta.kubernetes.io/mount-cgroup"],
+            "unconfined"
+        );
+        assert!(annotations("1.30.0", "{}").get(key).is_none());
+        assert!(annotations("1.29.0", "securityContext: {privileged: true}")
+            .get(key)
+            .is_none());
+        assert_eq!(
+            old["kubectl.kubernetes.io/default-container"],
+            "cilium-agent"
+        );
+    }
+
+    #[test]
+    fn pod_security_context_drops_apparmor_before_kubernetes_1_30() {
+        let values = "cni: {iptablesRemoveAWSRules: false}\npodSecurityContext: {appArmorProfile: {type: Unconfined}, fsGroup: 1}\n";
+        let spec = |kube: &str| {
+            with_release("1.18.12", values, kube, |ctx| {
+                let agent = Agent::new(ctx).expect("facts");
+                pod_spec(ctx, &agent).expect("pod spec")
+            })
+        };
+        let old = spec("1.29.0");
+        assert!(old["securityContext"].get("appArmorProfile").is_none());
+        assert_eq!(old["securityContext"]["fsGroup"], json!(1.0));
+        assert_eq!(
+            spec("1.30.0")["securityContext"]["appArmorProfile"]["type"],
+            "Unconfined"
+        );
+    }
+
+    #[test]
+    fn host_users_from_1_20_on_kubernetes_1_33() {
+        let values = "cni: {iptablesRemoveAWSRules: false}\n";
+        let host_users = |version: &str, kube: &str| {
+            with_release(version, values, kube, |ctx| {
+                let agent = Agent::new(ctx).expect("facts");
+                pod_spec(ctx, &agent).expect("pod spec")["hostUsers"].clone()
+            })
+        };
+        assert_eq!(host_users("1.20.0", "1.33.0"), json!(true));
+        assert!(host_users("1.20.0", "1.32.0").is_null());
+        assert!(host_users("1.19.6", "1.33.0").is_null());
+    }
+
+    #[test]
+    fn gke_refuses_deprecated_labels_in_kube_system() {
+        let values = "keepDeprecatedLabels: true\ngke: {enabled: true}\n";
+        let e = with_release("1.18.12", values, "1.35.0", render);
+        assert!(e.is_err_and(|e| e.to_string().contains("keepDeprecatedLabels")));
+    }
+
+    #[test]
+    fn security_context_is_privileged_or_capabilities() {
+        with_agent(
+            "1.18.12",
+            "securityContext: {capabilities: {mountCgroup: [SYS_ADMIN]}}",
+            |ctx, a| {
+                let sc = a.security_context(ctx, "mountCgroup");
+                assert_eq!(sc["capabilities"]["add"], json!(["SYS_ADMIN"]));
+                assert_eq!(sc["capabilities"]["drop"], json!(["ALL"]));
+            },
+        );
+        with_agent(
+            "1.18.12",
+            "securityContext: {privileged: true}",
+            |ctx, a| {
+                assert_eq!(
+                    a.security_context(ctx, "mountCgroup"),
+                    json!({"privileged": true})
+                );
+            },
+        );
+    }
+
+    #[test]
+    fn config_sources_must_be_text() {
+        let e = with_release("1.19.6", "daemon: {configSources: [a]}", "1.35.0", |ctx| {
+            config_map_source(ctx)
+        });
+        assert!(e.is_err_and(|e| e.to_string().contains("daemon.configSources")));
+    }
+}
