@@ -269,12 +269,13 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
         pod,
         merged(&[&checksum, uv(ctx, "podAnnotations")]),
     );
-    Ok(tree!({
-        "kind": "Deployment",
-        "apiVersion": "apps/v1",
-        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &with_chart_label(ctx, &APP_LABELS), &[uv(ctx, "labels")])), with(uv(ctx, "annotations"))),
-        "spec": spec,
-    }))
+    let labels = labels_with_common(
+        ctx,
+        &with_chart_label(ctx, &APP_LABELS),
+        &[uv(ctx, "labels")],
+    );
+    let meta = metadata(APP, Some(&ns), Some(labels), with(uv(ctx, "annotations")));
+    Ok(super::common::workload("Deployment", meta, spec))
 }
 
 fn service(ctx: &Ctx) -> Value {

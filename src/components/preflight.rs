@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use super::agent::rbac::agent_rules;
 use super::common::{
-    common_labels, envoy_daemonset_enabled, image, k8s_service_env, labels, list_items, merged,
-    metadata, priority_class_name, put, put_with, read_secrets_only_from_secrets_namespace,
+    self, common_labels, envoy_daemonset_enabled, image, k8s_service_env, labels, list_items,
+    merged, metadata, priority_class_name, put, put_with, read_secrets_only_from_secrets_namespace,
     with_chart_label,
 };
 use super::Ctx;
@@ -151,8 +151,7 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
         "readinessProbe": probe("/tmp/ready", five.clone(), five.clone()),
         "terminationMessagePolicy": "FallbackToLogsOnError",
     });
-    let mut env = vec![tree!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {
-        "apiVersion": "v1", "fieldPath": "spec.nodeName"}}})];
+    let mut env = vec![common::field_env("K8S_NODE_NAME", "spec.nodeName")];
     env.extend(extra_env.iter().cloned());
     put(&mut main, "env", Some(Value::Array(env)));
     let mut mounts = vec![tree!({"name": "cilium-run", "mountPath": "/var/run/cilium"})];
@@ -309,18 +308,15 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
         &tree!({"kubectl.kubernetes.io/default-container": CHECK}),
         ctx.v("preflight.podAnnotations"),
     ]);
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": metadata(CHECK, Some(&ns), common_labels(ctx), annotations(ctx)),
-        "spec": {
-            "selector": {"matchLabels": {"k8s-app": CHECK, "kubernetes.io/cluster-service": "true"}},
-            "template": {
-                "metadata": {"annotations": pod_annotations, "labels": pod_labels(ctx, CHECK)},
-                "spec": spec,
-            },
+    let meta = metadata(CHECK, Some(&ns), common_labels(ctx), annotations(ctx));
+    let spec = tree!({
+        "selector": {"matchLabels": {"k8s-app": CHECK, "kubernetes.io/cluster-service": "true"}},
+        "template": {
+            "metadata": {"annotations": pod_annotations, "labels": pod_labels(ctx, CHECK)},
+            "spec": spec,
         },
-    }))
+    });
+    Ok(common::workload("DaemonSet", meta, spec))
 }
 
 fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
@@ -402,35 +398,22 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         ),
         &[ctx.v("commonLabels")],
     );
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": metadata(CHECK, Some(&ns), Some(labels), annotations(ctx)),
-        "spec": {
-            "selector": {"matchLabels": {"k8s-app": app, "kubernetes.io/cluster-service": "true"}},
-            "template": {"metadata": tmeta, "spec": spec},
-        },
-    }))
+    let meta = metadata(CHECK, Some(&ns), Some(labels), annotations(ctx));
+    let spec = tree!({
+        "selector": {"matchLabels": {"k8s-app": app, "kubernetes.io/cluster-service": "true"}},
+        "template": {"metadata": tmeta, "spec": spec},
+    });
+    Ok(common::workload("Deployment", meta, spec))
 }
 
+/// The budget of the CNP validator's Deployment.
 fn pod_disruption_budget(ctx: &Ctx) -> Value {
-    let ns = ctx.namespace();
     let app = "cilium-pre-flight-check-deployment";
-    let pdb = ctx.v("preflight.podDisruptionBudget");
-    let mut spec = tree!({
-        "selector": {"matchLabels": {"k8s-app": app, "kubernetes.io/cluster-service": "true"}},
-    });
-    for key in ["maxUnavailable", "minAvailable"] {
-        let v = &pdb[key];
-        if truthy(v) {
-            put(&mut spec, key, Some(bare(v)));
-        }
-    }
-    let policy = &pdb["unhealthyPodEvictionPolicy"];
-    if ctx.plan.kube.at_least(1, 27) && truthy(policy) {
-        put(&mut spec, "unhealthyPodEvictionPolicy", Some(bare(policy)));
-    }
-    let labels = labels(
+    common::pod_disruption_budget(
+        ctx,
+        CHECK,
+        ctx.v("preflight.podDisruptionBudget"),
+        &[("k8s-app", app), ("kubernetes.io/cluster-service", "true")],
         &with_chart_label(
             ctx,
             &[
@@ -440,14 +423,8 @@ fn pod_disruption_budget(ctx: &Ctx) -> Value {
                 ("kubernetes.io/cluster-service", "true"),
             ],
         ),
-        &[ctx.v("commonLabels")],
-    );
-    tree!({
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": metadata(CHECK, Some(&ns), Some(labels), annotations(ctx)),
-        "spec": spec,
-    })
+        ctx.v("preflight.annotations"),
+    )
 }
 
 /// Every pre-flight container takes the same resources and security context.

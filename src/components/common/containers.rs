@@ -3,6 +3,10 @@
 
 use serde_json::Value;
 
+use super::labels::{labels_with_common, metadata};
+use crate::components::Ctx;
+use crate::tmpl::with;
+
 /// An environment variable from one of the pod's own fields (the downward API), with the
 /// `apiVersion: v1` most of the chart's templates write.
 pub fn field_env(name: &str, field: &str) -> Value {
@@ -38,6 +42,25 @@ pub fn mount_ro(name: &str, path: impl Into<Value>) -> Value {
 /// The envelope of a workload (`DaemonSet`, `Deployment`, ...): its kind, metadata and spec.
 pub fn workload(kind: &str, metadata: Value, spec: Value) -> Value {
     tree!({"apiVersion": "apps/v1", "kind": kind, "metadata": metadata, "spec": spec})
+}
+
+/// The usual workload of a component in Cilium's namespace: named `name`, labelled with its
+/// own labels followed by `commonLabels`, annotated with the value at `annotations` when set.
+pub fn namespaced_workload(
+    ctx: &Ctx,
+    kind: &str,
+    name: &str,
+    own_labels: &[(&str, &str)],
+    annotations: &Value,
+    spec: Value,
+) -> Value {
+    let meta = metadata(
+        name,
+        Some(&ctx.namespace()),
+        Some(labels_with_common(ctx, own_labels, &[])),
+        with(annotations),
+    );
+    workload(kind, meta, spec)
 }
 
 #[cfg(test)]

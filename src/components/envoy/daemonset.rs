@@ -1,12 +1,12 @@
 //! The cilium-envoy DaemonSet (the chart's `cilium-envoy/daemonset.yaml`).
 
+use crate::components::common::namespaced_workload;
 use serde_json::{Map, Value};
 
 use super::node_locality;
 use crate::changes::Change;
 use crate::components::common::{
-    self, host_path_mounts, labels, list_items, metadata, priority_class_name, put,
-    with_chart_label,
+    self, host_path_mounts, labels, list_items, priority_class_name, put, with_chart_label,
 };
 use crate::components::operator::{loopback, metadata_pod, HOST_PATH_NOT_A_MAP};
 use crate::components::Ctx;
@@ -50,28 +50,23 @@ pub(super) fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderEr
     );
     crate::components::common::min_ready_seconds_from(ctx, &mut ds_spec, "envoy.minReadySeconds");
 
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": metadata(
-            "cilium-envoy",
-            Some(&ctx.namespace()),
-            Some(labels(
-                &with_chart_label(
-                    ctx,
-                    &[
-                        ("k8s-app", "cilium-envoy"),
-                        ("app.kubernetes.io/part-of", "cilium"),
-                        ("app.kubernetes.io/name", "cilium-envoy"),
-                        ("name", "cilium-envoy"),
-                    ],
-                ),
-                &[common_labels],
-            )),
-            with(ctx.v("envoy.annotations")),
-        ),
-        "spec": ds_spec,
-    }))
+    let own_labels = with_chart_label(
+        ctx,
+        &[
+            ("k8s-app", "cilium-envoy"),
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", "cilium-envoy"),
+            ("name", "cilium-envoy"),
+        ],
+    );
+    Ok(namespaced_workload(
+        ctx,
+        "DaemonSet",
+        "cilium-envoy",
+        &own_labels,
+        ctx.v("envoy.annotations"),
+        ds_spec,
+    ))
 }
 
 fn old_kube(ctx: &Ctx) -> bool {
@@ -140,10 +135,7 @@ fn pod_spec(ctx: &Ctx) -> Result<Value, RenderError> {
 
 /// The init container that reads the node's topology zone into a file Envoy is started with.
 fn locality_init_container(ctx: &Ctx) -> Result<Value, RenderError> {
-    let mut env = vec![tree!({
-        "name": "K8S_NODE_NAME",
-        "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}},
-    })];
+    let mut env = vec![common::field_env("K8S_NODE_NAME", "spec.nodeName")];
     env.extend(common::k8s_service_env(ctx)?);
     Ok(tree!({
         "name": "lookup-bootstrap-locality",
@@ -236,8 +228,8 @@ fn probe(ctx: &Ctx, kind: &str, fixed_delay: Option<u64>) -> Value {
 
 fn container(ctx: &Ctx) -> Result<Value, RenderError> {
     let mut env = vec![
-        tree!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}}}),
-        tree!({"name": "CILIUM_K8S_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}),
+        common::field_env("K8S_NODE_NAME", "spec.nodeName"),
+        common::field_env("CILIUM_K8S_NAMESPACE", "metadata.namespace"),
     ];
     env.extend(common::k8s_service_env(ctx)?);
     env.extend(list_items(ctx, "envoy.extraEnv")?);
@@ -294,15 +286,15 @@ fn container(ctx: &Ctx) -> Result<Value, RenderError> {
 }
 
 fn ports(ctx: &Ctx) -> Vec<Value> {
-    let port = bare(ctx.v("envoy.prometheus.port"));
-    let mut ports = vec![tree!({
-        "name": "envoy-metrics", "containerPort": &port, "hostPort": port, "protocol": "TCP",
-    })];
+    let mut ports = vec![common::host_tcp_port(
+        "envoy-metrics",
+        bare(ctx.v("envoy.prometheus.port")),
+    )];
     if ctx.on("envoy.debug.admin.enabled") && ctx.on("envoy.debug.admin.port") {
-        let admin = bare(ctx.v("envoy.debug.admin.port"));
-        ports.push(tree!({
-            "name": "envoy-admin", "containerPort": &admin, "hostPort": admin, "protocol": "TCP",
-        }));
+        ports.push(common::host_tcp_port(
+            "envoy-admin",
+            bare(ctx.v("envoy.debug.admin.port")),
+        ));
     }
     ports
 }

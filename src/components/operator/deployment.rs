@@ -1,10 +1,11 @@
 //! The operator's Deployment (cilium-operator/deployment.yaml).
 
+use crate::components::common::namespaced_workload;
 use serde_json::{Map, Value};
 
 use super::super::common::{
-    self, host_path_mounts, labels, list_items, merged, metadata, priority_class_name, put,
-    put_with, topology_spread, with_chart_label,
+    self, host_path_mounts, labels, list_items, merged, priority_class_name, put, put_with,
+    topology_spread, with_chart_label,
 };
 use super::super::Ctx;
 use super::{clustermesh_sync, loopback, metadata_pod, HOST_PATH_NOT_A_MAP, OWN_LABELS, SELECTOR};
@@ -73,17 +74,14 @@ pub(super) fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     });
     put(&mut deploy_spec, "strategy", strategy(ctx, replicas));
 
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": metadata(
-            "cilium-operator",
-            Some(&ctx.namespace()),
-            Some(labels(&own_labels, &[common_labels])),
-            with(ctx.v("operator.annotations")),
-        ),
-        "spec": deploy_spec,
-    }))
+    Ok(namespaced_workload(
+        ctx,
+        "Deployment",
+        "cilium-operator",
+        &own_labels,
+        ctx.v("operator.annotations"),
+        deploy_spec,
+    ))
 }
 
 /// A single replica rolls with `maxUnavailable: 100%`, so the update does not wait for a
@@ -216,8 +214,8 @@ fn secret_env(name: &str, secret: &str, optional: bool) -> Value {
 
 fn env(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut env = vec![
-        tree!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}}}),
-        tree!({"name": "CILIUM_K8S_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}),
+        common::field_env("K8S_NODE_NAME", "spec.nodeName"),
+        common::field_env("CILIUM_K8S_NAMESPACE", "metadata.namespace"),
     ];
     if clustermesh_sync(ctx) {
         env.push(
