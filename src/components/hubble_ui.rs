@@ -343,11 +343,7 @@ fn ingress(ctx: &Ctx) -> Value {
 }
 
 fn rbac(ctx: &Ctx) -> Vec<Value> {
-    let part_of = Some(labels_with_common(
-        ctx,
-        &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
-        &[],
-    ));
+    let part_of = Some(super::common::part_of_labels(ctx, &[]));
     let ann = with(ctx.v("hubble.ui.annotations"));
     vec![
         tree!({

@@ -40,13 +40,6 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     Ok(out)
 }
 
-fn part_of_labels(ctx: &Ctx) -> Option<Value> {
-    Some(labels(
-        &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
-        &[ctx.v("commonLabels")],
-    ))
-}
-
 fn annotations(ctx: &Ctx) -> Option<Value> {
     with(ctx.v("preflight.annotations"))
 }
@@ -62,7 +55,7 @@ fn cluster_role(ctx: &Ctx) -> Value {
     tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
-        "metadata": metadata(ROLE, None, part_of_labels(ctx), annotations(ctx)),
+        "metadata": metadata(ROLE, None, Some(super::common::part_of_labels(ctx, &[])), annotations(ctx)),
         "rules": rules,
     })
 }
@@ -71,7 +64,7 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
     tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
-        "metadata": metadata(ROLE, None, part_of_labels(ctx), annotations(ctx)),
+        "metadata": metadata(ROLE, None, Some(super::common::part_of_labels(ctx, &[])), annotations(ctx)),
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE},
         "subjects": [{
             "kind": "ServiceAccount",
