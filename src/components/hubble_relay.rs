@@ -2,6 +2,7 @@
 
 use crate::changes::Change;
 use crate::components::common::namespaced_workload;
+use crate::components::common::{mount, mount_ro};
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -171,13 +172,11 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     }
     let mut mounts = Vec::new();
     if ctx.plan.has(Change::RelayTmpVolume) {
-        mounts.push(tree!({"name": "tmp-volume", "mountPath": "/tmp"}));
+        mounts.push(mount("tmp-volume", "/tmp"));
     }
-    mounts.push(tree!({"name": "config", "mountPath": "/etc/hubble-relay", "readOnly": true}));
+    mounts.push(mount_ro("config", "/etc/hubble-relay"));
     if tls {
-        mounts.push(
-            tree!({"name": "tls", "mountPath": "/var/lib/hubble-relay/tls", "readOnly": true}),
-        );
+        mounts.push(mount_ro("tls", "/var/lib/hubble-relay/tls"));
     }
     mounts.extend(list_items(ctx, "hubble.relay.extraVolumeMounts")?);
     let mut container = tree!({

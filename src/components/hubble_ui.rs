@@ -1,6 +1,7 @@
 //! Mirrors the chart's templates: hubble-ui/
 
 use crate::changes::Change;
+use crate::components::common::{mount, mount_ro};
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -124,7 +125,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
 
     let mut fe_mounts = vec![
         tree!({"name": "hubble-ui-nginx-conf", "mountPath": "/etc/nginx/conf.d/default.conf", "subPath": "nginx.conf"}),
-        tree!({"name": "tmp-dir", "mountPath": "/tmp"}),
+        mount("tmp-dir", "/tmp"),
     ];
     fe_mounts.extend(list_items(ctx, "hubble.ui.frontend.extraVolumeMounts")?);
     let frontend_port = if ctx.plan.has(Change::UiProbesByPortName) {
@@ -164,7 +165,10 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     env.extend(list_items(ctx, "hubble.ui.backend.extraEnv")?);
     let mut be_mounts = Vec::new();
     if relay_tls {
-        be_mounts.push(tree!({"name": "hubble-ui-client-certs", "mountPath": "/var/lib/hubble-ui/certs", "readOnly": true}));
+        be_mounts.push(mount_ro(
+            "hubble-ui-client-certs",
+            "/var/lib/hubble-ui/certs",
+        ));
     }
     be_mounts.extend(list_items(ctx, "hubble.ui.backend.extraVolumeMounts")?);
     let mut backend = tree!({

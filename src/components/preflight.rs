@@ -1,6 +1,7 @@
 //! Mirrors the chart's templates: cilium-preflight/
 
 use crate::changes::Change;
+use crate::components::common::{mount, mount_ro};
 use serde_json::Value;
 
 use super::agent::rbac::agent_rules;
@@ -92,18 +93,6 @@ fn probe(file: &str, delay: Value, period: Value) -> Value {
     tree!({"exec": {"command": ["cat", file]}, "initialDelaySeconds": delay, "periodSeconds": period})
 }
 
-/// The etcd mounts every pre-flight container shares when Cilium uses an external kvstore.
-fn etcd_mounts(ctx: &Ctx) -> Vec<Value> {
-    let mut m = Vec::new();
-    if ctx.on("etcd.enabled") {
-        m.push(tree!({"name": "etcd-config-path", "mountPath": "/var/lib/etcd-config", "readOnly": true}));
-        if ctx.on("etcd.ssl") {
-            m.push(tree!({"name": "etcd-secrets", "mountPath": "/var/lib/etcd-secrets", "readOnly": true}));
-        }
-    }
-    m
-}
-
 fn pod_labels(ctx: &Ctx, app: &str) -> Value {
     let own = with_chart_label(
         ctx,
@@ -147,8 +136,8 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
     let mut env = vec![common::field_env("K8S_NODE_NAME", "spec.nodeName")];
     env.extend(extra_env.iter().cloned());
     put(&mut main, "env", Some(Value::Array(env)));
-    let mut mounts = vec![tree!({"name": "cilium-run", "mountPath": "/var/run/cilium"})];
-    mounts.extend(etcd_mounts(ctx));
+    let mut mounts = vec![mount("cilium-run", "/var/run/cilium")];
+    mounts.extend(common::etcd_client_mounts(ctx));
     mounts.extend(extra_mounts.iter().cloned());
     put(&mut main, "volumeMounts", Some(Value::Array(mounts)));
     with_preflight_resources(&mut main, ctx);
@@ -179,8 +168,8 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
             "terminationMessagePolicy": "FallbackToLogsOnError",
         });
         put(&mut c, "env", non_empty(k8s_service_env(ctx)?));
-        let mut mounts = vec![tree!({"name": "cilium-run", "mountPath": "/var/run/cilium"})];
-        mounts.extend(etcd_mounts(ctx));
+        let mut mounts = vec![mount("cilium-run", "/var/run/cilium")];
+        mounts.extend(common::etcd_client_mounts(ctx));
         mounts.extend(extra_mounts.iter().cloned());
         // The chart appends extraEnv here, inside the mount list.
         mounts.extend(extra_env.iter().cloned());
@@ -195,10 +184,10 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
     if envoy {
         let mut mounts = vec![
             tree!({"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": false}),
-            tree!({"name": "envoy-artifacts", "mountPath": "/var/run/cilium/envoy/artifacts", "readOnly": true}),
+            mount_ro("envoy-artifacts", "/var/run/cilium/envoy/artifacts"),
         ];
         if envoy_config {
-            mounts.push(tree!({"name": "envoy-config", "mountPath": "/var/run/cilium/envoy/", "readOnly": true}));
+            mounts.push(mount_ro("envoy-config", "/var/run/cilium/envoy/"));
         }
         let mut c = tree!({
             "name": "cilium-pre-flight-envoy",
@@ -219,18 +208,7 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
         tree!({"name": "cilium-run", "hostPath": {"path": "/var/run/cilium", "type": "DirectoryOrCreate"}}),
         tree!({"name": "bpf-maps", "hostPath": {"path": "/sys/fs/bpf", "type": "DirectoryOrCreate"}}),
     ];
-    if ctx.on("etcd.enabled") {
-        volumes.push(
-            tree!({"name": "etcd-config-path", "configMap": {"name": "cilium-config",
-            "defaultMode": 256, "items": [{"key": "etcd-config", "path": "etcd.config"}]}}),
-        );
-        if ctx.on("etcd.ssl") {
-            volumes.push(
-                tree!({"name": "etcd-secrets", "secret": {"secretName": "cilium-etcd-secrets",
-                "defaultMode": 256, "optional": true}}),
-            );
-        }
-    }
+    volumes.extend(common::etcd_client_volumes(ctx));
     if envoy {
         let run = ctx.text("daemon.runPath");
         volumes.push(tree!({"name": "envoy-sockets", "hostPath": {

@@ -4,6 +4,7 @@
 //! here. The init scripts are chart files evaluated as templates, read from the official
 //! archive (`common::bundled_script`).
 
+use crate::components::common::mount_ro;
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -450,8 +451,7 @@ fn server_init_containers(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
 fn stateful_set(ctx: &Ctx) -> Result<Value, RenderError> {
     let s = |k: &str| p(&format!("install.server.{k}"));
     let storage = ctx.on(&s("dataStorage.enabled"));
-    let mut mounts =
-        vec![tree!({"name": "spire-config", "mountPath": "/run/spire/config", "readOnly": true})];
+    let mut mounts = vec![mount_ro("spire-config", "/run/spire/config")];
     if storage {
         mounts
             .push(tree!({"name": "spire-data", "mountPath": "/run/spire/data", "readOnly": false}));

@@ -1,5 +1,6 @@
 //! The cilium-envoy DaemonSet (the chart's `cilium-envoy/daemonset.yaml`).
 
+use crate::components::common::mount_ro;
 use crate::components::common::namespaced_workload;
 use serde_json::{Map, Value};
 
@@ -302,14 +303,14 @@ fn ports(ctx: &Ctx) -> Vec<Value> {
 fn volume_mounts(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut mounts = vec![
         tree!({"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": false}),
-        tree!({"name": "envoy-artifacts", "mountPath": "/var/run/cilium/envoy/artifacts", "readOnly": true}),
-        tree!({"name": "envoy-config", "mountPath": "/var/run/cilium/envoy/", "readOnly": true}),
+        mount_ro("envoy-artifacts", "/var/run/cilium/envoy/artifacts"),
+        mount_ro("envoy-config", "/var/run/cilium/envoy/"),
     ];
     if ctx.on("bpf.autoMount.enabled") {
         mounts.push(tree!({"name": "bpf-maps", "mountPath": "/sys/fs/bpf", "mountPropagation": "HostToContainer"}));
     }
     if node_locality(ctx) {
-        mounts.push(tree!({"name": LOCALITY_VOLUME, "mountPath": LOCALITY_DIR, "readOnly": true}));
+        mounts.push(mount_ro(LOCALITY_VOLUME, LOCALITY_DIR));
     }
     let (extra_mounts, _) =
         host_path_mounts(ctx, "envoy.extraHostPathMounts", HOST_PATH_NOT_A_MAP)?;

@@ -9,7 +9,8 @@ use super::{
 use crate::changes::Change;
 use crate::components::agent::{bare_at, eq_text, s, ternary_bool};
 use crate::components::common::{
-    field_env, host_tcp_port, list_items, mount, mount_ro, upgrade_compat_at_least,
+    etcd_client_mounts, field_env, host_tcp_port, list_items, mount, mount_ro,
+    upgrade_compat_at_least,
 };
 use crate::components::Ctx;
 use crate::error::RenderError;
@@ -254,12 +255,7 @@ fn agent_mounts(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
         "etc-cni-netd",
         bare_at(ctx, "cni.hostConfDirMountPath"),
     ));
-    if ctx.on("etcd.enabled") {
-        m.push(mount_ro("etcd-config-path", s("/var/lib/etcd-config")));
-        if ctx.on("etcd.ssl") {
-            m.push(mount_ro("etcd-secrets", s("/var/lib/etcd-secrets")));
-        }
-    }
+    m.extend(etcd_client_mounts(ctx));
     m.push(mount_ro(
         "clustermesh-secrets",
         s("/var/lib/cilium/clustermesh"),

@@ -96,7 +96,7 @@ fn config_volume(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
 pub(super) fn all(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
     let mut v = vec![config_volume(ctx, a)?];
     v.extend(node_paths(ctx, a));
-    v.extend(etcd(ctx));
+    v.extend(common::etcd_client_volumes(ctx));
     v.push(clustermesh_secrets(ctx)?);
     v.extend(feature_configs(ctx)?);
     if !a.privileged {
@@ -193,28 +193,6 @@ fn node_paths(ctx: &Ctx, a: &Agent) -> Vec<Value> {
             s(&path_dir(&ctx.text("nodeinit.bootstrapFile"))),
             dir_or_create,
         ));
-    }
-    v
-}
-
-/// The etcd client configuration and, with TLS, its Secret (an external kvstore).
-fn etcd(ctx: &Ctx) -> Vec<Value> {
-    let mut v = Vec::new();
-    if ctx.on("etcd.enabled") {
-        v.push(tree!({
-            "name": "etcd-config-path",
-            "configMap": {
-                "name": "cilium-config",
-                "defaultMode": MODE_0400,
-                "items": [{"key": "etcd-config", "path": "etcd.config"}],
-            },
-        }));
-        if ctx.on("etcd.ssl") {
-            v.push(tree!({
-                "name": "etcd-secrets",
-                "secret": {"secretName": "cilium-etcd-secrets", "defaultMode": MODE_0400, "optional": true},
-            }));
-        }
     }
     v
 }
