@@ -76,17 +76,11 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
 }
 
 fn service_account(ctx: &Ctx) -> Value {
-    let ns = ctx.namespace();
-    tree!({
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": metadata(
-            &quote(ctx.v("serviceAccounts.preflight.name")),
-            Some(&ns),
-            common_labels(ctx),
-            merged(&[ctx.v("preflight.annotations"), ctx.v("serviceAccounts.preflight.annotations")]),
-        ),
-    })
+    let annotations = merged(&[
+        ctx.v("preflight.annotations"),
+        ctx.v("serviceAccounts.preflight.annotations"),
+    ]);
+    common::service_account(ctx, "preflight", annotations)
 }
 
 fn probe(file: &str, delay: Value, period: Value) -> Value {

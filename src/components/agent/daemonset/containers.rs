@@ -67,67 +67,9 @@ pub(super) fn agent(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
         let mut args = vec![s("--config-dir=/tmp/cilium/config-map")];
         args.extend(list_items(ctx, "extraArgs")?);
         c.insert("args".into(), Value::Array(args));
-        c.insert(
-            "startupProbe".into(),
-            tree!({
-                "httpGet": health_get(ctx, false)?,
-                "failureThreshold": bare_at(ctx, "startupProbe.failureThreshold"),
-                "periodSeconds": bare_at(ctx, "startupProbe.periodSeconds"),
-                "successThreshold": 1,
-                "initialDelaySeconds": 5,
-            }),
-        );
-        // Agents first installed before Cilium 1.8 keep probing through the CLI.
-        let cli_probes = ctx.on("keepDeprecatedProbes") || !upgrade_compat_at_least(ctx, 1, 8)?;
-        let cli = tree!({"command": ["cilium", "status", "--brief"]});
-        let mut liveness = Map::new();
-        let mut readiness = Map::new();
-        if cli_probes {
-            liveness.insert("exec".into(), cli.clone());
-            readiness.insert("exec".into(), cli);
-        } else {
-            liveness.insert("httpGet".into(), health_get(ctx, true)?);
-            readiness.insert("httpGet".into(), health_get(ctx, false)?);
-        }
-        for (probe, key) in [
-            (&mut liveness, "livenessProbe"),
-            (&mut readiness, "readinessProbe"),
-        ] {
-            probe.insert(
-                "periodSeconds".into(),
-                bare_at(ctx, &format!("{key}.periodSeconds")),
-            );
-            probe.insert("successThreshold".into(), tree!(1));
-            probe.insert(
-                "failureThreshold".into(),
-                bare_at(ctx, &format!("{key}.failureThreshold")),
-            );
-            probe.insert("timeoutSeconds".into(), tree!(5));
-        }
-        c.insert("livenessProbe".into(), Value::Object(liveness));
-        c.insert("readinessProbe".into(), Value::Object(readiness));
+        probes(ctx, &mut c)?;
     }
-
-    let mut env = vec![
-        field_env("K8S_NODE_NAME", "spec.nodeName"),
-        field_env("CILIUM_K8S_NAMESPACE", "metadata.namespace"),
-        tree!({"name": "CILIUM_CLUSTERMESH_CONFIG", "value": "/var/lib/cilium/clustermesh/"}),
-        tree!({"name": "GOMEMLIMIT", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1"}}}),
-    ];
-    env.extend(a.api_server_env.iter().cloned());
-    if ctx.on("k8sClientExponentialBackoff.enabled") {
-        env.push(tree!({
-            "name": "KUBE_CLIENT_BACKOFF_BASE",
-            "value": quoted(ctx.v("k8sClientExponentialBackoff.backoffBaseSeconds")),
-        }));
-        env.push(tree!({
-            "name": "KUBE_CLIENT_BACKOFF_DURATION",
-            "value": quoted(ctx.v("k8sClientExponentialBackoff.backoffMaxDurationSeconds")),
-        }));
-    }
-    env.extend(list_items(ctx, "extraEnv")?);
-    c.insert("env".into(), Value::Array(env));
-
+    c.insert("env".into(), Value::Array(agent_env(ctx, a)?));
     if ctx.on("cni.install") {
         let mut lifecycle = Map::new();
         if ctx.on("cni.iptablesRemoveAWSRules") && !eq_text(ctx, "cni.chainingMode", "aws-cni")? {
@@ -158,6 +100,75 @@ pub(super) fn agent(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     );
     c.insert("volumeMounts".into(), Value::Array(agent_mounts(ctx, a)?));
     Ok(Value::Object(c))
+}
+
+/// The startup, liveness and readiness probes of a running agent: its health endpoint, or the
+/// CLI for agents first installed before Cilium 1.8.
+fn probes(ctx: &Ctx, c: &mut Map<String, Value>) -> Result<(), RenderError> {
+    c.insert(
+        "startupProbe".into(),
+        tree!({
+            "httpGet": health_get(ctx, false)?,
+            "failureThreshold": bare_at(ctx, "startupProbe.failureThreshold"),
+            "periodSeconds": bare_at(ctx, "startupProbe.periodSeconds"),
+            "successThreshold": 1,
+            "initialDelaySeconds": 5,
+        }),
+    );
+    // Agents first installed before Cilium 1.8 keep probing through the CLI.
+    let cli_probes = ctx.on("keepDeprecatedProbes") || !upgrade_compat_at_least(ctx, 1, 8)?;
+    let cli = tree!({"command": ["cilium", "status", "--brief"]});
+    let mut liveness = Map::new();
+    let mut readiness = Map::new();
+    if cli_probes {
+        liveness.insert("exec".into(), cli.clone());
+        readiness.insert("exec".into(), cli);
+    } else {
+        liveness.insert("httpGet".into(), health_get(ctx, true)?);
+        readiness.insert("httpGet".into(), health_get(ctx, false)?);
+    }
+    for (probe, key) in [
+        (&mut liveness, "livenessProbe"),
+        (&mut readiness, "readinessProbe"),
+    ] {
+        probe.insert(
+            "periodSeconds".into(),
+            bare_at(ctx, &format!("{key}.periodSeconds")),
+        );
+        probe.insert("successThreshold".into(), tree!(1));
+        probe.insert(
+            "failureThreshold".into(),
+            bare_at(ctx, &format!("{key}.failureThreshold")),
+        );
+        probe.insert("timeoutSeconds".into(), tree!(5));
+    }
+    c.insert("livenessProbe".into(), Value::Object(liveness));
+    c.insert("readinessProbe".into(), Value::Object(readiness));
+    Ok(())
+}
+
+/// The agent's environment: its node and namespace, the clustermesh configuration, the memory
+/// limit for Go, the API server, the client backoff, then `extraEnv`.
+fn agent_env(ctx: &Ctx, a: &Agent) -> Result<Vec<Value>, RenderError> {
+    let mut env = vec![
+        field_env("K8S_NODE_NAME", "spec.nodeName"),
+        field_env("CILIUM_K8S_NAMESPACE", "metadata.namespace"),
+        tree!({"name": "CILIUM_CLUSTERMESH_CONFIG", "value": "/var/lib/cilium/clustermesh/"}),
+        tree!({"name": "GOMEMLIMIT", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1"}}}),
+    ];
+    env.extend(a.api_server_env.iter().cloned());
+    if ctx.on("k8sClientExponentialBackoff.enabled") {
+        env.push(tree!({
+            "name": "KUBE_CLIENT_BACKOFF_BASE",
+            "value": quoted(ctx.v("k8sClientExponentialBackoff.backoffBaseSeconds")),
+        }));
+        env.push(tree!({
+            "name": "KUBE_CLIENT_BACKOFF_DURATION",
+            "value": quoted(ctx.v("k8sClientExponentialBackoff.backoffMaxDurationSeconds")),
+        }));
+    }
+    env.extend(list_items(ctx, "extraEnv")?);
+    Ok(env)
 }
 
 /// The agent container's ports. From 1.19 the health port is always declared (the probes
