@@ -639,3 +639,80 @@ fn push_health_port(args: &mut Vec<Value>, health_port: &Value) {
         quote(health_port)
     )));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::components::common::tests::with_release;
+
+    /// Runs `f` on the Pod's shared facts for one release and values file.
+    fn with_shared<T>(
+        version: &str,
+        values: &str,
+        f: impl FnOnce(&Ctx, &State, &Shared) -> T,
+    ) -> T {
+        with_release(version, values, "1.35.0", |ctx| {
+            let state = State::new(ctx);
+            let shared = Shared::new(ctx).expect("shared facts");
+            f(ctx, &state, &shared)
+        })
+    }
+
+    fn args(c: &Value) -> Vec<&str> {
+        c["args"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn etcd_listens_everywhere_from_1_18_5() {
+        let etcd_args = |version: &str| {
+            with_shared(version, "{}", |ctx, _, sh| {
+                let c = etcd(ctx, sh).expect("etcd");
+                (
+                    args(&c).iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+                    c["env"].clone(),
+                )
+            })
+        };
+        let (old, old_env) = etcd_args("1.18.4");
+        assert!(old.iter().any(|a| a.contains("$(HOSTNAME_IP)")));
+        assert_eq!(old_env[1]["name"], "HOSTNAME_IP");
+        let (new, new_env) = etcd_args("1.18.5");
+        assert!(new.contains(&"--listen-client-urls=https://0.0.0.0:2379".to_string()));
+        assert!(new_env
+            .as_array()
+            .is_some_and(|e| e.iter().all(|v| v["name"] != "HOSTNAME_IP")));
+    }
+
+    #[test]
+    fn etcd_init_takes_extra_args_and_mounts() {
+        let values = "clustermesh: {apiserver: {etcd: {init: {extraArgs: [--x]}}, extraVolumeMounts: [{name: e, mountPath: /e}]}}\ndebug: {enabled: true}";
+        with_shared("1.19.6", values, |ctx, _, sh| {
+            let c = etcd_init(ctx, sh).expect("etcd-init");
+            assert_eq!(args(&c)[..2], ["etcdinit", "--debug"]);
+            assert_eq!(args(&c).last(), Some(&"--x"));
+            assert_eq!(c["volumeMounts"][1]["name"], "e");
+        });
+    }
+
+    #[test]
+    fn apiserver_extra_env_needs_1_18_1() {
+        let values = "clustermesh: {apiserver: {extraEnv: [{name: A, value: b}]}}";
+        let e = with_shared("1.18.0", values, |ctx, _, sh| apiserver(ctx, sh));
+        assert!(e.is_err_and(|e| e.to_string().contains("clustermesh.apiserver.extraEnv")));
+        let c = with_shared("1.18.1", values, |ctx, _, sh| apiserver(ctx, sh)).expect("renders");
+        assert_eq!(c["env"][3]["name"], "A");
+        assert_eq!(c["ports"][0]["name"], "apiserv-health");
+    }
+
+    #[test]
+    fn kvstoremesh_without_a_heartbeat_beside_the_apiserver() {
+        with_shared("1.19.6", "{}", |ctx, s, sh| {
+            let c = kvstoremesh(ctx, s, sh).expect("kvstoremesh");
+            assert!(args(&c).contains(&"--enable-heartbeat=false"));
+            assert_eq!(c["volumeMounts"][0]["name"], "etcd-admin-client");
+        });
+    }
+}
