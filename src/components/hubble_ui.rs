@@ -361,7 +361,7 @@ fn rbac(ctx: &Ctx) -> Vec<Value> {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "metadata": metadata(APP, None, part_of, ann),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": APP},
-            "subjects": [{"kind": "ServiceAccount", "name": quote(ctx.v("serviceAccounts.ui.name")), "namespace": ctx.namespace()}],
+            "subjects": [super::common::service_account_subject(ctx, "ui")],
         }),
     ]
 }

@@ -67,11 +67,7 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
         "kind": "ClusterRoleBinding",
         "metadata": metadata(ROLE, None, Some(super::common::part_of_labels(ctx, &[])), annotations(ctx)),
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE},
-        "subjects": [{
-            "kind": "ServiceAccount",
-            "name": quote(ctx.v("serviceAccounts.preflight.name")),
-            "namespace": ctx.namespace(),
-        }],
+        "subjects": [common::service_account_subject(ctx, "preflight")],
     })
 }
 

@@ -10,7 +10,7 @@ use crate::components::common::{
 };
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{quote, quoted, with};
+use crate::tmpl::{quote, with};
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();
@@ -34,11 +34,7 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
 }
 
 fn sa_subject(ctx: &Ctx) -> Value {
-    tree!([{
-        "kind": "ServiceAccount",
-        "name": quoted(ctx.v("serviceAccounts.cilium.name")),
-        "namespace": ctx.namespace(),
-    }])
+    tree!([common::service_account_subject(ctx, "cilium")])
 }
 
 fn service_account(ctx: &Ctx) -> Value {

@@ -404,11 +404,7 @@ fn mcsapi_rules(ctx: &Ctx) -> Vec<Value> {
 }
 
 fn subject(ctx: &Ctx) -> Value {
-    tree!([{
-        "kind": "ServiceAccount",
-        "name": quote(ctx.v("serviceAccounts.operator.name")),
-        "namespace": ctx.namespace(),
-    }])
+    tree!([common::service_account_subject(ctx, "operator")])
 }
 
 fn cluster_role_binding(ctx: &Ctx) -> Value {
