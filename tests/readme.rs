@@ -237,10 +237,18 @@ const RUN_AT_LEAST: usize = 20;
 
 /// Pages whose commands need another layout than the example repository, with the test that
 /// runs them there. Their commands are still checked against `--help`.
-const RUN_ELSEWHERE: &[(&str, &str)] = &[(
-    "docs/fleet.md",
-    "needs the example fleet's several folders; tests/fleet.rs runs every command of the page",
-)];
+const RUN_ELSEWHERE: &[(&str, &str)] = &[
+    (
+        "docs/fleet.md",
+        "needs the example fleet's several folders; tests/fleet.rs runs every command of the page",
+    ),
+    (
+        "docs/review.md",
+        "needs a git repository with two revisions and files of two releases; tests/diff.rs runs \
+         every form of the page (folder and repository against --base, two releases, two values \
+         files, --set against --from-set) in a repository it makes",
+    ),
+];
 
 /// Every markdown file of the repository, relative to it, sorted: build output, Git's folder and
 /// hidden folders left out.

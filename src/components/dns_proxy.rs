@@ -1,6 +1,7 @@
 //! Mirrors the chart's templates: standalone-dns-proxy/ (the DNS proxy that runs beside the
 //! agent on every node: its ConfigMap and DaemonSet), with the chart's check of its settings.
 
+use crate::components::common::namespaced_workload;
 use serde_json::Value;
 
 use super::common::{self, labels, metadata, put, with_chart_label};
@@ -114,28 +115,23 @@ fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderError> {
         &mut spec,
         "standaloneDnsProxy.minReadySeconds",
     );
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": metadata(
-            NAME,
-            Some(&ctx.namespace()),
-            Some(labels(
-                &with_chart_label(
-                    ctx,
-                    &[
-                        ("k8s-app", NAME),
-                        ("app.kubernetes.io/part-of", "cilium"),
-                        ("app.kubernetes.io/name", NAME),
-                        ("name", NAME),
-                    ],
-                ),
-                &[common_labels],
-            )),
-            with(ctx.v("standaloneDnsProxy.annotations")),
-        ),
-        "spec": spec,
-    }))
+    let own_labels = with_chart_label(
+        ctx,
+        &[
+            ("k8s-app", NAME),
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", NAME),
+            ("name", NAME),
+        ],
+    );
+    Ok(namespaced_workload(
+        ctx,
+        "DaemonSet",
+        NAME,
+        &own_labels,
+        ctx.v("standaloneDnsProxy.annotations"),
+        spec,
+    ))
 }
 
 /// The chart always tolerates every taint, then writes the user's list indented under that

@@ -299,11 +299,7 @@ fn certgen(ctx: &Ctx) -> Vec<Value> {
     ));
     if truthy(&sa["create"]) {
         if ctx.on("rbac.create") {
-            let part_of = Some(labels_with_common(
-                ctx,
-                &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
-                &[],
-            ));
+            let part_of = Some(super::common::part_of_labels(ctx, &[]));
             out.push(tree!({
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "Role",

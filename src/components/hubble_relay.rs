@@ -1,6 +1,8 @@
 //! Mirrors the chart's templates: hubble-relay/
 
 use crate::changes::Change;
+use crate::components::common::namespaced_workload;
+use crate::components::common::{mount, mount_ro};
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -151,7 +153,6 @@ fn scrape_annotations(ctx: &Ctx) -> Value {
 }
 
 fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
-    let ns = ctx.namespace();
     let tls = ctx.on("hubble.tls.enabled");
     let checksum = if truthy(rv(ctx, "rollOutPods")) {
         tree!({"cilium.io/hubble-relay-configmap-checksum": crate::output::sha256_hex(config)})
@@ -164,17 +165,18 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     }
     let mut ports = vec![tree!({"name": "grpc", "containerPort": bare(rv(ctx, "listenPort"))})];
     if truthy(rv(ctx, "prometheus.enabled")) {
-        ports.push(tree!({"name": "prometheus", "containerPort": bare(rv(ctx, "prometheus.port")), "protocol": "TCP"}));
+        ports.push(super::common::tcp_port(
+            "prometheus",
+            bare(rv(ctx, "prometheus.port")),
+        ));
     }
     let mut mounts = Vec::new();
     if ctx.plan.has(Change::RelayTmpVolume) {
-        mounts.push(tree!({"name": "tmp-volume", "mountPath": "/tmp"}));
+        mounts.push(mount("tmp-volume", "/tmp"));
     }
-    mounts.push(tree!({"name": "config", "mountPath": "/etc/hubble-relay", "readOnly": true}));
+    mounts.push(mount_ro("config", "/etc/hubble-relay"));
     if tls {
-        mounts.push(
-            tree!({"name": "tls", "mountPath": "/var/lib/hubble-relay/tls", "readOnly": true}),
-        );
+        mounts.push(mount_ro("tls", "/var/lib/hubble-relay/tls"));
     }
     mounts.extend(list_items(ctx, "hubble.relay.extraVolumeMounts")?);
     let mut container = tree!({
@@ -266,12 +268,14 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
             &scrape_annotations(ctx),
         ]),
     );
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &with_chart_label(ctx, &APP_LABELS), &[])), with(rv(ctx, "annotations"))),
-        "spec": spec,
-    }))
+    Ok(namespaced_workload(
+        ctx,
+        "Deployment",
+        APP,
+        &with_chart_label(ctx, &APP_LABELS),
+        rv(ctx, "annotations"),
+        spec,
+    ))
 }
 
 fn service(ctx: &Ctx) -> Value {

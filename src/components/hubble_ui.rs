@@ -1,6 +1,7 @@
 //! Mirrors the chart's templates: hubble-ui/
 
 use crate::changes::Change;
+use crate::components::common::{mount, mount_ro};
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -124,7 +125,7 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
 
     let mut fe_mounts = vec![
         tree!({"name": "hubble-ui-nginx-conf", "mountPath": "/etc/nginx/conf.d/default.conf", "subPath": "nginx.conf"}),
-        tree!({"name": "tmp-dir", "mountPath": "/tmp"}),
+        mount("tmp-dir", "/tmp"),
     ];
     fe_mounts.extend(list_items(ctx, "hubble.ui.frontend.extraVolumeMounts")?);
     let frontend_port = if ctx.plan.has(Change::UiProbesByPortName) {
@@ -164,7 +165,10 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
     env.extend(list_items(ctx, "hubble.ui.backend.extraEnv")?);
     let mut be_mounts = Vec::new();
     if relay_tls {
-        be_mounts.push(tree!({"name": "hubble-ui-client-certs", "mountPath": "/var/lib/hubble-ui/certs", "readOnly": true}));
+        be_mounts.push(mount_ro(
+            "hubble-ui-client-certs",
+            "/var/lib/hubble-ui/certs",
+        ));
     }
     be_mounts.extend(list_items(ctx, "hubble.ui.backend.extraVolumeMounts")?);
     let mut backend = tree!({
@@ -269,12 +273,13 @@ fn deployment(ctx: &Ctx, config: &Value) -> Result<Value, RenderError> {
         pod,
         merged(&[&checksum, uv(ctx, "podAnnotations")]),
     );
-    Ok(tree!({
-        "kind": "Deployment",
-        "apiVersion": "apps/v1",
-        "metadata": metadata(APP, Some(&ns), Some(labels_with_common(ctx, &with_chart_label(ctx, &APP_LABELS), &[uv(ctx, "labels")])), with(uv(ctx, "annotations"))),
-        "spec": spec,
-    }))
+    let labels = labels_with_common(
+        ctx,
+        &with_chart_label(ctx, &APP_LABELS),
+        &[uv(ctx, "labels")],
+    );
+    let meta = metadata(APP, Some(&ns), Some(labels), with(uv(ctx, "annotations")));
+    Ok(super::common::workload("Deployment", meta, spec))
 }
 
 fn service(ctx: &Ctx) -> Value {
@@ -342,11 +347,7 @@ fn ingress(ctx: &Ctx) -> Value {
 }
 
 fn rbac(ctx: &Ctx) -> Vec<Value> {
-    let part_of = Some(labels_with_common(
-        ctx,
-        &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
-        &[],
-    ));
+    let part_of = Some(super::common::part_of_labels(ctx, &[]));
     let ann = with(ctx.v("hubble.ui.annotations"));
     vec![
         tree!({
@@ -360,7 +361,7 @@ fn rbac(ctx: &Ctx) -> Vec<Value> {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "metadata": metadata(APP, None, part_of, ann),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": APP},
-            "subjects": [{"kind": "ServiceAccount", "name": quote(ctx.v("serviceAccounts.ui.name")), "namespace": ctx.namespace()}],
+            "subjects": [super::common::service_account_subject(ctx, "ui")],
         }),
     ]
 }

@@ -2,6 +2,7 @@
 //! ServiceAccount). Its startup and pre-stop scripts are chart files evaluated as templates,
 //! read from the official archive (`common::bundled_script`).
 
+use crate::components::common::namespaced_workload;
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -74,17 +75,14 @@ fn daemon_set(ctx: &Ctx) -> Result<Value, RenderError> {
         "updateStrategy",
         with(ctx.v("nodeinit.updateStrategy")),
     );
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": metadata(
-            NAME,
-            Some(&ctx.namespace()),
-            Some(labels(&own_labels(ctx), &[common_labels])),
-            with(ctx.v("nodeinit.annotations")),
-        ),
-        "spec": spec,
-    }))
+    Ok(namespaced_workload(
+        ctx,
+        "DaemonSet",
+        NAME,
+        &own_labels(ctx),
+        ctx.v("nodeinit.annotations"),
+        spec,
+    ))
 }
 
 /// `podAnnotations`, then (before Kubernetes 1.30, which has no pod field for it) the

@@ -1,12 +1,13 @@
 //! Mirrors the chart's templates: cilium-preflight/
 
 use crate::changes::Change;
+use crate::components::common::{mount, mount_ro};
 use serde_json::Value;
 
 use super::agent::rbac::agent_rules;
 use super::common::{
-    common_labels, envoy_daemonset_enabled, image, k8s_service_env, labels, list_items, merged,
-    metadata, priority_class_name, put, put_with, read_secrets_only_from_secrets_namespace,
+    self, common_labels, envoy_daemonset_enabled, image, k8s_service_env, labels, list_items,
+    merged, metadata, priority_class_name, put, put_with, read_secrets_only_from_secrets_namespace,
     with_chart_label,
 };
 use super::Ctx;
@@ -40,13 +41,6 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     Ok(out)
 }
 
-fn part_of_labels(ctx: &Ctx) -> Option<Value> {
-    Some(labels(
-        &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
-        &[ctx.v("commonLabels")],
-    ))
-}
-
 fn annotations(ctx: &Ctx) -> Option<Value> {
     with(ctx.v("preflight.annotations"))
 }
@@ -62,7 +56,7 @@ fn cluster_role(ctx: &Ctx) -> Value {
     tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
-        "metadata": metadata(ROLE, None, part_of_labels(ctx), annotations(ctx)),
+        "metadata": metadata(ROLE, None, Some(super::common::part_of_labels(ctx, &[])), annotations(ctx)),
         "rules": rules,
     })
 }
@@ -71,44 +65,22 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
     tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
-        "metadata": metadata(ROLE, None, part_of_labels(ctx), annotations(ctx)),
+        "metadata": metadata(ROLE, None, Some(super::common::part_of_labels(ctx, &[])), annotations(ctx)),
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE},
-        "subjects": [{
-            "kind": "ServiceAccount",
-            "name": quote(ctx.v("serviceAccounts.preflight.name")),
-            "namespace": ctx.namespace(),
-        }],
+        "subjects": [common::service_account_subject(ctx, "preflight")],
     })
 }
 
 fn service_account(ctx: &Ctx) -> Value {
-    let ns = ctx.namespace();
-    tree!({
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": metadata(
-            &quote(ctx.v("serviceAccounts.preflight.name")),
-            Some(&ns),
-            common_labels(ctx),
-            merged(&[ctx.v("preflight.annotations"), ctx.v("serviceAccounts.preflight.annotations")]),
-        ),
-    })
+    let annotations = merged(&[
+        ctx.v("preflight.annotations"),
+        ctx.v("serviceAccounts.preflight.annotations"),
+    ]);
+    common::service_account(ctx, "preflight", annotations)
 }
 
 fn probe(file: &str, delay: Value, period: Value) -> Value {
     tree!({"exec": {"command": ["cat", file]}, "initialDelaySeconds": delay, "periodSeconds": period})
-}
-
-/// The etcd mounts every pre-flight container shares when Cilium uses an external kvstore.
-fn etcd_mounts(ctx: &Ctx) -> Vec<Value> {
-    let mut m = Vec::new();
-    if ctx.on("etcd.enabled") {
-        m.push(tree!({"name": "etcd-config-path", "mountPath": "/var/lib/etcd-config", "readOnly": true}));
-        if ctx.on("etcd.ssl") {
-            m.push(tree!({"name": "etcd-secrets", "mountPath": "/var/lib/etcd-secrets", "readOnly": true}));
-        }
-    }
-    m
 }
 
 fn pod_labels(ctx: &Ctx, app: &str) -> Value {
@@ -151,12 +123,11 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
         "readinessProbe": probe("/tmp/ready", five.clone(), five.clone()),
         "terminationMessagePolicy": "FallbackToLogsOnError",
     });
-    let mut env = vec![tree!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {
-        "apiVersion": "v1", "fieldPath": "spec.nodeName"}}})];
+    let mut env = vec![common::field_env("K8S_NODE_NAME", "spec.nodeName")];
     env.extend(extra_env.iter().cloned());
     put(&mut main, "env", Some(Value::Array(env)));
-    let mut mounts = vec![tree!({"name": "cilium-run", "mountPath": "/var/run/cilium"})];
-    mounts.extend(etcd_mounts(ctx));
+    let mut mounts = vec![mount("cilium-run", "/var/run/cilium")];
+    mounts.extend(common::etcd_client_mounts(ctx));
     mounts.extend(extra_mounts.iter().cloned());
     put(&mut main, "volumeMounts", Some(Value::Array(mounts)));
     with_preflight_resources(&mut main, ctx);
@@ -187,8 +158,8 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
             "terminationMessagePolicy": "FallbackToLogsOnError",
         });
         put(&mut c, "env", non_empty(k8s_service_env(ctx)?));
-        let mut mounts = vec![tree!({"name": "cilium-run", "mountPath": "/var/run/cilium"})];
-        mounts.extend(etcd_mounts(ctx));
+        let mut mounts = vec![mount("cilium-run", "/var/run/cilium")];
+        mounts.extend(common::etcd_client_mounts(ctx));
         mounts.extend(extra_mounts.iter().cloned());
         // The chart appends extraEnv here, inside the mount list.
         mounts.extend(extra_env.iter().cloned());
@@ -203,10 +174,10 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
     if envoy {
         let mut mounts = vec![
             tree!({"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": false}),
-            tree!({"name": "envoy-artifacts", "mountPath": "/var/run/cilium/envoy/artifacts", "readOnly": true}),
+            mount_ro("envoy-artifacts", "/var/run/cilium/envoy/artifacts"),
         ];
         if envoy_config {
-            mounts.push(tree!({"name": "envoy-config", "mountPath": "/var/run/cilium/envoy/", "readOnly": true}));
+            mounts.push(mount_ro("envoy-config", "/var/run/cilium/envoy/"));
         }
         let mut c = tree!({
             "name": "cilium-pre-flight-envoy",
@@ -227,18 +198,7 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
         tree!({"name": "cilium-run", "hostPath": {"path": "/var/run/cilium", "type": "DirectoryOrCreate"}}),
         tree!({"name": "bpf-maps", "hostPath": {"path": "/sys/fs/bpf", "type": "DirectoryOrCreate"}}),
     ];
-    if ctx.on("etcd.enabled") {
-        volumes.push(
-            tree!({"name": "etcd-config-path", "configMap": {"name": "cilium-config",
-            "defaultMode": 256, "items": [{"key": "etcd-config", "path": "etcd.config"}]}}),
-        );
-        if ctx.on("etcd.ssl") {
-            volumes.push(
-                tree!({"name": "etcd-secrets", "secret": {"secretName": "cilium-etcd-secrets",
-                "defaultMode": 256, "optional": true}}),
-            );
-        }
-    }
+    volumes.extend(common::etcd_client_volumes(ctx));
     if envoy {
         let run = ctx.text("daemon.runPath");
         volumes.push(tree!({"name": "envoy-sockets", "hostPath": {
@@ -309,18 +269,15 @@ fn daemonset(ctx: &Ctx) -> Result<Value, RenderError> {
         &tree!({"kubectl.kubernetes.io/default-container": CHECK}),
         ctx.v("preflight.podAnnotations"),
     ]);
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": metadata(CHECK, Some(&ns), common_labels(ctx), annotations(ctx)),
-        "spec": {
-            "selector": {"matchLabels": {"k8s-app": CHECK, "kubernetes.io/cluster-service": "true"}},
-            "template": {
-                "metadata": {"annotations": pod_annotations, "labels": pod_labels(ctx, CHECK)},
-                "spec": spec,
-            },
+    let meta = metadata(CHECK, Some(&ns), common_labels(ctx), annotations(ctx));
+    let spec = tree!({
+        "selector": {"matchLabels": {"k8s-app": CHECK, "kubernetes.io/cluster-service": "true"}},
+        "template": {
+            "metadata": {"annotations": pod_annotations, "labels": pod_labels(ctx, CHECK)},
+            "spec": spec,
         },
-    }))
+    });
+    Ok(common::workload("DaemonSet", meta, spec))
 }
 
 fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
@@ -402,35 +359,22 @@ fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
         ),
         &[ctx.v("commonLabels")],
     );
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": metadata(CHECK, Some(&ns), Some(labels), annotations(ctx)),
-        "spec": {
-            "selector": {"matchLabels": {"k8s-app": app, "kubernetes.io/cluster-service": "true"}},
-            "template": {"metadata": tmeta, "spec": spec},
-        },
-    }))
+    let meta = metadata(CHECK, Some(&ns), Some(labels), annotations(ctx));
+    let spec = tree!({
+        "selector": {"matchLabels": {"k8s-app": app, "kubernetes.io/cluster-service": "true"}},
+        "template": {"metadata": tmeta, "spec": spec},
+    });
+    Ok(common::workload("Deployment", meta, spec))
 }
 
+/// The budget of the CNP validator's Deployment.
 fn pod_disruption_budget(ctx: &Ctx) -> Value {
-    let ns = ctx.namespace();
     let app = "cilium-pre-flight-check-deployment";
-    let pdb = ctx.v("preflight.podDisruptionBudget");
-    let mut spec = tree!({
-        "selector": {"matchLabels": {"k8s-app": app, "kubernetes.io/cluster-service": "true"}},
-    });
-    for key in ["maxUnavailable", "minAvailable"] {
-        let v = &pdb[key];
-        if truthy(v) {
-            put(&mut spec, key, Some(bare(v)));
-        }
-    }
-    let policy = &pdb["unhealthyPodEvictionPolicy"];
-    if ctx.plan.kube.at_least(1, 27) && truthy(policy) {
-        put(&mut spec, "unhealthyPodEvictionPolicy", Some(bare(policy)));
-    }
-    let labels = labels(
+    common::pod_disruption_budget(
+        ctx,
+        CHECK,
+        ctx.v("preflight.podDisruptionBudget"),
+        &[("k8s-app", app), ("kubernetes.io/cluster-service", "true")],
         &with_chart_label(
             ctx,
             &[
@@ -440,14 +384,8 @@ fn pod_disruption_budget(ctx: &Ctx) -> Value {
                 ("kubernetes.io/cluster-service", "true"),
             ],
         ),
-        &[ctx.v("commonLabels")],
-    );
-    tree!({
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": metadata(CHECK, Some(&ns), Some(labels), annotations(ctx)),
-        "spec": spec,
-    })
+        ctx.v("preflight.annotations"),
+    )
 }
 
 /// Every pre-flight container takes the same resources and security context.

@@ -4,6 +4,7 @@
 //! here. The init scripts are chart files evaluated as templates, read from the official
 //! archive (`common::bundled_script`).
 
+use crate::components::common::mount_ro;
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -361,7 +362,7 @@ fn agent_daemon_set(ctx: &Ctx) -> Result<Value, RenderError> {
             {"name": "spire-agent-socket", "mountPath": "/run/spire/sockets", "readOnly": false},
             {"name": AGENT, "mountPath": "/var/run/secrets/tokens"},
         ],
-        "env": [{"name": "MY_NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}}],
+        "env": [super::common::field_env_without_api_version("MY_NODE_NAME", "status.hostIP")],
         "livenessProbe": probe(ctx, "/live", 4251, true),
         "readinessProbe": probe(ctx, "/ready", 4251, false),
     });
@@ -420,24 +421,21 @@ fn agent_daemon_set(ctx: &Ctx) -> Result<Value, RenderError> {
         ],
     );
     let ns = namespace(ctx);
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": metadata(
-            AGENT,
-            Some(&ns),
-            Some(app_labels(ctx, AGENT, "agent")),
-            // The chart writes the server's annotations on the agent too.
-            annotations_if_any(ctx, ctx.v(&p("install.server.annotations"))),
-        ),
-        "spec": {
-            "selector": {"matchLabels": {"app": AGENT}},
-            "template": {
-                "metadata": {"namespace": ns, "labels": app_labels(ctx, AGENT, "agent")},
-                "spec": spec,
-            },
+    let meta = metadata(
+        AGENT,
+        Some(&ns),
+        Some(app_labels(ctx, AGENT, "agent")),
+        // The chart writes the server's annotations on the agent too.
+        annotations_if_any(ctx, ctx.v(&p("install.server.annotations"))),
+    );
+    let spec = tree!({
+        "selector": {"matchLabels": {"app": AGENT}},
+        "template": {
+            "metadata": {"namespace": ns, "labels": app_labels(ctx, AGENT, "agent")},
+            "spec": spec,
         },
-    }))
+    });
+    Ok(super::common::workload("DaemonSet", meta, spec))
 }
 
 /// `initContainers` as the chart splices them when `len` of the value is above 0 (Go's `len`
@@ -453,8 +451,7 @@ fn server_init_containers(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
 fn stateful_set(ctx: &Ctx) -> Result<Value, RenderError> {
     let s = |k: &str| p(&format!("install.server.{k}"));
     let storage = ctx.on(&s("dataStorage.enabled"));
-    let mut mounts =
-        vec![tree!({"name": "spire-config", "mountPath": "/run/spire/config", "readOnly": true})];
+    let mut mounts = vec![mount_ro("spire-config", "/run/spire/config")];
     if storage {
         mounts
             .push(tree!({"name": "spire-data", "mountPath": "/run/spire/data", "readOnly": false}));
@@ -529,17 +526,13 @@ fn stateful_set(ctx: &Ctx) -> Result<Value, RenderError> {
             Some(Value::Array(vec![claim(ctx)])),
         );
     }
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": metadata(
-            SERVER,
-            Some(&namespace(ctx)),
-            Some(app_labels(ctx, SERVER, "server")),
-            annotations_if_any(ctx, ctx.v(&s("annotations"))),
-        ),
-        "spec": set_spec,
-    }))
+    let meta = metadata(
+        SERVER,
+        Some(&namespace(ctx)),
+        Some(app_labels(ctx, SERVER, "server")),
+        annotations_if_any(ctx, ctx.v(&s("annotations"))),
+    );
+    Ok(super::common::workload("StatefulSet", meta, set_spec))
 }
 
 /// The server's data volume claim (`dataStorage`); the access mode defaults to ReadWriteOnce.

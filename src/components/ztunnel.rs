@@ -1,6 +1,7 @@
 //! Mirrors the chart's templates: ztunnel/ (Istio's per-node L4 proxy, run by Cilium for
 //! `encryption.type: ztunnel`: its DaemonSet, ServiceAccount and bootstrap-certificate Secret).
 
+use crate::components::common::namespaced_workload;
 use serde_json::Value;
 
 use super::common::{
@@ -113,17 +114,14 @@ fn daemon_set(ctx: &Ctx) -> Result<Value, RenderError> {
         &mut spec,
         "encryption.ztunnel.minReadySeconds",
     );
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": metadata(
-            NAME,
-            Some(&ctx.namespace()),
-            Some(labels(&own_labels(ctx), &[common_labels])),
-            with(ctx.v("encryption.ztunnel.annotations")),
-        ),
-        "spec": spec,
-    }))
+    Ok(namespaced_workload(
+        ctx,
+        "DaemonSet",
+        NAME,
+        &own_labels(ctx),
+        ctx.v("encryption.ztunnel.annotations"),
+        spec,
+    ))
 }
 
 fn pod_spec(ctx: &Ctx) -> Result<Value, RenderError> {
@@ -177,7 +175,6 @@ fn pod_spec(ctx: &Ctx) -> Result<Value, RenderError> {
 }
 
 fn container(ctx: &Ctx) -> Result<Value, RenderError> {
-    let field = |path: &str| tree!({"fieldRef": {"apiVersion": "v1", "fieldPath": path}});
     let mut env = vec![
         tree!({"name": "XDS_ADDRESS", "value": "https://localhost:15012"}),
         tree!({"name": "XDS_ROOT_CA", "value": ROOT_CERT}),
@@ -185,8 +182,8 @@ fn container(ctx: &Ctx) -> Result<Value, RenderError> {
         tree!({"name": "CA_ADDRESS", "value": quote(ctx.v("encryption.ztunnel.caAddress"))}),
         tree!({"name": "ISTIO_META_DNS_CAPTURE", "value": "false"}),
         tree!({"name": "INPOD_UDS", "value": "/var/run/cilium/ztunnel.sock"}),
-        tree!({"name": "NODE_NAME", "valueFrom": field("status.hostIP")}),
-        tree!({"name": "INSTANCE_IP", "valueFrom": field("status.podIP")}),
+        crate::components::common::field_env("NODE_NAME", "status.hostIP"),
+        crate::components::common::field_env("INSTANCE_IP", "status.podIP"),
         tree!({"name": "ISTIO_META_ENABLE_HBONE", "value": "true"}),
     ];
     env.extend(list_items(ctx, "encryption.ztunnel.extraEnv")?);

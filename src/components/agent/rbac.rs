@@ -10,9 +10,7 @@ use crate::components::common::{
 };
 use crate::components::Ctx;
 use crate::error::RenderError;
-use crate::tmpl::{quote, quoted, with};
-
-const PART_OF: (&str, &str) = ("app.kubernetes.io/part-of", "cilium");
+use crate::tmpl::{quote, with};
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();
@@ -35,21 +33,8 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     Ok(out)
 }
 
-/// The chart's own label on every agent RBAC object (the ServiceAccount aside).
-fn part_of<'a>(ctx: &'a Ctx) -> Vec<(&'a str, &'a str)> {
-    common::with_chart_label(ctx, &[PART_OF])
-}
-
-fn common(ctx: &Ctx) -> Value {
-    ctx.v("commonLabels").clone()
-}
-
 fn sa_subject(ctx: &Ctx) -> Value {
-    tree!([{
-        "kind": "ServiceAccount",
-        "name": quoted(ctx.v("serviceAccounts.cilium.name")),
-        "namespace": ctx.namespace(),
-    }])
+    tree!([common::service_account_subject(ctx, "cilium")])
 }
 
 fn service_account(ctx: &Ctx) -> Value {
@@ -199,7 +184,7 @@ fn cluster_role(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "cilium",
             None,
-            Some(labels(&part_of(ctx), &[&common(ctx)])),
+            Some(common::part_of_labels(ctx, &[])),
             with(ctx.v("annotations")),
         ),
         "rules": rules,
@@ -213,7 +198,7 @@ fn cluster_role_binding(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "cilium",
             None,
-            Some(labels(&part_of(ctx), &[&common(ctx)])),
+            Some(common::part_of_labels(ctx, &[])),
             with(ctx.v("annotations")),
         ),
         "roleRef": {
@@ -232,7 +217,7 @@ fn config_role(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "cilium-config-agent",
             Some(&ctx.namespace()),
-            Some(labels(&part_of(ctx), &[&common(ctx)])),
+            Some(common::part_of_labels(ctx, &[])),
             with(ctx.v("annotations")),
         ),
         "rules": [rule(&[""], &["configmaps"], &["get", "list", "watch"])],
@@ -246,7 +231,7 @@ fn config_role_binding(ctx: &Ctx) -> Value {
         "metadata": metadata(
             "cilium-config-agent",
             Some(&ctx.namespace()),
-            Some(labels(&part_of(ctx), &[&common(ctx)])),
+            Some(common::part_of_labels(ctx, &[])),
             with(ctx.v("annotations")),
         ),
         "roleRef": {
@@ -350,7 +335,7 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
                 "metadata": metadata(
                     g.role,
                     Some(&g.namespace),
-                    Some(labels(&part_of(ctx), &[])),
+                    Some(labels(&common::with_chart_label(ctx, &[common::PART_OF_CILIUM]), &[])),
                     g.role_annotations.then(|| ctx.v("annotations").clone()),
                 ),
                 "rules": [rule(&[""], &["secrets"], &["get", "list", "watch"])],
@@ -363,7 +348,7 @@ fn secret_roles(ctx: &Ctx) -> Vec<Value> {
                 "metadata": metadata(
                     g.binding,
                     Some(&g.namespace),
-                    Some(labels(&part_of(ctx), &[&common(ctx)])),
+                    Some(common::part_of_labels(ctx, &[])),
                     g.binding_annotations.then(|| ctx.v("annotations").clone()),
                 ),
                 "roleRef": {

@@ -11,8 +11,7 @@ use serde_json::Value;
 use super::{mcs_api_enabled, mesh_annotations};
 use crate::changes::Change;
 use crate::components::common::{
-    self, common_labels, image, labels_with_common, list_items, merged, metadata, put, put_with,
-    with_chart_label,
+    self, common_labels, image, list_items, merged, metadata, put, put_with, with_chart_label,
 };
 use crate::components::Ctx;
 use crate::error::RenderError;
@@ -62,11 +61,7 @@ pub(super) fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
 
 /// Labels and annotations of the CoreDNS grant, which Helm must leave in place.
 fn coredns_grant_metadata(ctx: &Ctx) -> Value {
-    let labels = labels_with_common(
-        ctx,
-        &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
-        &[],
-    );
+    let labels = crate::components::common::part_of_labels(ctx, &[]);
     let annotations = merged(&[
         &tree!({"helm.sh/resource-policy": "keep"}),
         ctx.v("clustermesh.annotations"),

@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use super::{mesh_annotations, State, API, APP, APP_LABELS};
 use crate::components::common::{
-    self, image, labels_with_common, list_items, merged, metadata, priority_class_name, put,
-    with_chart_label,
+    self, field_env_without_api_version, image, labels_with_common, list_items, merged, metadata,
+    mount, mount_ro, priority_class_name, put, tcp_port, with_chart_label, workload,
 };
 use crate::components::Ctx;
 use crate::error::RenderError;
@@ -26,22 +26,6 @@ fn config_map_env(name: &str, key: &str, optional: bool) -> Value {
         put(&mut r, "optional", Some(Value::Bool(true)));
     }
     tree!({"name": name, "valueFrom": {"configMapKeyRef": r}})
-}
-
-fn field_env(name: &str, path: &str) -> Value {
-    tree!({"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}})
-}
-
-fn mount(name: &str, path: &str, read_only: bool) -> Value {
-    let mut m = tree!({"name": name, "mountPath": path});
-    if read_only {
-        put(&mut m, "readOnly", Some(Value::Bool(true)));
-    }
-    m
-}
-
-fn port(name: &str, number: Value) -> Value {
-    tree!({"name": name, "containerPort": number, "protocol": "TCP"})
 }
 
 /// The readiness probe on a named port, with the user's probe settings merged in.
@@ -129,267 +113,345 @@ fn serving_container(
         "readinessProbe".into(),
         readiness(health, ctx.v(&at("readinessProbe"))),
     );
-    let mut ports = vec![port(health, bare(ctx.v(&at("healthPort"))))];
+    let mut ports = vec![tcp_port(health, bare(ctx.v(&at("healthPort"))))];
     if let Some((name, path)) = metrics {
-        ports.push(port(name, bare(ctx.v(path))));
+        ports.push(tcp_port(name, bare(ctx.v(path))));
     }
     c.insert("ports".into(), Value::Array(ports));
     Value::Object(c)
 }
 
 pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
-    let debug = ctx.on("debug.enabled");
-    let img = Value::String(image(ctx.v(&p("image"))));
-    let pull = bare(ctx.v(&p("image.pullPolicy")));
-    let legacy = ctx.text(&p("tls.authMode")) == "legacy";
-    let max_clusters = ctx.v("clustermesh.maxConnectedClusters");
-    let extra_mounts = list_items(ctx, &p("extraVolumeMounts"))?;
-    // 1.18.5 dropped the pod-IP based etcd URLs in favour of listening everywhere.
-    let pod_ip_urls = !ctx.plan.has(Change::ClustermeshEtcdListensEverywhere);
-
+    let sh = Shared::new(ctx)?;
     let mut init_containers = Vec::new();
     let mut containers = Vec::new();
-
     if s.internal {
-        let mut args = vec![tree!("etcdinit")];
-        if debug {
-            args.push(tree!("--debug"));
-        }
-        args.extend([
-            tree!("--etcd-cluster-name=clustermesh-apiserver"),
-            tree!("--etcd-initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)"),
-            tree!("--etcd-data-dir=/var/run/etcd"),
-        ]);
-        args.extend(list_items(ctx, &p("etcd.init.extraArgs"))?);
-        let mut env = vec![
-            config_map_env("CILIUM_CLUSTER_NAME", "cluster-name", false),
-            field_env("INITIAL_CLUSTER_TOKEN", "metadata.uid"),
-        ];
-        env.extend(list_items(ctx, &p("etcd.init.extraEnv"))?);
-        let mut mounts = vec![mount("etcd-data-dir", "/var/run/etcd", false)];
-        mounts.extend(extra_mounts.iter().cloned());
-        let c = container(
-            ctx,
-            "etcd-init",
-            "/usr/bin/clustermesh-apiserver",
-            (&img, &pull),
-            (args, env, mounts),
-            Settings {
-                resources: p("etcd.init.resources"),
-                security: p("etcd.securityContext"),
-                lifecycle: None,
-            },
-        );
-        init_containers.push(Value::Object(c));
-
-        let etcd_metrics = ctx.on(&p("metrics.etcd.enabled"));
-        let mut args = vec![
-            tree!("--data-dir=/var/run/etcd"),
-            tree!("--name=clustermesh-apiserver"),
-            tree!("--client-cert-auth"),
-            tree!("--trusted-ca-file=/var/lib/etcd-secrets/ca.crt"),
-            tree!("--cert-file=/var/lib/etcd-secrets/tls.crt"),
-            tree!("--key-file=/var/lib/etcd-secrets/tls.key"),
-        ];
-        if pod_ip_urls {
-            args.push(tree!(
-                "--listen-client-urls=https://127.0.0.1:2379,https://[$(HOSTNAME_IP)]:2379"
-            ));
-            args.push(tree!(
-                "--advertise-client-urls=https://[$(HOSTNAME_IP)]:2379"
-            ));
-        } else {
-            args.push(tree!("--listen-client-urls=https://0.0.0.0:2379"));
-            args.push(tree!("--advertise-client-urls=https://localhost:2379"));
-        }
-        args.push(tree!("--initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)"));
-        args.push(tree!("--auto-compaction-retention=1"));
-        if ctx.plan.has(Change::ClustermeshEtcdNoGrpcGateway) {
-            args.push(tree!("--enable-grpc-gateway=false"));
-        }
-        if etcd_metrics {
-            let host = if pod_ip_urls {
-                "[$(HOSTNAME_IP)]"
-            } else {
-                "0.0.0.0"
-            };
-            args.push(Value::String(format!(
-                "--listen-metrics-urls=http://{host}:{}",
-                quote(ctx.v(&p("metrics.etcd.port")))
-            )));
-            args.push(Value::String(format!(
-                "--metrics={}",
-                quote(ctx.v(&p("metrics.etcd.mode")))
-            )));
-        }
-        let mut env = vec![tree!({"name": "ETCDCTL_API", "value": "3"})];
-        if pod_ip_urls {
-            env.push(field_env("HOSTNAME_IP", "status.podIP"));
-        }
-        env.push(field_env("INITIAL_CLUSTER_TOKEN", "metadata.uid"));
-        let mut ports = vec![tree!({"name": "etcd", "containerPort": 2379, "protocol": "TCP"})];
-        if etcd_metrics {
-            ports.push(port("etcd-metrics", bare(ctx.v(&p("metrics.etcd.port")))));
-        }
-        let mut mounts = vec![
-            mount("etcd-server-secrets", "/var/lib/etcd-secrets", true),
-            mount("etcd-data-dir", "/var/run/etcd", false),
-        ];
-        mounts.extend(extra_mounts.iter().cloned());
-        let mut c = container(
-            ctx,
-            "etcd",
-            "/usr/bin/etcd",
-            (&img, &pull),
-            (args, env, mounts),
-            Settings {
-                resources: p("etcd.resources"),
-                security: p("etcd.securityContext"),
-                lifecycle: Some(p("etcd.lifecycle")),
-            },
-        );
-        c.insert("ports".into(), Value::Array(ports));
-        containers.push(Value::Object(c));
+        init_containers.push(etcd_init(ctx, &sh)?);
+        containers.push(etcd(ctx, &sh)?);
     }
-
     if s.crd {
-        let metrics = ctx.on(&p("metrics.enabled"));
-        let qps = etcd_qps(ctx, &p("etcdQPS"), "20");
-        let mut args = kvstore_client_args("clustermesh", debug, &qps);
-        args.push(tree!("--kvstore-opt=etcd.bootstrapQps=10000"));
-        push_max_clusters(&mut args, max_clusters);
-        push_health_port(&mut args, ctx.v(&p("healthPort")));
-        if !legacy {
-            args.push(tree!("--cluster-users-enabled"));
-            args.push(tree!(
-                "--cluster-users-config-path=/var/lib/cilium/etcd-config/users.yaml"
-            ));
-        }
-        if metrics {
-            args.extend(metrics_args(ctx, &p("metrics.port")));
-        }
-        if super::mcs_api_enabled(ctx) {
-            args.push(tree!("--clustermesh-enable-mcs-api"));
-        }
-        if ctx.on("ciliumEndpointSlice.enabled") {
-            args.push(tree!("--enable-cilium-endpoint-slice"));
-        }
-        if ctx.plan.has(Change::ClustermeshDefaultGlobalNamespace) {
-            args.push(Value::String(format!(
-                "--clustermesh-default-global-namespace={}",
-                quote(ctx.v("clustermesh.defaultGlobalNamespace"))
-            )));
-        }
-        args.extend(list_items(ctx, &p("extraArgs"))?);
-        let mut env = vec![
-            config_map_env("CLUSTER_NAME", "cluster-name", false),
-            config_map_env("CLUSTER_ID", "cluster-id", true),
-            config_map_env(
-                "ENABLE_K8S_ENDPOINT_SLICE",
-                "enable-k8s-endpoint-slice",
-                true,
+        containers.push(apiserver(ctx, &sh)?);
+    }
+    if s.kvstoremesh {
+        containers.push(kvstoremesh(ctx, s, &sh)?);
+    }
+    let volumes = volumes(ctx, s, sh.legacy)?;
+    let pod = pod_spec(ctx, s, init_containers, containers, volumes)?;
+
+    let pod_annotations = merged(&[
+        ctx.v(&p("podAnnotations")),
+        &tree!({"kubectl.kubernetes.io/default-container": "apiserver"}),
+    ]);
+    let pod_labels = Some(labels_with_common(
+        ctx,
+        &with_chart_label(ctx, &APP_LABELS),
+        &[ctx.v(&p("podLabels"))],
+    ));
+    let mut template_meta = Map::new();
+    set(&mut template_meta, "annotations", pod_annotations);
+    set(&mut template_meta, "labels", pod_labels);
+
+    let mut spec = Map::new();
+    spec.insert("replicas".into(), bare(ctx.v(&p("replicas"))));
+    spec.insert("selector".into(), tree!({"matchLabels": {"k8s-app": APP}}));
+    if s.external {
+        // KVStoreMesh takes no lock on an external etcd, so two Pods must never overlap.
+        spec.insert("strategy".into(), tree!({"type": "Recreate"}));
+    } else {
+        set(&mut spec, "strategy", with(ctx.v(&p("updateStrategy"))));
+    }
+    spec.insert(
+        "template".into(),
+        tree!({"metadata": template_meta, "spec": pod}),
+    );
+
+    let labels = Some(labels_with_common(
+        ctx,
+        &with_chart_label(ctx, &APP_LABELS),
+        &[],
+    ));
+    let meta = metadata(APP, Some(&s.namespace), labels, mesh_annotations(ctx));
+    Ok(workload("Deployment", meta, Value::Object(spec)))
+}
+
+/// What the Pod's containers share, read once.
+struct Shared {
+    image: Value,
+    pull_policy: Value,
+    debug: bool,
+    /// `tls.authMode: legacy`: no per-cluster etcd users.
+    legacy: bool,
+    max_clusters: Value,
+    extra_mounts: Vec<Value>,
+    /// Before 1.18.5 etcd listened on the Pod's IP rather than everywhere.
+    pod_ip_urls: bool,
+}
+
+impl Shared {
+    fn new(ctx: &Ctx) -> Result<Shared, RenderError> {
+        Ok(Shared {
+            image: Value::String(image(ctx.v(&p("image")))),
+            pull_policy: bare(ctx.v(&p("image.pullPolicy"))),
+            debug: ctx.on("debug.enabled"),
+            legacy: ctx.text(&p("tls.authMode")) == "legacy",
+            max_clusters: ctx.v("clustermesh.maxConnectedClusters").clone(),
+            extra_mounts: list_items(ctx, &p("extraVolumeMounts"))?,
+            pod_ip_urls: !ctx.plan.has(Change::ClustermeshEtcdListensEverywhere),
+        })
+    }
+}
+
+/// `etcd-init`: prepares the data directory of the Pod's own etcd.
+fn etcd_init(ctx: &Ctx, sh: &Shared) -> Result<Value, RenderError> {
+    let mut args = vec![tree!("etcdinit")];
+    if sh.debug {
+        args.push(tree!("--debug"));
+    }
+    args.extend([
+        tree!("--etcd-cluster-name=clustermesh-apiserver"),
+        tree!("--etcd-initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)"),
+        tree!("--etcd-data-dir=/var/run/etcd"),
+    ]);
+    args.extend(list_items(ctx, &p("etcd.init.extraArgs"))?);
+    let mut env = vec![
+        config_map_env("CILIUM_CLUSTER_NAME", "cluster-name", false),
+        field_env_without_api_version("INITIAL_CLUSTER_TOKEN", "metadata.uid"),
+    ];
+    env.extend(list_items(ctx, &p("etcd.init.extraEnv"))?);
+    let mut mounts = vec![mount("etcd-data-dir", "/var/run/etcd")];
+    mounts.extend(sh.extra_mounts.iter().cloned());
+    let c = container(
+        ctx,
+        "etcd-init",
+        "/usr/bin/clustermesh-apiserver",
+        (&sh.image, &sh.pull_policy),
+        (args, env, mounts),
+        Settings {
+            resources: p("etcd.init.resources"),
+            security: p("etcd.securityContext"),
+            lifecycle: None,
+        },
+    );
+    Ok(Value::Object(c))
+}
+
+/// `etcd`: the Pod's own etcd, serving the clusters of the mesh over TLS.
+fn etcd(ctx: &Ctx, sh: &Shared) -> Result<Value, RenderError> {
+    let etcd_metrics = ctx.on(&p("metrics.etcd.enabled"));
+    let mut args = vec![
+        tree!("--data-dir=/var/run/etcd"),
+        tree!("--name=clustermesh-apiserver"),
+        tree!("--client-cert-auth"),
+        tree!("--trusted-ca-file=/var/lib/etcd-secrets/ca.crt"),
+        tree!("--cert-file=/var/lib/etcd-secrets/tls.crt"),
+        tree!("--key-file=/var/lib/etcd-secrets/tls.key"),
+    ];
+    if sh.pod_ip_urls {
+        args.push(tree!(
+            "--listen-client-urls=https://127.0.0.1:2379,https://[$(HOSTNAME_IP)]:2379"
+        ));
+        args.push(tree!(
+            "--advertise-client-urls=https://[$(HOSTNAME_IP)]:2379"
+        ));
+    } else {
+        args.push(tree!("--listen-client-urls=https://0.0.0.0:2379"));
+        args.push(tree!("--advertise-client-urls=https://localhost:2379"));
+    }
+    args.push(tree!("--initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)"));
+    args.push(tree!("--auto-compaction-retention=1"));
+    if ctx.plan.has(Change::ClustermeshEtcdNoGrpcGateway) {
+        args.push(tree!("--enable-grpc-gateway=false"));
+    }
+    if etcd_metrics {
+        let host = if sh.pod_ip_urls {
+            "[$(HOSTNAME_IP)]"
+        } else {
+            "0.0.0.0"
+        };
+        args.push(Value::String(format!(
+            "--listen-metrics-urls=http://{host}:{}",
+            quote(ctx.v(&p("metrics.etcd.port")))
+        )));
+        args.push(Value::String(format!(
+            "--metrics={}",
+            quote(ctx.v(&p("metrics.etcd.mode")))
+        )));
+    }
+    let mut env = vec![tree!({"name": "ETCDCTL_API", "value": "3"})];
+    if sh.pod_ip_urls {
+        env.push(field_env_without_api_version("HOSTNAME_IP", "status.podIP"));
+    }
+    env.push(field_env_without_api_version(
+        "INITIAL_CLUSTER_TOKEN",
+        "metadata.uid",
+    ));
+    let mut ports = vec![tree!({"name": "etcd", "containerPort": 2379, "protocol": "TCP"})];
+    if etcd_metrics {
+        ports.push(tcp_port(
+            "etcd-metrics",
+            bare(ctx.v(&p("metrics.etcd.port"))),
+        ));
+    }
+    let mut mounts = vec![
+        mount_ro("etcd-server-secrets", "/var/lib/etcd-secrets"),
+        mount("etcd-data-dir", "/var/run/etcd"),
+    ];
+    mounts.extend(sh.extra_mounts.iter().cloned());
+    let mut c = container(
+        ctx,
+        "etcd",
+        "/usr/bin/etcd",
+        (&sh.image, &sh.pull_policy),
+        (args, env, mounts),
+        Settings {
+            resources: p("etcd.resources"),
+            security: p("etcd.securityContext"),
+            lifecycle: Some(p("etcd.lifecycle")),
+        },
+    );
+    c.insert("ports".into(), Value::Array(ports));
+    Ok(Value::Object(c))
+}
+
+/// `apiserver`: mirrors the cluster's identities, endpoints and services from CRDs into etcd.
+fn apiserver(ctx: &Ctx, sh: &Shared) -> Result<Value, RenderError> {
+    let metrics = ctx.on(&p("metrics.enabled"));
+    let qps = etcd_qps(ctx, &p("etcdQPS"), "20");
+    let mut args = kvstore_client_args("clustermesh", sh.debug, &qps);
+    args.push(tree!("--kvstore-opt=etcd.bootstrapQps=10000"));
+    push_max_clusters(&mut args, &sh.max_clusters);
+    push_health_port(&mut args, ctx.v(&p("healthPort")));
+    if !sh.legacy {
+        args.push(tree!("--cluster-users-enabled"));
+        args.push(tree!(
+            "--cluster-users-config-path=/var/lib/cilium/etcd-config/users.yaml"
+        ));
+    }
+    if metrics {
+        args.extend(metrics_args(ctx, &p("metrics.port")));
+    }
+    if super::mcs_api_enabled(ctx) {
+        args.push(tree!("--clustermesh-enable-mcs-api"));
+    }
+    if ctx.on("ciliumEndpointSlice.enabled") {
+        args.push(tree!("--enable-cilium-endpoint-slice"));
+    }
+    if ctx.plan.has(Change::ClustermeshDefaultGlobalNamespace) {
+        args.push(Value::String(format!(
+            "--clustermesh-default-global-namespace={}",
+            quote(ctx.v("clustermesh.defaultGlobalNamespace"))
+        )));
+    }
+    args.extend(list_items(ctx, &p("extraArgs"))?);
+    let mut env = vec![
+        config_map_env("CLUSTER_NAME", "cluster-name", false),
+        config_map_env("CLUSTER_ID", "cluster-id", true),
+        config_map_env(
+            "ENABLE_K8S_ENDPOINT_SLICE",
+            "enable-k8s-endpoint-slice",
+            true,
+        ),
+    ];
+    let extra_env = list_items(ctx, &p("extraEnv"))?;
+    // Before 1.18.1 the chart placed these entries after the readiness probe, where they
+    // break the Deployment's YAML, so Helm itself cannot render them.
+    if !extra_env.is_empty() && !ctx.plan.has(Change::ClustermeshExtraEnvInPlace) {
+        return Err(ctx.invalid(
+            &p("extraEnv"),
+            format!(
+                "Cilium {}'s chart writes these entries where they make the Deployment invalid YAML (Helm fails too); leave it empty or use Cilium 1.18.1 or later",
+                ctx.plan.cilium
             ),
-        ];
-        let extra_env = list_items(ctx, &p("extraEnv"))?;
-        // Before 1.18.1 the chart placed these entries after the readiness probe, where they
-        // break the Deployment's YAML, so Helm itself cannot render them.
-        if !extra_env.is_empty() && !ctx.plan.has(Change::ClustermeshExtraEnvInPlace) {
-            return Err(ctx.invalid(
-                &p("extraEnv"),
-                format!(
-                    "Cilium {}'s chart writes these entries where they make the Deployment invalid YAML (Helm fails too); leave it empty or use Cilium 1.18.1 or later",
-                    ctx.plan.cilium
-                ),
-            ));
-        }
-        env.extend(extra_env);
-        let mut mounts = vec![mount(
+        ));
+    }
+    env.extend(extra_env);
+    let mut mounts = vec![mount_ro(
+        "etcd-admin-client",
+        "/var/lib/cilium/etcd-secrets",
+    )];
+    if !sh.legacy {
+        mounts.push(mount_ro("etcd-users-config", "/var/lib/cilium/etcd-config"));
+    }
+    mounts.extend(sh.extra_mounts.iter().cloned());
+    let metrics_port = p("metrics.port");
+    Ok(serving_container(
+        ctx,
+        ("apiserver", API),
+        (
+            "apiserv-health",
+            metrics.then_some(("apiserv-metrics", &*metrics_port)),
+        ),
+        (&sh.image, &sh.pull_policy),
+        (args, env, mounts),
+    ))
+}
+
+/// `kvstoremesh`: caches the remote clusters' state in the local etcd.
+fn kvstoremesh(ctx: &Ctx, s: &State, sh: &Shared) -> Result<Value, RenderError> {
+    let k = |key: &str| p(&format!("kvstoremesh.{key}"));
+    let metrics = s.kvstoremesh_metrics(ctx);
+    let qps = etcd_qps(ctx, &k("etcdQPS"), "100");
+    let mut args = kvstore_client_args("kvstoremesh", sh.debug, &qps);
+    if !s.external {
+        args.push(tree!("--kvstore-opt=etcd.bootstrapQps=10000"));
+    }
+    args.push(tree!("--kvstore-opt=etcd.maxInflight=10"));
+    args.push(tree!("--clustermesh-config=/var/lib/cilium/clustermesh"));
+    push_max_clusters(&mut args, &sh.max_clusters);
+    if ctx.plan.has(Change::ClustermeshCacheTtl) {
+        args.push(Value::String(format!(
+            "--clustermesh-cache-ttl={}",
+            quote(ctx.v("clustermesh.cacheTTL"))
+        )));
+    }
+    push_health_port(&mut args, ctx.v(&k("healthPort")));
+    if metrics {
+        args.extend(metrics_args(ctx, &p("metrics.kvstoremesh.port")));
+    }
+    args.push(Value::String(format!("--enable-heartbeat={}", !s.crd)));
+    args.extend(list_items(ctx, &k("extraArgs"))?);
+    let mut env = vec![
+        config_map_env("CLUSTER_NAME", "cluster-name", false),
+        config_map_env("CLUSTER_ID", "cluster-id", false),
+    ];
+    env.extend(list_items(ctx, &k("extraEnv"))?);
+    let mut mounts = Vec::new();
+    if s.internal {
+        mounts.push(mount_ro(
             "etcd-admin-client",
             "/var/lib/cilium/etcd-secrets",
-            true,
-        )];
-        if !legacy {
-            mounts.push(mount(
-                "etcd-users-config",
-                "/var/lib/cilium/etcd-config",
-                true,
-            ));
-        }
-        mounts.extend(extra_mounts.iter().cloned());
-        let metrics_port = p("metrics.port");
-        containers.push(serving_container(
-            ctx,
-            ("apiserver", API),
-            (
-                "apiserv-health",
-                metrics.then_some(("apiserv-metrics", &*metrics_port)),
-            ),
-            (&img, &pull),
-            (args, env, mounts),
         ));
     }
-
-    if s.kvstoremesh {
-        let k = |key: &str| p(&format!("kvstoremesh.{key}"));
-        let metrics = s.kvstoremesh_metrics(ctx);
-        let qps = etcd_qps(ctx, &k("etcdQPS"), "100");
-        let mut args = kvstore_client_args("kvstoremesh", debug, &qps);
-        if !s.external {
-            args.push(tree!("--kvstore-opt=etcd.bootstrapQps=10000"));
-        }
-        args.push(tree!("--kvstore-opt=etcd.maxInflight=10"));
-        args.push(tree!("--clustermesh-config=/var/lib/cilium/clustermesh"));
-        push_max_clusters(&mut args, max_clusters);
-        if ctx.plan.has(Change::ClustermeshCacheTtl) {
-            args.push(Value::String(format!(
-                "--clustermesh-cache-ttl={}",
-                quote(ctx.v("clustermesh.cacheTTL"))
-            )));
-        }
-        push_health_port(&mut args, ctx.v(&k("healthPort")));
-        if metrics {
-            args.extend(metrics_args(ctx, &p("metrics.kvstoremesh.port")));
-        }
-        args.push(Value::String(format!("--enable-heartbeat={}", !s.crd)));
-        args.extend(list_items(ctx, &k("extraArgs"))?);
-        let mut env = vec![
-            config_map_env("CLUSTER_NAME", "cluster-name", false),
-            config_map_env("CLUSTER_ID", "cluster-id", false),
-        ];
-        env.extend(list_items(ctx, &k("extraEnv"))?);
-        let mut mounts = Vec::new();
-        if s.internal {
-            mounts.push(mount(
-                "etcd-admin-client",
-                "/var/lib/cilium/etcd-secrets",
-                true,
-            ));
-        }
-        mounts.push(mount(
-            "kvstoremesh-secrets",
-            "/var/lib/cilium/clustermesh",
-            true,
-        ));
-        if s.external {
-            mounts.push(mount("etcd-config", "/var/lib/cilium", true));
-        }
-        mounts.extend(list_items(ctx, &k("extraVolumeMounts"))?);
-        let metrics_port = p("metrics.kvstoremesh.port");
-        let values = p("kvstoremesh");
-        containers.push(serving_container(
-            ctx,
-            ("kvstoremesh", &values),
-            (
-                "kvmesh-health",
-                metrics.then_some(("kvmesh-metrics", &*metrics_port)),
-            ),
-            (&img, &pull),
-            (args, env, mounts),
-        ));
+    mounts.push(mount_ro(
+        "kvstoremesh-secrets",
+        "/var/lib/cilium/clustermesh",
+    ));
+    if s.external {
+        mounts.push(mount_ro("etcd-config", "/var/lib/cilium"));
     }
+    mounts.extend(list_items(ctx, &k("extraVolumeMounts"))?);
+    let metrics_port = p("metrics.kvstoremesh.port");
+    let values = p("kvstoremesh");
+    Ok(serving_container(
+        ctx,
+        ("kvstoremesh", &values),
+        (
+            "kvmesh-health",
+            metrics.then_some(("kvmesh-metrics", &*metrics_port)),
+        ),
+        (&sh.image, &sh.pull_policy),
+        (args, env, mounts),
+    ))
+}
 
-    let volumes = volumes(ctx, s, legacy)?;
-
+/// The Pod spec around the containers: scheduling, identity and host aliases.
+fn pod_spec(
+    ctx: &Ctx,
+    s: &State,
+    init_containers: Vec<Value>,
+    containers: Vec<Value>,
+    volumes: Vec<Value>,
+) -> Result<Map<String, Value>, RenderError> {
     let mut pod = Map::new();
     set(
         &mut pod,
@@ -447,44 +509,7 @@ pub(super) fn render(ctx: &Ctx, s: &State) -> Result<Value, RenderError> {
         set(&mut pod, "hostAliases", host_aliases(ctx)?);
     }
 
-    let pod_annotations = merged(&[
-        ctx.v(&p("podAnnotations")),
-        &tree!({"kubectl.kubernetes.io/default-container": "apiserver"}),
-    ]);
-    let pod_labels = Some(labels_with_common(
-        ctx,
-        &with_chart_label(ctx, &APP_LABELS),
-        &[ctx.v(&p("podLabels"))],
-    ));
-    let mut template_meta = Map::new();
-    set(&mut template_meta, "annotations", pod_annotations);
-    set(&mut template_meta, "labels", pod_labels);
-
-    let mut spec = Map::new();
-    spec.insert("replicas".into(), bare(ctx.v(&p("replicas"))));
-    spec.insert("selector".into(), tree!({"matchLabels": {"k8s-app": APP}}));
-    if s.external {
-        // KVStoreMesh takes no lock on an external etcd, so two Pods must never overlap.
-        spec.insert("strategy".into(), tree!({"type": "Recreate"}));
-    } else {
-        set(&mut spec, "strategy", with(ctx.v(&p("updateStrategy"))));
-    }
-    spec.insert(
-        "template".into(),
-        tree!({"metadata": template_meta, "spec": pod}),
-    );
-
-    let labels = Some(labels_with_common(
-        ctx,
-        &with_chart_label(ctx, &APP_LABELS),
-        &[],
-    ));
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": metadata(APP, Some(&s.namespace), labels, mesh_annotations(ctx)),
-        "spec": spec,
-    }))
+    Ok(pod)
 }
 
 /// A projected volume of one cert Secret (tls.crt/tls.key) plus its CA.
@@ -613,4 +638,81 @@ fn push_health_port(args: &mut Vec<Value>, health_port: &Value) {
         "--health-port={}",
         quote(health_port)
     )));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::components::common::tests::with_release;
+
+    /// Runs `f` on the Pod's shared facts for one release and values file.
+    fn with_shared<T>(
+        version: &str,
+        values: &str,
+        f: impl FnOnce(&Ctx, &State, &Shared) -> T,
+    ) -> T {
+        with_release(version, values, "1.35.0", |ctx| {
+            let state = State::new(ctx);
+            let shared = Shared::new(ctx).expect("shared facts");
+            f(ctx, &state, &shared)
+        })
+    }
+
+    fn args(c: &Value) -> Vec<&str> {
+        c["args"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn etcd_listens_everywhere_from_1_18_5() {
+        let etcd_args = |version: &str| {
+            with_shared(version, "{}", |ctx, _, sh| {
+                let c = etcd(ctx, sh).expect("etcd");
+                (
+                    args(&c).iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+                    c["env"].clone(),
+                )
+            })
+        };
+        let (old, old_env) = etcd_args("1.18.4");
+        assert!(old.iter().any(|a| a.contains("$(HOSTNAME_IP)")));
+        assert_eq!(old_env[1]["name"], "HOSTNAME_IP");
+        let (new, new_env) = etcd_args("1.18.5");
+        assert!(new.contains(&"--listen-client-urls=https://0.0.0.0:2379".to_string()));
+        assert!(new_env
+            .as_array()
+            .is_some_and(|e| e.iter().all(|v| v["name"] != "HOSTNAME_IP")));
+    }
+
+    #[test]
+    fn etcd_init_takes_extra_args_and_mounts() {
+        let values = "clustermesh: {apiserver: {etcd: {init: {extraArgs: [--x]}}, extraVolumeMounts: [{name: e, mountPath: /e}]}}\ndebug: {enabled: true}";
+        with_shared("1.19.6", values, |ctx, _, sh| {
+            let c = etcd_init(ctx, sh).expect("etcd-init");
+            assert_eq!(args(&c)[..2], ["etcdinit", "--debug"]);
+            assert_eq!(args(&c).last(), Some(&"--x"));
+            assert_eq!(c["volumeMounts"][1]["name"], "e");
+        });
+    }
+
+    #[test]
+    fn apiserver_extra_env_needs_1_18_1() {
+        let values = "clustermesh: {apiserver: {extraEnv: [{name: A, value: b}]}}";
+        let e = with_shared("1.18.0", values, |ctx, _, sh| apiserver(ctx, sh));
+        assert!(e.is_err_and(|e| e.to_string().contains("clustermesh.apiserver.extraEnv")));
+        let c = with_shared("1.18.1", values, |ctx, _, sh| apiserver(ctx, sh)).expect("renders");
+        assert_eq!(c["env"][3]["name"], "A");
+        assert_eq!(c["ports"][0]["name"], "apiserv-health");
+    }
+
+    #[test]
+    fn kvstoremesh_without_a_heartbeat_beside_the_apiserver() {
+        with_shared("1.19.6", "{}", |ctx, s, sh| {
+            let c = kvstoremesh(ctx, s, sh).expect("kvstoremesh");
+            assert!(args(&c).contains(&"--enable-heartbeat=false"));
+            assert_eq!(c["volumeMounts"][0]["name"], "etcd-admin-client");
+        });
+    }
 }

@@ -12,8 +12,8 @@ mod tls;
 use serde_json::Value;
 
 use super::common::{
-    self, identity_allocation_crd, labels, labels_with_common, merged, metadata,
-    pod_disruption_budget, put, scrape_endpoint, with_chart_label,
+    self, identity_allocation_crd, labels, merged, metadata, pod_disruption_budget, put,
+    scrape_endpoint, with_chart_label,
 };
 use super::Ctx;
 use crate::changes::Change;
@@ -158,12 +158,9 @@ fn validate(ctx: &Ctx) -> Result<(), RenderError> {
 pub(crate) const APP_LABELS: [(&str, &str); 3] = common::app_labels(APP);
 
 /// Part of cilium (and from 1.20 the chart label), then `commonLabels`.
+/// The labels of the apiserver's cluster-wide and certificate objects.
 fn part_of_labels(ctx: &Ctx) -> Option<Value> {
-    Some(labels_with_common(
-        ctx,
-        &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
-        &[],
-    ))
+    Some(common::part_of_labels(ctx, &[]))
 }
 
 /// `clustermesh.annotations`, when set.

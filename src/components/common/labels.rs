@@ -113,6 +113,16 @@ pub fn node_component_labels<'a>(ctx: &'a Ctx, name: &'a str) -> Vec<(&'a str, &
     )
 }
 
+/// The label every object of the chart carries.
+pub const PART_OF_CILIUM: (&str, &str) = ("app.kubernetes.io/part-of", "cilium");
+
+/// The labels of the chart's objects that belong to Cilium as a whole rather than to one pod
+/// (RBAC objects, namespaces, quotas): part of cilium, `helm.sh/chart` where the release writes
+/// it, then `commonLabels`, then `extra`.
+pub fn part_of_labels(ctx: &Ctx, extra: &[&Value]) -> Value {
+    labels_with_common(ctx, &with_chart_label(ctx, &[PART_OF_CILIUM]), extra)
+}
+
 /// `labels` with `commonLabels` right after the fixed pairs and before `extra`, the order in
 /// which most of the chart's objects write them.
 pub fn labels_with_common(ctx: &Ctx, fixed: &[(&str, &str)], extra: &[&Value]) -> Value {
@@ -144,5 +154,24 @@ mod tests {
             let l = labels_with_common(ctx, &[("a", "own")], &[&json!({"team": "user"})]);
             assert_eq!(l, json!({"a": "common", "team": "user"}));
         });
+    }
+
+    #[test]
+    fn part_of_cilium_then_common_labels() {
+        let values = "commonLabels: {team: net}";
+        let l = with_ctx(values, "1.35.0", |ctx| {
+            part_of_labels(ctx, &[&json!({"x": "y"})])
+        });
+        assert_eq!(
+            l,
+            json!({"app.kubernetes.io/part-of": "cilium", "team": "net", "x": "y"})
+        );
+        // From 1.20 the chart's own label joins it.
+        let l = crate::components::common::tests::with_release("1.20.0", "{}", "1.35.0", |ctx| {
+            part_of_labels(ctx, &[])
+        });
+        assert!(l["helm.sh/chart"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("cilium-")));
     }
 }

@@ -3,7 +3,9 @@
 
 mod bundled;
 mod clusters;
+mod containers;
 mod crds;
+mod etcd;
 mod images;
 mod labels;
 mod monitoring;
@@ -13,7 +15,9 @@ mod values;
 
 pub use bundled::*;
 pub use clusters::*;
+pub use containers::*;
 pub use crds::*;
+pub use etcd::*;
 pub use images::*;
 pub use labels::*;
 pub use monitoring::*;

@@ -52,6 +52,15 @@ pub fn service_account(ctx: &Ctx, account: &str, annotations: Option<Value>) -> 
     })
 }
 
+/// The ServiceAccount `serviceAccounts.<account>` as the subject of a (Cluster)RoleBinding.
+pub fn service_account_subject(ctx: &Ctx, account: &str) -> Value {
+    tree!({
+        "kind": "ServiceAccount",
+        "name": quote(ctx.v(&format!("serviceAccounts.{account}.name"))),
+        "namespace": ctx.namespace(),
+    })
+}
+
 /// A component's PodDisruptionBudget, built from its `podDisruptionBudget` values `block`:
 /// the budget fields only when set, and the eviction policy only where Kubernetes (1.27+)
 /// knows the field. `own_labels` come before `commonLabels` in its metadata.

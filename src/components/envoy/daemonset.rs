@@ -1,12 +1,13 @@
 //! The cilium-envoy DaemonSet (the chart's `cilium-envoy/daemonset.yaml`).
 
+use crate::components::common::mount_ro;
+use crate::components::common::namespaced_workload;
 use serde_json::{Map, Value};
 
 use super::node_locality;
 use crate::changes::Change;
 use crate::components::common::{
-    self, host_path_mounts, labels, list_items, metadata, priority_class_name, put,
-    with_chart_label,
+    self, host_path_mounts, labels, list_items, priority_class_name, put, with_chart_label,
 };
 use crate::components::operator::{loopback, metadata_pod, HOST_PATH_NOT_A_MAP};
 use crate::components::Ctx;
@@ -50,28 +51,23 @@ pub(super) fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderEr
     );
     crate::components::common::min_ready_seconds_from(ctx, &mut ds_spec, "envoy.minReadySeconds");
 
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": metadata(
-            "cilium-envoy",
-            Some(&ctx.namespace()),
-            Some(labels(
-                &with_chart_label(
-                    ctx,
-                    &[
-                        ("k8s-app", "cilium-envoy"),
-                        ("app.kubernetes.io/part-of", "cilium"),
-                        ("app.kubernetes.io/name", "cilium-envoy"),
-                        ("name", "cilium-envoy"),
-                    ],
-                ),
-                &[common_labels],
-            )),
-            with(ctx.v("envoy.annotations")),
-        ),
-        "spec": ds_spec,
-    }))
+    let own_labels = with_chart_label(
+        ctx,
+        &[
+            ("k8s-app", "cilium-envoy"),
+            ("app.kubernetes.io/part-of", "cilium"),
+            ("app.kubernetes.io/name", "cilium-envoy"),
+            ("name", "cilium-envoy"),
+        ],
+    );
+    Ok(namespaced_workload(
+        ctx,
+        "DaemonSet",
+        "cilium-envoy",
+        &own_labels,
+        ctx.v("envoy.annotations"),
+        ds_spec,
+    ))
 }
 
 fn old_kube(ctx: &Ctx) -> bool {
@@ -140,10 +136,7 @@ fn pod_spec(ctx: &Ctx) -> Result<Value, RenderError> {
 
 /// The init container that reads the node's topology zone into a file Envoy is started with.
 fn locality_init_container(ctx: &Ctx) -> Result<Value, RenderError> {
-    let mut env = vec![tree!({
-        "name": "K8S_NODE_NAME",
-        "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}},
-    })];
+    let mut env = vec![common::field_env("K8S_NODE_NAME", "spec.nodeName")];
     env.extend(common::k8s_service_env(ctx)?);
     Ok(tree!({
         "name": "lookup-bootstrap-locality",
@@ -236,8 +229,8 @@ fn probe(ctx: &Ctx, kind: &str, fixed_delay: Option<u64>) -> Value {
 
 fn container(ctx: &Ctx) -> Result<Value, RenderError> {
     let mut env = vec![
-        tree!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}}}),
-        tree!({"name": "CILIUM_K8S_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}),
+        common::field_env("K8S_NODE_NAME", "spec.nodeName"),
+        common::field_env("CILIUM_K8S_NAMESPACE", "metadata.namespace"),
     ];
     env.extend(common::k8s_service_env(ctx)?);
     env.extend(list_items(ctx, "envoy.extraEnv")?);
@@ -294,15 +287,15 @@ fn container(ctx: &Ctx) -> Result<Value, RenderError> {
 }
 
 fn ports(ctx: &Ctx) -> Vec<Value> {
-    let port = bare(ctx.v("envoy.prometheus.port"));
-    let mut ports = vec![tree!({
-        "name": "envoy-metrics", "containerPort": &port, "hostPort": port, "protocol": "TCP",
-    })];
+    let mut ports = vec![common::host_tcp_port(
+        "envoy-metrics",
+        bare(ctx.v("envoy.prometheus.port")),
+    )];
     if ctx.on("envoy.debug.admin.enabled") && ctx.on("envoy.debug.admin.port") {
-        let admin = bare(ctx.v("envoy.debug.admin.port"));
-        ports.push(tree!({
-            "name": "envoy-admin", "containerPort": &admin, "hostPort": admin, "protocol": "TCP",
-        }));
+        ports.push(common::host_tcp_port(
+            "envoy-admin",
+            bare(ctx.v("envoy.debug.admin.port")),
+        ));
     }
     ports
 }
@@ -310,14 +303,14 @@ fn ports(ctx: &Ctx) -> Vec<Value> {
 fn volume_mounts(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut mounts = vec![
         tree!({"name": "envoy-sockets", "mountPath": "/var/run/cilium/envoy/sockets", "readOnly": false}),
-        tree!({"name": "envoy-artifacts", "mountPath": "/var/run/cilium/envoy/artifacts", "readOnly": true}),
-        tree!({"name": "envoy-config", "mountPath": "/var/run/cilium/envoy/", "readOnly": true}),
+        mount_ro("envoy-artifacts", "/var/run/cilium/envoy/artifacts"),
+        mount_ro("envoy-config", "/var/run/cilium/envoy/"),
     ];
     if ctx.on("bpf.autoMount.enabled") {
         mounts.push(tree!({"name": "bpf-maps", "mountPath": "/sys/fs/bpf", "mountPropagation": "HostToContainer"}));
     }
     if node_locality(ctx) {
-        mounts.push(tree!({"name": LOCALITY_VOLUME, "mountPath": LOCALITY_DIR, "readOnly": true}));
+        mounts.push(mount_ro(LOCALITY_VOLUME, LOCALITY_DIR));
     }
     let (extra_mounts, _) =
         host_path_mounts(ctx, "envoy.extraHostPathMounts", HOST_PATH_NOT_A_MAP)?;

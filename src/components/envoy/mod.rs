@@ -99,10 +99,7 @@ fn node_locality_rbac(ctx: &Ctx) -> Vec<Value> {
         metadata(
             NAME,
             None,
-            Some(labels(
-                &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
-                &[ctx.v("commonLabels")],
-            )),
+            Some(common::part_of_labels(ctx, &[])),
             with(ctx.v("annotations")),
         )
     };

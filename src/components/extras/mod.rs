@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::changes::Change;
 
-use super::common::{common_labels, labels_with_common, metadata, with_chart_label};
+use super::common::{common_labels, metadata};
 use super::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{bare, print, quote, truthy};
@@ -58,7 +58,7 @@ fn resource_quotas(ctx: &Ctx) -> Vec<Value> {
         }));
     }
     if ctx.on("operator.enabled") {
-        let labels = part_of_labels(ctx, &[]);
+        let labels = Some(super::common::part_of_labels(ctx, &[]));
         out.push(tree!({
             "apiVersion": "v1",
             "kind": "ResourceQuota",
@@ -101,7 +101,7 @@ fn secrets_namespaces(ctx: &Ctx) -> Vec<Value> {
     } else {
         &Value::Null
     };
-    let labels = part_of_labels(ctx, &[own_labels]);
+    let labels = Some(super::common::part_of_labels(ctx, &[own_labels]));
     let annotations = ctx.v("secretsNamespaceAnnotations");
     names
         .into_keys()
@@ -116,14 +116,6 @@ fn secrets_namespaces(ctx: &Ctx) -> Vec<Value> {
 }
 
 /// `app.kubernetes.io/part-of` (and, from 1.20, `helm.sh/chart`), `commonLabels`, then `extra`.
-fn part_of_labels(ctx: &Ctx, extra: &[&Value]) -> Option<Value> {
-    Some(labels_with_common(
-        ctx,
-        &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
-        extra,
-    ))
-}
-
 /// Indents every line as the chart's `nindent` does inside a `|` block at `base` columns, and
 /// returns what the block scalar then reads: the lines relative to `base`.
 fn block_lines(text: &str, extra: usize) -> String {

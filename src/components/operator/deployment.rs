@@ -1,10 +1,12 @@
 //! The operator's Deployment (cilium-operator/deployment.yaml).
 
+use crate::components::common::mount_ro;
+use crate::components::common::namespaced_workload;
 use serde_json::{Map, Value};
 
 use super::super::common::{
-    self, host_path_mounts, labels, list_items, merged, metadata, priority_class_name, put,
-    put_with, topology_spread, with_chart_label,
+    self, host_path_mounts, labels, list_items, merged, priority_class_name, put, put_with,
+    topology_spread, with_chart_label,
 };
 use super::super::Ctx;
 use super::{clustermesh_sync, loopback, metadata_pod, HOST_PATH_NOT_A_MAP, OWN_LABELS, SELECTOR};
@@ -73,17 +75,14 @@ pub(super) fn deployment(ctx: &Ctx) -> Result<Value, RenderError> {
     });
     put(&mut deploy_spec, "strategy", strategy(ctx, replicas));
 
-    Ok(tree!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": metadata(
-            "cilium-operator",
-            Some(&ctx.namespace()),
-            Some(labels(&own_labels, &[common_labels])),
-            with(ctx.v("operator.annotations")),
-        ),
-        "spec": deploy_spec,
-    }))
+    Ok(namespaced_workload(
+        ctx,
+        "Deployment",
+        "cilium-operator",
+        &own_labels,
+        ctx.v("operator.annotations"),
+        deploy_spec,
+    ))
 }
 
 /// A single replica rolls with `maxUnavailable: 100%`, so the update does not wait for a
@@ -216,8 +215,8 @@ fn secret_env(name: &str, secret: &str, optional: bool) -> Value {
 
 fn env(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut env = vec![
-        tree!({"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}}}),
-        tree!({"name": "CILIUM_K8S_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}),
+        common::field_env("K8S_NODE_NAME", "spec.nodeName"),
+        common::field_env("CILIUM_K8S_NAMESPACE", "metadata.namespace"),
     ];
     if clustermesh_sync(ctx) {
         env.push(
@@ -320,26 +319,22 @@ fn spire_socket_dir(ctx: &Ctx) -> Value {
 }
 
 fn volume_mounts(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
-    let mut mounts = vec![
-        tree!({"name": "cilium-config-path", "mountPath": "/tmp/cilium/config-map", "readOnly": true}),
-    ];
-    if ctx.on("etcd.enabled") {
-        mounts.push(tree!({"name": "etcd-config-path", "mountPath": "/var/lib/etcd-config", "readOnly": true}));
-        if ctx.on("etcd.ssl") {
-            mounts.push(tree!({"name": "etcd-secrets", "mountPath": "/var/lib/etcd-secrets", "readOnly": true}));
-        }
-    }
+    let mut mounts = vec![mount_ro("cilium-config-path", "/tmp/cilium/config-map")];
+    mounts.extend(common::etcd_client_mounts(ctx));
     if clustermesh_sync(ctx) {
-        mounts.push(tree!({"name": "clustermesh-secrets", "mountPath": "/var/lib/cilium/clustermesh", "readOnly": true}));
+        mounts.push(mount_ro(
+            "clustermesh-secrets",
+            "/var/lib/cilium/clustermesh",
+        ));
     }
     if ctx.on("kubeConfigPath") {
-        mounts.push(tree!({"name": "kube-config", "mountPath": bare(ctx.v("kubeConfigPath")), "readOnly": true}));
+        mounts.push(mount_ro("kube-config", bare(ctx.v("kubeConfigPath"))));
     }
     if ctx.on("authentication.mutual.spire.enabled") {
-        mounts.push(tree!({"name": "spire-agent-socket", "mountPath": spire_socket_dir(ctx), "readOnly": true}));
+        mounts.push(mount_ro("spire-agent-socket", spire_socket_dir(ctx)));
     }
     if prometheus_tls(ctx) {
-        mounts.push(tree!({"name": "prometheus-tls", "mountPath": "/var/lib/cilium/tls/prometheus", "readOnly": true}));
+        mounts.push(mount_ro("prometheus-tls", "/var/lib/cilium/tls/prometheus"));
     }
     let (extra_mounts, _) =
         host_path_mounts(ctx, "operator.extraHostPathMounts", HOST_PATH_NOT_A_MAP)?;
@@ -351,15 +346,7 @@ fn volume_mounts(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
 fn volumes(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut volumes =
         vec![tree!({"name": "cilium-config-path", "configMap": {"name": "cilium-config"}})];
-    if ctx.on("etcd.enabled") {
-        volumes.push(tree!({"name": "etcd-config-path", "configMap": {
-            "name": "cilium-config", "defaultMode": 256,
-            "items": [{"key": "etcd-config", "path": "etcd.config"}]}}));
-        if ctx.on("etcd.ssl") {
-            volumes.push(tree!({"name": "etcd-secrets", "secret": {
-                "secretName": "cilium-etcd-secrets", "defaultMode": 256, "optional": true}}));
-        }
-    }
+    volumes.extend(common::etcd_client_volumes(ctx));
     if ctx.on("kubeConfigPath") {
         volumes.push(tree!({"name": "kube-config", "hostPath": {"path": bare(ctx.v("kubeConfigPath")), "type": "FileOrCreate"}}));
     }

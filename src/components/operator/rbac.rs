@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::super::common::{self, labels, listed, metadata, with_chart_label, Listed};
+use super::super::common::{self, listed, metadata, Listed};
 use super::super::Ctx;
 use super::mcsapi;
 use crate::changes::Change;
@@ -90,13 +90,6 @@ fn updated_crds(ctx: &Ctx) -> Vec<&'static str> {
     listed(ctx, UPDATED_CRDS, mcsapi_crds)
 }
 
-fn part_of_labels(ctx: &Ctx) -> Value {
-    labels(
-        &with_chart_label(ctx, &[("app.kubernetes.io/part-of", "cilium")]),
-        &[ctx.v("commonLabels")],
-    )
-}
-
 fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
     tree!({"apiGroups": groups, "resources": resources, "verbs": verbs})
 }
@@ -121,7 +114,7 @@ fn cluster_role(ctx: &Ctx) -> Result<Value, RenderError> {
     Ok(tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
-        "metadata": metadata("cilium-operator", None, Some(part_of_labels(ctx)), with(ctx.v("operator.annotations"))),
+        "metadata": metadata("cilium-operator", None, Some(common::part_of_labels(ctx, &[])), with(ctx.v("operator.annotations"))),
         "rules": rules,
     }))
 }
@@ -411,18 +404,14 @@ fn mcsapi_rules(ctx: &Ctx) -> Vec<Value> {
 }
 
 fn subject(ctx: &Ctx) -> Value {
-    tree!([{
-        "kind": "ServiceAccount",
-        "name": quote(ctx.v("serviceAccounts.operator.name")),
-        "namespace": ctx.namespace(),
-    }])
+    tree!([common::service_account_subject(ctx, "operator")])
 }
 
 fn cluster_role_binding(ctx: &Ctx) -> Value {
     tree!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
-        "metadata": metadata("cilium-operator", None, Some(part_of_labels(ctx)), with(ctx.v("operator.annotations"))),
+        "metadata": metadata("cilium-operator", None, Some(common::part_of_labels(ctx, &[])), with(ctx.v("operator.annotations"))),
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cilium-operator"},
         "subjects": subject(ctx),
     })
@@ -433,7 +422,7 @@ fn role_and_binding(ctx: &Ctx, name: &str, namespace: &str, rules: Vec<Value>) -
     let meta = metadata(
         name,
         Some(namespace),
-        Some(part_of_labels(ctx)),
+        Some(common::part_of_labels(ctx, &[])),
         with(ctx.v("operator.annotations")),
     );
     [
