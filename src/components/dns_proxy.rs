@@ -4,8 +4,8 @@
 use crate::components::common::namespaced_workload;
 use serde_json::Value;
 
+use super::common::metadata_pod;
 use super::common::{self, labels, metadata, put, with_chart_label};
-use super::operator::metadata_pod;
 use super::Ctx;
 use crate::changes::Change;
 use crate::error::RenderError;

@@ -8,7 +8,7 @@ use super::common::{
     self, labels, list_items, metadata, node_component_labels, priority_class_name, put,
     with_chart_label,
 };
-use super::operator::{metadata_pod, service_account_object};
+use super::common::{metadata_pod, service_account_object};
 use super::Ctx;
 use crate::changes::Change;
 use crate::error::RenderError;

@@ -9,7 +9,7 @@ use crate::changes::Change;
 use crate::components::common::{
     self, host_path_mounts, labels, list_items, priority_class_name, put, with_chart_label,
 };
-use crate::components::operator::{loopback, metadata_pod, HOST_PATH_NOT_A_MAP};
+use crate::components::common::{loopback, metadata_pod, HOST_PATH_NOT_A_MAP};
 use crate::components::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{bare, print, quote, to_int64, truthy, with};

@@ -7,10 +7,10 @@ mod daemonset;
 use crate::changes::Change;
 use serde_json::{Map, Value};
 
+use super::common::service_account_object;
 use super::common::{
     self, labels, metadata, service_monitor, upgrade_compat_at_least, with_chart_label, MonitorSpec,
 };
-use super::operator::service_account_object;
 use super::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{bare, print, quoted, to_json, with};

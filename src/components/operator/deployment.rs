@@ -9,8 +9,9 @@ use super::super::common::{
     topology_spread, with_chart_label,
 };
 use super::super::Ctx;
-use super::{clustermesh_sync, loopback, metadata_pod, HOST_PATH_NOT_A_MAP, OWN_LABELS, SELECTOR};
+use super::{clustermesh_sync, OWN_LABELS, SELECTOR};
 use crate::changes::Change;
+use crate::components::common::{loopback, metadata_pod, HOST_PATH_NOT_A_MAP};
 use crate::error::RenderError;
 use crate::tmpl::{bare, path_dir, print, quote, quoted, truthy, with};
 

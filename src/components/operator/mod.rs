@@ -10,8 +10,8 @@ use crate::changes::Change;
 use serde_json::Value;
 
 use super::common::{
-    self, dashboard_configmaps, labels, merged, metadata, service_monitor, with_chart_label,
-    Dashboards, MonitorSpec,
+    self, dashboard_configmaps, labels, metadata, service_monitor, with_chart_label, Dashboards,
+    MonitorSpec,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -26,9 +26,6 @@ const OWN_LABELS: &[(&str, &str)] = &[
     ("app.kubernetes.io/part-of", "cilium"),
     ("app.kubernetes.io/name", "cilium-operator"),
 ];
-
-/// How the operator and Envoy word a non-map entry of `extraHostPathMounts`.
-pub(super) const HOST_PATH_NOT_A_MAP: &str = "every entry must be a mapping";
 
 pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
     let mut out = Vec::new();
@@ -82,44 +79,6 @@ pub fn render(ctx: &Ctx) -> Result<Vec<Value>, RenderError> {
 // ---------------------------------------------------------------------------------------------
 // Helpers shared with the Envoy module.
 
-/// The ServiceAccount `serviceAccounts.<account>`, annotated with the component's annotations
-/// and then the account's own, to which `extra` is added in place (so it wins over a user key of
-/// the same name).
-pub(super) fn service_account_object(
-    ctx: &Ctx,
-    account: &str,
-    component_annotations: &Value,
-    extra: Option<(&str, Value)>,
-) -> Value {
-    let mut own = ctx
-        .v(&format!("serviceAccounts.{account}.annotations"))
-        .clone();
-    if let Some((k, v)) = extra {
-        if let Value::Object(m) = &mut own {
-            m.insert(k.to_string(), v);
-        } else if own.is_null() {
-            own = tree!({ k: v });
-        }
-    }
-    common::service_account(ctx, account, merged(&[component_annotations, &own]))
-}
-
-/// `ternary "127.0.0.1" "::1" .Values.ipv4.enabled`: the loopback address probes use.
-pub(super) fn loopback(ctx: &Ctx) -> &'static str {
-    if ctx.on("ipv4.enabled") {
-        "127.0.0.1"
-    } else {
-        "::1"
-    }
-}
-
-/// Pod template metadata: labels always, annotations when any.
-pub(super) fn metadata_pod(labels: Value, annotations: Option<Value>) -> Value {
-    let mut m = tree!({"labels": labels});
-    common::put(&mut m, "annotations", annotations);
-    m
-}
-
 // ---------------------------------------------------------------------------------------------
 
 /// Whether the operator runs the MCS-API controllers (the chart's one MCS-API switch).
@@ -137,7 +96,7 @@ fn service_account(ctx: &Ctx) -> Value {
     // annotations (in place, so it wins over a user key of the same name).
     let extra = (ctx.on("eni.enabled") && ctx.on("eni.iamRole"))
         .then(|| ("eks.amazonaws.com/role-arn", ctx.v("eni.iamRole").clone()));
-    service_account_object(ctx, "operator", ctx.v("operator.annotations"), extra)
+    common::service_account_object(ctx, "operator", ctx.v("operator.annotations"), extra)
 }
 
 fn azure_secret(ctx: &Ctx) -> Value {
