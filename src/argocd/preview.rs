@@ -87,8 +87,9 @@ pub fn preview(
 /// scoped). The content-hash annotation is left out, or every change would also change
 /// cilium-config.
 pub fn object_digests(text: &str) -> Result<BTreeMap<String, String>, GenerateError> {
-    let docs = crate::yaml::parse_stream(text).map_err(|e| GenerateError::Render {
-        message: format!("cannot read back the render: {e}"),
+    let docs = crate::yaml::parse_stream(text).map_err(|error| GenerateError::ReadBack {
+        context: "cannot read back the render: ",
+        error,
     })?;
     let mut out = BTreeMap::new();
     for doc in docs {
