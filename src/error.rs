@@ -126,9 +126,7 @@ impl std::fmt::Display for Violation {
                     // Object findings name paths as the user may have typed them: escaped.
                     let named: Vec<String> = values
                         .iter()
-                        .map(|v| {
-                            format!("{}, set in {}", crate::limits::shown(&v.path), v.origin)
-                        })
+                        .map(|v| format!("{}, set in {}", crate::limits::shown(&v.path), v.origin))
                         .collect();
                     write!(f, " (from {})", named.join("; "))?;
                 }

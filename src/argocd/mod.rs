@@ -333,9 +333,7 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
     // A missing archive is not an error here: values that need no bundled file render the same
     // without it, and those that do fail in the render with a message naming the value.
     if archive.is_file() {
-        inputs.chart = Some(
-ChartFiles::open(&archive)?,
-        );
+        inputs.chart = Some(ChartFiles::open(&archive)?);
     }
 
     let lock = folder::read_lock(&repo)?;
@@ -390,11 +388,8 @@ pub fn render_folder(
         },
         e => e.into(),
     })?;
-    let (stamped, computed) =
-        crate::output::verify(&text).map_err(|error| GenerateError::ReadBack {
-            context: "",
-            error,
-        })?;
+    let (stamped, computed) = crate::output::verify(&text)
+        .map_err(|error| GenerateError::ReadBack { context: "", error })?;
     match stamped {
         // The renderer refuses an empty render; one without the stamp holds no object either.
         None => Err(RenderError::Empty.into()),
