@@ -117,8 +117,11 @@ impl std::fmt::Display for Violation {
         match (&self.object, self.values.as_slice()) {
             (None, [one]) => write!(f, "{} (set in {})", one.path, one.origin)?,
             (None, many) => {
-                let paths: Vec<&str> = many.iter().map(|v| v.path.as_str()).collect();
-                write!(f, "{}", paths.join(", "))?
+                let named: Vec<String> = many
+                    .iter()
+                    .map(|v| format!("{} (set in {})", v.path, v.origin))
+                    .collect();
+                f.write_str(&named.join(", "))?
             }
             (Some(object), values) => {
                 f.write_str(object)?;
@@ -266,4 +269,39 @@ fn unknown_values_message(version: &str, report: &Report, files: &[String]) -> S
     }
     text.push_str("\nOr, to render anyway, leaving them out as Helm does, pass --allow-unknown-keys (in an application folder: allowUnknownKeys: true in cilium-cmp.yaml).");
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The findings read as they always did: a value with where it was set, or an object with
+    /// the values that wrote it; one indented line each.
+    #[test]
+    fn violations_show_one_indented_line_each() {
+        let found = Violations(vec![
+            Violation::of_value("a.b", "v.yaml line 2", "too big".into()),
+            Violation::of_object(
+                "Deployment d".into(),
+                vec![Origin {
+                    path: "x.y".into(),
+                    origin: "--set".into(),
+                }],
+                "spec.replicas would be -1".into(),
+            ),
+            Violation::of_object("ConfigMap c".into(), Vec::new(), "too much data".into()),
+        ]);
+        assert_eq!(
+            found.to_string(),
+            "  a.b (set in v.yaml line 2): too big\n  Deployment d (from x.y, set in --set): spec.replicas would be -1\n  ConfigMap c: too much data"
+        );
+        let e = RenderError::TooLarge(TooLarge::ValuesFiles {
+            given: 300,
+            limit: 256,
+        });
+        assert_eq!(
+            e.to_string(),
+            "300 values files are given; at most 256 are allowed"
+        );
+    }
 }
