@@ -171,6 +171,16 @@ pub enum TooLarge {
     ValuesBytes { given: usize, limit: usize },
 }
 
+impl RenderError {
+    /// The values (and objects) a check refused, for a refusal that lists them; none otherwise.
+    pub fn violations(&self) -> &[Violation] {
+        match self {
+            RenderError::Schema(found) | RenderError::WouldBeRejected(found) => &found.0,
+            _ => &[],
+        }
+    }
+}
+
 /// How the command at hand is given the chart archive, for the error about a missing one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum ArchiveHint {

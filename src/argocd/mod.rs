@@ -81,11 +81,8 @@ pub enum GenerateError {
     #[error("{listed} values files are listed; at most {limit} are allowed")]
     TooManyValuesFiles { listed: usize, limit: usize },
     /// The render could not be read back to check its hash or digest its objects (a bug).
-    #[error("{context}{error}")]
-    ReadBack {
-        context: &'static str,
-        error: crate::yaml::ReadError,
-    },
+    #[error("cannot read back the render: {0}")]
+    ReadBack(crate::yaml::ReadError),
     /// Values need a file bundled in the chart and the archive is not in the chart folder; the
     /// advice names the plugin's folder (`on_command_line` turns it into `--chart-dir`'s).
     #[error("{}", crate::error::archive_advice(error, hint))]
@@ -388,8 +385,7 @@ pub fn render_folder(
         },
         e => e.into(),
     })?;
-    let (stamped, computed) = crate::output::verify(&text)
-        .map_err(|error| GenerateError::ReadBack { context: "", error })?;
+    let (stamped, computed) = crate::output::verify(&text).map_err(GenerateError::ReadBack)?;
     match stamped {
         // The renderer refuses an empty render; one without the stamp holds no object either.
         None => Err(RenderError::Empty.into()),

@@ -190,10 +190,8 @@ pub fn same_refusal(ours: &RenderError, helm: &str, tally: &Tally) -> Result<(),
             // A schema refusal names the same values: every path Helm's lists (`at '/a/b'`).
             if kind == Refusal::Schema {
                 let text = ours.to_string();
-                let ours_named: Vec<&str> = match ours {
-                    RenderError::Schema(found) => found.iter().flat_map(|v| v.paths()).collect(),
-                    _ => Vec::new(),
-                };
+                let ours_named: Vec<&str> =
+                    ours.violations().iter().flat_map(|v| v.paths()).collect();
                 // Helm names the value, or the mapping holding the values it refuses.
                 let unnamed: Vec<String> = schema_paths(helm)
                     .into_iter()
