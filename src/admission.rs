@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use crate::changes::Change;
-use crate::error::RenderError;
+use crate::error::{Origin, RenderError, Violation, Violations};
 use crate::plan::Plan;
 use crate::tmpl::{print, truthy};
 use crate::values::Values;
@@ -64,10 +64,10 @@ pub fn check(objects: &[Value], values: &Values, plan: &Plan) -> Result<(), Rend
     if findings.is_empty() {
         return Ok(());
     }
-    Err(RenderError::WouldBeRejected(findings.join("\n")))
+    Err(RenderError::WouldBeRejected(Violations(findings)))
 }
 
-fn config_words(objects: &[Value], values: &Values, findings: &mut Vec<String>) {
+fn config_words(objects: &[Value], values: &Values, findings: &mut Vec<Violation>) {
     let Some(config) = objects
         .iter()
         .find(|o| o["kind"] == "ConfigMap" && o["metadata"]["name"] == "cilium-config")
@@ -81,30 +81,35 @@ fn config_words(objects: &[Value], values: &Values, findings: &mut Vec<String>) 
         if accepted.contains(&word) {
             continue;
         }
-        let source = written_by(values, path, key);
-        findings.push(format!(
-            "  {source}: cilium-config {key} would be {}; Cilium accepts {}: {consequence}",
-            crate::limits::quoted(word),
-            accepted.join(", ")
+        let (source, origin) = written_by(values, path, key);
+        findings.push(Violation::of_value(
+            source,
+            origin,
+            format!(
+                "cilium-config {key} would be {}; Cilium accepts {}: {consequence}",
+                crate::limits::quoted(word),
+                accepted.join(", ")
+            ),
         ));
     }
 }
 
 /// The value that wrote a cilium-config key: `extraConfig` when it sets the key (it wins),
 /// else `path`, each with where the user set it.
-fn written_by(values: &Values, path: &str, key: &str) -> String {
+fn written_by(values: &Values, path: &str, key: &str) -> (String, String) {
     let extra = format!("extraConfig.{key}");
     let path = if values.user_set(&extra) {
         extra
     } else {
         path.to_string()
     };
-    format!("{path} (set in {})", values.describe_origin(&path))
+    let origin = values.describe_origin(&path);
+    (path, origin)
 }
 
 /// With encryption on, the chart turns on the one mechanism `encryption.type` names; any other
 /// word turns none on, and Cilium runs unencrypted although encryption was asked for.
-fn encryption_type(values: &Values, plan: &Plan, findings: &mut Vec<String>) {
+fn encryption_type(values: &Values, plan: &Plan, findings: &mut Vec<Violation>) {
     if !truthy(values.get("encryption.enabled")) {
         return;
     }
@@ -116,12 +121,15 @@ fn encryption_type(values: &Values, plan: &Plan, findings: &mut Vec<String>) {
     if accepted.contains(&word.as_str()) {
         return;
     }
-    findings.push(format!(
-        "  encryption.type (set in {}): {} is no encryption Cilium {} knows ({}); with it the chart turns no encryption on and the cluster runs unencrypted although encryption.enabled is true",
+    findings.push(Violation::of_value(
+        "encryption.type",
         values.describe_origin("encryption.type"),
-        crate::limits::quoted(&word),
-        plan.cilium,
-        accepted.join(", ")
+        format!(
+            "{} is no encryption Cilium {} knows ({}); with it the chart turns no encryption on and the cluster runs unencrypted although encryption.enabled is true",
+            crate::limits::quoted(&word),
+            plan.cilium,
+            accepted.join(", ")
+        ),
     ));
 }
 
@@ -134,7 +142,7 @@ fn object_name(object: &Value) -> String {
 }
 
 /// The API server refuses a negative replica count.
-fn negative_replicas(object: &Value, values: &Values, findings: &mut Vec<String>) {
+fn negative_replicas(object: &Value, values: &Values, findings: &mut Vec<Violation>) {
     let Some(replicas) = object["spec"]["replicas"].as_f64() else {
         return;
     };
@@ -144,11 +152,13 @@ fn negative_replicas(object: &Value, values: &Values, findings: &mut Vec<String>
     let hint = user_paths(values.user(), &|key, v| {
         key == "replicas" && v.as_f64().is_some_and(|n| n == replicas)
     });
-    findings.push(format!(
-        "  {}{}: spec.replicas would be {}; Kubernetes refuses a negative replica count (0 or more)",
+    findings.push(Violation::of_object(
         object_name(object),
         from_values(values, &hint),
-        print(&object["spec"]["replicas"])
+        format!(
+            "spec.replicas would be {}; Kubernetes refuses a negative replica count (0 or more)",
+            print(&object["spec"]["replicas"])
+        ),
     ));
 }
 
@@ -182,7 +192,7 @@ enum Shape {
     List,
 }
 
-fn shapes(object: &Value, values: &Values, findings: &mut Vec<String>) {
+fn shapes(object: &Value, values: &Values, findings: &mut Vec<Violation>) {
     let mut wrong: Vec<(String, &str, Shape)> = Vec::new();
     let mut not_text: Vec<(String, String)> = Vec::new();
     let mut expect = |at: &str, node: &Value, fields: &[&'static str], shape: Shape| {
@@ -252,27 +262,29 @@ fn shapes(object: &Value, values: &Values, findings: &mut Vec<String>) {
         let hint = user_paths(values.user(), &|key, v| {
             (key == field || key.eq_ignore_ascii_case(&format!("pod{field}"))) && is_wrong(v)
         });
-        findings.push(format!(
-            "  {}{}: {at} would not be {want}; the API server refuses the object",
+        findings.push(Violation::of_object(
             object_name(object),
             from_values(values, &hint),
+            format!("{at} would not be {want}; the API server refuses the object"),
         ));
     }
     for (at, key) in not_text {
         let hint = user_paths(values.user(), &|k, v| {
             k == key && !v.is_string() && !v.is_object() && !v.is_array()
         });
-        findings.push(format!(
-            "  {}{}: {} would not be text; labels, annotations and selectors take strings only (quote the value in the values file), and the API server refuses the object",
+        findings.push(Violation::of_object(
             object_name(object),
             from_values(values, &hint),
-            crate::limits::shown(&at),
+            format!(
+                "{} would not be text; labels, annotations and selectors take strings only (quote the value in the values file), and the API server refuses the object",
+                crate::limits::shown(&at),
+            ),
         ));
     }
 }
 
 /// A ConfigMap's or Secret's data beyond what Kubernetes stores in one object.
-fn data_size(object: &Value, findings: &mut Vec<String>) {
+fn data_size(object: &Value, findings: &mut Vec<Violation>) {
     let kind = object["kind"].as_str().unwrap_or("");
     let fields: &[(&str, bool)] = match kind {
         "ConfigMap" => &[("data", false), ("binaryData", true)],
@@ -308,10 +320,13 @@ fn data_size(object: &Value, findings: &mut Vec<String>) {
         .take(3)
         .map(|(n, k)| format!("{} ({n} bytes)", crate::limits::quoted(k)))
         .collect();
-    findings.push(format!(
-        "  {}: its data would be {total} bytes; Kubernetes stores at most {MAX_CONFIG_DATA_BYTES} bytes (1 MiB) in one {kind}; largest entries: {}",
+    findings.push(Violation::of_object(
         object_name(object),
-        biggest.join(", ")
+        Vec::new(),
+        format!(
+            "its data would be {total} bytes; Kubernetes stores at most {MAX_CONFIG_DATA_BYTES} bytes (1 MiB) in one {kind}; largest entries: {}",
+            biggest.join(", ")
+        ),
     ));
 }
 
@@ -345,21 +360,15 @@ fn user_paths(user: &Value, matches: &dyn Fn(&str, &Value) -> bool) -> Vec<Strin
     out
 }
 
-fn from_values(values: &Values, paths: &[String]) -> String {
-    if paths.is_empty() {
-        return String::new();
-    }
-    let named: Vec<String> = paths
+/// The values at `paths` with where each was set (`Violation` shows them after the object).
+fn from_values(values: &Values, paths: &[String]) -> Vec<Origin> {
+    paths
         .iter()
-        .map(|p| {
-            format!(
-                "{}, set in {}",
-                crate::limits::shown(p),
-                values.describe_origin(p)
-            )
+        .map(|p| Origin {
+            path: p.clone(),
+            origin: values.describe_origin(p),
         })
-        .collect();
-    format!(" (from {})", named.join("; "))
+        .collect()
 }
 
 #[cfg(test)]
@@ -372,7 +381,7 @@ mod tests {
         let mut findings = Vec::new();
         shapes(&object, &values, &mut findings);
         data_size(&object, &mut findings);
-        findings
+        findings.iter().map(Violation::to_string).collect()
     }
 
     #[test]

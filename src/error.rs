@@ -37,10 +37,10 @@ pub enum RenderError {
     /// Values Helm renders but the API server or Cilium would refuse later (`admission.rs`), one
     /// line each.
     #[error("Kubernetes or Cilium would refuse this render later (Helm renders it; cilium-cmp stops it before it reaches a cluster):\n{0}")]
-    WouldBeRejected(String),
+    WouldBeRejected(Violations),
     /// Values the chart's schema rejects (Helm refuses them too), one line each.
     #[error("the values do not fit the Cilium chart's schema:\n{0}")]
-    Schema(String),
+    Schema(Violations),
     #[error(transparent)]
     Chart(#[from] ChartError),
     #[error(transparent)]
@@ -61,8 +61,124 @@ pub enum RenderError {
     #[error("--kube-version {given}: the Cilium {cilium} chart requires Kubernetes 1.21 or later (Helm refuses to render it for an older cluster)")]
     KubeTooOld { given: String, cilium: String },
     /// Input beyond the bounds of `limits` (refused before any work is done).
-    #[error("{0}")]
-    TooLarge(String),
+    #[error(transparent)]
+    TooLarge(#[from] TooLarge),
+}
+
+/// One thing a check refuses: the values at fault, where each was written, and why. A finding
+/// about an object of the render (`object`) names the values that wrote the field, when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The object of the render the finding is about ("Deployment cilium-operator"), or none
+    /// when the finding is about a value itself.
+    pub object: Option<String>,
+    /// The value paths at fault, each with where it was set (`Values::describe_origin`).
+    pub values: Vec<Origin>,
+    pub reason: String,
+}
+
+/// A value path and where its value was set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub path: String,
+    pub origin: String,
+}
+
+impl Violation {
+    /// A finding about one value.
+    pub fn of_value(path: impl Into<String>, origin: impl Into<String>, reason: String) -> Self {
+        Violation {
+            object: None,
+            values: vec![Origin {
+                path: path.into(),
+                origin: origin.into(),
+            }],
+            reason,
+        }
+    }
+
+    /// A finding about an object of the render, written by `values` (possibly none known).
+    pub fn of_object(object: String, values: Vec<Origin>, reason: String) -> Self {
+        Violation {
+            object: Some(object),
+            values,
+            reason,
+        }
+    }
+
+    /// The value paths at fault.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.values.iter().map(|v| v.path.as_str())
+    }
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.object, self.values.as_slice()) {
+            (None, [one]) => write!(f, "{} (set in {})", one.path, one.origin)?,
+            (None, many) => {
+                let named: Vec<String> = many
+                    .iter()
+                    .map(|v| format!("{} (set in {})", v.path, v.origin))
+                    .collect();
+                f.write_str(&named.join(", "))?
+            }
+            (Some(object), values) => {
+                f.write_str(object)?;
+                if !values.is_empty() {
+                    // Object findings name paths as the user may have typed them: escaped.
+                    let named: Vec<String> = values
+                        .iter()
+                        .map(|v| format!("{}, set in {}", crate::limits::shown(&v.path), v.origin))
+                        .collect();
+                    write!(f, " (from {})", named.join("; "))?;
+                }
+            }
+        }
+        write!(f, ": {}", self.reason)
+    }
+}
+
+/// The findings of one check, all of them (so one run lists everything to fix); shown one
+/// indented line each.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Violations(pub Vec<Violation>);
+
+impl Violations {
+    pub fn iter(&self) -> std::slice::Iter<'_, Violation> {
+        self.0.iter()
+    }
+}
+
+impl std::fmt::Display for Violations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, v) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "  {v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Input beyond one of the bounds of `limits`, with the amount given and the bound.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TooLarge {
+    #[error("{given} values files are given; at most {limit} are allowed")]
+    ValuesFiles { given: usize, limit: usize },
+    #[error("the values files, --set text and --set-file files add up to {given} bytes; at most {limit} are allowed")]
+    ValuesBytes { given: usize, limit: usize },
+}
+
+impl RenderError {
+    /// The values (and objects) a check refused, for a refusal that lists them; none otherwise.
+    pub fn violations(&self) -> &[Violation] {
+        match self {
+            RenderError::Schema(found) | RenderError::WouldBeRejected(found) => &found.0,
+            _ => &[],
+        }
+    }
 }
 
 /// How the command at hand is given the chart archive, for the error about a missing one.
@@ -163,4 +279,39 @@ fn unknown_values_message(version: &str, report: &Report, files: &[String]) -> S
     }
     text.push_str("\nOr, to render anyway, leaving them out as Helm does, pass --allow-unknown-keys (in an application folder: allowUnknownKeys: true in cilium-cmp.yaml).");
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The findings read as they always did: a value with where it was set, or an object with
+    /// the values that wrote it; one indented line each.
+    #[test]
+    fn violations_show_one_indented_line_each() {
+        let found = Violations(vec![
+            Violation::of_value("a.b", "v.yaml line 2", "too big".into()),
+            Violation::of_object(
+                "Deployment d".into(),
+                vec![Origin {
+                    path: "x.y".into(),
+                    origin: "--set".into(),
+                }],
+                "spec.replicas would be -1".into(),
+            ),
+            Violation::of_object("ConfigMap c".into(), Vec::new(), "too much data".into()),
+        ]);
+        assert_eq!(
+            found.to_string(),
+            "  a.b (set in v.yaml line 2): too big\n  Deployment d (from x.y, set in --set): spec.replicas would be -1\n  ConfigMap c: too much data"
+        );
+        let e = RenderError::TooLarge(TooLarge::ValuesFiles {
+            given: 300,
+            limit: 256,
+        });
+        assert_eq!(
+            e.to_string(),
+            "300 values files are given; at most 256 are allowed"
+        );
+    }
 }

@@ -259,8 +259,8 @@ pub fn remove_content_hash(o: &mut Value) {
 
 /// Checks a stream's content hash: removes the annotation, re-serialises canonically, compares.
 /// Returns the hash stamped and the hash computed.
-pub fn verify(text: &str) -> Result<(Option<String>, String), String> {
-    let docs = crate::yaml::parse_stream(text).map_err(|e| e.to_string())?;
+pub fn verify(text: &str) -> Result<(Option<String>, String), crate::yaml::ReadError> {
+    let docs = crate::yaml::parse_stream(text)?;
     let mut stamped = None;
     let mut objects = Vec::new();
     for mut d in docs.into_iter().map(|d| d.value) {

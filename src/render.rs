@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use crate::chart::ChartFiles;
 use crate::components::{self, Ctx};
-use crate::error::RenderError;
+use crate::error::{RenderError, TooLarge, Violation, Violations};
 use crate::limits;
 use crate::plan::{self, KubeVersion, Plan};
 use crate::setexpr::SetArgs;
@@ -88,20 +88,18 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     let violations =
         crate::schema::check_lazy(&values, values.user(), versions::schema_lazy(cilium));
     if !violations.is_empty() {
-        return Err(RenderError::Schema(
+        return Err(RenderError::Schema(Violations(
             violations
                 .iter()
                 .map(|v| {
-                    format!(
-                        "  {} (set in {}): {}",
-                        v.path,
+                    Violation::of_value(
+                        v.path.clone(),
                         values.describe_origin(&v.path),
-                        v.message
+                        v.message.clone(),
                     )
                 })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ));
+                .collect(),
+        )));
     }
     plan::apply_deterministic_defaults(&mut values)?;
     if let Some(chart) = &inputs.chart {
@@ -181,10 +179,11 @@ pub fn release_of(inputs: &Inputs) -> Result<versions::CiliumVersion, RenderErro
 fn check_bounds(inputs: &Inputs) -> Result<(), RenderError> {
     let files = inputs.values_files.len();
     if files > limits::MAX_VALUES_FILES {
-        return Err(RenderError::TooLarge(format!(
-            "{files} values files are given; at most {} are allowed",
-            limits::MAX_VALUES_FILES
-        )));
+        return Err(TooLarge::ValuesFiles {
+            given: files,
+            limit: limits::MAX_VALUES_FILES,
+        }
+        .into());
     }
     let bytes: usize = inputs
         .values_files
@@ -194,10 +193,11 @@ fn check_bounds(inputs: &Inputs) -> Result<(), RenderError> {
         + inputs.set.iter().map(String::len).sum::<usize>()
         + inputs.set_args.byte_len();
     if bytes > limits::MAX_TOTAL_BYTES {
-        return Err(RenderError::TooLarge(format!(
-            "the values files, --set text and --set-file files add up to {bytes} bytes; at most {} are allowed",
-            limits::MAX_TOTAL_BYTES
-        )));
+        return Err(TooLarge::ValuesBytes {
+            given: bytes,
+            limit: limits::MAX_TOTAL_BYTES,
+        }
+        .into());
     }
     Ok(())
 }

@@ -12,6 +12,58 @@ use serde_json::{Map, Value};
 
 use crate::limits;
 
+/// Why a `--set`-like argument cannot be applied (the caller names the flag and the argument).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetExprError {
+    #[error("the file {} was not read", limits::quoted(.name))]
+    FileNotRead { name: String },
+    #[error(
+        "an empty assignment between commas (`a=1,,b=2` or a leading ','); remove the extra comma"
+    )]
+    EmptyAssignment,
+    /// `example` shows the form the flag takes.
+    #[error("{} is not {example}", limits::quoted(.part))]
+    NotAnAssignment { part: String, example: &'static str },
+    #[error("the list {} must end with '}}'", limits::quoted(.list))]
+    ListNotClosed { list: String },
+    #[error("a list opened with '{{' must end with '}}'")]
+    BraceNotClosed,
+    #[error(
+        "the path has {parts} parts; at most {} are allowed",
+        limits::MAX_DEPTH
+    )]
+    PathTooDeep { parts: usize },
+    #[error("the path before '=' is empty")]
+    EmptyPath,
+    #[error("a path must start with a key, not a list index")]
+    PathStartsWithIndex,
+    #[error("the list index [{} is not closed with ']'", limits::quoted(.digits))]
+    IndexNotClosed { digits: String },
+    #[error("list index [{}] is not a number", limits::quoted(.digits))]
+    IndexNotANumber { digits: String },
+    #[error(
+        "list index [{index}] is too large; at most {} is allowed",
+        limits::MAX_SET_INDEX
+    )]
+    IndexTooLarge { index: usize },
+    #[error(
+        "list indexes create more than {} list items in total",
+        limits::MAX_SET_SLOTS
+    )]
+    TooManyListItems,
+    #[error("{} is not PATH=JSON (for example 'tolerations=[{{\"operator\":\"Exists\"}}]')", limits::quoted(.part))]
+    NotAJsonAssignment { part: String },
+    /// A whole-object `--set-json` argument that does not parse (serde_json's reason).
+    #[error("not JSON: {reason}")]
+    NotJson { reason: String },
+    #[error("the value of {} is not JSON: {reason}", limits::quoted(.key))]
+    ValueNotJson { key: String, reason: String },
+    #[error("the JSON value of {} is followed by {}; separate assignments with ','", limits::quoted(.key), limits::quoted(.tail))]
+    TextAfterJson { key: String, tail: String },
+    #[error("the JSON value is nested more than {} deep", limits::MAX_DEPTH)]
+    JsonTooDeep,
+}
+
 /// How the value after `=` is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -92,13 +144,13 @@ impl SetArgs {
     }
 
     /// Applies every argument in Helm's order. The error names the flag and the argument.
-    pub fn apply(&self, root: &mut Value) -> Result<(), (Kind, String, String)> {
+    pub fn apply(&self, root: &mut Value) -> Result<(), (Kind, String, SetExprError)> {
         let mut slots = limits::MAX_SET_SLOTS;
-        let read = |name: &str| -> Result<String, String> {
+        let read = |name: &str| -> Result<String, SetExprError> {
             self.files
                 .get(name)
                 .cloned()
-                .ok_or_else(|| format!("the file {} was not read", limits::quoted(name)))
+                .ok_or_else(|| SetExprError::FileNotRead { name: name.into() })
         };
         for (kind, expr) in self.in_order() {
             apply_kind(root, expr, kind, &read, &mut slots).map_err(|m| (kind, expr.clone(), m))?;
@@ -108,9 +160,9 @@ impl SetArgs {
 }
 
 /// The file names a `--set-file` argument names (unescaped, in order), for the front end to read.
-pub fn file_names(expr: &str) -> Result<Vec<String>, String> {
+pub fn file_names(expr: &str) -> Result<Vec<String>, SetExprError> {
     let names = std::cell::RefCell::new(Vec::new());
-    let record = |name: &str| -> Result<String, String> {
+    let record = |name: &str| -> Result<String, SetExprError> {
         names.borrow_mut().push(name.to_string());
         Ok(String::new())
     };
@@ -122,7 +174,7 @@ pub fn file_names(expr: &str) -> Result<Vec<String>, String> {
 
 /// Applies `--set` arguments in order, within the bounds of `limits` (path depth, list index,
 /// list slots created in total).
-pub fn apply_all(root: &mut Value, exprs: &[String]) -> Result<(), (String, String)> {
+pub fn apply_all(root: &mut Value, exprs: &[String]) -> Result<(), (String, SetExprError)> {
     let mut slots = limits::MAX_SET_SLOTS;
     for expr in exprs {
         apply_kind(root, expr, Kind::Typed, &no_files, &mut slots)
@@ -132,21 +184,21 @@ pub fn apply_all(root: &mut Value, exprs: &[String]) -> Result<(), (String, Stri
 }
 
 /// Applies one `--set` argument (which may hold several comma-separated assignments).
-pub fn apply(root: &mut Value, expr: &str) -> Result<(), String> {
+pub fn apply(root: &mut Value, expr: &str) -> Result<(), SetExprError> {
     apply_as(root, expr, Kind::Typed)
 }
 
 /// Applies one argument of the given kind (`Kind::File` is refused: it needs the files' text).
-pub fn apply_as(root: &mut Value, expr: &str, kind: Kind) -> Result<(), String> {
+pub fn apply_as(root: &mut Value, expr: &str, kind: Kind) -> Result<(), SetExprError> {
     let mut slots = limits::MAX_SET_SLOTS;
     apply_kind(root, expr, kind, &no_files, &mut slots)
 }
 
-fn no_files(name: &str) -> Result<String, String> {
-    Err(format!("the file {} was not read", limits::quoted(name)))
+fn no_files(name: &str) -> Result<String, SetExprError> {
+    Err(SetExprError::FileNotRead { name: name.into() })
 }
 
-type FileReader<'a> = dyn Fn(&str) -> Result<String, String> + 'a;
+type FileReader<'a> = dyn Fn(&str) -> Result<String, SetExprError> + 'a;
 
 fn apply_kind(
     root: &mut Value,
@@ -154,11 +206,11 @@ fn apply_kind(
     kind: Kind,
     read: &FileReader<'_>,
     slots: &mut usize,
-) -> Result<(), String> {
+) -> Result<(), SetExprError> {
     if kind == Kind::Json {
         return apply_json(root, expr, slots);
     }
-    let scalar = |raw: &str| -> Result<Value, String> {
+    let scalar = |raw: &str| -> Result<Value, SetExprError> {
         let text = unescape(raw);
         Ok(match kind {
             Kind::Typed => typed(&text),
@@ -174,7 +226,7 @@ fn apply_kind(
         // assignment ("key \"\" has no value").
         if part.is_empty() {
             if i < last {
-                return Err("an empty assignment between commas (`a=1,,b=2` or a leading ','); remove the extra comma".into());
+                return Err(SetExprError::EmptyAssignment);
             }
             continue;
         }
@@ -184,12 +236,15 @@ fn apply_kind(
                 Kind::String => "PATH=VALUE (for example cluster.name=prod)",
                 _ => "PATH=VALUE (for example hubble.relay.enabled=true)",
             };
-            format!("{} is not {example}", limits::quoted(&part))
+            SetExprError::NotAnAssignment {
+                part: part.clone(),
+                example,
+            }
         })?;
         let value = if let Some(list) = raw.strip_prefix('{') {
             let inner = list
                 .strip_suffix('}')
-                .ok_or_else(|| format!("the list {} must end with '}}'", limits::quoted(&raw)))?;
+                .ok_or_else(|| SetExprError::ListNotClosed { list: raw.clone() })?;
             // Every item counts, empty ones too: Helm reads `{a,,b}` as a, "", b and `{}` as
             // one empty string.
             Value::Array(
@@ -206,14 +261,17 @@ fn apply_kind(
     Ok(())
 }
 
-fn assign_path(root: &mut Value, key: &str, value: Value, slots: &mut usize) -> Result<(), String> {
+fn assign_path(
+    root: &mut Value,
+    key: &str,
+    value: Value,
+    slots: &mut usize,
+) -> Result<(), SetExprError> {
     let segments = parse_path(key)?;
     if segments.len() > limits::MAX_DEPTH {
-        return Err(format!(
-            "the path has {} parts; at most {} are allowed",
-            segments.len(),
-            limits::MAX_DEPTH
-        ));
+        return Err(SetExprError::PathTooDeep {
+            parts: segments.len(),
+        });
     }
     assign(root, &segments, value, slots)
 }
@@ -221,7 +279,7 @@ fn assign_path(root: &mut Value, key: &str, value: Value, slots: &mut usize) -> 
 /// `--set-json`: `PATH=JSON[,PATH=JSON...]`, where each JSON value ends where the JSON ends (so
 /// it may hold commas), an empty value is null; or one JSON object, merged at the top as a
 /// values file would be.
-fn apply_json(root: &mut Value, expr: &str, slots: &mut usize) -> Result<(), String> {
+fn apply_json(root: &mut Value, expr: &str, slots: &mut usize) -> Result<(), SetExprError> {
     let trimmed = expr.trim();
     if trimmed.starts_with('{') {
         let value = json_value(trimmed)?;
@@ -244,10 +302,10 @@ fn apply_json(root: &mut Value, expr: &str, slots: &mut usize) -> Result<(), Str
             let value = match stream.next() {
                 Some(Ok(v)) => v,
                 Some(Err(e)) => {
-                    return Err(format!(
-                        "the value of {} is not JSON: {e}",
-                        limits::quoted(&key)
-                    ))
+                    return Err(SetExprError::ValueNotJson {
+                        key,
+                        reason: e.to_string(),
+                    })
                 }
                 None => Value::Null,
             };
@@ -259,11 +317,10 @@ fn apply_json(root: &mut Value, expr: &str, slots: &mut usize) -> Result<(), Str
             Some(r) => r,
             None if tail.is_empty() => tail,
             None => {
-                return Err(format!(
-                    "the JSON value of {} is followed by {}; separate assignments with ','",
-                    limits::quoted(&key),
-                    limits::quoted(tail)
-                ))
+                return Err(SetExprError::TextAfterJson {
+                    key,
+                    tail: tail.to_string(),
+                })
             }
         };
         assign_path(root, &key, helm_json(value)?, slots)?;
@@ -272,7 +329,7 @@ fn apply_json(root: &mut Value, expr: &str, slots: &mut usize) -> Result<(), Str
 }
 
 /// The path before '=' of a `--set-json` assignment (escapes as in `--set`), and the text after.
-fn split_json_key(s: &str) -> Result<(String, &str), String> {
+fn split_json_key(s: &str) -> Result<(String, &str), SetExprError> {
     let mut escaped = false;
     for (i, c) in s.char_indices() {
         match c {
@@ -282,26 +339,22 @@ fn split_json_key(s: &str) -> Result<(String, &str), String> {
             _ => escaped = false,
         }
     }
-    Err(format!(
-        "{} is not PATH=JSON (for example 'tolerations=[{{\"operator\":\"Exists\"}}]')",
-        limits::quoted(s)
-    ))
+    Err(SetExprError::NotAJsonAssignment { part: s.into() })
 }
 
-fn json_value(text: &str) -> Result<Value, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+fn json_value(text: &str) -> Result<Value, SetExprError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| SetExprError::NotJson {
+        reason: e.to_string(),
+    })?;
     helm_json(value)
 }
 
 /// A JSON value as Helm holds it: every number a float64 (Go's JSON decoder), nested at most
 /// `MAX_DEPTH` deep like a values file.
-fn helm_json(value: Value) -> Result<Value, String> {
-    fn convert(v: Value, depth: usize) -> Result<Value, String> {
+fn helm_json(value: Value) -> Result<Value, SetExprError> {
+    fn convert(v: Value, depth: usize) -> Result<Value, SetExprError> {
         if depth > limits::MAX_DEPTH {
-            return Err(format!(
-                "the JSON value is nested more than {} deep",
-                limits::MAX_DEPTH
-            ));
+            return Err(SetExprError::JsonTooDeep);
         }
         Ok(match v {
             Value::Number(n) => crate::yaml::read::number(n.as_f64().unwrap_or(f64::NAN)),
@@ -313,7 +366,7 @@ fn helm_json(value: Value) -> Result<Value, String> {
             Value::Object(m) => Value::Object(
                 m.into_iter()
                     .map(|(k, x)| Ok((k, convert(x, depth + 1)?)))
-                    .collect::<Result<_, String>>()?,
+                    .collect::<Result<_, SetExprError>>()?,
             ),
             other => other,
         })
@@ -328,7 +381,7 @@ enum Segment {
 }
 
 /// Splits on `sep` where it is not escaped (and, at the top level, not inside `{...}`).
-fn split_unescaped(s: &str, sep: char, respect_braces: bool) -> Result<Vec<String>, String> {
+fn split_unescaped(s: &str, sep: char, respect_braces: bool) -> Result<Vec<String>, SetExprError> {
     let mut out = vec![String::new()];
     let mut depth = 0usize;
     let mut chars = s.chars();
@@ -354,7 +407,7 @@ fn split_unescaped(s: &str, sep: char, respect_braces: bool) -> Result<Vec<Strin
         }
     }
     if depth > 0 {
-        return Err("a list opened with '{' must end with '}'".into());
+        return Err(SetExprError::BraceNotClosed);
     }
     Ok(out)
 }
@@ -386,7 +439,7 @@ fn unescape(s: &str) -> String {
     out
 }
 
-fn parse_path(key: &str) -> Result<Vec<Segment>, String> {
+fn parse_path(key: &str) -> Result<Vec<Segment>, SetExprError> {
     let mut segs = Vec::new();
     let mut cur = String::new();
     let mut chars = key.chars().peekable();
@@ -416,19 +469,13 @@ fn parse_path(key: &str) -> Result<Vec<Segment>, String> {
                     digits.push(d);
                 }
                 if !closed {
-                    return Err(format!(
-                        "the list index [{} is not closed with ']'",
-                        limits::quoted(&digits)
-                    ));
+                    return Err(SetExprError::IndexNotClosed { digits });
                 }
-                let idx: usize = digits.parse().map_err(|_| {
-                    format!("list index [{}] is not a number", limits::quoted(&digits))
+                let idx: usize = digits.parse().map_err(|_| SetExprError::IndexNotANumber {
+                    digits: digits.clone(),
                 })?;
                 if idx > limits::MAX_SET_INDEX {
-                    return Err(format!(
-                        "list index [{idx}] is too large; at most {} is allowed",
-                        limits::MAX_SET_INDEX
-                    ));
+                    return Err(SetExprError::IndexTooLarge { index: idx });
                 }
                 segs.push(Segment::Index(idx));
             }
@@ -439,10 +486,10 @@ fn parse_path(key: &str) -> Result<Vec<Segment>, String> {
         segs.push(Segment::Key(cur));
     }
     if segs.is_empty() {
-        return Err("the path before '=' is empty".into());
+        return Err(SetExprError::EmptyPath);
     }
     if matches!(segs[0], Segment::Index(_)) {
-        return Err("a path must start with a key, not a list index".into());
+        return Err(SetExprError::PathStartsWithIndex);
     }
     Ok(segs)
 }
@@ -452,7 +499,7 @@ fn assign(
     path: &[Segment],
     value: Value,
     slots: &mut usize,
-) -> Result<(), String> {
+) -> Result<(), SetExprError> {
     let Some((first, rest)) = path.split_first() else {
         *node = value;
         return Ok(());
@@ -472,12 +519,9 @@ fn assign(
             }
             let list = node.as_array_mut().expect("made an array above");
             let added = (*i + 1).saturating_sub(list.len());
-            *slots = slots.checked_sub(added).ok_or_else(|| {
-                format!(
-                    "list indexes create more than {} list items in total",
-                    limits::MAX_SET_SLOTS
-                )
-            })?;
+            *slots = slots
+                .checked_sub(added)
+                .ok_or(SetExprError::TooManyListItems)?;
             list.resize(list.len() + added, Value::Null);
             assign(&mut list[*i], rest, value, slots)
         }
@@ -530,18 +574,30 @@ mod tests {
     #[test]
     fn malformed_and_oversized_paths_are_refused() {
         let mut v = json!({});
-        assert!(apply(&mut v, "x[0=1").unwrap_err().contains("not closed"));
-        assert!(apply(&mut v, "extraArgs={a,b")
-            .unwrap_err()
-            .contains("must end with '}'"));
-        assert!(apply(&mut v, "x[1024]=1")
-            .unwrap_err()
-            .contains("too large"));
+        assert_eq!(
+            apply(&mut v, "x[0=1").unwrap_err(),
+            SetExprError::IndexNotClosed { digits: "0".into() }
+        );
+        let unclosed = apply(&mut v, "extraArgs={a,b").unwrap_err();
+        // The brace is found open while the argument is split, before any list is read.
+        assert_eq!(unclosed, SetExprError::BraceNotClosed);
+        assert!(unclosed.to_string().contains("must end with '}'"));
+        assert_eq!(
+            apply(&mut v, "x[1024]=1").unwrap_err(),
+            SetExprError::IndexTooLarge { index: 1024 }
+        );
+        assert_eq!(
+            apply(&mut v, "x[1024]=1").unwrap_err().to_string(),
+            "list index [1024] is too large; at most 1023 is allowed"
+        );
         let deep = format!("{}=1", vec!["a"; 40_000].join("."));
-        assert!(apply(&mut v, &deep).unwrap_err().contains("at most 64"));
+        let err = apply(&mut v, &deep).unwrap_err();
+        assert_eq!(err, SetExprError::PathTooDeep { parts: 40_000 });
+        assert!(err.to_string().contains("at most 64"), "{err}");
         // Many large indexes on distinct keys: bounded in total, not per key.
         let many: Vec<String> = (0..300).map(|i| format!("x{i}[1023]=1")).collect();
         let (_, err) = apply_all(&mut v, &[many.join(",")]).unwrap_err();
-        assert!(err.contains("in total"), "{err}");
+        assert_eq!(err, SetExprError::TooManyListItems);
+        assert!(err.to_string().contains("in total"), "{err}");
     }
 }

@@ -47,7 +47,10 @@ pub enum ValuesError {
     Parse { position: String, message: String },
     /// `expr` starts with the flag (`--set`, `--set-json`, ...).
     #[error("{expr}: {message}")]
-    Set { expr: String, message: String },
+    Set {
+        expr: String,
+        message: crate::setexpr::SetExprError,
+    },
 }
 
 impl Layer {

@@ -38,6 +38,34 @@ fn refused(version: &str, values: &str, needles: &[&str]) {
     }
 }
 
+/// The library's refusal is typed: one violation per finding, naming the values at fault and,
+/// for a finding about an object, the object.
+#[test]
+fn the_refusal_lists_each_violation_with_its_values() {
+    let mut inputs = cilium_cmp::Inputs::new("1.19.6");
+    inputs.values_files.push((
+        "values.yaml".into(),
+        "cni:\n  iptablesRemoveAWSRules: false\nroutingMode: natve\noperator:\n  replicas: -1\n"
+            .into(),
+    ));
+    let found = match cilium_cmp::render(&inputs) {
+        Err(cilium_cmp::RenderError::WouldBeRejected(found)) => found,
+        Err(other) => panic!("refused for another reason: {other}"),
+        Ok(_) => panic!("rendered values the cluster refuses"),
+    };
+    let found: Vec<_> = found.iter().collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found[0].object, None);
+    assert_eq!(found[0].paths().collect::<Vec<_>>(), ["routingMode"]);
+    assert_eq!(found[0].values[0].origin, "values.yaml line 3");
+    assert!(found[0].reason.contains("tunnel, native"), "{found:?}");
+    assert_eq!(
+        found[1].object.as_deref(),
+        Some("Deployment cilium-operator")
+    );
+    assert_eq!(found[1].paths().collect::<Vec<_>>(), ["operator.replicas"]);
+}
+
 fn renders(version: &str, values: &str) {
     let out = render(version, values);
     let values: String = values.chars().take(200).collect();

@@ -929,6 +929,20 @@ fn the_unknown_values_refusal_names_the_fix_that_works() {
         "{line}"
     );
     assert!(err.contains("relative to the repository root"), "{err}");
+    // The library keeps the renderer's error to the end: callers match on its kind.
+    match argocd::render_folder(&env, &repo.0.join("apps/cilium"), false) {
+        Err(GenerateError::Render(e)) => match *e {
+            cilium_cmp::RenderError::UnknownValues { report, .. } => {
+                assert!(report
+                    .lines()
+                    .iter()
+                    .any(|l| l.contains("kubeProxyReplacment")))
+            }
+            other => panic!("expected UnknownValues: {other}"),
+        },
+        Err(other) => panic!("expected the render's error: {other}"),
+        Ok(_) => panic!("rendered values the chart does not know"),
+    }
     // The opt-out's render, for comparison.
     let settings = repo.0.join("apps/cilium/cilium-cmp.yaml");
     let plain = std::fs::read_to_string(&settings).unwrap();

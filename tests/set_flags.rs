@@ -81,7 +81,7 @@ fn helm_parse(cases: &[(Kind, &str)], dir: &std::path::Path) -> Vec<Result<Value
 fn ours(kind: Kind, expr: &str, dir: &std::path::Path) -> Result<Value, String> {
     let mut args = SetArgs::default();
     if kind == Kind::File {
-        for name in setexpr::file_names(expr)? {
+        for name in setexpr::file_names(expr).map_err(|e| e.to_string())? {
             let text = std::fs::read_to_string(dir.join(&name)).map_err(|e| e.to_string())?;
             args.files.insert(name, text);
         }
@@ -93,7 +93,7 @@ fn ours(kind: Kind, expr: &str, dir: &std::path::Path) -> Result<Value, String> 
         Kind::File => args.file.push(expr.into()),
     }
     let mut root = Value::Object(Map::new());
-    args.apply(&mut root).map_err(|(_, _, m)| m)?;
+    args.apply(&mut root).map_err(|(_, _, m)| m.to_string())?;
     Ok(root)
 }
 

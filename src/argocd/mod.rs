@@ -71,8 +71,16 @@ pub enum GenerateError {
     },
     #[error("{0}")]
     Version(String),
-    #[error("{message}")]
-    Render { message: String },
+    /// The render refused the values; the error as the renderer gave it.
+    #[error("{}", render_message(.0))]
+    Render(Box<RenderError>),
+    #[error(transparent)]
+    Chart(#[from] crate::chart::ChartError),
+    #[error("{listed} values files are listed; at most {limit} are allowed")]
+    TooManyValuesFiles { listed: usize, limit: usize },
+    /// The render could not be read back to check its hash or digest its objects (a bug).
+    #[error("cannot read back the render: {0}")]
+    ReadBack(crate::yaml::ReadError),
     /// Values need a file bundled in the chart and the archive is not in the chart folder; the
     /// advice names the plugin's folder (`on_command_line` turns it into `--chart-dir`'s).
     #[error("{}", crate::error::archive_advice(error, hint))]
@@ -80,8 +88,6 @@ pub enum GenerateError {
         error: Box<RenderError>,
         hint: ArchiveHint,
     },
-    #[error("the render holds no objects; refusing to print an empty stream (Argo CD would accept it and, with automated prune, delete the CNI)")]
-    Empty,
     #[error("the render's content hash sha256:{computed} does not match the hash stamped in it ({stamped}); this is a bug in cilium-cmp")]
     Inconsistent { stamped: String, computed: String },
     #[error("the render of {folder} does not match its lock {lock}:\n  locked:   {locked}\n  rendered: {rendered}\nNothing was changed in the cluster. If the change is intended (a Cilium upgrade, a values edit, another cilium-cmp, another cluster version or API list), preview the render and the objects it changes from the repository root (this writes nothing; review it, for example piped into `kubectl diff --server-side -f -`):\n  {}\nthen update the lock with:\n  {}\nand commit {lock}.", .commands[0], .commands[1])]
@@ -95,6 +101,23 @@ pub enum GenerateError {
     },
     #[error("cannot write {path}: {message}")]
     Write { path: String, message: String },
+}
+
+/// A render's error as the plugin reports it: values files are named from the repository root,
+/// so the advice to remove unknown values says to run the fix there.
+fn render_message(e: &RenderError) -> String {
+    match e {
+        RenderError::UnknownValues { .. } => {
+            format!("{e}\n(The paths are relative to the repository root: run fix-values there.)")
+        }
+        e => e.to_string(),
+    }
+}
+
+impl From<RenderError> for GenerateError {
+    fn from(e: RenderError) -> Self {
+        GenerateError::Render(Box::new(e))
+    }
 }
 
 impl GenerateError {
@@ -268,11 +291,9 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
     ];
     let listed: usize = layers.iter().map(|(files, _)| files.len()).sum();
     if listed > limits::MAX_VALUES_FILES {
-        return Err(GenerateError::Render {
-            message: format!(
-                "{listed} values files are listed; at most {} are allowed",
-                limits::MAX_VALUES_FILES
-            ),
+        return Err(GenerateError::TooManyValuesFiles {
+            listed,
+            limit: limits::MAX_VALUES_FILES,
         });
     }
     let mut total = 0;
@@ -307,12 +328,7 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
     // A missing archive is not an error here: values that need no bundled file render the same
     // without it, and those that do fail in the render with a message naming the value.
     if archive.is_file() {
-        inputs.chart =
-            Some(
-                ChartFiles::open_cached(&archive).map_err(|e| GenerateError::Render {
-                    message: e.to_string(),
-                })?,
-            );
+        inputs.chart = Some(ChartFiles::open_cached(&archive)?);
     }
 
     let lock = folder::read_lock(&repo)?;
@@ -365,20 +381,12 @@ pub fn render_folder(
                     .to_string(),
             },
         },
-        // The values files are named from the repository root, where the fix is to be run.
-        e @ RenderError::UnknownValues { .. } => GenerateError::Render {
-            message: format!(
-                "{e}\n(The paths are relative to the repository root: run fix-values there.)"
-            ),
-        },
-        e => GenerateError::Render {
-            message: e.to_string(),
-        },
+        e => e.into(),
     })?;
-    let (stamped, computed) =
-        crate::output::verify(&text).map_err(|message| GenerateError::Render { message })?;
+    let (stamped, computed) = crate::output::verify(&text).map_err(GenerateError::ReadBack)?;
     match stamped {
-        None => Err(GenerateError::Empty),
+        // The renderer refuses an empty render; one without the stamp holds no object either.
+        None => Err(RenderError::Empty.into()),
         Some(s) if s != computed => Err(GenerateError::Inconsistent {
             stamped: s,
             computed,

@@ -87,9 +87,7 @@ pub fn preview(
 /// scoped). The content-hash annotation is left out, or every change would also change
 /// cilium-config.
 pub fn object_digests(text: &str) -> Result<BTreeMap<String, String>, GenerateError> {
-    let docs = crate::yaml::parse_stream(text).map_err(|e| GenerateError::Render {
-        message: format!("cannot read back the render: {e}"),
-    })?;
+    let docs = crate::yaml::parse_stream(text).map_err(GenerateError::ReadBack)?;
     let mut out = BTreeMap::new();
     for doc in docs {
         let mut o = doc.value;

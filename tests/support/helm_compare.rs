@@ -107,7 +107,7 @@ pub fn check(
         // A refusal of what the cluster would refuse later is by design; without it the render
         // must be Helm's all the same.
         (Err(RenderError::WouldBeRejected(why)), Reference::Rendered(file))
-            if expected_admission(&why) =>
+            if expected_admission(&why.to_string()) =>
         {
             tally.cluster_would.fetch_add(1, Ordering::Relaxed);
             inputs.refuse_what_the_cluster_would = false;
@@ -190,9 +190,17 @@ pub fn same_refusal(ours: &RenderError, helm: &str, tally: &Tally) -> Result<(),
             // A schema refusal names the same values: every path Helm's lists (`at '/a/b'`).
             if kind == Refusal::Schema {
                 let text = ours.to_string();
+                let ours_named: Vec<&str> =
+                    ours.violations().iter().flat_map(|v| v.paths()).collect();
+                // Helm names the value, or the mapping holding the values it refuses.
                 let unnamed: Vec<String> = schema_paths(helm)
                     .into_iter()
-                    .filter(|p| !text.contains(p.as_str()))
+                    .filter(|p| {
+                        let under = format!("{p}.");
+                        !ours_named
+                            .iter()
+                            .any(|o| *o == p.as_str() || o.starts_with(&under))
+                    })
                     .collect();
                 if !unnamed.is_empty() {
                     return Err(format!(
