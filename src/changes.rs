@@ -17,6 +17,9 @@
 //! seen again, is `["1.19.0..1.19.3"], later: off`. A new minor therefore gets exactly the
 //! entries marked `later: on`: when adding a minor, review the `later: off` ones (they are the
 //! changes it does not inherit) and list its own span where it differs.
+//!
+//! The values a release renamed or removed are the other part of the changelog (`VALUES`,
+//! spans read the same way), so one file holds a release's whole history.
 
 use crate::versions::CiliumVersion;
 
@@ -366,10 +369,189 @@ changes! {
     SpirePods120 => ["1.20.0.."], later: on,
 }
 
+/// A value a release renamed or removed, with what the newer chart offers instead (from the
+/// charts' values.yaml). `gone` and `later` say which releases no longer have it, read like a
+/// change's spans (see the module comment); a value a render is refused for there is explained
+/// by `hint` (`known_keys`).
+pub struct ValueChange {
+    pub path: &'static str,
+    pub gone: &'static [&'static str],
+    pub later: bool,
+    /// The new path when the value only moved, keeping its meaning: `fix-values
+    /// --apply-renames` carries the value over as written.
+    pub moved_to: Option<&'static str>,
+    pub hint: &'static str,
+}
+
+impl ValueChange {
+    /// Whether `version` no longer has the value.
+    pub fn gone_in(&self, version: CiliumVersion) -> bool {
+        within(self.gone, self.later, version)
+    }
+
+    /// The first release without the value (the start of its first span).
+    pub fn first_release_without(&self) -> &'static str {
+        let first = self.gone.first().copied().unwrap_or_default();
+        first.split_once("..").map_or(first, |(from, _)| from)
+    }
+}
+
+/// The renamed and removed values, by release. 1.19 lists both `clustermesh.enableMCSAPISupport`
+/// and `clustermesh.mcsapi.enabled`, 1.20 only the latter; 1.20 moved `encryption.strictMode`'s
+/// keys under `egress`: those are moves.
+pub const VALUES: &[ValueChange] = &[
+    // ---- 1.19 ----
+    removed(
+        "customCalls",
+        &["1.19.0.."],
+        true,
+        "removed in 1.19 (no replacement)",
+    ),
+    removed(
+        "nodePort.enabled",
+        &["1.19.0.."],
+        true,
+        "removed in 1.19: the NodePort service implementation follows kubeProxyReplacement",
+    ),
+    removed(
+        "svcSourceRangeCheck",
+        &["1.19.0.."],
+        true,
+        "removed in 1.19 (service source ranges are always checked)",
+    ),
+    removed(
+        "l2podAnnouncements.interface",
+        &["1.19.5.."],
+        true,
+        "1.19.5 replaced it by l2podAnnouncements.interfacePattern (a regular expression)",
+    ),
+    // ---- 1.20 ----
+    moved(
+        "clustermesh.enableMCSAPISupport",
+        "clustermesh.mcsapi.enabled",
+        &["1.20.0.."],
+        true,
+        "1.20 renamed it to clustermesh.mcsapi.enabled",
+    ),
+    moved(
+        "encryption.strictMode.enabled",
+        "encryption.strictMode.egress.enabled",
+        &["1.20.0.."],
+        true,
+        "1.20 renamed it to encryption.strictMode.egress.enabled",
+    ),
+    moved(
+        "encryption.strictMode.cidr",
+        "encryption.strictMode.egress.cidr",
+        &["1.20.0.."],
+        true,
+        "1.20 renamed it to encryption.strictMode.egress.cidr",
+    ),
+    moved(
+        "encryption.strictMode.allowRemoteNodeIdentities",
+        "encryption.strictMode.egress.allowRemoteNodeIdentities",
+        &["1.20.0.."],
+        true,
+        "1.20 renamed it to encryption.strictMode.egress.allowRemoteNodeIdentities",
+    ),
+    removed(
+        "encryption.ipsec.encryptedOverlay",
+        &["1.20.0.."],
+        true,
+        "removed in 1.20 (no replacement)",
+    ),
+    removed(
+        "hubble.redact.kafka",
+        &["1.20.0.."],
+        true,
+        "removed in 1.20 (Kafka API key redaction is gone)",
+    ),
+    removed(
+        "preflight.tofqdnsPreCache",
+        &["1.20.0.."],
+        true,
+        "removed in 1.20; the agent's DNS cache preload file is dnsProxy.preCache",
+    ),
+    removed(
+        "hubble.ui.backend.livenessProbe",
+        &["1.20.0.."],
+        true,
+        "removed in 1.20: the backend's probes are always on",
+    ),
+    removed(
+        "hubble.ui.backend.readinessProbe",
+        &["1.20.0.."],
+        true,
+        "removed in 1.20: the backend's probes are always on",
+    ),
+    removed(
+        "clustermesh.apiserver.tls.server",
+        &["1.20.0.."],
+        true,
+        PROVIDED_TLS_GONE,
+    ),
+    removed(
+        "clustermesh.apiserver.tls.admin",
+        &["1.20.0.."],
+        true,
+        PROVIDED_TLS_GONE,
+    ),
+    removed(
+        "clustermesh.apiserver.tls.remote",
+        &["1.20.0.."],
+        true,
+        PROVIDED_TLS_GONE,
+    ),
+    removed(
+        "clustermesh.apiserver.tls.enableSecrets",
+        &["1.20.0.."],
+        true,
+        PROVIDED_TLS_GONE,
+    ),
+];
+
+const PROVIDED_TLS_GONE: &str = "removed in 1.20: clustermesh-apiserver certificates are no longer provided by values; use clustermesh.apiserver.tls.auto";
+
+const fn removed(
+    path: &'static str,
+    gone: &'static [&'static str],
+    later: bool,
+    hint: &'static str,
+) -> ValueChange {
+    ValueChange {
+        path,
+        gone,
+        later,
+        moved_to: None,
+        hint,
+    }
+}
+
+const fn moved(
+    path: &'static str,
+    to: &'static str,
+    gone: &'static [&'static str],
+    later: bool,
+    hint: &'static str,
+) -> ValueChange {
+    ValueChange {
+        path,
+        gone,
+        later,
+        moved_to: Some(to),
+        hint,
+    }
+}
+
 /// Whether `version` has the change of `entry`.
 fn holds(entry: &Entry, version: CiliumVersion) -> bool {
+    within(entry.spans, entry.later, version)
+}
+
+/// Whether `version` is in `spans` or, past every listed minor, whether `later` says it is.
+fn within(spans: &[&str], later: bool, version: CiliumVersion) -> bool {
     let mut newest_listed = None;
-    for text in entry.spans {
+    for text in spans {
         let Some(span) = Span::parse(text) else {
             // The table test refuses malformed spans; a release never has such a change.
             return false;
@@ -379,7 +561,7 @@ fn holds(entry: &Entry, version: CiliumVersion) -> bool {
         }
         newest_listed = newest_listed.max(Some(span.minor));
     }
-    entry.later && newest_listed.is_some_and(|minor| minor < version.minor)
+    later && newest_listed.is_some_and(|minor| minor < version.minor)
 }
 
 /// The patch releases of one minor line that have a change.
@@ -511,6 +693,29 @@ mod tests {
         ] {
             assert_eq!(Span::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn the_value_table_is_well_formed() {
+        for value in VALUES {
+            let spans: Vec<Span> = value
+                .gone
+                .iter()
+                .map(|s| Span::parse(s).unwrap_or_else(|| panic!("{}: bad span {s}", value.path)))
+                .collect();
+            assert!(!spans.is_empty(), "{}", value.path);
+            assert!(spans.windows(2).all(|w| w[1].minor == w[0].minor + 1));
+            let first = crate::versions::parse(value.first_release_without()).unwrap();
+            assert!(value.gone_in(first), "{}", value.path);
+            if let Some(to) = value.moved_to {
+                assert!(
+                    value.hint.contains(to),
+                    "{}: the hint names {to}",
+                    value.path
+                );
+            }
+        }
+        assert!(VALUES[3].gone_in(v("1.20.0")) && !VALUES[3].gone_in(v("1.19.4")));
     }
 
     #[test]

@@ -127,7 +127,9 @@ fn pod_labels(ctx: &Ctx, app: &str) -> Value {
 /// From 1.20 the pre-flight pods share the host's user namespace, said explicitly where the
 /// cluster knows the field.
 fn put_host_users(spec: &mut Value, ctx: &Ctx) {
-    if ctx.plan.has(Change::OperatorAndPreflightHostUsers) && ctx.plan.kube.at_least(1, 33) {
+    if ctx.plan.has(Change::OperatorAndPreflightHostUsers)
+        && ctx.plan.kube.user_namespaces_by_default()
+    {
         put(spec, "hostUsers", Some(Value::Bool(true)));
     }
 }
@@ -427,7 +429,7 @@ fn pod_disruption_budget(ctx: &Ctx) -> Value {
         }
     }
     let policy = &pdb["unhealthyPodEvictionPolicy"];
-    if ctx.plan.kube.at_least(1, 27) && truthy(policy) {
+    if ctx.plan.kube.pdb_unhealthy_pod_eviction_policy() && truthy(policy) {
         put(&mut spec, "unhealthyPodEvictionPolicy", Some(bare(policy)));
     }
     let labels = labels(
