@@ -715,7 +715,27 @@ mod tests {
                 );
             }
         }
-        assert!(VALUES[3].gone_in(v("1.20.0")) && !VALUES[3].gone_in(v("1.19.4")));
+        let l2 = VALUES
+            .iter()
+            .find(|value| value.path == "l2podAnnouncements.interface")
+            .unwrap();
+        assert!(!l2.gone_in(v("1.18.12")) && !l2.gone_in(v("1.19.4")));
+        assert!(l2.gone_in(v("1.19.5")) && l2.gone_in(v("1.20.0")));
+    }
+
+    /// The on/off/on histories that used to take two or three entries, release by release.
+    #[test]
+    fn histories_with_gaps_are_one_entry() {
+        // Releases up to 1.20.0, so adding a release does not break this test.
+        let releases = || crate::versions::supported().filter(|r| v(r) <= v("1.20.0"));
+        let unread: Vec<&str> = releases()
+            .filter(|r| ChangeSet::of(v(r)).has(Change::BgpV1PeeringPoliciesUnread))
+            .collect();
+        assert_eq!(unread, ["1.19.0", "1.19.1", "1.19.2", "1.19.3", "1.20.0"]);
+        let big_tcp: Vec<&str> = releases()
+            .filter(|r| ChangeSet::of(v(r)).has(Change::TunnelBigTcp))
+            .collect();
+        assert_eq!(big_tcp, ["1.19.0", "1.19.1", "1.19.2"]);
     }
 
     #[test]
