@@ -19,6 +19,7 @@ use std::cell::OnceCell;
 
 use serde_json::{Map, Value};
 
+use crate::changes::ValueChange;
 use crate::values::Values;
 use crate::versions::{self, CiliumVersion};
 
@@ -117,62 +118,27 @@ fn shown_path(path: &str) -> String {
     }
 }
 
-/// Values renamed or removed between supported minors, with what the newer chart offers instead
-/// (from the charts' values.yaml): (path, first release without it, hint).
-const RENAMED: &[(&str, &str, &str)] = &[
-    ("customCalls", "1.19.0", "removed in 1.19 (no replacement)"),
-    ("nodePort.enabled", "1.19.0", "removed in 1.19: the NodePort service implementation follows kubeProxyReplacement"),
-    ("svcSourceRangeCheck", "1.19.0", "removed in 1.19 (service source ranges are always checked)"),
-    ("l2podAnnouncements.interface", "1.19.5", "1.19.5 replaced it by l2podAnnouncements.interfacePattern (a regular expression)"),
-    ("clustermesh.enableMCSAPISupport", "1.20.0", "1.20 renamed it to clustermesh.mcsapi.enabled"),
-    ("encryption.strictMode.enabled", "1.20.0", "1.20 renamed it to encryption.strictMode.egress.enabled"),
-    ("encryption.strictMode.cidr", "1.20.0", "1.20 renamed it to encryption.strictMode.egress.cidr"),
-    ("encryption.strictMode.allowRemoteNodeIdentities", "1.20.0", "1.20 renamed it to encryption.strictMode.egress.allowRemoteNodeIdentities"),
-    ("encryption.ipsec.encryptedOverlay", "1.20.0", "removed in 1.20 (no replacement)"),
-    ("hubble.redact.kafka", "1.20.0", "removed in 1.20 (Kafka API key redaction is gone)"),
-    ("preflight.tofqdnsPreCache", "1.20.0", "removed in 1.20; the agent's DNS cache preload file is dnsProxy.preCache"),
-    ("hubble.ui.backend.livenessProbe", "1.20.0", "removed in 1.20: the backend's probes are always on"),
-    ("hubble.ui.backend.readinessProbe", "1.20.0", "removed in 1.20: the backend's probes are always on"),
-    ("clustermesh.apiserver.tls.server", "1.20.0", "removed in 1.20: clustermesh-apiserver certificates are no longer provided by values; use clustermesh.apiserver.tls.auto"),
-    ("clustermesh.apiserver.tls.admin", "1.20.0", "removed in 1.20: clustermesh-apiserver certificates are no longer provided by values; use clustermesh.apiserver.tls.auto"),
-    ("clustermesh.apiserver.tls.remote", "1.20.0", "removed in 1.20: clustermesh-apiserver certificates are no longer provided by values; use clustermesh.apiserver.tls.auto"),
-    ("clustermesh.apiserver.tls.enableSecrets", "1.20.0", "removed in 1.20: clustermesh-apiserver certificates are no longer provided by values; use clustermesh.apiserver.tls.auto"),
-];
+/// Values renamed or removed between supported minors, with what the newer chart offers
+/// instead: the values part of the changelog (`changes::VALUES`), kept here under its old name
+/// for the modules that explain unknown values.
+pub const RENAMED: &[ValueChange] = crate::changes::VALUES;
 
 /// Renames that keep the value's meaning, which `fix-values --apply-renames` carries out: (old
-/// path, new path, first release without the old one). Each is one of `RENAMED` (a test holds
-/// the two tables together), and the new path takes the old value as written (from the charts'
-/// values.yaml: 1.19 lists both `clustermesh.enableMCSAPISupport` and `clustermesh.mcsapi.enabled`,
-/// 1.20 only the latter; 1.20 moved `encryption.strictMode`'s keys under `egress`).
-pub const MOVES: &[(&str, &str, &str)] = &[
-    (
-        "clustermesh.enableMCSAPISupport",
-        "clustermesh.mcsapi.enabled",
-        "1.20.0",
-    ),
-    (
-        "encryption.strictMode.enabled",
-        "encryption.strictMode.egress.enabled",
-        "1.20.0",
-    ),
-    (
-        "encryption.strictMode.cidr",
-        "encryption.strictMode.egress.cidr",
-        "1.20.0",
-    ),
-    (
-        "encryption.strictMode.allowRemoteNodeIdentities",
-        "encryption.strictMode.egress.allowRemoteNodeIdentities",
-        "1.20.0",
-    ),
-];
+/// path, new path, first release without the old one), the `RENAMED` entries with a new path.
+pub fn moves() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
+    RENAMED.iter().filter_map(|value| {
+        let to = value.moved_to?;
+        Some((value.path, to, value.first_release_without()))
+    })
+}
 
 /// The new path of a renamed value (as keys), where `version` is past the rename.
 pub fn moved_to(keys: &[String], version: CiliumVersion) -> Option<Vec<String>> {
     let dotted = keys.join(".");
-    MOVES.iter().find_map(|(old, new, gone_in)| {
-        let past = versions::parse(gone_in).is_ok_and(|gone| version >= gone);
-        (past && dotted == *old).then(|| new.split('.').map(str::to_string).collect())
+    RENAMED.iter().find_map(|value| {
+        let new = value.moved_to?;
+        (value.gone_in(version) && dotted == value.path)
+            .then(|| new.split('.').map(str::to_string).collect())
     })
 }
 
@@ -736,10 +702,10 @@ fn describe_releases(releases: &[&str]) -> String {
 
 /// The rename hint for `dotted` (or a map above it), where the requested release is past it.
 fn hint(dotted: &str, version: CiliumVersion) -> Option<&'static str> {
-    RENAMED.iter().find_map(|(path, gone_in, hint)| {
-        let applies = dotted == *path || dotted.starts_with(&format!("{path}."));
-        let past = versions::parse(gone_in).is_ok_and(|gone| version >= gone);
-        (applies && past).then_some(*hint)
+    RENAMED.iter().find_map(|value| {
+        let path = value.path;
+        let applies = dotted == path || dotted.starts_with(&format!("{path}."));
+        (applies && value.gone_in(version)).then_some(value.hint)
     })
 }
 
@@ -963,12 +929,13 @@ clustermesh: {enableMCSAPISupport: null}
     /// A move names a rename the refusal explains, and lands on a path the release knows.
     #[test]
     fn moves_are_renames_to_known_paths() {
-        for (old, new, gone_in) in MOVES {
+        assert_eq!(moves().count(), 4, "the four renames of 1.20");
+        for (old, new, gone_in) in moves() {
             let renamed = RENAMED
                 .iter()
-                .find(|(p, g, _)| p == old && g == gone_in)
+                .find(|r| r.path == old)
                 .unwrap_or_else(|| panic!("{old} is not in RENAMED"));
-            assert!(renamed.2.contains(new), "{old}: {}", renamed.2);
+            assert!(renamed.hint.contains(new), "{old}: {}", renamed.hint);
             let version = versions::parse(gone_in).unwrap();
             let (tree, _) = versions::defaults_indexed(version).unwrap();
             let keys: Vec<&str> = new.split('.').collect();

@@ -46,6 +46,32 @@ impl KubeVersion {
     pub fn at_least(&self, major: u32, minor: u32) -> bool {
         (self.major, self.minor) >= (major, minor)
     }
+
+    // What the cluster's Kubernetes version changes in the render, each written once. The
+    // chart compares `.Capabilities.KubeVersion` against these minors in its templates (e.g.
+    // `cilium-agent/daemonset.yaml` and every `poddisruptionbudget.yaml` of chart 1.20.0); the
+    // Kubernetes releases are the ones its documentation names for the fields.
+
+    /// Kubernetes 1.27 and newer: a PodDisruptionBudget takes `unhealthyPodEvictionPolicy`
+    /// (https://kubernetes.io/docs/tasks/run-application/configure-pdb/#unhealthy-pod-eviction-policy).
+    pub fn pdb_unhealthy_pod_eviction_policy(&self) -> bool {
+        self.at_least(1, 27)
+    }
+
+    /// Kubernetes 1.30 and newer: AppArmor is set with the security context's
+    /// `appArmorProfile` field; before, the chart writes the per-container
+    /// `container.apparmor.security.beta.kubernetes.io/*` annotations and drops the field
+    /// (https://kubernetes.io/docs/tutorials/security/apparmor/).
+    pub fn app_armor_profile_field(&self) -> bool {
+        self.at_least(1, 30)
+    }
+
+    /// Kubernetes 1.33 and newer: user namespaces are on by default, so the chart pins
+    /// `hostUsers` on the pods that need the host's (https://kubernetes.io/blog/2025/04/25/userns-enabled-by-default/,
+    /// https://kubernetes.io/docs/concepts/workloads/pods/user-namespaces/).
+    pub fn user_namespaces_by_default(&self) -> bool {
+        self.at_least(1, 33)
+    }
 }
 
 impl std::fmt::Display for KubeVersion {

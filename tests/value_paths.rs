@@ -160,11 +160,11 @@ fn known_in(version: &str) -> BTreeSet<String> {
 /// Whether a change holds for a release, by the change's name.
 fn holds(change: &str, version: &str) -> bool {
     let set = cilium_cmp::changes::ChangeSet::of(cilium_cmp::versions::parse(version).unwrap());
-    let (c, _) = cilium_cmp::changes::TABLE
+    let entry = cilium_cmp::changes::TABLE
         .iter()
-        .find(|(c, _)| format!("{c:?}") == change)
+        .find(|e| format!("{:?}", e.change) == change)
         .unwrap_or_else(|| panic!("Change::{change} is not in src/changes.rs"));
-    set.has(*c)
+    set.has(entry.change)
 }
 
 /// Reads the scan cannot see gated, each with the gate the code puts on what is read and why:

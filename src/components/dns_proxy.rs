@@ -168,7 +168,7 @@ fn pod_spec(ctx: &Ctx) -> Result<Value, RenderError> {
             {"emptyDir": {}, "name": "runtime-dir"},
         ],
     });
-    if ctx.plan.has(Change::EnvoyDnsProxyHostUsers) && ctx.plan.kube.at_least(1, 33) {
+    if ctx.plan.has(Change::EnvoyDnsProxyHostUsers) && ctx.plan.kube.user_namespaces_by_default() {
         put(&mut spec, "hostUsers", Some(Value::Bool(true)));
     }
     put(

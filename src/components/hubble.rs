@@ -123,7 +123,7 @@ pub(crate) fn deployment_spec(
 /// `hostUsers` of the Relay and UI pods: `hubble.hostUsers` when it is a boolean, on
 /// Kubernetes versions that know the field.
 pub(crate) fn host_users(ctx: &Ctx) -> Option<Value> {
-    if !(ctx.plan.has(Change::HubbleHostUsers) && ctx.plan.kube.at_least(1, 33)) {
+    if !(ctx.plan.has(Change::HubbleHostUsers) && ctx.plan.kube.user_namespaces_by_default()) {
         return None;
     }
     match ctx.v("hubble.hostUsers") {

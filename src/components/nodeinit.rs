@@ -92,7 +92,7 @@ fn pod_annotations(ctx: &Ctx) -> Option<Value> {
         Value::Object(m) => m.clone(),
         _ => Map::new(),
     };
-    if !ctx.on("securityContext.privileged") && !ctx.plan.kube.at_least(1, 30) {
+    if !ctx.on("securityContext.privileged") && !ctx.plan.kube.app_armor_profile_field() {
         m.insert(
             "container.apparmor.security.beta.kubernetes.io/node-init".into(),
             Value::String("unconfined".into()),
@@ -106,7 +106,7 @@ fn pod_annotations(ctx: &Ctx) -> Option<Value> {
 fn pod_security_context(ctx: &Ctx) -> Result<Option<Value>, RenderError> {
     let path = "nodeinit.podSecurityContext";
     let mut psc = ctx.v(path).clone();
-    if !ctx.plan.kube.at_least(1, 30) {
+    if !ctx.plan.kube.app_armor_profile_field() {
         match &mut psc {
             Value::Object(m) => {
                 m.remove("appArmorProfile");
@@ -125,7 +125,7 @@ fn pod_spec(ctx: &Ctx) -> Result<Value, RenderError> {
         "hostNetwork": true,
     });
     put(&mut spec, "securityContext", pod_security_context(ctx)?);
-    if ctx.plan.has(Change::NodeinitPodSpec120) && ctx.plan.kube.at_least(1, 33) {
+    if ctx.plan.has(Change::NodeinitPodSpec120) && ctx.plan.kube.user_namespaces_by_default() {
         put(&mut spec, "hostUsers", Some(Value::Bool(true)));
     }
     put(

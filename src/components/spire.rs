@@ -492,7 +492,7 @@ fn stateful_set(ctx: &Ctx) -> Result<Value, RenderError> {
         "priorityClassName",
         priority_class_name(ctx, ctx.v(&s("priorityClassName")), "system-node-critical"),
     );
-    if ctx.plan.has(Change::SpirePods120) && ctx.plan.kube.at_least(1, 33) {
+    if ctx.plan.has(Change::SpirePods120) && ctx.plan.kube.user_namespaces_by_default() {
         put(&mut spec, "hostUsers", Some(Value::Bool(true)));
     }
     put(&mut spec, "initContainers", server_init_containers(ctx)?);

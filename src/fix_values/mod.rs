@@ -3,7 +3,7 @@
 //!
 //! Each value the release does not know (`known_keys`) does nothing in a render, so removing it
 //! changes nothing; the command proves that for every run by rendering both and comparing the
-//! bytes before it writes. A value renamed by the release (`known_keys::MOVES`) can be moved
+//! bytes before it writes. A value renamed by the release (`known_keys::moves`) can be moved
 //! under its new name instead (`apply_renames`): the render then changes by design, and the
 //! change is reported. Edits go by whole lines (`edit`), so the rest of a file stays as written;
 //! a file that cannot be edited so (anchors, merge keys, several documents, keys inside flow

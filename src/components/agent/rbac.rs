@@ -55,15 +55,9 @@ fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
 /// why the operator keeps its own table).
 const LISTED_KINDS: &[(&str, Listed)] = &[
     ("ciliumloadbalancerippools", Listed::Always),
-    // BGPv1 peering policies left the list in 1.19.0, came back in 1.19.4 and left for good
-    // in 1.20.
     (
         "ciliumbgppeeringpolicies",
-        Listed::Gap {
-            dropped: Change::BgpV1RbacDropped,
-            restored: Change::BgpV1RbacRestored,
-            gone: Change::AgentRbac120,
-        },
+        Listed::Until(Change::BgpV1PeeringPoliciesUnread),
     ),
     ("ciliumbgpnodeconfigs", Listed::Always),
     ("ciliumbgpadvertisements", Listed::Always),

@@ -4,7 +4,7 @@
 //! The two roles keep their own ordered tables: they name overlapping resources in orders that
 //! cannot be merged (the agent lists `ciliumbgpnodeconfigs` before `ciliumbgppeerconfigs`, the
 //! operator the other way round), and the output keeps each order. What they share are these
-//! gates and the changes behind them (`BgpV1RbacDropped`, `BgpV1RbacRestored`,
+//! gates and the changes behind them (`BgpV1PeeringPoliciesUnread`, `BgpV1CrdUpdateDropped`,
 //! `DatapathPluginCrd`).
 
 use crate::changes::Change;
@@ -17,12 +17,6 @@ pub enum Listed {
     Since(Change),
     /// Until the release with this change.
     Until(Change),
-    /// Until `dropped`, then again from `restored` until `gone`.
-    Gap {
-        dropped: Change,
-        restored: Change,
-        gone: Change,
-    },
     /// From the release with this change on, when the chart installs the MCS-API CRDs.
     McsapiCrds(Change),
 }
@@ -37,11 +31,6 @@ pub fn listed(ctx: &Ctx, table: &[(&'static str, Listed)], mcsapi_crds: bool) ->
             Listed::Always => true,
             Listed::Since(change) => has(change),
             Listed::Until(change) => !has(change),
-            Listed::Gap {
-                dropped,
-                restored,
-                gone,
-            } => !has(dropped) || (has(restored) && !has(gone)),
             Listed::McsapiCrds(change) => has(change) && mcsapi_crds,
         })
         .map(|(name, _)| *name)

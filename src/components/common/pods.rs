@@ -79,7 +79,7 @@ pub fn pod_disruption_budget(
         }
     }
     let policy = &block["unhealthyPodEvictionPolicy"];
-    if ctx.plan.kube.at_least(1, 27) && truthy(policy) {
+    if ctx.plan.kube.pdb_unhealthy_pod_eviction_policy() && truthy(policy) {
         spec.insert("unhealthyPodEvictionPolicy".into(), bare(policy));
     }
     spec.insert(

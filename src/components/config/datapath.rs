@@ -390,7 +390,7 @@ pub fn masquerade_and_encryption(
     data.qv(ctx, "enable-ipv4-big-tcp", "enableIPv4BIGTCP");
     data.qv(ctx, "enable-ipv6-big-tcp", "enableIPv6BIGTCP");
     data.qv(ctx, "enable-ipv6-masquerade", "enableIPv6Masquerade");
-    if ctx.plan.has(Change::TunnelBigTcp) && !ctx.plan.has(Change::TunnelBigTcpDropped) {
+    if ctx.plan.has(Change::TunnelBigTcp) {
         data.qv(ctx, "enable-tunnel-big-tcp", "enableTunnelBIGTCP");
     }
     data.qv_when(ctx, has, "enable-tcx", "bpf.enableTCX");

@@ -33,7 +33,7 @@ pub(super) fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderEr
         ),
         &[common_labels, ctx.v("envoy.podLabels")],
     );
-    if ctx.plan.has(Change::EnvoyDnsProxyHostUsers) && ctx.plan.kube.at_least(1, 33) {
+    if ctx.plan.has(Change::EnvoyDnsProxyHostUsers) && ctx.plan.kube.user_namespaces_by_default() {
         put(&mut spec, "hostUsers", Some(Value::Bool(true)));
     }
 
@@ -71,7 +71,7 @@ pub(super) fn daemon_set(ctx: &Ctx, configmap: &Value) -> Result<Value, RenderEr
 }
 
 fn old_kube(ctx: &Ctx) -> bool {
-    !ctx.plan.kube.at_least(1, 30)
+    !ctx.plan.kube.app_armor_profile_field()
 }
 
 fn pod_annotations(ctx: &Ctx, configmap: &Value) -> Option<Value> {

@@ -136,7 +136,9 @@ fn pod_spec(ctx: &Ctx) -> Result<Value, RenderError> {
         "automountServiceAccountToken": bare(ctx.v("serviceAccounts.operator.automount")),
         "volumes": volumes(ctx)?,
     });
-    if ctx.plan.has(Change::OperatorAndPreflightHostUsers) && ctx.plan.kube.at_least(1, 33) {
+    if ctx.plan.has(Change::OperatorAndPreflightHostUsers)
+        && ctx.plan.kube.user_namespaces_by_default()
+    {
         put(
             &mut spec,
             "hostUsers",

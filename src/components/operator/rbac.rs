@@ -40,7 +40,7 @@ const UPDATED_CRDS: &[(&str, Listed)] = &[
     ("ciliumloadbalancerippools.cilium.io", Listed::Always),
     (
         "ciliumbgppeeringpolicies.cilium.io",
-        Listed::Until(Change::BgpV1RbacDropped),
+        Listed::Until(Change::BgpV1CrdUpdateDropped),
     ),
     ("ciliumbgpclusterconfigs.cilium.io", Listed::Always),
     ("ciliumbgppeerconfigs.cilium.io", Listed::Always),
@@ -291,9 +291,7 @@ fn owned_cilium_kinds(ctx: &Ctx) -> Vec<&'static str> {
 /// The Cilium kinds the operator only reads.
 fn read_cilium_kinds(ctx: &Ctx) -> Vec<&'static str> {
     let bgp_v2 = ctx.plan.has(Change::OperatorBgpV2Managed);
-    // Dropped in 1.19.0, back in 1.19.4, gone again when BGP v1 left for good in 1.20.
-    let peering_policies = !bgp_v2
-        && (!ctx.plan.has(Change::BgpV1RbacDropped) || ctx.plan.has(Change::BgpV1RbacRestored));
+    let peering_policies = !ctx.plan.has(Change::BgpV1PeeringPoliciesUnread);
     let mut kinds = vec!["ciliumloadbalancerippools", "ciliumpodippools"];
     if peering_policies {
         kinds.push("ciliumbgppeeringpolicies");

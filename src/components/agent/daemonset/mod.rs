@@ -167,7 +167,7 @@ fn pod_annotations(ctx: &Ctx) -> Result<Value, RenderError> {
         );
     }
     // Before Kubernetes 1.30 AppArmor is set through annotations (the pod field came later).
-    if !ctx.on("securityContext.privileged") && !ctx.plan.kube.at_least(1, 30) {
+    if !ctx.on("securityContext.privileged") && !ctx.plan.kube.app_armor_profile_field() {
         let mut containers = vec!["cilium-agent", "clean-cilium-state"];
         if ctx.on("cgroup.autoMount.enabled") {
             containers.extend(["mount-cgroup", "apply-sysctl-overwrites"]);
@@ -221,7 +221,7 @@ fn pod_spec(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     }
     let mut psc = ctx.v("podSecurityContext").clone();
     // Kubernetes before 1.30 has no appArmorProfile field.
-    if !ctx.plan.kube.at_least(1, 30) {
+    if !ctx.plan.kube.app_armor_profile_field() {
         if let Value::Object(m) = &mut psc {
             m.remove("appArmorProfile");
         }
@@ -260,7 +260,7 @@ fn pod_spec(ctx: &Ctx, a: &Agent) -> Result<Value, RenderError> {
     spec.insert("hostNetwork".into(), Value::Bool(true));
     // Kubernetes 1.33 turned user namespaces on by default; a host-network agent needs the
     // host's.
-    if ctx.plan.has(Change::AgentPodSpec120) && ctx.plan.kube.at_least(1, 33) {
+    if ctx.plan.has(Change::AgentPodSpec120) && ctx.plan.kube.user_namespaces_by_default() {
         spec.insert("hostUsers".into(), Value::Bool(true));
     }
     if ctx.on("dnsPolicy") {

@@ -1,0 +1,55 @@
+//! Generates the list of compiled-in releases from `sidecar/charts.sha256`, the one list of
+//! supported releases: the sidecar image's build downloads and checks exactly those archives,
+//! and `src/versions.rs` includes the generated list, so adding a release is one line there (and
+//! its `data/<version>/` files from `cilium-cmp import-chart`).
+
+use std::fmt::Write as _;
+
+const PINS: &str = "sidecar/charts.sha256";
+
+fn main() {
+    println!("cargo:rerun-if-changed={PINS}");
+    println!("cargo:rerun-if-changed=build.rs");
+    let text = std::fs::read_to_string(PINS)
+        .unwrap_or_else(|e| panic!("{PINS}: cannot read the list of supported releases: {e}"));
+    let mut releases = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        releases.push(version_of(line).unwrap_or_else(|| {
+            panic!(
+                "{PINS}:{}: expected `SHA256  cilium-1.M.P.tgz` (sha256sum's format), got {line:?}",
+                number + 1
+            )
+        }));
+    }
+    let mut out = String::new();
+    writeln!(
+        out,
+        "static RELEASES: [ReleaseData; {}] = [{}];",
+        releases.len(),
+        releases
+            .iter()
+            .map(|v| format!("release!(\"{v}\")"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+    .unwrap();
+    let dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR for build scripts");
+    std::fs::write(format!("{dir}/releases.rs"), out).expect("OUT_DIR is writable");
+}
+
+/// The version of a `SHA256  cilium-1.M.P.tgz` line, when the line has that shape.
+fn version_of(line: &str) -> Option<&str> {
+    let (sum, file) = line.split_once("  ")?;
+    let version = file.strip_prefix("cilium-")?.strip_suffix(".tgz")?;
+    let numbers: Vec<&str> = version.split('.').collect();
+    let well_formed = sum.len() == 64
+        && sum.bytes().all(|b| b.is_ascii_hexdigit())
+        && numbers.len() == 3
+        && numbers
+            .iter()
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    well_formed.then_some(version)
+}
