@@ -50,10 +50,10 @@ pub enum RenderError {
     #[error(transparent)]
     Version(#[from] UnknownVersion),
     /// An archive of a release this binary does not list, whose templates are not those of a
-    /// listed one (`twin.rs`).
+    /// listed one (`chart::twin`).
     /// (Boxed: the lists of files would make every render's error type larger.)
     #[error(transparent)]
-    Twin(#[from] Box<crate::twin::TwinError>),
+    Twin(#[from] Box<crate::chart::twin::TwinError>),
     #[error("these values render no objects at all; refusing to print an empty stream (it would make Argo CD prune everything); check `agent` and `preflight.enabled`")]
     Empty,
     #[error("--kube-version {0:?} is not a Kubernetes version such as 1.35.0")]
@@ -187,7 +187,7 @@ pub enum ArchiveHint {
     /// A caller of the library that did not say.
     #[default]
     Unspecified,
-    /// `render`: `--chart-archive`, after the default folder (`chart_store`) was searched.
+    /// `render`: `--chart-archive`, after the default folder (`chart::store`) was searched.
     RenderFlag { searched: Option<String> },
     /// `lock`, `talos-patch`: the folder `--chart-dir` names (or the default one) was searched.
     ChartDirFlag { dir: String },
@@ -214,8 +214,8 @@ impl ArchiveHint {
             ArchiveHint::PluginDir { dir } => format!(
                 "the plugin reads it from {dir} ({var}, default {default}) and it is not there; the sidecar image ships one per supported release (for another image: `{}`)",
                 into(dir),
-                var = crate::chart_store::CHART_DIR_VAR,
-                default = crate::chart_store::DEFAULT_CHART_DIR,
+                var = crate::chart::store::CHART_DIR_VAR,
+                default = crate::chart::store::DEFAULT_CHART_DIR,
             ),
         }
     }

@@ -13,7 +13,7 @@ use anyhow::Context;
 use clap::Parser;
 
 use cilium_cmp::argocd::{self, GenerateError};
-use cilium_cmp::chart_fetch::{self, Fetched};
+use cilium_cmp::chart::fetch::{self, Fetched};
 
 use cli::args::{ChartCommand, Cli, Command};
 use cli::inputs::{argocd_env, folder_request, render_finding_archive};
@@ -151,7 +151,7 @@ fn run() -> anyhow::Result<()> {
             target_revision,
             values_root,
             keep_unknown_keys,
-        } => cli::import::import_application(cli::import::ImportArgs {
+        } => cli::import_application::import_application(cli::import_application::ImportArgs {
             app,
             to,
             repo_url,
@@ -194,8 +194,7 @@ fn run() -> anyhow::Result<()> {
             } else {
                 "its pinned sha256"
             };
-            let path = match chart_fetch::fetch(&version, &repo, dir.as_deref(), sha256.as_deref())?
-            {
+            let path = match fetch::fetch(&version, &repo, dir.as_deref(), sha256.as_deref())? {
                 Fetched::Downloaded(path) => {
                     tracing::info!(
                         "downloaded Cilium {version}'s chart archive; it matches {which}"
@@ -212,7 +211,7 @@ fn run() -> anyhow::Result<()> {
             write_stdout(&format!("{}\n", path.display()))
         }
         Command::ImportChart { archive, data_dir } => {
-            let v = cilium_cmp::import::import(&archive, &data_dir)?;
+            let v = cilium_cmp::chart::import::import(&archive, &data_dir)?;
             tracing::info!("imported Cilium {v} into {}", data_dir.display());
             Ok(())
         }

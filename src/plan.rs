@@ -93,7 +93,7 @@ pub struct Plan {
     /// The chart's name and version as its `helm.sh/chart` label prints them (`cilium-1.20.0`).
     /// The only place a render shows the chart's version (the chart's `_helpers.tpl` prints
     /// `.Chart.Name-.Chart.Version`; its NOTES.txt is not rendered), so a release read from its
-    /// archive (`twin.rs`) shows its own version here and its model's nowhere.
+    /// archive (`chart::twin`) shows its own version here and its model's nowhere.
     pub chart_label: String,
     /// Where Hubble's certificates come from (`hubble.tls.auto`).
     pub hubble_certs: CertSource,
@@ -165,7 +165,7 @@ impl Plan {
             kube,
             api_versions,
             // A release read from its archive has the changes of the release whose templates
-            // it has (`twin.rs`).
+            // it has (`chart::twin`).
             changes: ChangeSet::of(crate::versions::model(cilium)),
             chart_label: format!("cilium-{cilium}"),
             hubble_certs: CertSource::of(values, "hubble.tls"),

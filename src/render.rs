@@ -30,7 +30,7 @@ pub struct Inputs {
     /// Values the chart does not know become warnings (stderr, one line each) instead of
     /// refusing the render: for values files written for older charts, while they are migrated.
     pub allow_unknown_keys: bool,
-    /// Reads the release from `chart` as if this binary did not list it (`twin.rs`), even when
+    /// Reads the release from `chart` as if this binary did not list it (`chart::twin`), even when
     /// it does: how the tests replay release day with a release whose Helm render is known.
     /// Front ends leave it off; an unlisted version with an archive is read so anyway.
     pub read_as_twin: bool,
@@ -163,12 +163,12 @@ pub fn resolve_values(
 }
 
 /// The release to render: a listed one, or one read from the archive the caller gave when the
-/// binary does not list it (its templates must be a listed release's, `twin.rs`).
+/// binary does not list it (its templates must be a listed release's, `chart::twin`).
 pub fn release_of(inputs: &Inputs) -> Result<versions::CiliumVersion, RenderError> {
     let listed = versions::parse(&inputs.cilium_version);
     match (&inputs.chart, listed) {
         (Some(chart), listed) if listed.is_err() || inputs.read_as_twin => {
-            Ok(crate::twin::open(chart, &inputs.cilium_version)?)
+            Ok(crate::chart::twin::open(chart, &inputs.cilium_version)?)
         }
         (_, listed) => Ok(listed?),
     }

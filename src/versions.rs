@@ -11,7 +11,7 @@ pub struct CiliumVersion {
     pub major: u32,
     pub minor: u32,
     pub patch: u32,
-    /// Set for a release read at run time from its archive (`twin.rs`): its slot among the
+    /// Set for a release read at run time from its archive (`chart::twin`): its slot among the
     /// twins of this process. None for a compiled-in release.
     twin: Option<u32>,
 }
@@ -113,7 +113,7 @@ macro_rules! release {
 // `build.rs` so the pins and the compiled-in releases are one list.
 include!(concat!(env!("OUT_DIR"), "/releases.rs"));
 
-/// The releases read from archives in this process (`twin.rs`), each kept for the process's
+/// The releases read from archives in this process (`chart::twin`), each kept for the process's
 /// life with the digest of what it was read from, so an archive read twice is one twin.
 static TWINS: Mutex<Vec<(String, &'static ReleaseData)>> = Mutex::new(Vec::new());
 
@@ -219,7 +219,7 @@ pub fn parse(requested: &str) -> Result<CiliumVersion, UnknownVersion> {
 /// process renders one release, and a test process a few.
 pub(crate) fn register_twin(
     digest: &str,
-    facts: crate::import::Facts,
+    facts: crate::chart::import::Facts,
     model: &str,
 ) -> Option<CiliumVersion> {
     let (major, minor, patch) = numbers(&facts.version)?;

@@ -489,7 +489,7 @@ fn an_unlisted_release_is_fetched_only_with_its_digest_and_then_renders() {
     let home = Scratch::new("fetch-unlisted");
     let made = repack::repack(&official, "1.20.0", "1.20.99", &home.0.join("made"), None);
     let bytes = std::fs::read(&made).unwrap();
-    let digest = cilium_cmp::chart_store::sha256_hex(&bytes);
+    let digest = cilium_cmp::chart::store::sha256_hex(&bytes);
     let server = Server::start();
     server.serve("cilium-1.20.99.tgz", Answer::Whole(bytes.clone()));
     let fetch = |extra: &[&str]| {

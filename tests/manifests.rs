@@ -534,7 +534,7 @@ fn pinned_chart_archives() {
         .collect();
     assert_eq!(files, wanted, "one archive per supported version, in order");
     // The binary's pins are this file, compiled in; the image's build stage must have it.
-    let compiled: Vec<(String, String)> = cilium_cmp::chart_pins::pins()
+    let compiled: Vec<(String, String)> = cilium_cmp::chart::pins::pins()
         .map(|(v, sum)| (sum.to_string(), format!("cilium-{v}.tgz")))
         .collect();
     assert_eq!(

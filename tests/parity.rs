@@ -19,7 +19,7 @@
 //! refuse later (`admission.rs`, the rules in `REFUSED_AS_CLUSTER_WOULD`) again without that
 //! refusal; either way the render is then compared with Helm's. The run ends with the counts.
 //!
-//! Release day is replayed here too (`src/twin.rs`). `twin/VERSION/NAME`: each supported patch
+//! Release day is replayed here too (`src/chart/twin.rs`). `twin/VERSION/NAME`: each supported patch
 //! release whose templates equal its predecessor's, rendered from its archive as if this binary
 //! did not list it, against Helm's reference of that release. `repacked/VERSION/NAME`: an archive
 //! made from the newest release of each minor as an unlisted one (`1.X.99`, new image tags, see
@@ -89,7 +89,7 @@ struct Scenario {
 enum Kind {
     /// A supported release, with its compiled-in facts.
     Listed,
-    /// A supported release read from its archive as if unlisted (`twin.rs`).
+    /// A supported release read from its archive as if unlisted (`chart::twin`).
     Twin,
     /// An archive made as an unlisted release (`support/repack.rs`), read as a twin.
     Repacked,
@@ -385,7 +385,7 @@ fn main() -> ExitCode {
         repacked,
     };
     let scenarios = all_scenarios(&setup.reference);
-    let twins: Vec<(&'static str, Kind)> = cilium_cmp::twin::replayable()
+    let twins: Vec<(&'static str, Kind)> = cilium_cmp::chart::twin::replayable()
         .into_iter()
         .map(|(v, _)| (v, Kind::Twin))
         .chain(repack::FROM.iter().map(|(_, to)| (*to, Kind::Repacked)))

@@ -1,4 +1,4 @@
-//! Release day (`src/twin.rs`): a Cilium patch release this binary does not list renders from
+//! Release day (`src/chart/twin.rs`): a Cilium patch release this binary does not list renders from
 //! its official archive when its templates are those of a listed release, and is refused, naming
 //! the template files that differ, when they are not. The archives are made from the official
 //! ones (`support/repack.rs`), on all three minor lines; Helm parity of such renders is checked
@@ -26,7 +26,7 @@ fn main() -> std::process::ExitCode {
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cilium_cmp::twin::TwinError;
+use cilium_cmp::chart::twin::TwinError;
 use cilium_cmp::{render, Inputs, RenderError};
 use scratch::Scratch;
 
@@ -113,7 +113,7 @@ fn an_unlisted_release_with_known_templates_takes_the_model_and_the_archives_fac
         let source = official(from);
         let archive = repack::repack(&source, from, to, &dir.0, None);
         let chart = cilium_cmp::chart::ChartFiles::open(&archive).unwrap();
-        let twin = cilium_cmp::twin::open(&chart, to).unwrap();
+        let twin = cilium_cmp::chart::twin::open(&chart, to).unwrap();
         assert!(twin.is_twin());
         assert_eq!(twin.to_string(), to);
         assert_eq!(cilium_cmp::versions::model(twin).to_string(), from);
@@ -121,7 +121,7 @@ fn an_unlisted_release_with_known_templates_takes_the_model_and_the_archives_fac
         let defaults = cilium_cmp::versions::defaults(twin);
         assert_eq!(defaults["image"]["tag"], format!("v{to}"));
         // The same archive read twice is one twin.
-        assert_eq!(cilium_cmp::twin::open(&chart, to).unwrap(), twin);
+        assert_eq!(cilium_cmp::chart::twin::open(&chart, to).unwrap(), twin);
         // A listed release of its own archive is read as a twin only when asked.
         let listed = official(from);
         let mut inputs = Inputs::new(from);

@@ -131,8 +131,11 @@ fn data_is_what_import_chart_makes_of_each_archive() {
         if !archive.is_file() {
             continue;
         }
-        assert_eq!(cilium_cmp::import::import(&archive, &out).unwrap(), v);
-        for file in cilium_cmp::import::DATA_FILES {
+        assert_eq!(
+            cilium_cmp::chart::import::import(&archive, &out).unwrap(),
+            v
+        );
+        for file in cilium_cmp::chart::import::DATA_FILES {
             let made = std::fs::read(out.join(v).join(file)).unwrap();
             let kept = std::fs::read(root.join("data").join(v).join(file)).unwrap();
             assert!(made == kept, "data/{v}/{file} differs from what import-chart makes: run `cilium-cmp import-chart {}`", archive.display());

@@ -32,7 +32,7 @@ pub use folder::{Repo, LOCK_FILE, SETTINGS_FILE};
 pub use params::Overrides;
 pub use preview::{LockState, Preview};
 
-pub use crate::chart_store::{CHART_DIR_VAR, DEFAULT_CHART_DIR};
+pub use crate::chart::store::{CHART_DIR_VAR, DEFAULT_CHART_DIR};
 pub use crate::shell::shell_quote;
 
 /// The environment variables `generate` reads (everything else in the environment is ignored,
@@ -249,14 +249,14 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
     let cilium = match crate::versions::parse(&version) {
         Ok(v) => v.to_string(),
         // A release this binary does not list renders from its archive in the chart folder, when
-        // its templates are those of a listed release (`twin.rs`); the name is checked to be a
+        // its templates are those of a listed release (`chart::twin`); the name is checked to be a
         // release number before it names a file.
         Err(e) => match crate::versions::release_number(&version)
             .filter(|_| crate::versions::is_newer_than_listed(&version))
         {
             Some(v)
                 if chart_dir
-                    .join(crate::chart_store::archive_name(&v))
+                    .join(crate::chart::store::archive_name(&v))
                     .is_file() =>
             {
                 v
@@ -265,7 +265,7 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
                 let looked = number.map_or(String::new(), |v| {
                     format!(
                         "; the plugin found no {} in {} ({CHART_DIR_VAR})",
-                        crate::chart_store::archive_name(&v),
+                        crate::chart::store::archive_name(&v),
                         chart_dir.display()
                     )
                 });
@@ -324,7 +324,7 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
         .cloned()
         .collect();
 
-    let archive = chart_dir.join(crate::chart_store::archive_name(&cilium));
+    let archive = chart_dir.join(crate::chart::store::archive_name(&cilium));
     // A missing archive is not an error here: values that need no bundled file render the same
     // without it, and those that do fail in the render with a message naming the value.
     if archive.is_file() {

@@ -471,7 +471,7 @@ pub enum ChartCommand {
         dir: Option<PathBuf>,
         /// Chart repository (a mirror) holding cilium-VERSION.tgz; https, or http on this
         /// machine only
-        #[arg(long, default_value = cilium_cmp::chart_fetch::DEFAULT_REPO)]
+        #[arg(long, default_value = cilium_cmp::chart::fetch::DEFAULT_REPO)]
         repo: String,
         /// The archive's sha256 (64 hex digits), for a release this binary does not list (its
         /// `digest` in the repository's index.yaml); a listed release's must equal its pin

@@ -21,7 +21,7 @@ fn target(a: &DiffArgs) -> Target {
         chart_dir: a
             .chart_dir
             .clone()
-            .or_else(cilium_cmp::chart_store::default_dir),
+            .or_else(cilium_cmp::chart::store::default_dir),
         allow_unknown_keys: a.allow_unknown_keys,
     }
 }
@@ -152,7 +152,7 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
         i.api_versions = a.api_versions.clone();
         i.allow_unknown_keys = a.allow_unknown_keys;
         if let Some(dir) = target(a).chart_dir {
-            i.chart = cilium_cmp::chart_store::open_stored(&dir, &v)?;
+            i.chart = cilium_cmp::chart::store::open_stored(&dir, &v)?;
         }
         Ok(i)
     };

@@ -1,8 +1,8 @@
 //! `fix-values`: reads the files, runs the library's fix, reports on stderr, prints patches on
 //! stdout, writes the edited files (each replaced whole), and sets the exit status.
 
+use cilium_cmp::chart::store;
 use cilium_cmp::chart::ChartFiles;
-use cilium_cmp::chart_store;
 use cilium_cmp::error::{archive_advice, ArchiveHint};
 use cilium_cmp::fix_values::{self, Fix, FixError};
 use cilium_cmp::render::Inputs;
@@ -38,9 +38,9 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
             if a.chart_archive.is_none() =>
         {
             let version = cilium_cmp::versions::parse(&a.cilium_version)?.to_string();
-            let dir = chart_store::default_dir();
+            let dir = store::default_dir();
             let stored = match &dir {
-                Some(d) => chart_store::open_stored(d, &version)?,
+                Some(d) => store::open_stored(d, &version)?,
                 None => None,
             };
             let Some(chart) = stored else {

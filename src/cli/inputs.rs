@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use anyhow::Context;
 
 use cilium_cmp::argocd::{self, FolderRequest, Overrides};
+use cilium_cmp::chart::store;
 use cilium_cmp::chart::ChartFiles;
-use cilium_cmp::chart_store;
 use cilium_cmp::error::{archive_advice, ArchiveHint};
 use cilium_cmp::render::Inputs;
 use cilium_cmp::setexpr;
@@ -66,10 +66,10 @@ pub fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
     let mut inputs = render_inputs(a)?;
     match cilium_cmp::render(&inputs) {
         Err(e @ RenderError::NeedsChartArchive { .. }) if a.chart_archive.is_none() => {
-            let dir = chart_store::default_dir();
+            let dir = store::default_dir();
             let version = cilium_cmp::versions::parse(&a.cilium_version)?.to_string();
             let stored = match &dir {
-                Some(d) => chart_store::open_stored(d, &version)?,
+                Some(d) => store::open_stored(d, &version)?,
                 None => None,
             };
             let Some(chart) = stored else {
@@ -88,21 +88,15 @@ pub fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
             let Some(version) = cilium_cmp::versions::release_number(&a.cilium_version) else {
                 return Err(e.into());
             };
-            let dir = chart_store::default_dir();
+            let dir = store::default_dir();
             let stored = match &dir {
-                Some(d) => chart_store::open_stored(d, &version)?,
+                Some(d) => store::open_stored(d, &version)?,
                 None => None,
             };
             let Some(chart) = stored else {
                 let searched = dir.map_or(
                     "no chart folder (neither CILIUM_CMP_CHART_DIR nor HOME is set)".to_string(),
-                    |d| {
-                        format!(
-                            "{} has no {}",
-                            d.display(),
-                            chart_store::archive_name(&version)
-                        )
-                    },
+                    |d| format!("{} has no {}", d.display(), store::archive_name(&version)),
                 );
                 anyhow::bail!("{e} ({searched})");
             };
@@ -145,6 +139,6 @@ pub fn folder_request(a: &FolderArgs) -> FolderRequest {
         },
         // The commands are run by people: the variable, the image's folder or the user's cache
         // (where `chart fetch` stores archives) is the default for the flag.
-        chart_dir: a.chart_dir.clone().or_else(chart_store::default_dir),
+        chart_dir: a.chart_dir.clone().or_else(store::default_dir),
     }
 }

@@ -5,6 +5,6 @@ pub mod args;
 pub mod diff;
 pub mod fix_values;
 pub mod fleet;
-pub mod import;
+pub mod import_application;
 pub mod inputs;
 pub mod io;

@@ -99,7 +99,9 @@ fn pod_labels(ctx: &Ctx, app: &str) -> Value {
 /// From 1.20 the pre-flight pods share the host's user namespace, said explicitly where the
 /// cluster knows the field.
 fn put_host_users(spec: &mut Value, ctx: &Ctx) {
-    if ctx.plan.has(Change::OperatorAndPreflightHostUsers) && ctx.plan.kube.user_namespaces_by_default() {
+    if ctx.plan.has(Change::OperatorAndPreflightHostUsers)
+        && ctx.plan.kube.user_namespaces_by_default()
+    {
         put(spec, "hostUsers", Some(Value::Bool(true)));
     }
 }

@@ -213,5 +213,5 @@ fn sprintf_s(v: &Value) -> String {
 
 /// Helm's `toYaml` of a value (the external etcd endpoints, a cluster's IPs).
 fn endpoints_yaml(v: &Value) -> String {
-    crate::components::extras::toyaml::to_yaml(v)
+    crate::yaml::go_emit::to_yaml(v)
 }

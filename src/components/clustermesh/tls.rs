@@ -10,11 +10,11 @@ use crate::components::certgen::{self, CertgenJob};
 use crate::components::common::{
     self, common_labels, labels, merged, metadata, put, with_chart_label,
 };
-use crate::components::extras::toyaml::to_yaml;
 use crate::components::Ctx;
 use crate::error::RenderError;
 use crate::plan::CertSource;
 use crate::tmpl::{bare, go_quote, quote, quote_text, range_items, to_int64, truthy, with};
+use crate::yaml::go_emit::to_yaml;
 
 const CERTGEN: &str = "clustermesh-apiserver-generate-certs";
 

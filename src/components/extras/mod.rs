@@ -2,7 +2,6 @@
 //!
 //! Also validate.yaml: the chart's `fail` checks live in `validate` and run first.
 
-pub(crate) mod toyaml;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -148,7 +147,10 @@ fn dynamic_metrics(ctx: &Ctx) -> Result<Value, RenderError> {
         return Err(ctx.invalid(path, "must be a list of metric definitions"));
     }
     let body = if truthy(content) {
-        format!("metrics:\n{}\n", block_lines(&toyaml::to_yaml(content), 2))
+        format!(
+            "metrics:\n{}\n",
+            block_lines(&crate::yaml::go_emit::to_yaml(content), 2)
+        )
     } else {
         String::new()
     };
@@ -187,7 +189,7 @@ fn flowlog(ctx: &Ctx) -> Result<Value, RenderError> {
         }
         body.push('\n');
         body.push_str(&block_lines(
-            &toyaml::to_yaml(&Value::Array(vec![Value::Object(m)])),
+            &crate::yaml::go_emit::to_yaml(&Value::Array(vec![Value::Object(m)])),
             2,
         ));
     }

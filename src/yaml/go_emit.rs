@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use crate::tmpl::go_g_float;
-use crate::yaml::scalar::classify;
+use super::scalar::classify;
+use crate::gofmt::go_g_float;
 
 /// `toYaml v`: the document without its final line break.
 pub fn to_yaml(v: &Value) -> String {

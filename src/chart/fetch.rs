@@ -1,6 +1,6 @@
 //! `cilium-cmp chart fetch`: downloads the official chart archive of a supported release, checks
-//! it against the sha256 pinned in this binary (`chart_pins`) and stores it where the other
-//! commands look (`chart_store`). A release this binary does not list has no pin: it is fetched
+//! it against the sha256 pinned in this binary (`chart::pins`) and stores it where the other
+//! commands look (`chart::store`). A release this binary does not list has no pin: it is fetched
 //! only when the user gives its digest (`--sha256`), which Cilium's repository index lists as
 //! the entry's `digest` (Helm's index format: the sha256 of the archive).
 //!
@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::chart_pins;
-use crate::chart_store::{self, archive_name};
+use super::pins;
+use super::store::{self, archive_name};
 use crate::limits::{
     self, FETCH_CONNECT_SECS, FETCH_TOTAL_SECS, MAX_DOWNLOAD_BYTES, MAX_URL_CHARS,
 };
@@ -43,7 +43,7 @@ pub enum FetchError {
     #[error("no folder to store chart archives in: neither CILIUM_CMP_CHART_DIR nor HOME is set; pass --dir")]
     NoDir,
     #[error(transparent)]
-    Stored(#[from] chart_store::StoreError),
+    Stored(#[from] store::StoreError),
     #[error("cannot write {path}: {message}; pass --dir to store the archive elsewhere")]
     Write { path: String, message: String },
 }
@@ -57,7 +57,7 @@ pub enum Fetched {
     AlreadyStored(PathBuf),
 }
 
-/// Fetches `cilium-VERSION.tgz` from `repo` into `dir` (default: `chart_store::default_dir`).
+/// Fetches `cilium-VERSION.tgz` from `repo` into `dir` (default: `store::default_dir`).
 /// `sha256` is the digest the user vouches for: required for a release without a pin, and for a
 /// pinned one it must be the pin.
 pub fn fetch(
@@ -71,18 +71,18 @@ pub fn fetch(
     let source = Source::parse(repo)?;
     let dir = match dir {
         Some(d) => d.to_path_buf(),
-        None => chart_store::default_dir().ok_or(FetchError::NoDir)?,
+        None => store::default_dir().ok_or(FetchError::NoDir)?,
     };
     let name = archive_name(&version);
     let target = dir.join(&name);
-    if let Some(bytes) = chart_store::read_stored(&target)? {
-        if chart_store::sha256_hex(&bytes) == expected {
+    if let Some(bytes) = store::read_stored(&target)? {
+        if store::sha256_hex(&bytes) == expected {
             return Ok(Fetched::AlreadyStored(target));
         }
     }
     let url = format!("{}{name}", source.base);
     let bytes = download(&url, &source)?;
-    let got = chart_store::sha256_hex(&bytes);
+    let got = store::sha256_hex(&bytes);
     if got != expected {
         return Err(FetchError::Mismatch {
             url,
@@ -91,7 +91,7 @@ pub fn fetch(
             got,
         });
     }
-    let path = chart_store::store(&dir, &name, &bytes).map_err(|e| FetchError::Write {
+    let path = store::store(&dir, &name, &bytes).map_err(|e| FetchError::Write {
         path: target.display().to_string(),
         message: crate::argocd::folder::io_reason(&e),
     })?;
@@ -117,7 +117,7 @@ fn expected_digest(version: &str, given: Option<&str>) -> Result<(String, String
     match crate::versions::parse(version) {
         Ok(v) => {
             let v = v.to_string();
-            let pin = chart_pins::sha256_of(&v).ok_or_else(|| FetchError::Version(format!(
+            let pin = pins::sha256_of(&v).ok_or_else(|| FetchError::Version(format!(
                 "Cilium {v} has no pinned sha256 in this build (a bug: every supported release has one)"
             )))?;
             match given {

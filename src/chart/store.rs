@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::chart::ChartFiles;
-use crate::chart_pins;
+use super::archive::ChartFiles;
+use super::pins;
 use crate::limits::MAX_DOWNLOAD_BYTES;
 
 /// Where the sidecar image puts the official chart archives.
@@ -52,7 +52,7 @@ pub fn default_dir() -> Option<PathBuf> {
 
 /// The sha256 (lowercase hex) of bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    chart_pins::hex(&Sha256::digest(bytes))
+    pins::hex(&Sha256::digest(bytes))
 }
 
 /// Reads a stored archive of at most `MAX_DOWNLOAD_BYTES`; None when there is no such file.
@@ -88,7 +88,7 @@ pub fn read_stored(path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
 /// is checked against its pin before use, so a render that finds it by default is the same on
 /// every machine. A release this binary does not list has no pin: its archive is used because
 /// the user placed it there (or fetched it naming its digest, `chart fetch --sha256`), and a
-/// render reads it only as the twin of a listed release (`twin.rs`).
+/// render reads it only as the twin of a listed release (`chart::twin`).
 pub fn open_stored(dir: &Path, version: &str) -> Result<Option<ChartFiles>, StoreError> {
     let path = dir.join(archive_name(version));
     let Some(bytes) = read_stored(&path)? else {
@@ -98,7 +98,7 @@ pub fn open_stored(dir: &Path, version: &str) -> Result<Option<ChartFiles>, Stor
         path: path.display().to_string(),
         message,
     };
-    if let Some(pinned) = chart_pins::sha256_of(version) {
+    if let Some(pinned) = pins::sha256_of(version) {
         let got = sha256_hex(&bytes);
         if got != pinned {
             return Err(fail(format!(

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use cilium_cmp::argocd::{self, GenerateError};
-use cilium_cmp::chart_store;
+use cilium_cmp::chart::store;
 
 use super::io::{self as cli_io, write_stdout, Stdin, STDIN_NAME};
 
@@ -132,7 +132,7 @@ fn render_written(
         "KUBE_VERSION".into(),
         cilium_cmp::render::DEFAULT_KUBE_VERSION.into(),
     );
-    if let Some(d) = chart_store::default_dir() {
+    if let Some(d) = store::default_dir() {
         env.insert(argocd::CHART_DIR_VAR.into(), d.display().to_string());
     }
     match argocd::render_folder(&env, to, false) {

@@ -3,7 +3,7 @@
 //! compiled into the binary here, so `chart fetch` and the archive store accept exactly those
 //! bytes and no list can drift from the other.
 
-const PINS: &str = include_str!("../sidecar/charts.sha256");
+const PINS: &str = include_str!("../../sidecar/charts.sha256");
 
 /// `(version, sha256 as lowercase hex)` of every pinned archive, oldest release first.
 pub fn pins() -> impl Iterator<Item = (&'static str, &'static str)> {

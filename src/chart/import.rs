@@ -6,10 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::chart::ChartFiles;
+use super::archive::ChartFiles;
 
 /// A release's facts as `import-chart` writes them, one text per file of `data/VERSION/`. The
-/// twin path (`twin.rs`) builds the same texts in memory from an archive the binary does not
+/// twin path (`chart::twin`) builds the same texts in memory from an archive the binary does not
 /// list, so a release read at run time is read exactly as a compiled-in one.
 #[derive(Debug, Clone)]
 pub struct Facts {
@@ -75,18 +75,13 @@ pub fn facts(chart: &ChartFiles) -> anyhow::Result<Facts> {
 
 /// The sha256 (lowercase hex) of every file under `templates/` and `files/`, by path: what
 /// decides the objects a release renders besides its values. Two releases with equal digests
-/// render the same objects from the same values (`twin.rs`).
+/// render the same objects from the same values (`chart::twin`).
 pub fn chart_file_digests(chart: &ChartFiles) -> BTreeMap<String, String> {
     chart
         .list("templates/")
         .into_iter()
         .chain(chart.list("files/"))
-        .filter_map(|f| {
-            Some((
-                f.to_string(),
-                crate::chart_store::sha256_hex(chart.bytes(f)?),
-            ))
-        })
+        .filter_map(|f| Some((f.to_string(), super::store::sha256_hex(chart.bytes(f)?))))
         .collect()
 }
 

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::chart::ChartFiles;
+use super::archive::ChartFiles;
 use crate::versions::{self, CiliumVersion};
 
 /// Why an archive is not rendered as the twin of a supported release.
@@ -148,7 +148,7 @@ pub fn open(chart: &ChartFiles, requested: &str) -> Result<CiliumVersion, Box<Tw
     let Some(version) = versions::numbers(&found) else {
         return Err(Box::new(TwinError::NotARelease { path, found }));
     };
-    let digests = crate::import::chart_file_digests(chart);
+    let digests = super::import::chart_file_digests(chart);
     let mut best: Option<(&str, Comparison)> = None;
     // The release itself is passed over: a listed release is read as a twin only when the
     // replay tests ask, and then must match another.
@@ -180,7 +180,7 @@ pub fn open(chart: &ChartFiles, requested: &str) -> Result<CiliumVersion, Box<Tw
             changed: comparison.changed,
         }));
     }
-    let facts = crate::import::facts(chart).map_err(|e| unreadable(format!("{e:#}")))?;
+    let facts = super::import::facts(chart).map_err(|e| unreadable(format!("{e:#}")))?;
     // What the twin is read from: its facts (the templates are the model's).
     let mut key = String::new();
     for part in [
@@ -190,7 +190,7 @@ pub fn open(chart: &ChartFiles, requested: &str) -> Result<CiliumVersion, Box<Tw
         &facts.keys,
         &facts.files,
     ] {
-        key.push_str(&crate::chart_store::sha256_hex(part.as_bytes()));
+        key.push_str(&super::store::sha256_hex(part.as_bytes()));
     }
     let twin = versions::register_twin(&key, facts, nearest)
         .ok_or_else(|| unreadable("its version is not a release number".into()))?;
