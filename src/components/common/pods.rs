@@ -171,6 +171,47 @@ pub fn min_ready_seconds_from(ctx: &Ctx, spec: &mut Value, path: &str) {
     }
 }
 
+/// How the operator and Envoy word a non-map entry of `extraHostPathMounts`.
+pub const HOST_PATH_NOT_A_MAP: &str = "every entry must be a mapping";
+
+/// The ServiceAccount `serviceAccounts.<account>`, annotated with the component's annotations
+/// and then the account's own, to which `extra` is added in place (so it wins over a user key of
+/// the same name).
+pub fn service_account_object(
+    ctx: &Ctx,
+    account: &str,
+    component_annotations: &Value,
+    extra: Option<(&str, Value)>,
+) -> Value {
+    let mut own = ctx
+        .v(&format!("serviceAccounts.{account}.annotations"))
+        .clone();
+    if let Some((k, v)) = extra {
+        if let Value::Object(m) = &mut own {
+            m.insert(k.to_string(), v);
+        } else if own.is_null() {
+            own = tree!({ k: v });
+        }
+    }
+    service_account(ctx, account, super::merged(&[component_annotations, &own]))
+}
+
+/// `ternary "127.0.0.1" "::1" .Values.ipv4.enabled`: the loopback address probes use.
+pub fn loopback(ctx: &Ctx) -> &'static str {
+    if ctx.on("ipv4.enabled") {
+        "127.0.0.1"
+    } else {
+        "::1"
+    }
+}
+
+/// Pod template metadata: labels always, annotations when any.
+pub fn metadata_pod(labels: Value, annotations: Option<Value>) -> Value {
+    let mut m = tree!({"labels": labels});
+    put(&mut m, "annotations", annotations);
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::with_ctx;
@@ -245,45 +286,4 @@ mod tests {
             assert!(e.is_err_and(|e| e.to_string().contains("entries must be maps")));
         });
     }
-}
-
-/// How the operator and Envoy word a non-map entry of `extraHostPathMounts`.
-pub const HOST_PATH_NOT_A_MAP: &str = "every entry must be a mapping";
-
-/// The ServiceAccount `serviceAccounts.<account>`, annotated with the component's annotations
-/// and then the account's own, to which `extra` is added in place (so it wins over a user key of
-/// the same name).
-pub fn service_account_object(
-    ctx: &Ctx,
-    account: &str,
-    component_annotations: &Value,
-    extra: Option<(&str, Value)>,
-) -> Value {
-    let mut own = ctx
-        .v(&format!("serviceAccounts.{account}.annotations"))
-        .clone();
-    if let Some((k, v)) = extra {
-        if let Value::Object(m) = &mut own {
-            m.insert(k.to_string(), v);
-        } else if own.is_null() {
-            own = tree!({ k: v });
-        }
-    }
-    service_account(ctx, account, super::merged(&[component_annotations, &own]))
-}
-
-/// `ternary "127.0.0.1" "::1" .Values.ipv4.enabled`: the loopback address probes use.
-pub fn loopback(ctx: &Ctx) -> &'static str {
-    if ctx.on("ipv4.enabled") {
-        "127.0.0.1"
-    } else {
-        "::1"
-    }
-}
-
-/// Pod template metadata: labels always, annotations when any.
-pub fn metadata_pod(labels: Value, annotations: Option<Value>) -> Value {
-    let mut m = tree!({"labels": labels});
-    put(&mut m, "annotations", annotations);
-    m
 }
