@@ -1,9 +1,7 @@
 //! `fix-values`: reads the files, runs the library's fix, reports on stderr, prints patches on
 //! stdout, writes the edited files (each replaced whole), and sets the exit status.
 
-use cilium_cmp::chart::store;
 use cilium_cmp::chart::ChartFiles;
-use cilium_cmp::error::{archive_advice, ArchiveHint};
 use cilium_cmp::fix_values::{self, Fix, FixError};
 use cilium_cmp::render::Inputs;
 use cilium_cmp::RenderError;
@@ -37,17 +35,7 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
         Err(FixError::Render(e @ RenderError::NeedsChartArchive { .. }))
             if a.chart_archive.is_none() =>
         {
-            let version = cilium_cmp::versions::parse(&a.cilium_version)?.to_string();
-            let dir = store::default_dir();
-            let stored = match &dir {
-                Some(d) => store::open_stored(d, &version)?,
-                None => None,
-            };
-            let Some(chart) = stored else {
-                let searched = dir.map(|d| d.display().to_string());
-                anyhow::bail!(archive_advice(&e, &ArchiveHint::RenderFlag { searched }));
-            };
-            base.chart = Some(chart);
+            base.chart = Some(super::inputs::stored_archive(&e, &a.cilium_version)?);
             fix_values::fix(&base, &files, a.apply_renames)?
         }
         other => other?,

@@ -59,6 +59,21 @@ pub fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
     Ok(inputs)
 }
 
+/// The archive `chart fetch` stored for `version`, for values that need a bundled file (`e`
+/// names it) when no `--chart-archive` was given; without one, `e` with the advice of `render`.
+pub fn stored_archive(e: &RenderError, version: &str) -> anyhow::Result<ChartFiles> {
+    let version = cilium_cmp::versions::parse(version)?.to_string();
+    let dir = store::default_dir();
+    let stored = match &dir {
+        Some(d) => store::open_stored(d, &version)?,
+        None => None,
+    };
+    stored.ok_or_else(|| {
+        let searched = dir.map(|d| d.display().to_string());
+        anyhow::anyhow!(archive_advice(e, &ArchiveHint::RenderFlag { searched }))
+    })
+}
+
 /// `render`: when the values need a file bundled in the chart and no `--chart-archive` was
 /// given, renders again with the archive `chart fetch` stored (checked against its pin); only
 /// such values pay for finding and reading it.
@@ -66,17 +81,7 @@ pub fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
     let mut inputs = render_inputs(a)?;
     match cilium_cmp::render(&inputs) {
         Err(e @ RenderError::NeedsChartArchive { .. }) if a.chart_archive.is_none() => {
-            let dir = store::default_dir();
-            let version = cilium_cmp::versions::parse(&a.cilium_version)?.to_string();
-            let stored = match &dir {
-                Some(d) => store::open_stored(d, &version)?,
-                None => None,
-            };
-            let Some(chart) = stored else {
-                let searched = dir.map(|d| d.display().to_string());
-                anyhow::bail!(archive_advice(&e, &ArchiveHint::RenderFlag { searched }));
-            };
-            inputs.chart = Some(chart);
+            inputs.chart = Some(stored_archive(&e, &a.cilium_version)?);
             Ok(cilium_cmp::render(&inputs)?)
         }
         // A release this binary does not list: its archive in the chart folder, placed there by
