@@ -103,9 +103,11 @@ pub struct Difference {
     pub live: Option<Value>,
 }
 
-/// The merge key of the Kubernetes lists that are merged item by item, by the field that holds
-/// the list. Service and container ports share a name and differ in their key field.
-fn merge_keys(field: &str) -> &'static [&'static str] {
+/// The merge keys server-side apply uses for the lists of a Cilium render (the API's
+/// `x-kubernetes-list-map-keys`: k8s.io/api `core/v1/types.go` `+listMapKey` markers), by the
+/// field that holds the list; every other list is atomic, replaced and owned whole. Service and
+/// container ports share a field name and differ in their key field, so the item decides.
+pub(crate) fn list_map_keys(field: &str, item: &Value) -> &'static [&'static str] {
     match field {
         "containers"
         | "initContainers"
@@ -117,8 +119,9 @@ fn merge_keys(field: &str) -> &'static [&'static str] {
         "volumeMounts" => &["mountPath"],
         "volumeDevices" => &["devicePath"],
         "hostAliases" => &["ip"],
-        "ports" => &["containerPort", "port"],
-        "topologySpreadConstraints" => &["topologyKey"],
+        "topologySpreadConstraints" => &["topologyKey", "whenUnsatisfiable"],
+        "ports" if item.get("containerPort").is_some() => &["containerPort", "protocol"],
+        "ports" if item.get("port").is_some() => &["port", "protocol"],
         _ => &[],
     }
 }
@@ -206,10 +209,15 @@ fn walk(render: &Value, live: Option<&Value>, path: &Path, out: &mut Vec<Differe
 }
 
 /// The merge key of these two lists, when the field merges by key and every item has it.
+/// Items pair up by the first of the list's keys; items sharing it (a port open for TCP and
+/// UDP) pair in order of appearance (`keyed_lists`).
 fn keyed(field: &str, r: &[Value], l: &[Value]) -> Option<&'static str> {
-    merge_keys(field).iter().copied().find(|key| {
-        r.iter().chain(l).all(|item| item.get(*key).is_some()) && !(r.is_empty() && l.is_empty())
-    })
+    let first = r.first().or(l.first())?;
+    let key = *list_map_keys(field, first).first()?;
+    r.iter()
+        .chain(l)
+        .all(|item| item.get(key).is_some())
+        .then_some(key)
 }
 
 fn item_name(item: &Value, key: &str) -> String {

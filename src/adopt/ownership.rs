@@ -215,28 +215,6 @@ pub fn owners<'a>(entries: &'a [Entry], path: &Path, value: &Value) -> Vec<&'a E
         .collect()
 }
 
-/// The merge keys server-side apply uses for the lists of a Cilium render (the API's
-/// `x-kubernetes-list-map-keys`: k8s.io/api `core/v1/types.go` `+listMapKey` markers); every
-/// other list is atomic and owned whole.
-fn list_keys(field: &str, item: &Value) -> &'static [&'static str] {
-    match field {
-        "containers"
-        | "initContainers"
-        | "ephemeralContainers"
-        | "env"
-        | "volumes"
-        | "imagePullSecrets"
-        | "resourceClaims" => &["name"],
-        "volumeMounts" => &["mountPath"],
-        "volumeDevices" => &["devicePath"],
-        "hostAliases" => &["ip"],
-        "topologySpreadConstraints" => &["topologyKey", "whenUnsatisfiable"],
-        "ports" if item.get("containerPort").is_some() => &["containerPort", "protocol"],
-        "ports" if item.get("port").is_some() => &["port", "protocol"],
-        _ => &[],
-    }
-}
-
 /// The FieldsV1 set a manager owns after creating `object` with an Update: every field of the
 /// (defaulted) object it sent, as the create handler computes it (see `defaults`). For tests that
 /// build the managedFields of a realistic live dump.
@@ -283,7 +261,7 @@ fn field_value(name: &str, v: &Value, is_struct: bool) -> Value {
             Value::Object(out)
         }
         Value::Array(items) => {
-            let keys = items.first().map(|i| list_keys(name, i)).unwrap_or(&[]);
+            let keys = items.first().map(|i| super::compare::list_map_keys(name, i)).unwrap_or(&[]);
             if keys.is_empty() || !items.iter().all(Value::is_object) {
                 return Value::Object(Map::new());
             }
