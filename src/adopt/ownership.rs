@@ -261,7 +261,10 @@ fn field_value(name: &str, v: &Value, is_struct: bool) -> Value {
             Value::Object(out)
         }
         Value::Array(items) => {
-            let keys = items.first().map(|i| super::compare::list_map_keys(name, i)).unwrap_or(&[]);
+            let keys = items
+                .first()
+                .map(|i| super::compare::list_map_keys(name, i))
+                .unwrap_or(&[]);
             if keys.is_empty() || !items.iter().all(Value::is_object) {
                 return Value::Object(Map::new());
             }

@@ -13,6 +13,7 @@
 //! `KUBE_VERSION`, `KUBE_API_VERSIONS`. The chart archive for bundled files is
 //! `$CILIUM_CMP_CHART_DIR/cilium-VERSION.tgz`.
 
+pub mod discover;
 pub mod exclusions;
 pub mod folder;
 pub mod from_helm;

@@ -16,54 +16,11 @@ use crate::versions::CiliumVersion;
 use super::{FolderState, Outcome, Section, Side};
 
 /// Folders one repository may hold; discovery stops with an error beyond.
-pub const MAX_FOLDERS: usize = 10_000;
-/// Entries walked while looking for folders in the work tree.
-const MAX_WALKED: usize = 1_000_000;
-const MAX_WALK_DEPTH: usize = 32;
+pub use crate::argocd::discover::MAX_FOLDERS;
 
-/// The application folders (holding `cilium-cmp.yaml`) under `top`, relative and `/`-separated,
-/// sorted. Hidden folders (`.git`) and symbolic links are not entered.
+/// The application folders under `top`, relative and `/`-separated, sorted.
 pub fn folders_in_work_tree(top: &Path) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    let mut walked = 0usize;
-    let mut stack: Vec<(PathBuf, Vec<String>)> = vec![(top.to_path_buf(), Vec::new())];
-    while let Some((dir, rel)) = stack.pop() {
-        let entries = std::fs::read_dir(&dir)
-            .map_err(|e| format!("cannot read the folder {}: {e}", dir.display()))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
-            walked += 1;
-            if walked > MAX_WALKED {
-                return Err(format!(
-                    "{} holds more than {MAX_WALKED} files and folders; name the folder to check",
-                    top.display()
-                ));
-            }
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let kind = entry
-                .file_type()
-                .map_err(|e| format!("cannot read {}: {e}", entry.path().display()))?;
-            if kind.is_dir() && !name.starts_with('.') && rel.len() < MAX_WALK_DEPTH {
-                let mut r = rel.clone();
-                r.push(name);
-                stack.push((entry.path(), r));
-            } else if name == SETTINGS_FILE && !kind.is_dir() {
-                out.push(if rel.is_empty() {
-                    ".".to_string()
-                } else {
-                    rel.join("/")
-                });
-            }
-        }
-        if out.len() > MAX_FOLDERS {
-            return Err(format!(
-                "more than {MAX_FOLDERS} application folders under {}",
-                top.display()
-            ));
-        }
-    }
-    out.sort();
-    Ok(out)
+    argocd::discover::app_folders(top).map_err(|e| e.to_string())
 }
 
 /// The application folders of a revision.

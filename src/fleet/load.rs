@@ -9,13 +9,6 @@ use crate::error::RenderError;
 
 use super::FleetMember;
 
-/// The most application folders one run reads (each costs its values files' merge).
-pub const MAX_FOLDERS: usize = 10_000;
-/// The most directory entries the search visits, and how deep it goes: a repository of
-/// clusters is far smaller, and a hostile tree must not cost unbounded time.
-pub const MAX_ENTRIES: usize = 1_000_000;
-pub const MAX_DEPTH: usize = 32;
-
 #[derive(Debug, thiserror::Error)]
 pub enum FleetError {
     #[error(transparent)]
@@ -29,61 +22,22 @@ pub enum FleetError {
     Search { path: String, message: String },
 }
 
-/// Every application folder (a folder holding `cilium-cmp.yaml`) under `root`, sorted. Folders
-/// whose name starts with a dot (`.git`) are skipped and links to folders are not followed, so
-/// the search stays inside the checkout.
+/// Every application folder under `root`, as paths below it, sorted.
 pub fn find_folders(root: &Path) -> Result<Vec<PathBuf>, FleetError> {
-    let fail = |path: &Path, message: String| FleetError::Search {
-        path: path.display().to_string(),
-        message,
-    };
-    let meta = std::fs::metadata(root).map_err(|e| fail(root, folder::io_reason(&e)))?;
-    if !meta.is_dir() {
-        return Err(fail(root, "not a folder (give the repository root)".into()));
-    }
-    let mut found = Vec::new();
-    let mut visited = 0usize;
-    let mut stack = vec![(root.to_path_buf(), 0usize)];
-    while let Some((dir, depth)) = stack.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|e| fail(&dir, folder::io_reason(&e)))?;
-        let mut subdirs = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| fail(&dir, folder::io_reason(&e)))?;
-            visited += 1;
-            if visited > MAX_ENTRIES {
-                return Err(fail(
-                    root,
-                    format!("more than {MAX_ENTRIES} files and folders; give the folders to check"),
-                ));
+    let found = argocd::discover::app_folders(root).map_err(|e| FleetError::Search {
+        path: e.path,
+        message: e.message,
+    })?;
+    Ok(found
+        .iter()
+        .map(|rel| {
+            if rel == "." {
+                root.to_path_buf()
+            } else {
+                root.join(rel)
             }
-            let name = entry.file_name();
-            let kind = entry
-                .file_type()
-                .map_err(|e| fail(&entry.path(), folder::io_reason(&e)))?;
-            // A settings file that is a link counts, as for Argo CD's discovery; reading it
-            // later refuses a link that leaves the repository.
-            if name == SETTINGS_FILE && !kind.is_dir() {
-                found.push(dir.clone());
-                if found.len() > MAX_FOLDERS {
-                    return Err(fail(
-                        root,
-                        format!("more than {MAX_FOLDERS} application folders"),
-                    ));
-                }
-            } else if kind.is_dir() && !name.to_string_lossy().starts_with('.') {
-                subdirs.push(entry.path());
-            }
-        }
-        if !subdirs.is_empty() && depth + 1 > MAX_DEPTH {
-            return Err(fail(
-                &dir,
-                format!("folders nest deeper than {MAX_DEPTH} levels below the repository root"),
-            ));
-        }
-        stack.extend(subdirs.into_iter().map(|d| (d, depth + 1)));
-    }
-    found.sort();
-    Ok(found)
+        })
+        .collect())
 }
 
 /// Reads one application folder's settings and merged values exactly as the plugin does
