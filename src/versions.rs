@@ -117,6 +117,14 @@ include!(concat!(env!("OUT_DIR"), "/releases.rs"));
 /// life with the digest of what it was read from, so an archive read twice is one twin.
 static TWINS: Mutex<Vec<(String, &'static ReleaseData)>> = Mutex::new(Vec::new());
 
+/// The newest supported release.
+pub fn newest() -> CiliumVersion {
+    let last = RELEASES
+        .last()
+        .expect("charts.sha256 lists at least one release");
+    parse(last.version).expect("a listed release parses")
+}
+
 /// The supported versions, oldest first.
 pub fn supported() -> impl Iterator<Item = &'static str> {
     RELEASES.iter().map(|r| r.version)

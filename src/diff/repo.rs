@@ -307,10 +307,7 @@ pub fn diff_folder(
     let upgrade = old_v.is_some() && new_v.is_some() && old_v != new_v;
     let old_side = match &old {
         Some(p) => render(p, &base_label, false).map_err(|e| format!("at {}: {e}", base.name))?,
-        None => empty_side(
-            &base_label,
-            new_v.unwrap_or(crate::versions::parse("1.20.0").map_err(|e| e.to_string())?),
-        ),
+        None => empty_side(&base_label, new_v.unwrap_or(crate::versions::newest())),
     };
     let new_side = match &new {
         Some(p) => render(p, &now_label, upgrade)?,

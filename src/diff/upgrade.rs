@@ -5,6 +5,7 @@
 //! (https://docs.cilium.io/en/stable/operations/upgrade/: one minor release at a time, the latest
 //! patch of the current release first, the pre-flight check, the release's upgrade notes).
 
+use crate::components::common::COMPAT_DEFAULTS;
 use serde_json::Value;
 
 use super::consequences::{Consequence, Kind};
@@ -18,17 +19,6 @@ pub fn upgrade_notes_url(to: CiliumVersion) -> String {
         to.major, to.minor
     )
 }
-
-/// Defaults the chart's templates choose by `upgradeCompatibility` (read in the 1.20 chart's
-/// `_helpers.tpl`): (release the new default arrived in, the value that overrides it, what a new
-/// installation gets, what an older `upgradeCompatibility` keeps). Gates of releases older than
-/// every supported one (1.8 to 1.18) are already in effect for any supported upgrade.
-const COMPATIBILITY_GATES: &[(&str, &str, &str, &str)] = &[(
-    "1.20",
-    "envoy.xdsMode",
-    "cilium-config gets envoy-xds-mode: ads (the agent and Envoy switch to the aggregated xDS stream)",
-    "envoy-xds-mode stays out of cilium-config and the agent keeps its split xDS mode",
-)];
 
 /// Default value paths that change every release without changing behaviour: the images of the
 /// release itself.
@@ -120,20 +110,18 @@ pub fn consequences(from: CiliumVersion, to: CiliumVersion, values: &Values) -> 
     }
     // Defaults the new chart keeps for older installations only.
     let compat_set = values.user_set("upgradeCompatibility");
-    for (since, value, new_install, kept) in COMPATIBILITY_GATES {
-        let Ok(gate) = versions::parse(&format!("{since}.0")) else {
-            continue;
-        };
-        let arrives = (from.major, from.minor) < (gate.major, gate.minor)
-            && (to.major, to.minor) >= (gate.major, gate.minor);
-        if !arrives || compat_set || user_decides(values, value) {
+    for gate in COMPAT_DEFAULTS {
+        let (major, minor) = gate.since;
+        let at = |v: CiliumVersion| (u64::from(v.major), u64::from(v.minor));
+        let arrives = at(from) < gate.since && at(to) >= gate.since;
+        if !arrives || compat_set || user_decides(values, gate.value) {
             continue;
         }
         out.push(Consequence {
             kind: Kind::UpgradeCompatibility,
-            subject: (*value).to_string(),
-            what: format!("without upgradeCompatibility, {new_install}"),
-            why: format!("Cilium {since}'s chart changes this default for new installations; `upgradeCompatibility: \"{}.{}\"` in the values keeps the old behaviour ({kept}), as does setting {value} yourself", from.major, from.minor),
+            subject: gate.value.to_string(),
+            what: format!("without upgradeCompatibility, {}", gate.new_install),
+            why: format!("Cilium {major}.{minor}'s chart changes this default for new installations; `upgradeCompatibility: \"{}.{}\"` in the values keeps the old behaviour ({}), as does setting {} yourself", from.major, from.minor, gate.kept, gate.value),
         });
     }
     out.extend(guide(from, to));

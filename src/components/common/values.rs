@@ -44,6 +44,33 @@ pub fn upgrade_compat_at_least(ctx: &Ctx, major: u64, minor: u64) -> Result<bool
     Ok(upgrade_compat(ctx)?.is_none_or(|v| v >= (major, minor)))
 }
 
+/// A default the chart chooses by `upgradeCompatibility`: new installations get the new
+/// behaviour, an older `upgradeCompatibility` keeps the old one. The component asks
+/// `upgrade_compat_at_least` with `since`; `cilium-cmp diff` names the gate when an upgrade
+/// crosses it.
+pub struct CompatDefault {
+    /// The release whose chart changed the default.
+    pub since: (u64, u64),
+    /// The value that, when set, decides instead.
+    pub value: &'static str,
+    /// What a new installation gets.
+    pub new_install: &'static str,
+    /// What an older `upgradeCompatibility` keeps.
+    pub kept: &'static str,
+}
+
+/// `envoy.xdsMode` unset: the aggregated xDS stream from 1.20 (the 1.20 chart's `_helpers.tpl`).
+pub const ENVOY_XDS_ADS: CompatDefault = CompatDefault {
+    since: (1, 20),
+    value: "envoy.xdsMode",
+    new_install: "cilium-config gets envoy-xds-mode: ads (the agent and Envoy switch to the aggregated xDS stream)",
+    kept: "envoy-xds-mode stays out of cilium-config and the agent keeps its split xDS mode",
+};
+
+/// The gates a supported upgrade can cross. Older ones (1.8's probes, 1.14's kube-proxy
+/// replacement) are in effect for every supported release.
+pub const COMPAT_DEFAULTS: &[CompatDefault] = &[ENVOY_XDS_ADS];
+
 /// `upgradeCompatibility` as (major, minor) when set, parsed once in the plan. Helm's semver
 /// comparison fails on text that is not a version, so the error is made here, where a template
 /// compares it; a pre-release (`1.16.0-rc.1`) never satisfies `>=1.X`, modelled as version 0.0.

@@ -9,7 +9,8 @@ use serde_json::{Map, Value};
 
 use super::common::service_account_object;
 use super::common::{
-    self, labels, metadata, service_monitor, upgrade_compat_at_least, with_chart_label, MonitorSpec,
+    self, labels, metadata, service_monitor, upgrade_compat_at_least, with_chart_label,
+    MonitorSpec, ENVOY_XDS_ADS,
 };
 use super::Ctx;
 use crate::error::RenderError;
@@ -80,7 +81,8 @@ pub fn xds_mode(ctx: &Ctx) -> Result<String, RenderError> {
     if !mode.is_null() {
         return Ok(print(mode));
     }
-    Ok(if upgrade_compat_at_least(ctx, 1, 20)? {
+    let (major, minor) = ENVOY_XDS_ADS.since;
+    Ok(if upgrade_compat_at_least(ctx, major, minor)? {
         "ads".into()
     } else {
         String::new()
