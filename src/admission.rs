@@ -64,7 +64,44 @@ pub fn check(objects: &[Value], values: &Values, plan: &Plan) -> Result<(), Rend
     if findings.is_empty() {
         return Ok(());
     }
-    Err(RenderError::WouldBeRejected(Violations(findings)))
+    Err(RenderError::WouldBeRejected(Violations(
+        one_line_per_cause(findings),
+    )))
+}
+
+/// How many objects a grouped finding names before it counts the rest.
+const OBJECTS_NAMED: usize = 3;
+
+/// Findings with the same values and the same reason are one cause, whatever objects it reaches:
+/// `commonLabels: {a: 1}` makes every object's `metadata.labels.a` a number, and the user needs
+/// to read that once, not once per object (a long list also hides the other causes). The first
+/// objects are named, the rest counted; the order is that of the first finding of each cause.
+fn one_line_per_cause(findings: Vec<Violation>) -> Vec<Violation> {
+    let mut causes: Vec<(Violation, Vec<String>)> = Vec::new();
+    for finding in findings {
+        let same = causes
+            .iter_mut()
+            .find(|(c, _)| c.values == finding.values && c.reason == finding.reason);
+        match (same, finding.object.clone()) {
+            (Some((_, objects)), Some(object)) => objects.push(object),
+            // The same finding about a value twice says nothing new.
+            (Some(_), None) => {}
+            (None, object) => causes.push((finding, object.into_iter().collect())),
+        }
+    }
+    causes
+        .into_iter()
+        .map(|(mut cause, objects)| {
+            if objects.len() > 1 {
+                let named = objects[..objects.len().min(OBJECTS_NAMED)].join(", ");
+                cause.object = Some(match objects.len().saturating_sub(OBJECTS_NAMED) {
+                    0 => named,
+                    more => format!("{named} and {more} more objects"),
+                });
+            }
+            cause
+        })
+        .collect()
 }
 
 fn config_words(objects: &[Value], values: &Values, findings: &mut Vec<Violation>) {
@@ -416,6 +453,37 @@ mod tests {
             "rules": [{"resources": ["pods"], "verbs": ["get"]}]
         }))
         .is_empty());
+    }
+
+    #[test]
+    fn one_cause_in_many_objects_is_one_line() {
+        let origin = vec![Origin {
+            path: "commonLabels.a".into(),
+            origin: "values.yaml line 1".into(),
+        }];
+        let label = "metadata.labels.a would not be text".to_string();
+        let mut findings: Vec<Violation> = ["A", "B", "C", "D", "E"]
+            .iter()
+            .map(|n| Violation::of_object(format!("ConfigMap {n}"), origin.clone(), label.clone()))
+            .collect();
+        findings.insert(
+            2,
+            Violation::of_object("ConfigMap B".into(), origin.clone(), "other".into()),
+        );
+        findings.push(Violation::of_value("x", "values.yaml line 2", "bad".into()));
+        findings.push(Violation::of_value("x", "values.yaml line 2", "bad".into()));
+        let lines: Vec<String> = one_line_per_cause(findings)
+            .iter()
+            .map(Violation::to_string)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "ConfigMap A, ConfigMap B, ConfigMap C and 2 more objects (from commonLabels.a, set in values.yaml line 1): metadata.labels.a would not be text",
+                "ConfigMap B (from commonLabels.a, set in values.yaml line 1): other",
+                "x (set in values.yaml line 2): bad",
+            ]
+        );
     }
 
     #[test]
