@@ -6,17 +6,45 @@
 
 use serde_json::{Map, Value};
 
-/// The coalescence of a user map over a default map, built.
-pub(crate) fn merged(d: &Map<String, Value>, u: &Map<String, Value>) -> Value {
-    let mut root = Value::Object(d.clone());
-    coalesce(&mut root, Value::Object(u.clone()));
-    root
+/// The coalescence of a user map over a default map, built, as Helm 4 coalesces values
+/// (`pkg/chart/common/util/coalesce.go`: `coalesceValues` at the root, `coalesceTablesFullKey`
+/// below it), checked against the Helm the parity tools run:
+/// - a user's null removes the default it stands on (`null_removes`) and is kept otherwise;
+/// - a user's map over a default map merges key by key; any other user value replaces the
+///   default whole, nulls inside it included.
+///
+/// The chart's own null defaults stay in the tree as they are stored; Helm drops them, so
+/// `Values::present` counts them as absent.
+pub(crate) fn merged(d: &Map<String, Value>, u: &Map<String, Value>, top: bool) -> Value {
+    let mut out = d.clone();
+    for (k, uv) in u {
+        match (uv, out.get_mut(k)) {
+            (Value::Null, dv) if null_removes(dv.as_deref(), top) => {
+                out.remove(k);
+            }
+            (Value::Object(um), Some(Value::Object(dm))) => {
+                *dm = match merged(dm, um, false) {
+                    Value::Object(m) => m,
+                    _ => unreachable!("merged builds a map"),
+                };
+            }
+            _ => {
+                out.insert(k.clone(), uv.clone());
+            }
+        }
+    }
+    Value::Object(out)
 }
 
-pub(crate) fn has_nulls_in_maps(v: &Value) -> bool {
-    match v {
-        Value::Object(m) => m.values().any(|c| c.is_null() || has_nulls_in_maps(c)),
-        _ => false,
+/// Whether a user's null on a key removes it, given the chart's default there. At the root of
+/// the values any default removes it (Helm's `coalesceValues` deletes every null key the chart
+/// has); below it only a default that is not null (`coalesceTablesFullKey` keeps a null where
+/// the chart's is null too, so `hasKey` sees it). A key the chart lacks keeps the null.
+pub(crate) fn null_removes(default: Option<&Value>, top: bool) -> bool {
+    match default {
+        None => false,
+        Some(Value::Null) => top,
+        Some(_) => true,
     }
 }
 
@@ -60,37 +88,5 @@ pub(crate) fn merge_user(dst: &mut Value, src: &Value) {
             }
         }
         (dst, src) => *dst = src.clone(),
-    }
-}
-
-/// Helm's coalescing of user values over chart defaults: a user null deletes the default.
-pub(crate) fn coalesce(dst: &mut Value, user: Value) {
-    let (Value::Object(d), Value::Object(u)) = (&mut *dst, user) else {
-        unreachable!("coalesce is only called on two maps")
-    };
-    for (k, v) in u {
-        if v.is_null() {
-            d.remove(&k);
-            continue;
-        }
-        match d.get_mut(&k) {
-            Some(existing @ Value::Object(_)) if v.is_object() => coalesce(existing, v),
-            _ => {
-                d.insert(k, strip_nulls(v));
-            }
-        }
-    }
-}
-
-/// Nulls inside a user map that has no default counterpart vanish, as Helm drops them.
-pub(crate) fn strip_nulls(v: Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.into_iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k, strip_nulls(v)))
-                .collect(),
-        ),
-        other => other,
     }
 }

@@ -66,7 +66,7 @@ impl Inputs {
 pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     check_bounds(inputs)?;
     let cilium = release_of(inputs)?;
-    let mut values = resolve_values(inputs, cilium)?;
+    let values = resolve_values(inputs, cilium)?;
     // First of the refusals about values, so that one run lists everything to clean up.
     let unknown = crate::known_keys::check(&values, cilium);
     if !unknown.is_empty() {
@@ -81,10 +81,24 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
                     .collect(),
             });
         }
+    }
+    let result = render_known(inputs, cilium, values);
+    // A render stopped for want of the chart archive is run again with it (`render` without
+    // `--chart-archive` finds the stored one): its warnings are printed by that second run only.
+    if !matches!(result, Err(RenderError::NeedsChartArchive { .. })) {
         for line in unknown.lines() {
             tracing::warn!("{line}");
         }
     }
+    result
+}
+
+/// `render` once the values' keys are known (or allowed): the checks, the components, the stream.
+fn render_known(
+    inputs: &Inputs,
+    cilium: versions::CiliumVersion,
+    mut values: Values,
+) -> Result<String, RenderError> {
     let violations =
         crate::schema::check_lazy(&values, values.user(), versions::schema_lazy(cilium));
     if !violations.is_empty() {

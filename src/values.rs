@@ -4,7 +4,7 @@
 //! Merge rules (the only place they live): maps merge deeply, anything else replaces, a later
 //! file wins over an earlier one, `--set` wins over files, and a null removes a default.
 
-use crate::merge::{changed, has_nulls_in_maps, merge_user, merged, strip_nulls};
+use crate::merge::{changed, merge_user, merged};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -333,11 +333,12 @@ impl PathIndex {
 /// A node of the merged tree, seen without building it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum View<'a> {
-    /// Both the defaults and the overlay hold a map here: their coalescence.
-    Merged(&'a Map<String, Value>, &'a Map<String, Value>),
-    /// Only the chart's default is here.
+    /// Both the defaults and the overlay hold a map here: their coalescence. The flag marks the
+    /// root of the values, where Helm treats a user's null differently (see `merge::merged`).
+    Merged(&'a Map<String, Value>, &'a Map<String, Value>, bool),
+    /// Only the chart's default is here (a null default counts as absent).
     Default(&'a Value),
-    /// Only the user's value is here, which replaces the default; nulls inside its maps vanish.
+    /// Only the user's value is here, which replaces the default whole, nulls included.
     User(&'a Value),
 }
 
@@ -345,10 +346,13 @@ impl<'a> View<'a> {
     /// The child under `key`, as the merged tree has it (None when absent or deleted).
     pub(crate) fn child(self, key: &str) -> Option<View<'a>> {
         match self {
-            View::Merged(d, u) => match u.get(key) {
-                Some(Value::Null) => None,
+            View::Merged(d, u, top) => match u.get(key) {
+                Some(Value::Null) if crate::merge::null_removes(d.get(key), top) => None,
+                Some(Value::Null) => Some(View::User(&NULL)),
                 Some(uv) => match (uv, d.get(key)) {
-                    (Value::Object(um), Some(Value::Object(dm))) => Some(View::Merged(dm, um)),
+                    (Value::Object(um), Some(Value::Object(dm))) => {
+                        Some(View::Merged(dm, um, false))
+                    }
                     _ => Some(View::User(uv)),
                 },
                 None => d.get(key).map(View::Default),
@@ -358,10 +362,7 @@ impl<'a> View<'a> {
                 _ => None,
             },
             View::User(v) => match v {
-                Value::Object(m) => match m.get(key) {
-                    None | Some(Value::Null) => None,
-                    Some(c) => Some(View::User(c)),
-                },
+                Value::Object(m) => m.get(key).map(View::User),
                 _ => None,
             },
         }
@@ -374,23 +375,23 @@ impl<'a> View<'a> {
         }
     }
 
+    /// Whether the merged tree holds this node at all: Helm drops the chart's null defaults,
+    /// and keeps the user's nulls that `child` keeps.
+    fn is_present(self) -> bool {
+        !matches!(self, View::Default(Value::Null))
+    }
+
     /// The value the merged tree has here, built only when it differs from what is stored.
     pub(crate) fn to_value(self) -> Cow<'a, Value> {
         match self {
-            View::Merged(d, u) => Cow::Owned(merged(d, u)),
-            View::Default(v) => Cow::Borrowed(v),
-            View::User(v) if has_nulls_in_maps(v) => Cow::Owned(strip_nulls(v.clone())),
-            View::User(v) => Cow::Borrowed(v),
+            View::Merged(d, u, top) => Cow::Owned(merged(d, u, top)),
+            View::Default(v) | View::User(v) => Cow::Borrowed(v),
         }
     }
 
     /// True when the node must be built to be returned whole.
     fn needs_building(self) -> bool {
-        match self {
-            View::Merged(..) => true,
-            View::Default(_) => false,
-            View::User(v) => has_nulls_in_maps(v),
-        }
+        matches!(self, View::Merged(..))
     }
 }
 
@@ -442,7 +443,7 @@ impl Values {
     /// The merged tree's root, seen without building it.
     pub(crate) fn view(&self) -> View<'_> {
         match (self.defaults.tree(), &self.overlay) {
-            (Value::Object(d), Value::Object(u)) => View::Merged(d, u),
+            (Value::Object(d), Value::Object(u)) => View::Merged(d, u, true),
             // Both are maps by construction; an overlay replaced through `root_mut` wins whole.
             (_, u) => View::User(u),
         }
@@ -479,7 +480,21 @@ impl Values {
     /// Whether the merged tree has `key` at its top, as `root().get(key).is_some()` says, but
     /// without building the tree.
     pub fn has_top_key(&self, key: &str) -> bool {
-        self.view().child(key).is_some()
+        self.present(key)
+    }
+
+    /// Helm's `hasKey` on the parent map of `path`: whether the merged tree holds the key, even
+    /// with a null value (a user's null on a value whose default is null or absent is kept, and
+    /// the chart's `hasKey` tests then pass: `debug.verbose: ~` renders `debug-verbose: ""`).
+    pub fn present(&self, path: &str) -> bool {
+        let mut node = self.view();
+        for key in path.split('.') {
+            match node.child(key) {
+                Some(c) => node = c,
+                None => return false,
+            }
+        }
+        node.is_present()
     }
 
     /// The user's values alone, every layer merged.
@@ -561,7 +576,7 @@ impl Values {
                     continue;
                 }
                 if let Some(Value::Object(dm)) = index.get(path) {
-                    return self.built_node(path, View::Merged(dm, um));
+                    return self.built_node(path, View::Merged(dm, um, false));
                 }
             }
             // The user's value replaces the default here, whole.
@@ -581,8 +596,8 @@ impl Values {
     fn finish_lookup<'s>(&'s self, path: &str, node: View<'s>) -> &'s Value {
         match node {
             View::Default(v) => v,
-            View::User(v) if !node.needs_building() => v,
-            _ => self.built_node(path, node),
+            View::User(v) => v,
+            View::Merged(..) => self.built_node(path, node),
         }
     }
 
@@ -657,7 +672,7 @@ impl Values {
 /// Lists (by dotted path) every node below the root that must be built to be returned whole.
 fn collect_built(node: View<'_>, path: &mut String, out: &mut Vec<String>) {
     let keys: Box<dyn Iterator<Item = &String>> = match node {
-        View::Merged(_, u) => Box::new(u.keys()),
+        View::Merged(_, u, _) => Box::new(u.keys()),
         View::User(Value::Object(m)) => Box::new(m.keys()),
         _ => return,
     };
@@ -735,7 +750,6 @@ fn contains_path(v: &Value, path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge::coalesce;
     use serde_json::json;
 
     #[test]
@@ -800,10 +814,55 @@ mod tests {
         let defaults = json!({"a": {"b": 1}, "d": "x", "n": null, "k": 1});
         let l1 = Layer::from_yaml("one.yaml", "d: null\nu: 1\nz: null\nk: 2\n").unwrap();
         let v = Values::resolve(defaults, &[l1]);
-        for key in ["a", "d", "n", "k", "u", "z", "missing"] {
-            assert_eq!(v.has_top_key(key), v.root().get(key).is_some(), "{key}");
+        // As Helm's `hasKey .Values key` sees them: a null default is dropped, a user's null on
+        // a key the chart has removes it, a user's null on a key the chart lacks is kept.
+        for (key, present) in [
+            ("a", true),
+            ("d", false),
+            ("n", false),
+            ("k", true),
+            ("u", true),
+            ("z", true),
+            ("missing", false),
+        ] {
+            assert_eq!(v.has_top_key(key), present, "{key}");
         }
-        assert!(v.has_top_key("n") && !v.has_top_key("d") && !v.has_top_key("z"));
+    }
+
+    /// Checked against Helm 4 (the parity tools' `helm_ref.py`) with a chart whose values hold
+    /// each case: which of the user's nulls `hasKey` still sees.
+    #[test]
+    fn nulls_kept_and_removed_as_helm_coalesces_them() {
+        let defaults = json!({
+            "topnil": null, "topval": 1,
+            "m": {"a": 1, "nil": null, "sub": {"x": 1}},
+            "scalar": 5, "empty": {},
+        });
+        let l1 = Layer::from_yaml(
+            "one.yaml",
+            "topnil: ~\ntopval: ~\nuseronly: ~\nm: {a: ~, nil: ~, new: ~, sub: ~, newmap: {q: ~}}\nscalar: {k: ~}\nempty: {z: ~}\n",
+        )
+        .unwrap();
+        let v = Values::resolve(defaults, &[l1]);
+        for (path, present) in [
+            ("topnil", false),
+            ("topval", false),
+            ("useronly", true),
+            ("m.a", false),
+            ("m.nil", true),
+            ("m.new", true),
+            ("m.sub", false),
+            ("m.newmap.q", true),
+            ("scalar.k", true),
+            ("empty.z", true),
+        ] {
+            assert_eq!(v.present(path), present, "{path}");
+            assert!(v.get(path).is_null(), "{path}");
+        }
+        // A null default the user did not write is absent, even beside a value they did.
+        let l2 = Layer::from_yaml("two.yaml", "m: {a: 2}\n").unwrap();
+        let v = Values::resolve(json!({"m": {"a": 1, "nil": null}}), &[l2]);
+        assert!(!v.present("m.nil") && v.present("m.a"));
     }
 
     /// Helm's coalescing done the plain way: the whole tree copied, then the user's merged in.
@@ -812,12 +871,9 @@ mod tests {
         for layer in layers {
             merge_user(&mut user, &layer.value);
         }
-        let mut root = defaults.clone();
-        if !root.is_object() {
-            root = Value::Object(Map::new());
-        }
-        coalesce(&mut root, user);
-        root
+        let empty = Map::new();
+        let d = defaults.as_object().unwrap_or(&empty);
+        merged(d, user.as_object().unwrap(), true)
     }
 
     /// Every dotted path into either tree, plus a few that lead nowhere.

@@ -273,6 +273,29 @@ fn a_fetched_archive_is_stored_byte_for_byte_and_found_by_render_and_folder_comm
         found.stdout == explicit.stdout,
         "the stored archive renders as the explicit one"
     );
+    // The render that goes back for the stored archive runs twice; its warnings print once.
+    let typo = home.write(
+        "typo.yaml",
+        &format!("{VALUES_NEEDING_THE_ARCHIVE}cgroup:\n  automount:\n    enabled: false\n"),
+    );
+    let warned = cilium_cmp(
+        &home.0,
+        &[
+            "render",
+            "--cilium-version",
+            "1.20.0",
+            "--allow-unknown-keys",
+            "-f",
+            typo.to_str().unwrap(),
+        ],
+    );
+    assert!(warned.status.success(), "{}", stderr(&warned));
+    assert_eq!(
+        stderr(&warned).matches("cgroup.automount").count(),
+        1,
+        "{}",
+        stderr(&warned)
+    );
     assert!(String::from_utf8_lossy(&found.stdout).contains("kind: DaemonSet"));
 
     // So does `talos-patch` on an application folder.

@@ -210,12 +210,33 @@ fn every_scenario_the_render_accepts_fits_the_schema() {
             } else {
                 unknown += 1;
             }
-            cases.push((v.to_string(), values.clone(), valid));
+            // The one documented difference (see `src/editor_schema.rs`): the render accepts a
+            // null on a key the release does not know, which the schema underlines. The null
+            // scenarios hold such keys, so a render that accepts is checked without its nulls.
+            let values = if valid {
+                without_nulls(&values)
+            } else {
+                values.clone()
+            };
+            cases.push((v.to_string(), values, valid));
         }
     }
     assert!(accepted > 100, "only {accepted} accepted scenario renders");
     eprintln!("{accepted} accepted and {unknown} refused scenario values checked");
     validate(&cases);
+}
+
+/// The values with every null map entry left out.
+fn without_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, c)| !c.is_null())
+                .map(|(k, c)| (k.clone(), without_nulls(c)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// Whether the schema lets `path` (a chain of map keys, the last one set to a scalar) through, by

@@ -72,13 +72,30 @@ fn collect(node: &Value, prefix: &str, out: &mut BTreeSet<String>) {
     }
 }
 
+/// The paths templates read, and the maps above each: reading `a.b.c` walks through `a.b`, and
+/// a component checks that map the way the chart's template fails on it.
+fn with_parents<'a>(keys: impl IntoIterator<Item = &'a String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for key in keys {
+        let mut end = key.len();
+        loop {
+            out.insert(key[..end].to_string());
+            match key[..end].rfind('.') {
+                Some(dot) => end = dot,
+                None => break,
+            }
+        }
+    }
+    out
+}
+
 /// Every path any supported release's defaults hold or templates read.
 fn known_paths() -> BTreeSet<String> {
     let mut known = BTreeSet::new();
     for v in cilium_cmp::versions::supported() {
         let version = cilium_cmp::versions::parse(v).unwrap();
         collect(&cilium_cmp::versions::defaults(version), "", &mut known);
-        known.extend(cilium_cmp::versions::template_keys(version).iter().cloned());
+        known.extend(with_parents(cilium_cmp::versions::template_keys(version)));
     }
     known
 }
@@ -156,7 +173,7 @@ fn known_in(version: &str) -> BTreeSet<String> {
     let v = cilium_cmp::versions::parse(version).unwrap();
     let mut known = BTreeSet::new();
     collect(&cilium_cmp::versions::defaults(v), "", &mut known);
-    known.extend(cilium_cmp::versions::template_keys(v).iter().cloned());
+    known.extend(with_parents(cilium_cmp::versions::template_keys(v)));
     known
 }
 

@@ -5,7 +5,7 @@ use crate::changes::Change;
 use serde_json::Value;
 
 use super::text::{self, duration, text as txt};
-use super::{has, on, Data, Derived};
+use super::{has, on, set, Data, Derived};
 use crate::components::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{self, join, print, to_float64, to_int64, truthy};
@@ -20,7 +20,7 @@ pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
     } else if d.default_clock_probe {
         data.s("enable-bpf-clock-probe", "true");
     }
-    data.qv_when(ctx, has, "enable-bpf-tproxy", "bpf.tproxy");
+    data.qv_when(ctx, set, "enable-bpf-tproxy", "bpf.tproxy");
     data.bare(ctx, "monitor-aggregation", "bpf.monitorAggregation")?;
     data.s(
         "monitor-aggregation-interval",
@@ -48,7 +48,7 @@ pub fn bpf(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderError> {
             crate::tmpl::go_g_float(d.default_map_ratio),
         );
     }
-    if has(ctx, "bpf.hostLegacyRouting") {
+    if set(ctx, "bpf.hostLegacyRouting") {
         data.qv(ctx, "enable-host-legacy-routing", "bpf.hostLegacyRouting");
     } else if !d.chaining_is("none") {
         // The chained plugin owns connectivity, so BPF host routing cannot be used.
@@ -340,7 +340,7 @@ fn eni(ctx: &Ctx, data: &mut Data) {
 
 /// The ENI node defaults the operator applies to every node.
 fn eni_node_spec(ctx: &Ctx, data: &mut Data) {
-    if has(ctx, "eni.nodeSpec.firstInterfaceIndex") {
+    if set(ctx, "eni.nodeSpec.firstInterfaceIndex") {
         data.qv(
             ctx,
             "eni-first-interface-index",
@@ -367,7 +367,7 @@ fn eni_node_spec(ctx: &Ctx, data: &mut Data) {
             data.s(key, "true");
         }
     }
-    if has(ctx, "eni.nodeSpec.deleteOnTermination") {
+    if set(ctx, "eni.nodeSpec.deleteOnTermination") {
         data.qv(
             ctx,
             "eni-delete-on-termination",
@@ -382,7 +382,7 @@ pub fn masquerade_and_encryption(
     d: &Derived,
     data: &mut Data,
 ) -> Result<(), RenderError> {
-    if has(ctx, "enableIPv4Masquerade") {
+    if set(ctx, "enableIPv4Masquerade") {
         data.qv(ctx, "enable-ipv4-masquerade", "enableIPv4Masquerade");
     } else {
         data.s("enable-ipv4-masquerade", d.default_ipv4_masquerade);
@@ -395,7 +395,7 @@ pub fn masquerade_and_encryption(
     }
     data.qv_when(ctx, has, "enable-tcx", "bpf.enableTCX");
     data.qv_when(ctx, has, "datapath-mode", "bpf.datapathMode");
-    if has(ctx, "bpf.masquerade") {
+    if set(ctx, "bpf.masquerade") {
         data.qv(ctx, "enable-bpf-masquerade", "bpf.masquerade");
     } else if d.default_bpf_masquerade {
         data.s("enable-bpf-masquerade", "true");
@@ -642,7 +642,7 @@ pub fn services(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErr
         node_port(ctx, kpr, data);
     }
     if has(ctx, "loadBalancer") {
-        load_balancer(ctx, data);
+        load_balancer(ctx, data)?;
     }
     data.qv_each(
         ctx,
@@ -744,7 +744,7 @@ fn node_port(ctx: &Ctx, kpr: &str, data: &mut Data) {
     );
 }
 
-fn load_balancer(ctx: &Ctx, data: &mut Data) {
+fn load_balancer(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
     if !ctx.plan.has(Change::LbOnlyAndL2InterfaceRetired) {
         data.qv_when(ctx, on, "bpf-lb-only", "loadBalancer.standalone");
     }
@@ -770,10 +770,19 @@ fn load_balancer(ctx: &Ctx, data: &mut Data) {
     if !ctx.plan.has(Change::ConfigKeysRetired119)
         && has(ctx, "loadBalancer.protocolDifferentiation")
     {
+        // The chart reads `.enabled` below the key it tested, so a null (kept: 1.18 has no
+        // default here) or a scalar fails in Helm.
+        if !ctx.v("loadBalancer.protocolDifferentiation").is_object() {
+            return Err(ctx.invalid(
+                "loadBalancer.protocolDifferentiation",
+                "must be a map (with `enabled`); Helm fails on anything else",
+            ));
+        }
         data.qv(
             ctx,
             "bpf-lb-proto-diff",
             "loadBalancer.protocolDifferentiation.enabled",
         );
     }
+    Ok(())
 }

@@ -6,7 +6,7 @@ use crate::changes::Change;
 use serde_json::Value;
 
 use super::text::{self, duration, text as txt};
-use super::{has, on, Data, Derived};
+use super::{has, on, set, Data, Derived};
 use crate::components::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{self, join, print, truthy};
@@ -393,7 +393,7 @@ pub fn operator_and_dns(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), R
     } else {
         data.s("unmanaged-pod-watcher-interval", "0");
     }
-    if ctx.plan.has(Change::ConfigKeysAdded119) && has(ctx, "operator.unmanagedPodWatcher.selector")
+    if ctx.plan.has(Change::ConfigKeysAdded119) && set(ctx, "operator.unmanagedPodWatcher.selector")
     {
         data.bare(
             ctx,
@@ -445,7 +445,7 @@ fn dns_proxy(ctx: &Ctx, d: &Derived, data: &mut Data) {
         ctx,
         &[
             (
-                has,
+                set,
                 "dnsproxy-socket-linger-timeout",
                 "dnsProxy.socketLingerTimeout",
             ),

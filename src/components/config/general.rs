@@ -5,7 +5,7 @@ use crate::changes::Change;
 use serde_json::Value;
 
 use super::text::{self, dquoted, duration, folded, text as txt};
-use super::{has, on, Data, Derived};
+use super::{has, on, set, Data, Derived};
 use crate::components::Ctx;
 use crate::error::RenderError;
 use crate::tmpl::{self, join, map_to_string, to_int64, truthy};
@@ -490,8 +490,8 @@ fn cni_files(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), RenderError
         ctx,
         &[
             (on, "cni-uninstall", "cni.uninstall"),
-            (has, "cni-chaining-target", "cni.chainingTarget"),
-            (has, "cni-external-routing", "cni.externalRouting"),
+            (set, "cni-chaining-target", "cni.chainingTarget"),
+            (set, "cni-external-routing", "cni.externalRouting"),
             (
                 on,
                 "enable-route-mtu-for-cni-chaining",

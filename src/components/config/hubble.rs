@@ -2,7 +2,7 @@
 //! listener and drop events.
 
 use super::text::{duration, folded};
-use super::{has, Data, Derived};
+use super::{has, set, Data, Derived};
 use crate::changes::Change;
 use crate::components::Ctx;
 use crate::error::RenderError;
@@ -83,7 +83,7 @@ pub fn hubble(ctx: &Ctx, _d: &Derived, data: &mut Data) -> Result<(), RenderErro
     }
     data.qv_when(
         ctx,
-        has,
+        set,
         "hubble-skip-unknown-cgroup-ids",
         "hubble.skipUnknownCGroupIDs",
     );

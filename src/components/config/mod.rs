@@ -178,9 +178,14 @@ fn on(ctx: &Ctx, path: &str) -> bool {
     ctx.on(path)
 }
 
-/// `hasKey` on the value's parent map. Helm drops null values (user nulls and null defaults
-/// alike) before rendering, so a null counts as absent.
+/// `hasKey` on the value's parent map: true for a null the merged values keep (`Values::present`).
 fn has(ctx: &Ctx, path: &str) -> bool {
+    ctx.values.present(path)
+}
+
+/// `not (kindIs "invalid" X)`: the value is there and not null (a kept null fails this test,
+/// where it passes `has`).
+fn set(ctx: &Ctx, path: &str) -> bool {
     !ctx.v(path).is_null()
 }
 

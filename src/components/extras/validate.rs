@@ -82,9 +82,12 @@ fn removed_options(ctx: &Ctx) -> Result<(), RenderError> {
             return Err(ctx.invalid(path, *why));
         }
     }
-    // Any value at all counts here, `false` included, as the chart tests its printed form.
+    // Any value at all counts here, `false` included, as the chart tests its printed form
+    // (`dig … | toString`); a null the user wrote is kept and prints as "<nil>".
     let enabled = ctx.v("proxy.prometheus.enabled");
-    if !enabled.is_null() && !print(enabled).is_empty() {
+    if ctx.values.present("proxy.prometheus.enabled")
+        && (enabled.is_null() || !print(enabled).is_empty())
+    {
         return Err(ctx.invalid(
             "proxy.prometheus.enabled",
             "was removed in Cilium 1.16 (whatever its value); delete it and use envoy.prometheus.enabled",

@@ -266,12 +266,9 @@ fn config_container(
         )));
     }
     if ctx.plan.has(Change::AgentApiServerUrls) {
-        if let Some(urls) = ctx
-            .v("k8s")
-            .as_object()
-            .and_then(|k| k.get("apiServerURLs"))
-            .filter(|urls| !urls.is_null())
-        {
+        // `hasKey`: a null the user wrote is kept, and prints as nothing.
+        if ctx.values.present("k8s.apiServerURLs") {
+            let urls = ctx.v("k8s.apiServerURLs");
             command.push(s(&format!("--k8s-api-server-urls={}", quote(urls))));
         }
     }
