@@ -69,18 +69,16 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     let values = resolve_values(inputs, cilium)?;
     // First of the refusals about values, so that one run lists everything to clean up.
     let unknown = crate::known_keys::check(&values, cilium);
-    if !unknown.is_empty() {
-        if !inputs.allow_unknown_keys {
-            return Err(RenderError::UnknownValues {
-                version: cilium.to_string(),
-                report: unknown,
-                files: inputs
-                    .values_files
-                    .iter()
-                    .map(|(name, _)| name.clone())
-                    .collect(),
-            });
-        }
+    if !unknown.is_empty() && !inputs.allow_unknown_keys {
+        return Err(RenderError::UnknownValues {
+            version: cilium.to_string(),
+            report: unknown,
+            files: inputs
+                .values_files
+                .iter()
+                .map(|(name, _)| name.clone())
+                .collect(),
+        });
     }
     let result = render_known(inputs, cilium, values);
     // A render stopped for want of the chart archive is run again with it (`render` without
