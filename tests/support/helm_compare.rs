@@ -151,7 +151,10 @@ pub fn check(
 pub enum Refusal {
     /// The values do not fit `values.schema.json`.
     Schema,
-    /// A template's `fail` (Helm: "execution error at (cilium/templates/...)").
+    /// A template's `fail` (Helm: "execution error at (cilium/templates/...)"), or a template
+    /// that breaks on the values while it runs (`dig` through a null, a field of a non-map:
+    /// "executing \"cilium/templates/...\" at <...>: error calling ..."): either way the chart
+    /// refuses a value, which the renderer names (`RenderError::Value`).
     ChartFail,
     /// The chart's `kubeVersion` constraint excludes the cluster.
     KubeVersion,
@@ -160,7 +163,16 @@ pub enum Refusal {
 pub fn helm_refusal(text: &str) -> Option<Refusal> {
     if text.contains("values don't meet the specifications of the schema") {
         Some(Refusal::Schema)
-    } else if text.contains("execution error at (") {
+    } else if text.contains("execution error at (")
+        || (text.contains("executing \"cilium/templates/")
+            && [
+                "error calling ",
+                "nil pointer evaluating ",
+                "can't evaluate field ",
+            ]
+            .iter()
+            .any(|e| text.contains(e)))
+    {
         Some(Refusal::ChartFail)
     } else if text.contains("requires kubeVersion") {
         Some(Refusal::KubeVersion)

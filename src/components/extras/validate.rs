@@ -77,6 +77,22 @@ fn removed_options(ctx: &Ctx) -> Result<(), RenderError> {
             "was removed in Cilium 1.15; delete it",
         ),
     ];
+    // The chart looks these up with `dig` through `.Values`, which fails on a step that is
+    // there but no map (a null the user wrote where the chart has no default, or a scalar).
+    for (path, _) in removed {
+        let mut end = 0;
+        while let Some(dot) = path[end..].find('.') {
+            end += dot;
+            let step = &path[..end];
+            if ctx.values.present(step) && !ctx.v(step).is_object() {
+                return Err(ctx.invalid(
+                    step,
+                    format!("must be a map: the chart looks up {path} below it, and Helm fails on anything else"),
+                ));
+            }
+            end += 1;
+        }
+    }
     for (path, why) in removed {
         if ctx.on(path) {
             return Err(ctx.invalid(path, *why));
