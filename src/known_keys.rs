@@ -65,11 +65,22 @@ impl UnknownValue {
 
 impl std::fmt::Display for UnknownValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dotted = self.keys.iter().any(|k| k.contains('.'));
         let path = match self.reason {
             Reason::DottedKey { .. } => crate::limits::quoted(&self.path),
+            _ if dotted => crate::limits::quoted(&self.path),
             _ => shown_path(&self.path),
         };
         write!(f, "{path} (set in {}): ", self.origin)?;
+        // A key holding dots whose nested path the release does not know either: say both, or
+        // the user reads the explanation of the nested path as being about what they wrote.
+        if dotted && !matches!(self.reason, Reason::DottedKey { .. }) {
+            write!(
+                f,
+                "YAML reads this as one key whose name holds dots, which the chart never reads; as nested maps, {}: ",
+                shown_path(&self.path)
+            )?;
+        }
         match &self.reason {
             Reason::OtherRelease { known_in, hint } => {
                 write!(f, "exists only in Cilium {known_in}")?;
@@ -904,6 +915,12 @@ clustermesh: {enableMCSAPISupport: null}
             "externalIPs (set in values.yaml line 1): removed from the chart; it has no effect"
         ));
         assert!(lines[2].contains("use ipam.operator.clusterPoolIPv4PodCIDRList"));
+        // Written as one key holding dots: both facts, the key quoted as the user wrote it.
+        let found = check_yaml("1.20.0", "externalIPs.enabled: true\n");
+        assert_eq!(
+            found[0].to_string(),
+            "\"externalIPs.enabled\" (set in values.yaml line 1): YAML reads this as one key whose name holds dots, which the chart never reads; as nested maps, externalIPs.enabled: removed from the chart; it has no effect"
+        );
     }
 
     /// The table names only values no supported release knows, else they would be said to have

@@ -9,7 +9,7 @@
 //!   value of its kind: a boolean flipped; an enum to another of its values (the values
 //!   schema's `enum`, else `CURATED` in `support/combination.rs`); a number to a nearby one; an
 //!   empty map of labels, annotations or a node selector filled; a list emptied or given a
-//!   typical item. Paths with no realistic change of their kind (free text, nulls without a
+//!   typical item; a null default sometimes written out as null (as copies of values.yaml do). Paths with no realistic change of their kind (free text, nulls without a
 //!   curated value) are skipped.
 //! - Seeded and reproducible: `CILIUM_CMP_COMBINATIONS_SEED` (default 18) and
 //!   `CILIUM_CMP_COMBINATIONS` (per minor, default 300; the longer run uses e.g. 2000). Case

@@ -315,6 +315,9 @@ fn realistic(
             (k.ends_with("name") || k.ends_with("classname"))
                 .then(|| json!(format!("custom-{}", k.trim_end_matches("name"))))
         }
+        // Written out as null, as a copy of the chart's values.yaml does: Helm keeps that null
+        // (below the top level), and the chart's `hasKey` tests see it.
+        Value::Null if rng.chance(25) => Some(Value::Null),
         Value::Null => {
             let types = schema_at(schema, keys)
                 .and_then(|n| n.get("type"))
