@@ -175,7 +175,7 @@ fn run() -> anyhow::Result<()> {
         Command::Diff(a) => cli::diff::diff(&a),
         Command::FleetCheck(a) => cli::fleet::fleet_check(&a),
         Command::Schema { cilium_version } => {
-            let version = cilium_cmp::versions::parse(&cilium_version)?;
+            let version = cli::inputs::schema_release(&cilium_version)?;
             let schema = cilium_cmp::editor_schema::values_schema(version)
                 .with_context(|| format!("no values schema for Cilium {version}"))?;
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&schema)?))

@@ -177,6 +177,21 @@ fn the_command_line_finds_an_unlisted_release_in_the_chart_folder_and_says_what_
     );
     assert!(named.status.success(), "{}", stderr(&named));
     assert_eq!(named.stdout, from_folder.stdout);
+    // The editor schema of the new patch comes from the same archive: the keys of the release
+    // whose templates it has.
+    let schema = |version: &str| -> serde_json::Value {
+        let o = cilium_cmp(&charts.0, &["schema", "--cilium-version", version]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).expect("JSON")
+    };
+    let (new, model) = (schema("1.20.99"), schema("1.20.0"));
+    assert_eq!(new["title"], "Cilium 1.20.99 values (cilium-cmp)");
+    assert_eq!(new["properties"], model["properties"]);
+    let missing = cilium_cmp(&charts.0, &["schema", "--cilium-version", "1.20.98"]);
+    assert_refused(
+        &missing,
+        &["newer than 1.20.0", "has no cilium-1.20.98.tgz"],
+    );
     // A version that is no release number never names a file.
     let o = cilium_cmp(&charts.0, &["render", "--cilium-version", "../1.20.99"]);
     assert_refused(&o, &["is not supported"]);

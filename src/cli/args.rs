@@ -433,7 +433,8 @@ pub enum Command {
     ///   # yaml-language-server: $schema=cilium-values.schema.json
     #[command(verbatim_doc_comment)]
     Schema {
-        /// Cilium release (see `cilium-cmp versions`)
+        /// Cilium release (see `cilium-cmp versions`; a newer patch reads its archive from the
+        /// chart folder, as `render` does)
         #[arg(long)]
         cilium_version: String,
     },

@@ -90,26 +90,49 @@ pub fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
             if a.chart_archive.is_none()
                 && cilium_cmp::versions::is_newer_than_listed(&a.cilium_version) =>
         {
-            let Some(version) = cilium_cmp::versions::release_number(&a.cilium_version) else {
-                return Err(e.into());
-            };
-            let dir = store::default_dir();
-            let stored = match &dir {
-                Some(d) => store::open_stored(d, &version)?,
-                None => None,
-            };
-            let Some(chart) = stored else {
-                let searched = dir.map_or(
-                    "no chart folder (neither CILIUM_CMP_CHART_DIR nor HOME is set)".to_string(),
-                    |d| format!("{} has no {}", d.display(), store::archive_name(&version)),
-                );
-                anyhow::bail!("{e} ({searched})");
-            };
+            let (version, chart) = stored_unlisted(&a.cilium_version, e)?;
             inputs.chart = Some(chart);
             inputs.cilium_version = version;
             Ok(cilium_cmp::render(&inputs)?)
         }
         other => Ok(other?),
+    }
+}
+
+/// The archive of a release newer than the listed ones, from the chart folder, with its release
+/// number; without it, `listed_error` (why the release is not listed) and where it was looked for.
+pub fn stored_unlisted(
+    requested: &str,
+    listed_error: cilium_cmp::versions::UnknownVersion,
+) -> anyhow::Result<(String, ChartFiles)> {
+    let Some(version) = cilium_cmp::versions::release_number(requested) else {
+        return Err(listed_error.into());
+    };
+    let dir = store::default_dir();
+    let stored = match &dir {
+        Some(d) => store::open_stored(d, &version)?,
+        None => None,
+    };
+    let Some(chart) = stored else {
+        let searched = dir.map_or(
+            "no chart folder (neither CILIUM_CMP_CHART_DIR nor HOME is set)".to_string(),
+            |d| format!("{} has no {}", d.display(), store::archive_name(&version)),
+        );
+        anyhow::bail!("{listed_error} ({searched})");
+    };
+    Ok((version, chart))
+}
+
+/// The release `schema` describes: a listed one, or a newer patch read as the twin of a listed
+/// release from its archive in the chart folder, as `render` reads it.
+pub fn schema_release(requested: &str) -> anyhow::Result<cilium_cmp::versions::CiliumVersion> {
+    match cilium_cmp::versions::parse(requested) {
+        Ok(v) => Ok(v),
+        Err(e) if cilium_cmp::versions::is_newer_than_listed(requested) => {
+            let (version, chart) = stored_unlisted(requested, e)?;
+            Ok(cilium_cmp::chart::twin::open(&chart, &version).map_err(RenderError::from)?)
+        }
+        Err(e) => Err(e.into()),
     }
 }
 
