@@ -143,23 +143,7 @@ fn run() -> anyhow::Result<()> {
                 None => write_stdout(&patch),
             }
         }
-        Command::ImportApplication {
-            app,
-            to,
-            repo_url,
-            path,
-            target_revision,
-            values_root,
-            keep_unknown_keys,
-        } => cli::import_application::import_application(cli::import_application::ImportArgs {
-            app,
-            to,
-            repo_url,
-            path,
-            target_revision,
-            values_root,
-            keep_unknown_keys,
-        }),
+        Command::ImportApplication(a) => cli::import_application::import_application(a),
         Command::FixValues(a) => cli::fix_values::fix_values(&a),
         Command::Completions { shell } => {
             let mut script = Vec::new();

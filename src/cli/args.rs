@@ -361,37 +361,7 @@ pub enum Command {
     /// plugin (DIR/cilium-cmp.yaml, DIR/values.yaml with the merged values) and print the new
     /// Application, which renders that folder with the plugin
     #[command(after_help = IMPORT_EXAMPLES)]
-    ImportApplication {
-        /// The Application's YAML (`-` reads standard input), e.g. `kubectl -n argocd get
-        /// application cilium -o yaml > cilium-app.yaml`
-        app: PathBuf,
-        /// The application folder to write (created; its cilium-cmp.yaml and values.yaml must not
-        /// exist yet), e.g. --to clusters/prod/cilium
-        #[arg(long, value_name = "DIR")]
-        to: PathBuf,
-        /// The Git repository holding DIR, for the new Application's source, e.g. --repo-url
-        /// https://git.example.com/platform/clusters.git
-        #[arg(long, value_name = "URL")]
-        repo_url: String,
-        /// DIR's path inside that repository [default: DIR as given, when relative], e.g.
-        /// --path clusters/prod/cilium
-        #[arg(long)]
-        path: Option<String>,
-        /// The Git revision the new Application follows [default: Argo CD's HEAD], e.g.
-        /// --target-revision main
-        #[arg(long)]
-        target_revision: Option<String>,
-        /// A checkout of the repository a `ref` source names, for `$ref/...` valueFiles and
-        /// fileParameters: NAME=DIR for `ref: NAME`, or DIR for every ref; repeatable, e.g.
-        /// --values-root values=../cluster-config
-        #[arg(long, value_name = "[REF=]DIR")]
-        values_root: Vec<String>,
-        /// Keep values the Cilium release does not know in values.yaml (and write
-        /// allowUnknownKeys: true in cilium-cmp.yaml) instead of leaving them out; they do
-        /// nothing either way
-        #[arg(long)]
-        keep_unknown_keys: bool,
-    },
+    ImportApplication(ImportApplicationArgs),
     /// Print a shell completion script, e.g. `cilium-cmp completions bash >
     /// /etc/bash_completion.d/cilium-cmp` or `cilium-cmp completions zsh > ~/.zfunc/_cilium-cmp`
     Completions {
@@ -490,3 +460,37 @@ Example:
 
 Values are merged in Argo CD's order: valueFiles, values (or valuesObject), parameters
 (forceString ones as --set-string), fileParameters.";
+
+/// `import-application`'s arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ImportApplicationArgs {
+    /// The Application's YAML (`-` reads standard input), e.g. `kubectl -n argocd get
+    /// application cilium -o yaml > cilium-app.yaml`
+    pub app: PathBuf,
+    /// The application folder to write (created; its cilium-cmp.yaml and values.yaml must not
+    /// exist yet), e.g. --to clusters/prod/cilium
+    #[arg(long, value_name = "DIR")]
+    pub to: PathBuf,
+    /// The Git repository holding DIR, for the new Application's source, e.g. --repo-url
+    /// https://git.example.com/platform/clusters.git
+    #[arg(long, value_name = "URL")]
+    pub repo_url: String,
+    /// DIR's path inside that repository [default: DIR as given, when relative], e.g.
+    /// --path clusters/prod/cilium
+    #[arg(long)]
+    pub path: Option<String>,
+    /// The Git revision the new Application follows [default: Argo CD's HEAD], e.g.
+    /// --target-revision main
+    #[arg(long)]
+    pub target_revision: Option<String>,
+    /// A checkout of the repository a `ref` source names, for `$ref/...` valueFiles and
+    /// fileParameters: NAME=DIR for `ref: NAME`, or DIR for every ref; repeatable, e.g.
+    /// --values-root values=../cluster-config
+    #[arg(long, value_name = "[REF=]DIR")]
+    pub values_root: Vec<String>,
+    /// Keep values the Cilium release does not know in values.yaml (and write
+    /// allowUnknownKeys: true in cilium-cmp.yaml) instead of leaving them out; they do
+    /// nothing either way
+    #[arg(long)]
+    pub keep_unknown_keys: bool,
+}

@@ -3,28 +3,19 @@
 //! before the command succeeds; a folder that does not render is removed again.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 
 use cilium_cmp::argocd::{self, GenerateError};
 use cilium_cmp::chart::store;
 
+use super::args::ImportApplicationArgs;
 use super::io::{self as cli_io, write_stdout, Stdin, STDIN_NAME};
 
-pub struct ImportArgs {
-    pub app: PathBuf,
-    pub to: PathBuf,
-    pub repo_url: String,
-    pub path: Option<String>,
-    pub target_revision: Option<String>,
-    pub values_root: Vec<String>,
-    pub keep_unknown_keys: bool,
-}
-
-pub fn import_application(a: ImportArgs) -> anyhow::Result<()> {
+pub fn import_application(a: ImportApplicationArgs) -> anyhow::Result<()> {
     use cilium_cmp::argocd::from_helm;
-    let ImportArgs {
+    let ImportApplicationArgs {
         app,
         to,
         repo_url,
