@@ -91,6 +91,20 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The chart reads `below` (a field or a path) under `path` with nothing to guard it, so
+    /// anything there but a map (null or absent too) fails in Helm: refused the same way.
+    pub fn map_read_below(&self, path: &str, below: &str) -> Result<(), RenderError> {
+        if self.v(path).is_object() {
+            return Ok(());
+        }
+        Err(self.invalid(
+            path,
+            format!(
+                "must be a map: the chart reads {below} below it, and Helm fails on anything else"
+            ),
+        ))
+    }
+
     /// A file bundled in the official chart, needed because `path` is on; without an archive the
     /// error names the value, the archive to supply, and the value that avoids the file.
     pub fn bundled(

@@ -603,10 +603,7 @@ pub fn services(ctx: &Ctx, d: &Derived, data: &mut Data) -> Result<(), RenderErr
         "nat46x64Gateway.enabled",
     );
     if ctx.plan.has(Change::HostFirewallAlwaysWritten) {
-        // Read without a guard, so Helm fails when `hostFirewall` is not a map.
-        if !ctx.v("hostFirewall").is_object() {
-            return Err(ctx.invalid("hostFirewall", "must be a map (with `enabled`)"));
-        }
+        ctx.map_read_below("hostFirewall", "enabled")?;
         data.qv(ctx, "enable-host-firewall", "hostFirewall.enabled");
     } else if ctx.on("hostFirewall") && ctx.on("hostFirewall.enabled") {
         data.qv(ctx, "enable-host-firewall", "hostFirewall.enabled");
@@ -770,14 +767,9 @@ fn load_balancer(ctx: &Ctx, data: &mut Data) -> Result<(), RenderError> {
     if !ctx.plan.has(Change::ConfigKeysRetired119)
         && has(ctx, "loadBalancer.protocolDifferentiation")
     {
-        // The chart reads `.enabled` below the key it tested, so a null (kept: 1.18 has no
-        // default here) or a scalar fails in Helm.
-        if !ctx.v("loadBalancer.protocolDifferentiation").is_object() {
-            return Err(ctx.invalid(
-                "loadBalancer.protocolDifferentiation",
-                "must be a map (with `enabled`); Helm fails on anything else",
-            ));
-        }
+        // `hasKey` passes a null the user wrote (1.18 has no default here); `.enabled` below
+        // it does not.
+        ctx.map_read_below("loadBalancer.protocolDifferentiation", "enabled")?;
         data.qv(
             ctx,
             "bpf-lb-proto-diff",

@@ -84,11 +84,8 @@ fn removed_options(ctx: &Ctx) -> Result<(), RenderError> {
         while let Some(dot) = path[end..].find('.') {
             end += dot;
             let step = &path[..end];
-            if ctx.values.present(step) && !ctx.v(step).is_object() {
-                return Err(ctx.invalid(
-                    step,
-                    format!("must be a map: the chart looks up {path} below it, and Helm fails on anything else"),
-                ));
+            if ctx.values.present(step) {
+                ctx.map_read_below(step, &path[end + 1..])?;
             }
             end += 1;
         }
