@@ -477,12 +477,6 @@ impl Values {
             .get_or_init(|| self.view().to_value().into_owned())
     }
 
-    /// Whether the merged tree has `key` at its top, as `root().get(key).is_some()` says, but
-    /// without building the tree.
-    pub fn has_top_key(&self, key: &str) -> bool {
-        self.present(key)
-    }
-
     /// Helm's `hasKey` on the parent map of `path`: whether the merged tree holds the key, even
     /// with a null value (a user's null on a value whose default is null or absent is kept, and
     /// the chart's `hasKey` tests then pass: `debug.verbose: ~` renders `debug-verbose: ""`).
@@ -810,7 +804,7 @@ mod tests {
     }
 
     #[test]
-    fn top_keys_as_the_built_tree_has_them() {
+    fn top_keys_present_as_helms_has_key_sees_them() {
         let defaults = json!({"a": {"b": 1}, "d": "x", "n": null, "k": 1});
         let l1 = Layer::from_yaml("one.yaml", "d: null\nu: 1\nz: null\nk: 2\n").unwrap();
         let v = Values::resolve(defaults, &[l1]);
@@ -825,7 +819,7 @@ mod tests {
             ("z", true),
             ("missing", false),
         ] {
-            assert_eq!(v.has_top_key(key), present, "{key}");
+            assert_eq!(v.present(key), present, "{key}");
         }
     }
 

@@ -250,9 +250,9 @@ impl Derived {
             ));
         }
 
-        let chaining = if !ctx.v("cni.chainingMode").is_null() {
+        let chaining = if set(ctx, "cni.chainingMode") {
             ctx.v("cni.chainingMode").clone()
-        } else if !ctx.v("cni.chainingTarget").is_null() {
+        } else if set(ctx, "cni.chainingTarget") {
             tree!("generic-veth")
         } else {
             tree!("none")

@@ -10,11 +10,6 @@ use crate::error::RenderError;
 use crate::plan::CertSource;
 use crate::tmpl::{print, to_int64 as go_int};
 
-/// Whether `key` is present in the top-level values (Helm's `hasKey .Values key`).
-fn has_top_key(ctx: &Ctx, key: &str) -> bool {
-    ctx.values.has_top_key(key)
-}
-
 /// Removed options: the chart refuses them even when set to a harmless value.
 fn removed_options(ctx: &Ctx) -> Result<(), RenderError> {
     let removed: &[(&str, &str)] = &[
@@ -218,7 +213,7 @@ fn l7_checks(ctx: &Ctx) -> Result<(), RenderError> {
     let ingress = ctx.on("ingressController.enabled");
     let gateway = ctx.on("gatewayAPI.enabled");
     let envoy_lb = ctx.text("loadBalancer.l7.backend") == "envoy";
-    if (ingress || gateway || envoy_lb) && has_top_key(ctx, "l7Proxy") && !ctx.on("l7Proxy") {
+    if (ingress || gateway || envoy_lb) && ctx.values.present("l7Proxy") && !ctx.on("l7Proxy") {
         return Err(ctx.invalid(
             "l7Proxy",
             "Ingress, Gateway API and the Envoy L7 load balancer need the L7 proxy: set l7Proxy to true",
@@ -245,7 +240,7 @@ fn l7_checks(ctx: &Ctx) -> Result<(), RenderError> {
         let kpr = ctx.v("kubeProxyReplacement");
         let disabled = print(kpr) == "disabled";
         let unset_old =
-            !has_top_key(ctx, "kubeProxyReplacement") && !upgrade_compat_at_least(ctx, 1, 14)?;
+            !ctx.values.present("kubeProxyReplacement") && !upgrade_compat_at_least(ctx, 1, 14)?;
         if disabled || unset_old {
             return Err(ctx.invalid(
                 "kubeProxyReplacement",
