@@ -11,8 +11,11 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+#[path = "support/refusal.rs"]
+mod refusal;
 #[path = "support/repack.rs"]
 mod repack;
+use refusal::{assert_refused, stderr};
 #[path = "support/scratch.rs"]
 mod scratch;
 use scratch::Scratch;
@@ -163,20 +166,6 @@ fn cilium_cmp(home: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn assert_refused(o: &Output, expect: &[&str]) {
-    let e = stderr(o);
-    assert!(!o.status.success(), "must fail: {e}");
-    assert!(o.stdout.is_empty(), "stdout must stay empty: {e}");
-    assert!(e.starts_with("error: "), "{e}");
-    for part in expect {
-        assert!(e.contains(part), "{e:?} lacks {part:?}");
-    }
 }
 
 /// Where `chart fetch` stores archives for a HOME without XDG_CACHE_HOME.

@@ -6,8 +6,11 @@
 
 #[path = "support/harness.rs"]
 mod harness;
+#[path = "support/refusal.rs"]
+mod refusal;
 #[path = "support/repack.rs"]
 mod repack;
+use refusal::{assert_refused, stderr};
 #[path = "support/scratch.rs"]
 mod scratch;
 
@@ -48,19 +51,6 @@ fn cilium_cmp(charts: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn assert_refused(o: &Output, expect: &[&str]) {
-    let e = stderr(o);
-    assert!(!o.status.success(), "must fail: {e}");
-    assert!(o.stdout.is_empty(), "stdout must stay empty: {e}");
-    for part in expect {
-        assert!(e.contains(part), "{e:?} lacks {part:?}");
-    }
 }
 
 const EDITED: &str = "templates/cilium-agent/daemonset.yaml";
