@@ -945,6 +945,7 @@ fn the_application_set_makes_one_plugin_application_per_folder() {
     let apps_file = s.write("apps.json", &serde_json::to_string(&apps).unwrap());
     let o = Command::new(python)
         .args(["-c", VALIDATE])
+        .env("PYTHONPATH", root().join("tests/support"))
         .arg(&crd)
         .arg(&apps_file)
         .output()
@@ -960,22 +961,9 @@ fn the_application_set_makes_one_plugin_application_per_folder() {
 
 /// Argo CD's Application schema, with unknown fields refused (as the API server prunes them).
 const VALIDATE: &str = r#"
-import json, sys, copy, yaml, jsonschema
-crd = yaml.safe_load(open(sys.argv[1]))
-schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1")["schema"]["openAPIV3Schema"]
-def strict(s):
-    if isinstance(s, dict):
-        if s.get("type") == "object" and "properties" in s and "additionalProperties" not in s \
-                and not s.get("x-kubernetes-preserve-unknown-fields"):
-            s["additionalProperties"] = False
-        for k, v in s.items():
-            if k == "properties":
-                for p in v.values(): strict(p)
-            elif isinstance(v, (dict, list)): strict(v)
-    elif isinstance(s, list):
-        for v in s: strict(v)
-schema = copy.deepcopy(schema); strict(schema)
-v = jsonschema.Draft7Validator(schema)
+import json, sys
+import application_schema
+v = application_schema.validator(sys.argv[1])
 apps = json.load(open(sys.argv[2]))
 errors = ["%s: %s at %s" % (a["metadata"]["name"], e.message, "/".join(map(str, e.absolute_path))) for a in apps for e in v.iter_errors(a)]
 if errors: sys.exit("\n".join(errors))

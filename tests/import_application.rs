@@ -179,9 +179,10 @@ fn import_to(dir: &Path, app: &str, to: &str, extra: &[&str]) -> Output {
 /// Renders every case's original values with real Helm and checks each folder's render against
 /// it with parity.py; checks each printed Application against the CRD schema.
 const CHECK: &str = r#"
-import json, subprocess, sys, copy
+import json, subprocess, sys
 sys.path.insert(0, sys.argv[1])
-import yaml, jsonschema
+import yaml
+import application_schema
 from helm_python import _native
 from helm_ref import render, stream
 
@@ -192,21 +193,7 @@ def merge(a, b):
     return out
 
 jobs = json.load(open(sys.argv[2]))
-crd = yaml.safe_load(open(sys.argv[3]))
-schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1")["schema"]["openAPIV3Schema"]
-def strict(s):
-    if isinstance(s, dict):
-        if s.get("type") == "object" and "properties" in s and "additionalProperties" not in s \
-                and not s.get("x-kubernetes-preserve-unknown-fields"):
-            s["additionalProperties"] = False
-        for k, v in s.items():
-            if k == "properties":
-                for p in v.values(): strict(p)
-            elif isinstance(v, (dict, list)): strict(v)
-    elif isinstance(s, list):
-        for v in s: strict(v)
-schema = copy.deepcopy(schema); strict(schema)
-validator = jsonschema.Draft7Validator(schema)
+validator = application_schema.validator(sys.argv[3])
 failures = []
 for job in jobs:
     values = {}
@@ -338,6 +325,10 @@ fn imported_folders_render_what_helm_renders_for_the_original_application() {
     std::fs::write(&jobs_file, serde_json::to_string(&jobs).unwrap()).unwrap();
     let o = Command::new(python)
         .args(["-c", CHECK])
+        .env(
+            "PYTHONPATH",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support"),
+        )
         .arg(parity.parent().unwrap())
         .arg(&jobs_file)
         .arg(&crd)
