@@ -144,6 +144,18 @@ fn dump(objects: &[Value], writer: Writer) -> String {
     cilium_cmp::yaml::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": items}))
 }
 
+/// The reference of `scenario` for `version` among `references()`.
+fn reference<'a>(
+    refs: &'a [(String, String, String)],
+    version: &str,
+    scenario: &str,
+) -> &'a (String, String, String) {
+    let name = format!("{version}/{scenario}");
+    refs.iter()
+        .find(|(n, _, _)| *n == name)
+        .unwrap_or_else(|| panic!("no reference {name}"))
+}
+
 fn references() -> Vec<(String, String, String)> {
     let readme = harness::shared("cilium-reference/README.md");
     let rendered = readme.parent().unwrap().join("rendered");
@@ -258,10 +270,7 @@ const MEMORY: &str = "spec.template.spec.containers[\"cilium-agent\"].resources.
 fn a_dropped_value_is_left_behind_never_a_default() {
     let refs = references();
     for version in VERSIONS {
-        let (name, ns, text) = refs
-            .iter()
-            .find(|(n, _, _)| *n == format!("{version}/hubble-full"))
-            .expect("hubble-full");
+        let (name, ns, text) = reference(&refs, version, "hubble-full");
         let live_objs = with_memory_limit(&objects(text));
         let manifest = live_objs
             .iter()
@@ -454,10 +463,7 @@ fn the_ingress_endpoints_are_excluded_on_every_release() {
     use cilium_cmp::argocd::exclusions::{excluded_in_stream, Filter};
     let refs = references();
     for version in VERSIONS {
-        let (_, _, text) = refs
-            .iter()
-            .find(|(n, _, _)| *n == format!("{version}/ingress-controller"))
-            .expect("the ingress-controller reference");
+        let (_, _, text) = reference(&refs, version, "ingress-controller");
         let found: Vec<String> = excluded_in_stream(&Filter::argocd_defaults(), text)
             .unwrap()
             .into_iter()
@@ -486,10 +492,7 @@ fn config_read_at_start_on_every_release() {
             ("hubble-full", TakesEffect::AtNextRestart),
             ("rollout-on-config-change", TakesEffect::RolledByChecksum),
         ] {
-            let (name, ns, text) = refs
-                .iter()
-                .find(|(n, _, _)| *n == format!("{version}/{scenario}"))
-                .expect("reference");
+            let (name, ns, text) = reference(&refs, version, scenario);
             let mut live = objects(text);
             let config = live
                 .iter_mut()
@@ -565,10 +568,7 @@ fn a_rollout_restart_stamp_is_harmless() {
 fn a_field_only_argo_cd_applied_is_removed_by_the_sync() {
     let refs = references();
     for version in VERSIONS {
-        let (name, ns, text) = refs
-            .iter()
-            .find(|(n, _, _)| *n == format!("{version}/hubble-full"))
-            .unwrap();
+        let (name, ns, text) = reference(&refs, version, "hubble-full");
         let live = dump(&with_memory_limit(&objects(text)), Writer::ArgoServerSide);
         let report = adopt::check(text, &[("live.yaml".into(), live)], ns, "cilium").unwrap();
         let agent = report
