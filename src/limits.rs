@@ -324,8 +324,13 @@ mod tests {
             "values.yaml: is not a regular file (a FIFO, whose reader waits for a writer)"
         );
         let err = read_text(&dir, "dir").unwrap_err();
-        assert!(err.to_string().contains("not a regular file (a directory)"), "{err}");
-        assert!(open_regular(&dir.join("missing")).unwrap_err().is_not_found());
+        assert!(
+            err.to_string().contains("not a regular file (a directory)"),
+            "{err}"
+        );
+        assert!(open_regular(&dir.join("missing"))
+            .unwrap_err()
+            .is_not_found());
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -226,8 +226,8 @@ fn examine(path: &Path, force: Force) -> Result<Target, ReplaceError> {
             return refuse(
                 format!(
                     "it has {links} hard links (names of one file); replacing it would give \
-                     this name a new file and leave the other {} with the old content: edit the \
-                     file in place another way",
+                     this name a new file and leave the other {} with the old content: change \
+                     the file in place by other means",
                     if links == 2 { "name" } else { "names" }
                 ),
                 "replace this name only",
@@ -352,10 +352,8 @@ mod tests {
 
     impl Dir {
         fn new(tag: &str) -> Dir {
-            let dir = std::env::temp_dir().join(format!(
-                "cilium-cmp-replace-{}-{tag}",
-                std::process::id()
-            ));
+            let dir = std::env::temp_dir()
+                .join(format!("cilium-cmp-replace-{}-{tag}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).unwrap();
             Dir(dir)

@@ -189,7 +189,12 @@ impl Preview {
         }
         let repo = &self.rendered.generation.repo;
         let text = folder::lock_text(self.hash(), &self.objects);
-        super::write_aside(&repo.app_dir.join(LOCK_FILE), &self.lock_shown, &text, force)?;
+        super::write_aside(
+            &repo.app_dir.join(LOCK_FILE),
+            &self.lock_shown,
+            &text,
+            force,
+        )?;
         Ok(true)
     }
 }
