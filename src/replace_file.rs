@@ -29,12 +29,15 @@
 //!   read-only too. So even a forced write changes nothing but the one directory entry named: a
 //!   link a pull request planted towards `~/.ssh/authorized_keys` cannot make the program write
 //!   there. To update the file a link points to, name that file.
-//! - **The target is checked twice**: before the temporary file is made and again, by device and
-//!   inode, right before the rename; a target replaced in between (by another program or a
-//!   concurrent run) is refused and left alone. What remains is the instant between that second
-//!   check and `rename(2)`; a swap there can only make the rename replace the swapped-in entry,
-//!   since a rename never writes through a link or into another file's inode, so the worst case
-//!   is a lost link, never a write anywhere else.
+//! - **The target is checked twice**: before the temporary file is made and again right before
+//!   the rename. Whatever is there then meets the same refusals (a link or a read-only file put
+//!   there meanwhile is left alone, with an error); if it is another regular file than before (by
+//!   device and inode: a concurrent run of the same command renamed its own over it), its bits
+//!   and owner are the ones the new file takes, and the last run wins, as two `lock` runs of one
+//!   folder must both succeed. What remains is the instant between that second check and
+//!   `rename(2)`; a swap there can only make the rename replace the swapped-in entry, since a
+//!   rename never writes through a link or into another file's inode, so the worst case is a lost
+//!   link, never a write anywhere else.
 
 use std::ffi::OsString;
 use std::fs::{File, Metadata};
@@ -126,13 +129,14 @@ fn replace_checked(
         file.write_all(bytes)?;
         file.sync_all()?;
         before_rename();
+        // What is there now gets the same refusals; if it is another file than before (a
+        // concurrent run of the same command renamed its own over it), the new file takes that
+        // one's bits and owner instead, since that is the file the rename replaces.
         let now = examine(path, force)?;
         if now.identity != before.identity {
-            return Err(ReplaceError::Refused(
-                "it was replaced by another program while the new content was being written, \
-                 so it was left as that program made it; run the command again"
-                    .into(),
-            ));
+            if let Some(keep) = &now.keep {
+                keep_owner_and_mode(&file, keep)?;
+            }
         }
         std::fs::rename(&tmp, path)?;
         Ok(())
@@ -533,24 +537,41 @@ mod tests {
     }
 
     #[test]
-    fn a_target_swapped_while_writing_is_left_alone() {
+    fn a_target_swapped_while_writing_meets_the_same_refusals() {
         let d = Dir::new("swap");
+        let outside = Dir::new("swap-outside");
+        let victim = outside.file("victim", "theirs", 0o644);
         let target = d.file("values.yaml", "old", 0o644);
+        // A link planted between the first look and the rename is refused and stays.
         let m = refusal(replace_checked(&target, b"new", Force::No, || {
-            // Another program puts its own file there meanwhile.
-            let theirs = d.0.join("theirs");
-            std::fs::write(&theirs, "theirs").unwrap();
-            std::fs::rename(&theirs, &target).unwrap();
+            std::fs::remove_file(&target).unwrap();
+            symlink(&victim, &target).unwrap();
         }));
-        assert!(m.contains("replaced by another program"), "{m}");
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "theirs");
-        // A new file that appears meanwhile is not overwritten either.
+        assert!(m.contains("symbolic link"), "{m}");
+        assert!(std::fs::symlink_metadata(&target)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "theirs");
+        assert_eq!(d.names(), ["values.yaml"]);
+        // A read-only file that appears where there was none is not replaced either.
         let new = d.0.join("new.yaml");
         refusal(replace_checked(&new, b"ours", Force::No, || {
-            std::fs::write(&new, "theirs").unwrap()
+            std::fs::write(&new, "theirs").unwrap();
+            std::fs::set_permissions(&new, std::fs::Permissions::from_mode(0o444)).unwrap();
         }));
         assert_eq!(std::fs::read_to_string(&new).unwrap(), "theirs");
-        assert_eq!(d.names(), ["new.yaml", "values.yaml"]);
+        // Another run's file renamed over the target meanwhile: replaced (the last run wins),
+        // with that file's bits, since it is the one replaced.
+        let target = d.file("lock", "old", 0o644);
+        replace_checked(&target, b"ours", Force::No, || {
+            let theirs = d.file("theirs", "theirs", 0o600);
+            std::fs::rename(&theirs, &target).unwrap();
+        })
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "ours");
+        assert_eq!(mode(&target), 0o600);
+        assert_eq!(d.names(), ["lock", "new.yaml", "values.yaml"]);
     }
 
     #[test]
