@@ -604,3 +604,31 @@ fn standard_input_that_is_a_directory_is_refused_and_a_pipe_is_read() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("kind: DaemonSet"));
 }
+
+#[test]
+fn import_application_refuses_a_dangling_link_where_it_would_write_and_keeps_it() {
+    let s = Scratch::new("import-link");
+    s.write("app.yaml", "kind: Application\n");
+    std::fs::create_dir_all(s.0.join("apps/new")).unwrap();
+    let link = s.0.join("apps/new/values.yaml");
+    let outside = Scratch::new("import-link-outside");
+    symlink(outside.0.join("planted.yaml"), &link).unwrap();
+    let r = run(
+        &s.0,
+        &[
+            "import-application",
+            "app.yaml",
+            "--to",
+            "apps/new",
+            "--repo-url",
+            "https://git.example.com/x.git",
+        ],
+    );
+    assert_refused(&r, &["apps/new/values.yaml exists already"]);
+    assert!(is_link(&link), "the link is left as it was");
+    assert_eq!(
+        names(&outside.0),
+        Vec::<String>::new(),
+        "nothing written outside"
+    );
+}

@@ -49,7 +49,8 @@ pub fn import_application(a: ImportApplicationArgs) -> anyhow::Result<()> {
     let settings_path = to.join(argocd::SETTINGS_FILE);
     let values_path = to.join(argocd::folder::DEFAULT_VALUES_FILE);
     for p in [&settings_path, &values_path] {
-        if p.exists() {
+        // A dangling link too (`exists` follows links): the clean-up below would remove it.
+        if std::fs::symlink_metadata(p).is_ok() {
             anyhow::bail!(
                 "{} exists already; import-application writes a new application folder: choose another --to",
                 p.display()
