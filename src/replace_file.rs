@@ -186,10 +186,12 @@ fn examine(path: &Path, force: Force) -> Result<Target, ReplaceError> {
     };
     let identity = Some((meta.dev(), meta.ino()));
     let kind = meta.file_type();
-    let refuse = |what: String, forced: &str| {
+    // `what` is the fact and the user's own way on; a folder the program owns has no user to
+    // take it, so there the one way on is to remove what is in the way.
+    let refuse = |what: String, own_way: &str, forced: &str| {
         let how = match force {
-            Force::Never => String::new(),
-            _ => format!(", or pass {FORCE_FLAG} to {forced}"),
+            Force::Never => "; remove it and run the command again".to_string(),
+            _ => format!(": {own_way}, or pass {FORCE_FLAG} to {forced}"),
         };
         Err(ReplaceError::Refused(format!("{what}{how}")))
     };
@@ -208,8 +210,9 @@ fn examine(path: &Path, force: Force) -> Result<Target, ReplaceError> {
             format!(
                 "it is a symbolic link to {to}; cilium-cmp replaces a file whole (a new file \
                  renamed over the name), which would put a copy in place of the link and leave \
-                 {to} as it was: name the file the link points to instead"
+                 {to} as it was"
             ),
+            "name the file the link points to instead",
             "replace the link with a regular file (the file it points to stays as it is)",
         );
     }
@@ -230,20 +233,18 @@ fn examine(path: &Path, force: Force) -> Result<Target, ReplaceError> {
             return refuse(
                 format!(
                     "it has {links} hard links (names of one file); replacing it would give \
-                     this name a new file and leave the other {} with the old content: change \
-                     the file in place by other means",
+                     this name a new file and leave the other {} with the old content",
                     if links == 2 { "name" } else { "names" }
                 ),
+                "change the file in place by other means",
                 "replace this name only",
             );
         }
         let mode = meta.mode() & 0o7777;
         if mode & 0o200 == 0 {
             return refuse(
-                format!(
-                    "it is read-only (mode {mode:04o}): make it writable (chmod u+w) if it should \
-                     change"
-                ),
+                format!("it is read-only (mode {mode:04o})"),
+                "make it writable (chmod u+w) if it should change",
                 "replace it anyway (the new file is read-only too)",
             );
         }
@@ -254,6 +255,7 @@ fn examine(path: &Path, force: Force) -> Result<Target, ReplaceError> {
                     meta.uid(),
                     meta.gid()
                 ),
+                "ask its owner to change it",
                 "replace it anyway (the new file is then yours)",
             );
         }
@@ -475,7 +477,7 @@ mod tests {
         assert_eq!(d.names(), ["values.yaml"]);
         // The store's refusal offers no flag.
         let m = refusal(replace(&link, b"new", Force::Never));
-        assert!(!m.contains("--force"), "{m}");
+        assert!(!m.contains("--force") && m.ends_with("remove it and run the command again"));
         // Forced: the link becomes a file with the bits of the file it pointed to, which stays.
         replace(&link, b"new", Force::Yes).unwrap();
         assert!(std::fs::symlink_metadata(&link).unwrap().is_file());
