@@ -89,19 +89,14 @@ impl InputError {
 }
 
 /// Reads a regular file of at most `MAX_FILE_BYTES` as UTF-8 text; devices, FIFOs and
-/// directories are refused before anything is read, and a larger file before it is read whole.
+/// directories are refused before anything is read (`open_regular`, which never blocks), and a
+/// larger file before it is read whole.
 pub fn read_text(path: &Path, shown: &str) -> Result<String, InputError> {
     let fail = |reason: String| InputError::File {
         file: shown.to_string(),
         reason,
     };
-    let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot be read: {e}")))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| fail(format!("cannot be read: {e}")))?;
-    if !meta.is_file() {
-        return Err(fail("is not a regular file".into()));
-    }
+    let (file, meta) = open_regular(path).map_err(|e| fail(e.to_string()))?;
     if meta.len() > MAX_FILE_BYTES {
         return Err(fail(too_large(meta.len())));
     }
@@ -118,6 +113,125 @@ pub fn read_text(path: &Path, shown: &str) -> Result<String, InputError> {
         column,
         reason: "not UTF-8 text (YAML files must be UTF-8)".into(),
     })
+}
+
+/// Why a user-named file was not opened for reading.
+#[derive(Debug)]
+pub enum OpenError {
+    /// It could not be examined or opened (missing, no permission, ...).
+    Io(std::io::Error),
+    /// It is there but not a regular file: what it is (`kind_of`).
+    NotRegular(&'static str),
+    /// Standard input is something `-` does not read: what it is.
+    Stdin(&'static str),
+}
+
+impl OpenError {
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, OpenError::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
+/// The reason, without the file's name (callers name it their own way).
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Io(e) => write!(f, "cannot be read: {e}"),
+            OpenError::NotRegular(what) => write!(
+                f,
+                "is not a regular file ({what}); cilium-cmp reads only regular files: name \
+                 one, or, for a command's output (a pipe, `<(...)`), pipe it to standard input \
+                 and pass '-' where the flag takes it"
+            ),
+            OpenError::Stdin(what) => write!(
+                f,
+                "is {what}, which '-' does not read: pipe the content or redirect a regular file \
+                 to standard input"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+/// For readers that report an `io::Error` (an unpacked chart folder): the reason is kept.
+impl From<OpenError> for std::io::Error {
+    fn from(e: OpenError) -> Self {
+        match e {
+            OpenError::Io(e) => e,
+            e => std::io::Error::other(e.to_string()),
+        }
+    }
+}
+
+/// Opens a file a user, a repository or a pull request named, for reading, only if it is a
+/// regular file, without ever blocking: every user-named input goes through here.
+///
+/// Opening a FIFO for reading waits for a writer (fifo(7)), forever if none comes, and opening a
+/// device can act on it (a tape rewinds, a terminal becomes the controlling one), so the type is
+/// looked up first with stat(2), which does neither, and anything else is refused unopened. The
+/// file may be swapped between that look and the open: the open therefore adds `O_NONBLOCK`
+/// (open(2): a FIFO then opens at once instead of waiting) and `O_NOCTTY`, and the opened file's
+/// own type (fstat) is what decides. `O_NONBLOCK` stays set: it changes nothing for a regular
+/// file, whose reads never wait (open(2), "O_NONBLOCK ... has no effect for regular files").
+pub fn open_regular(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), OpenError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let looked = std::fs::metadata(path).map_err(OpenError::Io)?;
+    if !looked.is_file() {
+        return Err(OpenError::NotRegular(kind_of(&looked.file_type())));
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(OpenError::Io)?;
+    let meta = file.metadata().map_err(OpenError::Io)?;
+    if !meta.is_file() {
+        return Err(OpenError::NotRegular(kind_of(&meta.file_type())));
+    }
+    Ok((file, meta))
+}
+
+/// Checks what standard input is before `-` is read, with fstat(2), which never blocks. A pipe
+/// is what `-` is for (`cat values.yaml | cilium-cmp render -f -`): the writer is the user's own
+/// command, so a FIFO is read as it comes, and so are a regular file, a socket and a character
+/// device (a terminal, `/dev/null`; a device that never ends meets the byte bound). A directory
+/// or a block device (a disk) is refused before reading.
+pub fn check_stdin() -> Result<(), OpenError> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let fd = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(OpenError::Io)?;
+    let kind = std::fs::File::from(fd)
+        .metadata()
+        .map_err(OpenError::Io)?
+        .file_type();
+    if kind.is_dir() || kind.is_block_device() {
+        return Err(OpenError::Stdin(kind_of(&kind)));
+    }
+    Ok(())
+}
+
+/// What a file that is not a regular one is, for refusals.
+pub fn kind_of(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO, whose reader waits for a writer"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else {
+        "a special file"
+    }
 }
 
 fn too_large(len: u64) -> String {
@@ -184,6 +298,39 @@ mod tests {
         std::fs::write(&big, vec![b'#'; MAX_FILE_BYTES as usize + 1]).unwrap();
         let err = read_text(&big, "big.yaml").unwrap_err();
         assert!(err.to_string().contains("limited to"), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_fifo_or_a_directory_is_refused_without_waiting_for_a_writer() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = std::env::temp_dir().join(format!("cilium-cmp-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("values.yaml");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // No writer ever opens it: a blocking open would never return, and the test harness
+        // would hang rather than fail, so the read runs on a thread with a deadline.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || tx.send(read_text(&path, "values.yaml").map(|_| ())));
+        let err = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("read_text returned within 5 s")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string().split(';').next().unwrap(),
+            "values.yaml: is not a regular file (a FIFO, whose reader waits for a writer)"
+        );
+        let err = read_text(&dir, "dir").unwrap_err();
+        assert!(
+            err.to_string().contains("not a regular file (a directory)"),
+            "{err}"
+        );
+        assert!(open_regular(&dir.join("missing"))
+            .unwrap_err()
+            .is_not_found());
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -14,6 +14,7 @@ use clap::Parser;
 
 use cilium_cmp::argocd::{self, GenerateError};
 use cilium_cmp::chart::fetch::{self, Fetched};
+use cilium_cmp::replace_file::Force;
 
 use cli::args::{ChartCommand, Cli, Command};
 use cli::inputs::{argocd_env, folder_request, render_finding_archive};
@@ -44,7 +45,7 @@ fn run() -> anyhow::Result<()> {
         Command::Render(a) => {
             let text = render_finding_archive(&a.inputs)?;
             match &a.output {
-                Some(path) => cli_io::write_file(path, &text),
+                Some(path) => cli_io::write_file(path, &text, Force::flag(a.force)),
                 None => write_stdout(&text),
             }
         }
@@ -56,9 +57,13 @@ fn run() -> anyhow::Result<()> {
         }
         Command::Verify { file } => {
             let text = if file.as_os_str() == "-" {
+                cilium_cmp::limits::check_stdin()
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", cli_io::STDIN_NAME))?;
                 std::io::read_to_string(std::io::stdin())?
             } else {
-                std::fs::read_to_string(&file)
+                let (f, _) = cilium_cmp::limits::open_regular(&file)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+                std::io::read_to_string(f)
                     .with_context(|| format!("cannot read {}", file.display()))?
             };
             let (stamped, computed) =
@@ -94,6 +99,7 @@ fn run() -> anyhow::Result<()> {
             folder,
             argocd,
             check,
+            force,
         } => {
             let req = folder_request(&folder);
             let p =
@@ -121,7 +127,7 @@ fn run() -> anyhow::Result<()> {
                 };
             }
             let summary = p.summary();
-            if p.write_lock()? {
+            if p.write_lock(Force::flag(force))? {
                 eprintln!("{summary}{}: written; commit it", p.lock_shown);
             } else {
                 eprintln!("{summary}{}: unchanged", p.lock_shown);
@@ -132,6 +138,7 @@ fn run() -> anyhow::Result<()> {
             folder,
             name,
             output,
+            force,
         } => {
             let req = folder_request(&folder);
             let r =
@@ -139,7 +146,7 @@ fn run() -> anyhow::Result<()> {
                     .map_err(GenerateError::on_command_line)?;
             let patch = cilium_cmp::talos::inline_manifest_patch(&name, &r.text, &r.hash);
             match output {
-                Some(path) => cli_io::write_file(&path, &patch),
+                Some(path) => cli_io::write_file(&path, &patch, Force::flag(force)),
                 None => write_stdout(&patch),
             }
         }

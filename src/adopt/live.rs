@@ -104,19 +104,14 @@ pub fn read_dump(arg: &Path, budget: &mut u64) -> Result<(String, String), Adopt
     let limit = limits::MAX_LIVE_FILE_BYTES.min(*budget);
     let mut bytes = Vec::new();
     if arg.as_os_str() == "-" {
+        limits::check_stdin().map_err(|e| fail(e.to_string()))?;
         std::io::stdin()
             .lock()
             .take(limit + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| fail(format!("cannot be read: {e}")))?;
     } else {
-        let file = std::fs::File::open(arg).map_err(|e| fail(format!("cannot be read: {e}")))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| fail(format!("cannot be read: {e}")))?;
-        if !meta.is_file() {
-            return Err(fail("is not a regular file".into()));
-        }
+        let (file, _) = limits::open_regular(arg).map_err(|e| fail(e.to_string()))?;
         file.take(limit + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| fail(format!("cannot be read: {e}")))?;

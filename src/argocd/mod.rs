@@ -439,21 +439,33 @@ pub fn update_lock(
     env: &BTreeMap<String, String>,
     app_dir: &Path,
     allow_unknown_keys: bool,
+    force: crate::replace_file::Force,
 ) -> Result<(Rendered, Option<String>), GenerateError> {
     let p = preview::preview(env, app_dir, allow_unknown_keys)?;
-    p.write_lock()?;
+    p.write_lock(force)?;
     let previous = p.lock.map(|l| l.hash);
     Ok((p.rendered, previous))
 }
 
-/// Replaces the lock at `path` with `text` whole or not at all (`replace_file`), an error naming
-/// it as `shown`.
-pub(crate) fn write_aside(path: &Path, shown: &str, text: &str) -> Result<(), GenerateError> {
-    let write = |e: std::io::Error| GenerateError::Write {
+/// Replaces the lock at `path` with `text` whole or not at all, keeping its mode and owner
+/// (`replace_file`), an error naming it as `shown`. A lock that is a symbolic link (a pull
+/// request can commit one pointing anywhere), has other hard links or is read-only is refused
+/// unless `force` (`lock --force`), which replaces the name and never writes through it.
+pub(crate) fn write_aside(
+    path: &Path,
+    shown: &str,
+    text: &str,
+    force: crate::replace_file::Force,
+) -> Result<(), GenerateError> {
+    use crate::replace_file::ReplaceError;
+    let write = |e: ReplaceError| GenerateError::Write {
         path: shown.to_string(),
-        message: folder::io_reason(&e),
+        message: match &e {
+            ReplaceError::Io(e) => folder::io_reason(e),
+            ReplaceError::Refused(m) => m.clone(),
+        },
     };
-    crate::replace_file::replace(path, text.as_bytes()).map_err(write)
+    crate::replace_file::replace(path, text.as_bytes(), force).map_err(write)
 }
 
 /// The one command, run from the repository root, that reproduces this render with every input

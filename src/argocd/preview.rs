@@ -179,8 +179,8 @@ impl Preview {
 
     /// Writes the lock for this render, unless it already holds exactly that; returns whether it
     /// wrote. The file is written aside and renamed (see `write_aside`), so a failed write leaves
-    /// the old lock as it was.
-    pub fn write_lock(&self) -> Result<bool, GenerateError> {
+    /// the old lock as it was; `force` as `replace_file` takes it (`lock --force`).
+    pub fn write_lock(&self, force: crate::replace_file::Force) -> Result<bool, GenerateError> {
         let up_to_date = self.lock.as_ref().is_some_and(|l| {
             l.hash == self.rendered.hash && l.objects.as_ref() == Some(&self.objects)
         });
@@ -189,7 +189,12 @@ impl Preview {
         }
         let repo = &self.rendered.generation.repo;
         let text = folder::lock_text(self.hash(), &self.objects);
-        super::write_aside(&repo.app_dir.join(LOCK_FILE), &self.lock_shown, &text)?;
+        super::write_aside(
+            &repo.app_dir.join(LOCK_FILE),
+            &self.lock_shown,
+            &text,
+            force,
+        )?;
         Ok(true)
     }
 }

@@ -72,7 +72,7 @@ impl ChartFiles {
         let files = if path.is_dir() {
             read_dir(path, path).map_err(|e| fail(e.to_string()))?
         } else {
-            let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+            let (file, _) = crate::limits::open_regular(path).map_err(|e| fail(e.to_string()))?;
             read_tgz(file).map_err(fail)?
         };
         ChartFiles::checked(shown, files)
@@ -223,7 +223,9 @@ fn read_dir(root: &Path, dir: &Path) -> std::io::Result<BTreeMap<String, Vec<u8>
                     return Err(std::io::Error::other(too_large()));
                 }
                 if let Ok(rel) = p.strip_prefix(root) {
-                    out.insert(rel.to_string_lossy().replace('\\', "/"), std::fs::read(&p)?);
+                    let mut data = Vec::new();
+                    crate::limits::open_regular(&p)?.0.read_to_end(&mut data)?;
+                    out.insert(rel.to_string_lossy().replace('\\', "/"), data);
                 }
             }
         }

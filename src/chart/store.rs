@@ -61,17 +61,11 @@ pub fn read_stored(path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
         path: path.display().to_string(),
         message,
     };
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(fail(format!("cannot be read: {e}"))),
+    let file = match crate::limits::open_regular(path) {
+        Ok((f, _)) => f,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(fail(e.to_string())),
     };
-    let meta = file
-        .metadata()
-        .map_err(|e| fail(format!("cannot be read: {e}")))?;
-    if !meta.is_file() {
-        return Err(fail("is not a regular file".into()));
-    }
     let mut bytes = Vec::new();
     file.take(MAX_DOWNLOAD_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -113,11 +107,12 @@ pub fn open_stored(dir: &Path, version: &str) -> Result<Option<ChartFiles>, Stor
 
 /// Writes `bytes` as `dir/name` whole or not at all: into a new temporary file in `dir` (created
 /// exclusively, so never an existing file or a planted link), flushed to disk, then renamed over
-/// the name. Makes `dir` if needed.
+/// the name. Makes `dir` if needed. The store is the program's own folder, so nothing forces a
+/// write there: a link, a hard-linked or a read-only archive in it is refused (`replace_file`).
 pub fn store(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let target = dir.join(name);
-    crate::replace_file::replace(&target, bytes)?;
+    crate::replace_file::replace(&target, bytes, crate::replace_file::Force::Never)?;
     Ok(target)
 }
 

@@ -71,10 +71,19 @@ pub struct RenderCommand {
     #[command(flatten)]
     pub inputs: RenderArgs,
     /// Write the render to FILE instead of stdout, only when the whole render succeeded (the
-    /// file is replaced whole or left as it was), e.g. -o cilium.yaml
+    /// file is replaced whole or left as it was, keeping its mode and owner), e.g. -o cilium.yaml
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    #[arg(long, help = FORCE_HELP, requires = "output")]
+    pub force: bool,
 }
+
+/// `--force`, the same for every command that replaces a user's file (`-o`, `lock`,
+/// `fix-values`): `replace_file`'s `Force::Yes`, which replaces the name and never writes
+/// through it.
+pub const FORCE_HELP: &str = "Replace a file that is a symbolic link (the link becomes a regular \
+file; the file it points to is left as it is), has other hard links (only this name gets the new \
+content) or is read-only (the new file is read-only too); without it such a file is refused";
 
 pub const RENDER_EXAMPLES: &str = "\
 Examples:
@@ -190,6 +199,8 @@ pub struct FixValuesArgs {
     /// The values files, in the order they are rendered (as render's -f)
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    #[arg(long, help = FORCE_HELP, conflicts_with = "dry_run")]
+    pub force: bool,
 }
 
 pub const FIX_VALUES_EXAMPLES: &str = "\
@@ -335,6 +346,8 @@ pub enum Command {
         /// hash (for CI)
         #[arg(long)]
         check: bool,
+        #[arg(long, help = FORCE_HELP, conflicts_with = "check")]
+        force: bool,
     },
     /// Write an application folder's render as a Talos machine-config patch
     /// (cluster.inlineManifests), byte-identical to what the plugin generates
@@ -344,9 +357,12 @@ pub enum Command {
         /// Name of the inline manifest
         #[arg(long, default_value = "cilium")]
         name: String,
-        /// Write the patch to this file instead of stdout (replaced whole, or left as it was)
+        /// Write the patch to this file instead of stdout (replaced whole, or left as it was,
+        /// keeping its mode and owner)
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
+        #[arg(long, help = FORCE_HELP, requires = "output")]
+        force: bool,
     },
     /// Edit values files so that they render without --allow-unknown-keys: remove every value
     /// the release does not know (it does nothing), leaving a comment where one looks like a typo

@@ -1,9 +1,12 @@
 //! `fix-values`: reads the files, runs the library's fix, reports on stderr, prints patches on
 //! stdout, writes the edited files (each replaced whole), and sets the exit status.
 
+use std::path::Path;
+
 use cilium_cmp::chart::ChartFiles;
 use cilium_cmp::fix_values::{self, Fix, FixError};
 use cilium_cmp::render::Inputs;
+use cilium_cmp::replace_file::Force;
 use cilium_cmp::RenderError;
 
 use super::args::FixValuesArgs;
@@ -85,11 +88,22 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
         eprintln!("dry run: nothing was written");
     } else {
         // The paths as given (a shown name may have lost bytes that are not UTF-8).
-        for (f, path) in fix.files.iter().zip(&a.files) {
-            if let Some(edited) = &f.edited {
-                cli_io::write_file(path, edited)?;
-                eprintln!("{}: written", f.name);
-            }
+        let force = Force::flag(a.force);
+        let edited: Vec<(&Path, &str, &str)> = fix
+            .files
+            .iter()
+            .zip(&a.files)
+            .filter_map(|(f, path)| Some((path.as_path(), f.name.as_str(), f.edited.as_deref()?)))
+            .collect();
+        // Every file that is to change is checked before the first is written: a link or a
+        // read-only file among them leaves all of them as they were.
+        for (path, _, _) in &edited {
+            cli_io::check_writable(path, force)
+                .map_err(|e| anyhow::anyhow!("{e:#}; no file was written"))?;
+        }
+        for (path, name, text) in edited {
+            cli_io::write_file(path, text, force)?;
+            eprintln!("{name}: written");
         }
     }
     std::process::exit(CHANGED);

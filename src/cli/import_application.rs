@@ -9,6 +9,7 @@ use anyhow::Context;
 
 use cilium_cmp::argocd::{self, GenerateError};
 use cilium_cmp::chart::store;
+use cilium_cmp::replace_file::Force;
 
 use super::args::ImportApplicationArgs;
 use super::io::{self as cli_io, write_stdout, Stdin, STDIN_NAME};
@@ -48,7 +49,8 @@ pub fn import_application(a: ImportApplicationArgs) -> anyhow::Result<()> {
     let settings_path = to.join(argocd::SETTINGS_FILE);
     let values_path = to.join(argocd::folder::DEFAULT_VALUES_FILE);
     for p in [&settings_path, &values_path] {
-        if p.exists() {
+        // A dangling link too (`exists` follows links): the clean-up below would remove it.
+        if std::fs::symlink_metadata(p).is_ok() {
             anyhow::bail!(
                 "{} exists already; import-application writes a new application folder: choose another --to",
                 p.display()
@@ -67,8 +69,9 @@ pub fn import_application(a: ImportApplicationArgs) -> anyhow::Result<()> {
     let imported = from_helm::import(&req)?;
     let created = !to.exists();
     std::fs::create_dir_all(&to).with_context(|| format!("cannot create {}", to.display()))?;
-    let written = cli_io::write_file(&values_path, &imported.values)
-        .and_then(|()| cli_io::write_file(&settings_path, &imported.settings))
+    // New files (checked above), so nothing is forced: a dangling link there is refused.
+    let written = cli_io::write_file(&values_path, &imported.values, Force::Never)
+        .and_then(|()| cli_io::write_file(&settings_path, &imported.settings, Force::Never))
         .and_then(|()| render_written(&to, &path, &imported));
     if let Err(e) = written {
         // Nothing of a folder that would fail its first sync stays behind.

@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use cilium_cmp::limits;
+use cilium_cmp::replace_file::Force;
 
 /// The name standard input has in error messages, as `-f -` and `--set-file KEY=-` read it.
 pub const STDIN_NAME: &str = "<stdin>";
@@ -29,10 +30,18 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
 }
 
 /// Writes `text` to `path` whole or not at all: into a new file beside it (created exclusively,
-/// so nothing else's file is overwritten), then renamed over `path`. A failure leaves `path` as
-/// it was and removes the temporary file.
-pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    cilium_cmp::replace_file::replace(path, text.as_bytes())
+/// so nothing else's file is overwritten) with `path`'s mode and owner, then renamed over
+/// `path`. A failure leaves `path` as it was and removes the temporary file. A link, a
+/// hard-linked or a read-only file is refused unless `force` (`replace_file`).
+pub fn write_file(path: &Path, text: &str, force: Force) -> anyhow::Result<()> {
+    cilium_cmp::replace_file::replace(path, text.as_bytes(), force)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Refuses, before any work, a target `write_file` would refuse: a command writing several
+/// files (`fix-values`) then writes all of them or none.
+pub fn check_writable(path: &Path, force: Force) -> anyhow::Result<()> {
+    cilium_cmp::replace_file::check(path, force)
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
@@ -54,6 +63,7 @@ impl Stdin {
             );
         }
         self.taken_by = Some(user.to_string());
+        limits::check_stdin().map_err(|e| anyhow::anyhow!("{STDIN_NAME}: {e}"))?;
         let mut bytes = Vec::new();
         std::io::stdin()
             .lock()
