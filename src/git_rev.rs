@@ -14,8 +14,9 @@
 //! - **`.git` files.** A gitdir link (`gitdir: PATH`, what `git worktree add`, submodules and
 //!   `clone --separate-git-dir` write) is accepted at the top level the search finds, because the
 //!   user's own git made it there: git checks nothing out under a `.git` name (`verify_path` in
-//!   git's read-cache.c). Its target must lie outside the work tree: a git directory inside the
-//!   work tree would be the repository's content. A `.git` (file or folder) inside the folder of
+//!   git's read-cache.c). Its target must not lie among the files of that work tree or of one
+//!   holding it (a submodule's link leads into `.git/modules`, a worktree's into
+//!   `.git/worktrees`): a git directory there would be the repository's content. A `.git` (file or folder) inside the folder of
 //!   `diff FOLDER`, or between it and the top level, makes it an embedded repository or a
 //!   submodule, whose files the top level's revisions do not hold: refused with a message.
 //! - **git runs no program and reads no file but the repository's.** The environment is cleared
@@ -319,11 +320,17 @@ fn check_git_dir(top: &Path, git_dir: &Path) -> Result<(), GitError> {
                 limits::quoted(target)
             ))
         })?;
-    if real.starts_with(top) {
-        return Err(fail(format!(
-            "{shown} links to {}, inside the work tree: a git directory in the repository's content is never used",
-            real.display()
-        )));
+    // A submodule's link leads into its superproject's `.git/modules`, a worktree's into the
+    // main repository's `.git/worktrees`: into a git directory, never into a work tree's files.
+    for dir in top.ancestors() {
+        let holds_git = std::fs::symlink_metadata(dir.join(".git")).is_ok();
+        if holds_git && real.starts_with(dir) && !real.starts_with(dir.join(".git")) {
+            return Err(fail(format!(
+                "{shown} links to {}, inside the work tree {}: a git directory in a repository's content is never used",
+                real.display(),
+                dir.display()
+            )));
+        }
     }
     Ok(())
 }
