@@ -158,7 +158,7 @@ fn bare_looking_folder(s: &Scratch, folder: &str, marker: &Path) {
     s.write(
         &format!("{folder}/config"),
         &format!(
-            "[core]\n\tworktree = .\n[extensions]\n\tpartialClone = origin\n[remote \"origin\"]\n\tpromisor = true\n\tuploadpack = touch {}; git-upload-pack\n",
+            "[core]\n\trepositoryformatversion = 1\n\tworktree = .\n[extensions]\n\tpartialClone = origin\n[remote \"origin\"]\n\tpromisor = true\n\tuploadpack = touch {}; git-upload-pack\n",
             marker.display()
         ),
     );
