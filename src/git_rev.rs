@@ -158,7 +158,8 @@ impl WorkTree {
             }
             dir = dir.parent().ok_or_else(|| {
                 fail(format!(
-                    "{shown} is not in a git work tree (neither it nor a folder above holds .git): --base reads the other revision with git; run it in a clone of the repository, or name the clone with --repo-root"
+                    "{} is not in a git work tree (neither it nor a folder above holds .git): --base reads the other revision with git; run it in a clone of the repository, or name the clone with --repo-root",
+                    real.display()
                 ))
             })?;
         };
@@ -613,6 +614,7 @@ impl Revision {
                 .ok_or_else(|| fail("git has no stdout"))?,
         );
         let mut result = Vec::with_capacity(paths.len());
+        let mut missing = Vec::new();
         for p in paths {
             let shown = format!("{p} at {}", self.name);
             let mut header = String::new();
@@ -622,6 +624,7 @@ impl Revision {
                 .map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
             let header = header.trim_end_matches('\n').to_string();
             if header.ends_with(" missing") || header.ends_with(" ambiguous") {
+                missing.push(p.as_str());
                 result.push(None);
                 continue;
             }
@@ -684,7 +687,54 @@ impl Revision {
         }
         drop(out);
         let _ = run.finish();
+        if !missing.is_empty() {
+            self.refuse_unfetched(&missing)?;
+        }
         Ok(result)
+    }
+
+    /// `cat-file` says "missing" both for a path the revision does not hold and for one whose
+    /// content this clone lacks (a partial clone, whose lazy fetch is off): the tree, which a
+    /// partial clone holds, tells them apart. A file the base holds is never taken for absent.
+    fn refuse_unfetched(&self, missing: &[&str]) -> Result<(), GitError> {
+        let mut c = self.tree.command();
+        // Every path is a literal path, never pathspec magic (git(1), GIT_LITERAL_PATHSPECS).
+        c.env("GIT_LITERAL_PATHSPECS", "1")
+            .args([
+                "ls-tree",
+                "-z",
+                "--full-tree",
+                "--name-only",
+                "--end-of-options",
+            ])
+            .arg(&self.commit)
+            .arg("--")
+            .args(missing);
+        let mut run = Running::start(c, false)?;
+        let mut listed = Vec::new();
+        if let Some(stdout) = run.child.stdout.take() {
+            let _ = stdout
+                .take((MAX_PATH_BYTES + 1) * (missing.len() as u64 + 1))
+                .read_to_end(&mut listed);
+        }
+        let (code, err) = run.finish();
+        if code != Some(0) {
+            return Err(fail(format!(
+                "cannot list the files of {}: {}",
+                self.name,
+                git_says(&err)
+            )));
+        }
+        let held = listed
+            .split(|b| *b == 0)
+            .find_map(|name| missing.iter().find(|p| p.as_bytes() == name));
+        match held {
+            Some(p) => Err(fail(format!(
+                "{p} at {}: its content is not in this clone (a partial clone; git would fetch it from a remote, which diff never lets git do): diff in a clone that holds the base's files, e.g. one made without --filter",
+                self.name
+            ))),
+            None => Ok(()),
+        }
     }
 }
 

@@ -12,13 +12,14 @@ mod child_usage;
 mod scratch;
 
 use std::collections::BTreeSet;
+use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use child_usage::{finish, run, Outcome};
+use child_usage::{run, Outcome};
 use scratch::Scratch;
 
 const SETTINGS: &str = "ciliumVersion: \"1.20.0\"\n";
@@ -683,31 +684,57 @@ fn a_diff_ended_by_a_signal_removes_its_temporary_folders() {
                 Ok(())
             });
         }
-        let started = Instant::now();
-        let child = c.spawn().unwrap();
-        let seen = loop {
-            if let Some(name) = leftovers(&w.tmp.0).pop() {
-                break Some(name);
+        // A run whose folders all come and go between two looks, or that ends before the
+        // signal arrives, is run again.
+        let mut attempts = 0;
+        let (status, stdout) = loop {
+            attempts += 1;
+            assert!(attempts <= 5, "no run was seen holding a temporary folder");
+            let started = Instant::now();
+            let mut child = c.spawn().unwrap();
+            let mut out = child.stdout.take().unwrap();
+            let mut err = child.stderr.take().unwrap();
+            // Read while it runs: a full pipe would hold the run still.
+            let out = std::thread::spawn(move || {
+                let mut s = String::new();
+                out.read_to_string(&mut s).ok();
+                s
+            });
+            let err = std::thread::spawn(move || {
+                let mut s = String::new();
+                err.read_to_string(&mut s).ok();
+                s
+            });
+            let mut signalled = false;
+            let status = loop {
+                if !signalled {
+                    if let Some(seen) = leftovers(&w.tmp.0).pop() {
+                        if let Ok(meta) = std::fs::metadata(w.tmp.0.join(&seen)) {
+                            assert_eq!(meta.permissions().mode() & 0o777, 0o700, "{seen}");
+                        }
+                        // SAFETY: signals our own child, not yet reaped (try_wait below reaps).
+                        unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+                        signalled = true;
+                    }
+                }
+                if let Some(status) = child.try_wait().unwrap() {
+                    break status;
+                }
+                if started.elapsed() > Duration::from_secs(120) {
+                    let _ = child.kill();
+                    panic!("the diff did not end");
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            };
+            let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+            // A run may also have ended by itself between the look and the signal.
+            if signalled && status.signal() == Some(sig) {
+                break (status, stdout);
             }
-            if started.elapsed() > Duration::from_secs(60) {
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(1));
+            assert!(status.signal().is_none(), "{status:?}: {stderr}");
         };
-        let seen = seen.expect("the diff made a temporary folder");
-        if let Ok(meta) = std::fs::metadata(w.tmp.0.join(&seen)) {
-            assert_eq!(meta.permissions().mode() & 0o777, 0o700, "{seen}");
-        }
-        // SAFETY: signals our own child, whose pid we hold.
-        unsafe { libc::kill(child.id() as libc::pid_t, sig) };
-        let o = finish(child, started);
-        assert_eq!(
-            o.signal,
-            Some(sig),
-            "ended by the signal: {o:?}",
-            o = o.stderr
-        );
-        assert!(o.stdout.is_empty(), "{}", o.stdout);
+        assert!(status.signal().is_some());
+        assert!(stdout.is_empty(), "{stdout}");
         assert_eq!(leftovers(&w.tmp.0), Vec::<String>::new(), "signal {sig}");
     }
 }
@@ -798,4 +825,49 @@ fn folders_outside_the_work_tree_and_folders_not_in_one_are_refused() {
     assert_refused(&o, "is not in a git work tree");
     let o = w.cilium_cmp(&repo.0, &["diff", ".git", "--base", "HEAD"]);
     assert_refused(&o, "paths inside .git are never read");
+}
+
+#[test]
+fn a_partial_clone_is_never_fetched_from_and_a_missing_base_file_is_named() {
+    let w = Watch::new();
+    let source = Scratch::new("partial-source");
+    app_folder(&source, "cilium");
+    init(&source);
+    source.write("cilium/cilium-cmp.yaml", &format!("{SETTINGS}# two\n"));
+    commit_all(&source.0, "two");
+    git(&source.0, &["config", "uploadpack.allowFilter", "true"]);
+    let parent = Scratch::new("partial");
+    let url = format!("file://{}", source.0.display());
+    git(
+        &parent.0,
+        &["clone", "-q", "--filter=blob:none", &url, "clone"],
+    );
+    let clone = parent.0.join("clone");
+    // A fetch from the promisor remote would run this.
+    git(
+        &clone,
+        &[
+            "config",
+            "remote.origin.uploadpack",
+            &format!("touch {}; git-upload-pack", w.marker("fetched").display()),
+        ],
+    );
+    for args in [
+        vec!["diff", "cilium", "--base", "HEAD~1"],
+        vec!["diff", "--base", "HEAD~1", "--output", "json"],
+    ] {
+        let o = w.cilium_cmp(&clone, &args);
+        assert_eq!(o.code, Some(1), "{}", o.stderr);
+        let said = format!("{}{}", o.stdout, o.stderr);
+        assert!(
+            said.contains("cilium/cilium-cmp.yaml at HEAD~1: its content is not in this clone"),
+            "{said}"
+        );
+    }
+    w.assert_no_marker();
+    w.assert_attack_is_live(
+        "fetched",
+        &clone,
+        &["cat-file", "-p", "HEAD~1:cilium/cilium-cmp.yaml"],
+    );
 }

@@ -149,7 +149,8 @@ impl Repo {
     }
 
     /// Resolves a values file named relative to the application folder, refusing anything that
-    /// leaves the repository (Argo CD hands the plugin the repository and nothing else).
+    /// leaves the repository (Argo CD hands the plugin the repository and nothing else) and
+    /// anything inside `.git`, named so or reached through a link (`is_git_dir_name`).
     pub fn values_file(&self, rel: &str, listed_in: &str) -> Result<PathBuf, GenerateError> {
         let fail = |message: String| GenerateError::ValuesFile {
             file: rel.to_string(),
@@ -269,8 +270,8 @@ pub fn io_reason(e: &std::io::Error) -> String {
 }
 
 /// Reads a file of the application folder (None when it does not exist), through the same
-/// boundary as values files: a symbolic link that leaves the repository is refused, and so is
-/// anything but a regular file within `limits::MAX_FILE_BYTES`.
+/// boundary as values files: a symbolic link that leaves the repository or leads into `.git` is
+/// refused, and so is anything but a regular file within `limits::MAX_FILE_BYTES`.
 fn read_text(repo: &Repo, path: &Path, shown: &str) -> Result<Option<String>, GenerateError> {
     let fail = |message: String| GenerateError::Folder {
         path: shown.to_string(),

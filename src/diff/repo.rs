@@ -34,8 +34,12 @@ pub fn folders_in_work_tree(top: &Path) -> Result<Vec<String>, String> {
 /// The application folders of a revision: its settings files, from a bounded listing (a tree
 /// bomb is refused at `git_rev::MAX_TREE_FILES` entries, whatever it expands to).
 pub fn folders_at(rev: &Revision) -> Result<Vec<String>, String> {
-    // As the work tree's discovery: nothing below a folder whose name starts with a dot.
-    let visible = |p: &str| !p.split('/').any(|c| c.starts_with('.'));
+    // As the work tree's discovery: nothing below a folder whose name starts with a dot or that
+    // a file system opens as `.git`.
+    let visible = |p: &str| {
+        !p.split('/')
+            .any(|c| c.starts_with('.') || argocd::folder::is_git_dir_name(c))
+    };
     let mut out: Vec<String> = rev
         .files_named(SETTINGS_FILE, visible, MAX_FOLDERS)
         .map_err(|e| e.to_string())?
@@ -197,18 +201,22 @@ fn plan_at(
     folder: &str,
 ) -> Result<Planned, String> {
     let scratch = Scratch::new()?;
-    std::fs::create_dir_all(scratch.path().join(if folder == "." { "" } else { folder }))
-        .map_err(|e| format!("cannot write a temporary folder: {e}"))?;
-    for (path, text) in files {
-        if let Some(text) = text {
-            let p = scratch.path().join(path);
-            if let Some(parent) = p.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("cannot write a temporary folder: {e}"))?;
+    scratch.fill(|root| {
+        std::fs::create_dir_all(root.join(if folder == "." { "" } else { folder }))
+            .map_err(|e| format!("cannot write a temporary folder: {e}"))?;
+        for (path, text) in files {
+            if let Some(text) = text {
+                let p = root.join(path);
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| format!("cannot write a temporary folder: {e}"))?;
+                }
+                std::fs::write(&p, text)
+                    .map_err(|e| format!("cannot write a temporary file: {e}"))?;
             }
-            std::fs::write(&p, text).map_err(|e| format!("cannot write a temporary file: {e}"))?;
         }
-    }
+        Ok(())
+    })?;
     let root = scratch.path().to_path_buf();
     plan(target, &root, folder, Some(scratch))
 }
@@ -466,6 +474,19 @@ mod scratch {
 
         pub fn path(&self) -> &Path {
             &self.0
+        }
+
+        /// Writes into the folder while no signal can remove it: once the signal handler's
+        /// thread has removed the folders, a write would make the folder again (`create_dir_all`)
+        /// after the removal, and it would be left behind.
+        pub fn fill(&self, write: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
+            let live = live();
+            if live.ending {
+                return Err("interrupted".into());
+            }
+            let written = write(&self.0);
+            drop(live);
+            written
         }
     }
 
