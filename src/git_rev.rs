@@ -55,7 +55,9 @@
 //!   `limits::MAX_FILE_BYTES`, and a symbolic link that leaves the tree is refused as the plugin
 //!   refuses it (`cat-file --follow-symlinks` resolves links inside the tree only:
 //!   https://git-scm.com/docs/git-cat-file#Documentation/git-cat-file.txt---follow-symlinks).
-//!   A git process that is not needed any more is killed, never left running.
+//!   In a partial clone a file the base holds but the clone lacks is named in an error (the
+//!   tree tells it from a file the base does not hold), never fetched and never taken for
+//!   absent. A git process that is not needed any more is killed, never left running.
 //!
 //! Sources read: git(1) "ENVIRONMENT VARIABLES", git-config(1) (`safe.bareRepository`,
 //! `protocol.allow`, `core.fsmonitor`, `core.hooksPath`, `uploadpack.packObjectsHook`),
