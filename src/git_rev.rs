@@ -14,9 +14,9 @@
 //! - **`.git` files.** A gitdir link (`gitdir: PATH`, what `git worktree add`, submodules and
 //!   `clone --separate-git-dir` write) is accepted at the top level the search finds, because the
 //!   user's own git made it there: git checks nothing out under a `.git` name (`verify_path` in
-//!   git's read-cache.c). Its target must not lie among the files of that work tree or of one
-//!   holding it (a submodule's link leads into `.git/modules`, a worktree's into
-//!   `.git/worktrees`): a git directory there would be the repository's content. A `.git` (file or folder) inside the folder of
+//!   git's read-cache.c). Its target must lie inside a git directory (a submodule's link leads
+//!   into `.git/modules`, a worktree's into `.git/worktrees`) or outside every work tree holding
+//!   the top level: a git directory among a work tree's files would be repository content. A `.git` (file or folder) inside the folder of
 //!   `diff FOLDER`, or between it and the top level, makes it an embedded repository or a
 //!   submodule, whose files the top level's revisions do not hold: refused with a message.
 //! - **git runs no program and reads no file but the repository's.** The environment is cleared
@@ -288,15 +288,46 @@ fn nearest_existing(folder: &Path) -> Result<(PathBuf, Vec<OsString>), GitError>
 /// `top/.git` is a folder, or a gitdir link whose target is a folder outside the work tree.
 fn check_git_dir(top: &Path, git_dir: &Path) -> Result<(), GitError> {
     let shown = git_dir.display();
-    let meta = std::fs::metadata(git_dir).map_err(|e| fail(format!("cannot open {shown}: {e}")))?;
-    if meta.is_dir() {
+    let own = std::fs::symlink_metadata(git_dir)
+        .map_err(|e| fail(format!("cannot open {shown}: {e}")))?;
+    if own.is_dir() {
+        // In its place: the work tree's own git directory.
         return Ok(());
     }
-    if !meta.is_file() {
+    let meta = std::fs::metadata(git_dir).map_err(|e| fail(format!("cannot open {shown}: {e}")))?;
+    let real = if meta.is_dir() {
+        // A symbolic link to a folder: checked as a gitdir link's target is.
+        git_dir
+            .canonicalize()
+            .map_err(|e| fail(format!("cannot open {shown}: {e}")))?
+    } else if meta.is_file() {
+        gitdir_link_target(top, git_dir)?
+    } else {
         return Err(fail(format!(
             "{shown} is neither a git folder nor a gitdir link"
         )));
+    };
+    // A submodule's link leads into its superproject's `.git/modules`, a worktree's into the
+    // main repository's `.git/worktrees`: into a git directory (a path through `.git`), or, for
+    // `clone --separate-git-dir`, anywhere outside every work tree; never among a work tree's
+    // files, which are repository content.
+    let in_git_dir = crate::argocd::folder::has_git_dir_name(&real);
+    for dir in top.ancestors() {
+        let holds_git = std::fs::symlink_metadata(dir.join(".git")).is_ok();
+        if holds_git && real.starts_with(dir) && !in_git_dir {
+            return Err(fail(format!(
+                "{shown} leads to {}, inside the work tree {}: a git directory in a repository's content is never used",
+                real.display(),
+                dir.display()
+            )));
+        }
     }
+    Ok(())
+}
+
+/// The folder a gitdir link names.
+fn gitdir_link_target(top: &Path, git_dir: &Path) -> Result<PathBuf, GitError> {
+    let shown = git_dir.display();
     // gitrepository-layout(5): "a text file containing `gitdir: <path>`", the path absolute or
     // relative to the file's folder.
     let mut text = String::new();
@@ -312,8 +343,7 @@ fn check_git_dir(top: &Path, git_dir: &Path) -> Result<(), GitError> {
                 "{shown} is a file but not a gitdir link (`gitdir: PATH`, as `git worktree add` writes it)"
             ))
         })?;
-    let real = top
-        .join(target)
+    top.join(target)
         .canonicalize()
         .ok()
         .filter(|p| p.is_dir())
@@ -322,20 +352,7 @@ fn check_git_dir(top: &Path, git_dir: &Path) -> Result<(), GitError> {
                 "{shown} links to {}, which is not a folder",
                 limits::quoted(target)
             ))
-        })?;
-    // A submodule's link leads into its superproject's `.git/modules`, a worktree's into the
-    // main repository's `.git/worktrees`: into a git directory, never into a work tree's files.
-    for dir in top.ancestors() {
-        let holds_git = std::fs::symlink_metadata(dir.join(".git")).is_ok();
-        if holds_git && real.starts_with(dir) && !real.starts_with(dir.join(".git")) {
-            return Err(fail(format!(
-                "{shown} links to {}, inside the work tree {}: a git directory in a repository's content is never used",
-                real.display(),
-                dir.display()
-            )));
-        }
-    }
-    Ok(())
+        })
 }
 
 /// git's absolute path on the absolute entries of `PATH`, and those entries as git's `PATH`.
