@@ -1,13 +1,14 @@
 //! The application folders of a checkout: every folder holding `cilium-cmp.yaml`, found the way
 //! the fleet checks, the repository-wide diff and `lock --check` all need them. The search stays
-//! inside the checkout (folders whose name starts with a dot, such as `.git`, are skipped and
+//! inside the checkout (folders whose name starts with a dot, such as `.git`, are skipped, and so
+//! is every name file systems open as `.git`, such as `git~1` on Windows: `folder::is_git_dir_name`;
 //! links to folders are not followed; a settings file that is a link counts, as for Argo CD's
-//! directory discovery, and reading it later refuses a link that leaves the repository) and is
-//! bounded, so a hostile tree costs a fixed amount of time.
+//! directory discovery, and reading it later refuses a link that leaves the repository or leads
+//! into `.git`) and is bounded, so a hostile tree costs a fixed amount of time.
 
 use std::path::{Path, PathBuf};
 
-use super::folder::io_reason;
+use super::folder::{io_reason, is_git_dir_name};
 use super::SETTINGS_FILE;
 
 /// The most application folders one search returns (each costs its values files' merge).
@@ -66,7 +67,7 @@ pub fn app_folders(root: &Path) -> Result<Vec<String>, DiscoverError> {
                         format!("more than {MAX_FOLDERS} application folders"),
                     ));
                 }
-            } else if kind.is_dir() && !name.starts_with('.') {
+            } else if kind.is_dir() && !name.starts_with('.') && !is_git_dir_name(&name) {
                 if rel.len() >= MAX_DEPTH {
                     return Err(fail(
                         &dir,

@@ -149,7 +149,8 @@ impl Repo {
     }
 
     /// Resolves a values file named relative to the application folder, refusing anything that
-    /// leaves the repository (Argo CD hands the plugin the repository and nothing else).
+    /// leaves the repository (Argo CD hands the plugin the repository and nothing else) and
+    /// anything inside `.git`, named so or reached through a link (`is_git_dir_name`).
     pub fn values_file(&self, rel: &str, listed_in: &str) -> Result<PathBuf, GenerateError> {
         let fail = |message: String| GenerateError::ValuesFile {
             file: rel.to_string(),
@@ -160,6 +161,9 @@ impl Repo {
             return Err(fail("the path is empty".into()));
         }
         let as_path = Path::new(rel);
+        if has_git_dir_name(as_path) {
+            return Err(fail(format!("it names .git: {GIT_DIR_REFUSED}")));
+        }
         if as_path.is_absolute() {
             return Err(fail(
                 "absolute paths are refused; name it relative to the application folder, e.g. ../common/values.yaml".into(),
@@ -196,6 +200,12 @@ impl Repo {
         if !real.starts_with(&self.root) {
             return Err(fail(format!("it is a symbolic link to outside {boundary}")));
         }
+        if real.strip_prefix(&self.root).is_ok_and(has_git_dir_name) {
+            return Err(fail(format!(
+                "it resolves to {}, inside .git (through a symbolic link): {GIT_DIR_REFUSED}",
+                self.shown(&real)
+            )));
+        }
         if !real.is_file() {
             return Err(fail(format!("{} is not a file", self.shown(&real))));
         }
@@ -211,6 +221,46 @@ fn lexical(root: &Path, parts: &[&std::ffi::OsStr]) -> PathBuf {
     p
 }
 
+/// Whether one name of a path names a git directory: `.git` in any case, and the names Windows
+/// and macOS file systems open as `.git` (git refuses to track them for that reason: `.git`
+/// followed by dots, spaces or an NTFS stream `:...`, the short name `git~1`, in
+/// `is_ntfs_dotgit` of git's path.c; `.git` with code points HFS+ ignores, in `is_hfs_dotgit`
+/// of git's utf8.c). The git directory holds the checkout's config, and in CI its credentials
+/// (the authorization header a checkout action writes to `.git/config`): nothing inside it is an
+/// input.
+pub fn is_git_dir_name(name: &str) -> bool {
+    // The code points `next_hfs_char` in git's utf8.c skips.
+    const HFS_IGNORED: &[char] = &[
+        '\u{200c}', '\u{200d}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202b}', '\u{202c}',
+        '\u{202d}', '\u{202e}', '\u{206a}', '\u{206b}', '\u{206c}', '\u{206d}', '\u{206e}',
+        '\u{206f}', '\u{feff}',
+    ];
+    let name: String = name
+        .chars()
+        .filter(|c| !HFS_IGNORED.contains(c))
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    let Some(rest) = name
+        .strip_prefix(".git")
+        .or_else(|| name.strip_prefix("git~1"))
+    else {
+        return false;
+    };
+    let before_stream = rest.split(':').next().unwrap_or("");
+    before_stream.chars().all(|c| c == '.' || c == ' ')
+}
+
+/// Whether any name of `path` names a git directory (`is_git_dir_name`).
+pub fn has_git_dir_name(path: &Path) -> bool {
+    path.components().any(|c| match c {
+        Component::Normal(n) => is_git_dir_name(&n.to_string_lossy()),
+        _ => false,
+    })
+}
+
+/// Why a path inside `.git` is refused, for messages.
+pub const GIT_DIR_REFUSED: &str = "paths inside .git are never read (the git directory holds the checkout's config and, in CI, its credentials); name a values file of the repository's content";
+
 pub fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".into(),
@@ -220,8 +270,8 @@ pub fn io_reason(e: &std::io::Error) -> String {
 }
 
 /// Reads a file of the application folder (None when it does not exist), through the same
-/// boundary as values files: a symbolic link that leaves the repository is refused, and so is
-/// anything but a regular file within `limits::MAX_FILE_BYTES`.
+/// boundary as values files: a symbolic link that leaves the repository or leads into `.git` is
+/// refused, and so is anything but a regular file within `limits::MAX_FILE_BYTES`.
 fn read_text(repo: &Repo, path: &Path, shown: &str) -> Result<Option<String>, GenerateError> {
     let fail = |message: String| GenerateError::Folder {
         path: shown.to_string(),
@@ -238,6 +288,12 @@ fn read_text(repo: &Repo, path: &Path, shown: &str) -> Result<Option<String>, Ge
             "it is a symbolic link to outside the repository; the plugin reads only the repository"
                 .into(),
         ));
+    }
+    if real.strip_prefix(&repo.root).is_ok_and(has_git_dir_name) {
+        return Err(fail(format!(
+            "it resolves to {}, inside .git: {GIT_DIR_REFUSED}",
+            repo.shown(&real)
+        )));
     }
     crate::limits::read_text(&real, shown)
         .map(Some)
@@ -582,6 +638,38 @@ mod tests {
         );
         assert!(clean_relative("../cilium").is_err());
         assert!(clean_relative(".").unwrap().is_empty());
+    }
+
+    #[test]
+    fn git_directory_names_are_recognised_as_git_recognises_them() {
+        for name in [
+            ".git",
+            ".GIT",
+            ".Git",
+            ".git.",
+            ".git. .",
+            ".git::$INDEX_ALLOCATION",
+            "git~1",
+            "GIT~1",
+            ".g\u{200c}it",
+            "\u{feff}.git",
+        ] {
+            assert!(is_git_dir_name(name), "{name:?}");
+        }
+        for name in [
+            ".github",
+            ".gitignore",
+            "git",
+            ".gi",
+            "x.git",
+            "git~2",
+            ".git-crypt",
+        ] {
+            assert!(!is_git_dir_name(name), "{name:?}");
+        }
+        assert!(has_git_dir_name(Path::new("../../.git/config")));
+        assert!(has_git_dir_name(Path::new("a/.GIT/b")));
+        assert!(!has_git_dir_name(Path::new("../common/values.yaml")));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use anyhow::Context;
 
 use cilium_cmp::diff::repo::{self, Target};
 use cilium_cmp::diff::{self, Outcome, Section};
-use cilium_cmp::git_rev::Revision;
+use cilium_cmp::git_rev::{Revision, WorkTree};
 use cilium_cmp::render::Inputs;
 
 use super::args::{DiffArgs, FolderArgs};
@@ -31,16 +31,19 @@ pub fn diff(a: &DiffArgs) -> anyhow::Result<()> {
     let sections = match (&a.folder, &a.base) {
         (Some(folder), Some(base)) => {
             refuse_flag_form(a, "FOLDER --base")?;
-            let rev = Revision::open(folder_parent(folder), base)?;
-            let rel = relative_to(folder, &rev.top)?;
+            // The work tree is found from where the user is (or --repo-root), never from the
+            // folder: the folder is the repository's content (git_rev's module docs).
+            let tree = WorkTree::find(a.repo_root.as_deref().unwrap_or(Path::new(".")))?;
+            let rel = tree.folder_inside(folder)?;
+            let rev = Revision::open(&tree, base)?;
             let outcome = repo::diff_folder(&target(a), &rev, &rel, true)
                 .map_err(anyhow::Error::msg)?;
             vec![Section { name: rel, outcome }]
         }
         (None, Some(base)) => {
             refuse_flag_form(a, "--base")?;
-            let root = a.repo_root.clone().unwrap_or_else(|| PathBuf::from("."));
-            let rev = Revision::open(&root, base)?;
+            let tree = WorkTree::find(a.repo_root.as_deref().unwrap_or(Path::new(".")))?;
+            let rev = Revision::open(&tree, base)?;
             repo::diff_repository(&target(a), &rev).map_err(anyhow::Error::msg)?
         }
         (Some(_), None) => anyhow::bail!(
@@ -76,48 +79,6 @@ fn refuse_flag_form(a: &DiffArgs, form: &str) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// The folder holding `folder` for git to start from (the folder itself when it exists).
-fn folder_parent(folder: &Path) -> &Path {
-    let mut p = folder;
-    while !p.is_dir() {
-        match p.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => p = parent,
-            _ => return Path::new("."),
-        }
-    }
-    p
-}
-
-/// `folder` relative to the work tree's top, `/`-separated, without requiring it to exist now
-/// (a folder the change removes exists only at the base).
-fn relative_to(folder: &Path, top: &Path) -> anyhow::Result<String> {
-    let existing = folder_parent(folder);
-    let real = existing
-        .canonicalize()
-        .with_context(|| format!("cannot open {}", existing.display()))?;
-    let top = top
-        .canonicalize()
-        .with_context(|| format!("cannot open {}", top.display()))?;
-    let rest = folder.strip_prefix(existing).unwrap_or(Path::new(""));
-    let full = real.join(rest);
-    let rel = full.strip_prefix(&top).map_err(|_| {
-        anyhow::anyhow!(
-            "{} is outside the git work tree {}",
-            folder.display(),
-            top.display()
-        )
-    })?;
-    let parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    Ok(if parts.is_empty() {
-        ".".into()
-    } else {
-        parts.join("/")
-    })
 }
 
 /// `--cilium-version B [--from-version A] -f new [--from-values old] [--set ..] [--from-set ..]`.

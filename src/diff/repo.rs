@@ -2,18 +2,26 @@
 //! checkout) and a git revision (read with `git_rev`, materialised in a private temporary folder
 //! so the one folder code path, `argocd::plan`, renders both). A folder is rendered only when
 //! one of its inputs changed: its settings file or any values file it names, wherever in the
-//! repository.
+//! repository. No input is read from `.git` on either side (`argocd::folder::is_git_dir_name`):
+//! a values path naming it, or a link into it, fails the folder with a message.
+//!
+//! The temporary folders (`scratch`) are private (mode 0700) and named for the process that
+//! made them, its start time and a counter; they are removed when done, on SIGINT, SIGTERM and
+//! SIGHUP, and, when a run was killed outright, by the next `diff --base`, which removes the
+//! folders of this naming whose process is gone.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::argocd::folder::{has_git_dir_name, GIT_DIR_REFUSED};
 use crate::argocd::{self, FolderRequest, SETTINGS_FILE};
 use crate::error::RenderError;
 use crate::git_rev::Revision;
 use crate::versions::CiliumVersion;
 
 use super::{FolderState, Outcome, Section, Side};
+
+use scratch::Scratch;
 
 /// Folders one repository may hold; discovery stops with an error beyond.
 pub use crate::argocd::discover::MAX_FOLDERS;
@@ -23,21 +31,23 @@ pub fn folders_in_work_tree(top: &Path) -> Result<Vec<String>, String> {
     argocd::discover::app_folders(top).map_err(|e| e.to_string())
 }
 
-/// The application folders of a revision.
+/// The application folders of a revision: its settings files, from a bounded listing (a tree
+/// bomb is refused at `git_rev::MAX_TREE_FILES` entries, whatever it expands to).
 pub fn folders_at(rev: &Revision) -> Result<Vec<String>, String> {
+    // As the work tree's discovery: nothing below a folder whose name starts with a dot or that
+    // a file system opens as `.git`.
+    let visible = |p: &str| {
+        !p.split('/')
+            .any(|c| c.starts_with('.') || argocd::folder::is_git_dir_name(c))
+    };
     let mut out: Vec<String> = rev
-        .files()
+        .files_named(SETTINGS_FILE, visible, MAX_FOLDERS)
         .map_err(|e| e.to_string())?
         .into_iter()
-        .filter_map(|p| {
-            if p == SETTINGS_FILE {
-                Some(".".to_string())
-            } else {
-                p.strip_suffix(&format!("/{SETTINGS_FILE}"))
-                    .map(str::to_string)
-            }
+        .map(|p| match p.strip_suffix(&format!("/{SETTINGS_FILE}")) {
+            Some(folder) => folder.to_string(),
+            None => ".".to_string(),
         })
-        .filter(|p| !p.split('/').any(|c| c.starts_with('.')))
         .collect();
     out.sort();
     if out.len() > MAX_FOLDERS {
@@ -84,13 +94,18 @@ impl Source<'_> {
                     }
                     // A link that leaves the repository is not read (the plan refuses it with
                     // the plugin's message); it only counts as a changed input.
-                    let inside = path
-                        .canonicalize()
-                        .ok()
-                        .zip(top.canonicalize().ok())
-                        .is_some_and(|(real, top)| real.starts_with(top));
-                    if !inside {
+                    let real = path.canonicalize().ok().zip(top.canonicalize().ok());
+                    let Some(inside) = real
+                        .as_ref()
+                        .and_then(|(real, top)| real.strip_prefix(top).ok())
+                    else {
                         return Ok(Some(format!("\0outside the repository: {p}")));
+                    };
+                    if has_git_dir_name(inside) {
+                        return Err(format!(
+                            "{p} is a symbolic link to {}, inside .git: {GIT_DIR_REFUSED}",
+                            inside.display()
+                        ));
                     }
                     crate::limits::read_text(&path, p)
                         .map(Some)
@@ -120,6 +135,12 @@ pub fn inputs(
     let listed = argocd::folder::parse_settings(&settings, &settings_path)
         .map(|s| s.values_files)
         .unwrap_or_default();
+    if let Some(rel) = listed.iter().find(|rel| has_git_dir_name(Path::new(rel))) {
+        return Err(format!(
+            "{settings_path} lists the values file {} in valuesFiles: {GIT_DIR_REFUSED}",
+            crate::limits::quoted(rel)
+        ));
+    }
     out.insert(settings_path, Some(settings));
     let paths: Vec<String> = listed
         .iter()
@@ -140,29 +161,6 @@ pub struct Target {
     pub api_versions: Vec<String>,
     pub chart_dir: Option<PathBuf>,
     pub allow_unknown_keys: bool,
-}
-
-/// A private folder removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Result<Scratch, String> {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "cilium-cmp-diff-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir(&dir)
-            .map_err(|e| format!("cannot create a temporary folder {}: {e}", dir.display()))?;
-        Ok(Scratch(dir))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// A folder planned on one side: the generation (inputs resolved as the plugin resolves them).
@@ -203,19 +201,23 @@ fn plan_at(
     folder: &str,
 ) -> Result<Planned, String> {
     let scratch = Scratch::new()?;
-    std::fs::create_dir_all(scratch.0.join(if folder == "." { "" } else { folder }))
-        .map_err(|e| format!("cannot write a temporary folder: {e}"))?;
-    for (path, text) in files {
-        if let Some(text) = text {
-            let p = scratch.0.join(path);
-            if let Some(parent) = p.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("cannot write a temporary folder: {e}"))?;
+    scratch.fill(|root| {
+        std::fs::create_dir_all(root.join(if folder == "." { "" } else { folder }))
+            .map_err(|e| format!("cannot write a temporary folder: {e}"))?;
+        for (path, text) in files {
+            if let Some(text) = text {
+                let p = root.join(path);
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| format!("cannot write a temporary folder: {e}"))?;
+                }
+                std::fs::write(&p, text)
+                    .map_err(|e| format!("cannot write a temporary file: {e}"))?;
             }
-            std::fs::write(&p, text).map_err(|e| format!("cannot write a temporary file: {e}"))?;
         }
-    }
-    let root = scratch.0.clone();
+        Ok(())
+    })?;
+    let root = scratch.path().to_path_buf();
     plan(target, &root, folder, Some(scratch))
 }
 
@@ -265,6 +267,7 @@ pub fn diff_folder(
     folder: &str,
     must_exist: bool,
 ) -> Result<Outcome, String> {
+    scratch::prepare();
     let old_files = inputs(&Source::Git(base), folder)?;
     let new_files = inputs(&Source::WorkTree(&base.top), folder)?;
     let base_label = format!("base {}", base.name);
@@ -334,13 +337,24 @@ pub fn diff_folder(
 
 /// Every folder of both sides, diffed where its inputs changed, in parallel.
 pub fn diff_repository(target: &Target, base: &Revision) -> Result<Vec<Section>, String> {
+    scratch::prepare();
     let mut folders = folders_at(base)?;
     folders.extend(folders_in_work_tree(&base.top)?);
     folders.sort();
     folders.dedup();
-    let mut sections = crate::parallel::map(&folders, "diff", |folder| Section {
-        name: folder.clone(),
-        outcome: diff_folder(target, base, folder, false).unwrap_or_else(Outcome::Failed),
+    let mut sections = crate::parallel::map(&folders, "diff", |folder| {
+        // A folder inside an embedded repository or a submodule is not in the base's tree:
+        // reported, never compared as if it were new.
+        let checked = base
+            .work_tree()
+            .folder_inside(&base.top.join(folder))
+            .map_err(|e| e.to_string());
+        Section {
+            name: folder.clone(),
+            outcome: checked
+                .and_then(|_| diff_folder(target, base, folder, false))
+                .unwrap_or_else(Outcome::Failed),
+        }
     });
     sections.push(Section {
         name: FLEET_SECTION.into(),
@@ -382,6 +396,365 @@ pub fn fleet_findings(top: &Path) -> Outcome {
             })
             .collect(),
     )
+}
+
+/// The private folders holding a revision's files while they are planned.
+mod scratch {
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Mutex, MutexGuard, Once, PoisonError};
+
+    /// What names the folders: `cilium-cmp-diff-PID-START-N`, START being the process's start
+    /// time (so a later process given the same PID does not take the folder for its own).
+    const PREFIX: &str = "cilium-cmp-diff-";
+
+    /// The folders this process holds, removed by the signal handler's thread; `ending` once
+    /// it has: no folder is made after.
+    struct Live {
+        folders: Vec<PathBuf>,
+        ending: bool,
+    }
+
+    static LIVE: Mutex<Live> = Mutex::new(Live {
+        folders: Vec::new(),
+        ending: false,
+    });
+
+    fn live() -> MutexGuard<'static, Live> {
+        LIVE.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Once a process: removes the stale folders of killed runs and removes this run's folders
+    /// on SIGINT, SIGTERM and SIGHUP.
+    pub fn prepare() {
+        static ONCE: Once = Once::new();
+        ONCE.call_once(|| {
+            remove_stale(&std::env::temp_dir());
+            signals::install();
+        });
+    }
+
+    /// A private folder removed when dropped.
+    pub struct Scratch(PathBuf);
+
+    impl Scratch {
+        pub fn new() -> Result<Scratch, String> {
+            prepare();
+            static N: AtomicUsize = AtomicUsize::new(0);
+            let base = std::env::temp_dir();
+            let token = own_token();
+            // Made while holding the list, so the signal handler's thread sees every folder.
+            let mut live = live();
+            if live.ending {
+                return Err("interrupted".into());
+            }
+            for _ in 0..1000 {
+                let n = N.fetch_add(1, Ordering::Relaxed);
+                let dir = base.join(format!("{PREFIX}{}-{token}-{n}", std::process::id()));
+                match create_private(&dir) {
+                    Ok(()) => {
+                        live.folders.push(dir.clone());
+                        return Ok(Scratch(dir));
+                    }
+                    // Taken by someone else (another user may make any name in /tmp).
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                    Err(e) => {
+                        return Err(format!(
+                            "cannot create a temporary folder {}: {e}",
+                            dir.display()
+                        ))
+                    }
+                }
+            }
+            Err(format!(
+                "cannot create a temporary folder in {}: every name is taken",
+                base.display()
+            ))
+        }
+
+        pub fn path(&self) -> &Path {
+            &self.0
+        }
+
+        /// Writes into the folder while no signal can remove it: once the signal handler's
+        /// thread has removed the folders, a write would make the folder again (`create_dir_all`)
+        /// after the removal, and it would be left behind.
+        pub fn fill(&self, write: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
+            let live = live();
+            if live.ending {
+                return Err("interrupted".into());
+            }
+            let written = write(&self.0);
+            drop(live);
+            written
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+            live().folders.retain(|d| d != &self.0);
+        }
+    }
+
+    /// Removes every folder of this process (the signal handler's thread, then the process
+    /// ends): the list stays locked, so none is made after.
+    fn remove_all_and_end() -> MutexGuard<'static, Live> {
+        let mut live = live();
+        live.ending = true;
+        for dir in &live.folders {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        live
+    }
+
+    #[cfg(unix)]
+    fn create_private(dir: &Path) -> std::io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        // Only the owner may enter: the folder holds the base revision's files.
+        std::fs::DirBuilder::new().mode(0o700).create(dir)
+    }
+
+    #[cfg(not(unix))]
+    fn create_private(dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir(dir)
+    }
+
+    /// This process's start token.
+    fn own_token() -> String {
+        static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        TOKEN
+            .get_or_init(|| {
+                start_time(std::process::id()).unwrap_or_else(|| {
+                    // Without /proc: the time of the first folder, which only this process has.
+                    let t = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| d.as_nanos())
+                        .unwrap_or(0);
+                    format!("t{t:x}")
+                })
+            })
+            .clone()
+    }
+
+    /// A process's start time in clock ticks since boot (`starttime`, field 22 of
+    /// /proc/PID/stat, proc(5)), where /proc has it.
+    fn start_time(pid: u32) -> Option<String> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The command name (field 2) is in parentheses and may hold spaces and parentheses.
+        let after_name = &stat[stat.rfind(')')? + 1..];
+        let ticks = after_name.split_whitespace().nth(19)?;
+        ticks
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| ticks.to_string())
+    }
+
+    /// `PID-START-N` (or `PID-N`, as versions before the start token named them).
+    fn parse_name(name: &str) -> Option<(u32, Option<&str>)> {
+        let rest = name.strip_prefix(PREFIX)?;
+        let parts: Vec<&str> = rest.split('-').collect();
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let token = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric());
+        match parts.as_slice() {
+            [pid, n] if digits(pid) && digits(n) => Some((pid.parse().ok()?, None)),
+            [pid, start, n] if digits(pid) && token(start) && digits(n) => {
+                Some((pid.parse().ok()?, Some(*start)))
+            }
+            _ => None,
+        }
+    }
+
+    /// Removes the folders of this naming left by runs that were killed: a real folder (never a
+    /// link), owned by this user, whose process is gone (or whose PID another process has now,
+    /// told by the start time). Anything else is left alone.
+    fn remove_stale(base: &Path) {
+        let Ok(entries) = std::fs::read_dir(base) else {
+            return;
+        };
+        let own = (std::process::id(), own_token());
+        // A full temporary folder is not read to its end.
+        for entry in entries.take(100_000).flatten() {
+            let name = entry.file_name();
+            let Some((pid, start)) = name.to_str().and_then(parse_name) else {
+                continue;
+            };
+            if pid == own.0 && start == Some(own.1.as_str()) {
+                continue;
+            }
+            let path = entry.path();
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if !meta.file_type().is_dir() || !owned_by_me(&meta) {
+                continue;
+            }
+            let gone = match (alive(pid), start) {
+                (false, _) => true,
+                (true, Some(start)) => start_time(pid).is_some_and(|now| now != start),
+                (true, None) => false,
+            };
+            if gone {
+                // remove_dir_all does not follow links inside the folder.
+                let _ = std::fs::remove_dir_all(&path);
+            }
+        }
+    }
+
+    #[cfg(unix)]
+    fn owned_by_me(meta: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        meta.uid() == unsafe { libc::geteuid() }
+    }
+
+    #[cfg(not(unix))]
+    fn owned_by_me(_: &std::fs::Metadata) -> bool {
+        false
+    }
+
+    /// Whether a process with this PID exists (kill(2) with signal 0 checks without sending;
+    /// EPERM means it exists and is another user's).
+    #[cfg(unix)]
+    fn alive(pid: u32) -> bool {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        if pid <= 0 {
+            return true;
+        }
+        // SAFETY: signal 0 sends nothing; kill only reads its arguments.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+
+    #[cfg(not(unix))]
+    fn alive(_: u32) -> bool {
+        true
+    }
+
+    /// SIGINT, SIGTERM and SIGHUP remove this run's folders, then end the process by the same
+    /// signal. The handler only writes the signal's number to a pipe (write(2) is
+    /// async-signal-safe, signal-safety(7)); a thread reading the pipe does the removal.
+    #[cfg(unix)]
+    mod signals {
+        use std::sync::atomic::{AtomicI32, Ordering};
+
+        static PIPE_IN: AtomicI32 = AtomicI32::new(-1);
+
+        extern "C" fn on_signal(sig: libc::c_int) {
+            let fd = PIPE_IN.load(Ordering::Relaxed);
+            if fd >= 0 {
+                let byte = sig as u8;
+                // SAFETY: writes one byte from a valid stack address; errors are ignored.
+                unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
+            }
+        }
+
+        pub fn install() {
+            let mut fds = [-1 as libc::c_int; 2];
+            // SAFETY: fds is a valid array of two ints.
+            if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+                return;
+            }
+            for fd in fds {
+                // Not inherited by git (exec closes it).
+                // SAFETY: fd was just opened by pipe.
+                unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+            }
+            // A handler never blocks, even on a pipe full of signals nobody has read yet.
+            // SAFETY: fds[1] was just opened by pipe.
+            unsafe { libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK) };
+            let (out, into) = (fds[0], fds[1]);
+            PIPE_IN.store(into, Ordering::Relaxed);
+            let started = std::thread::Builder::new()
+                .name("signals".into())
+                .spawn(move || {
+                    let mut byte = 0u8;
+                    loop {
+                        // SAFETY: reads one byte into a valid stack address.
+                        let n = unsafe { libc::read(out, (&mut byte as *mut u8).cast(), 1) };
+                        if n == 1 {
+                            break;
+                        }
+                        if n < 0
+                            && std::io::Error::last_os_error().kind()
+                                == std::io::ErrorKind::Interrupted
+                        {
+                            continue;
+                        }
+                        return;
+                    }
+                    let _held = super::remove_all_and_end();
+                    let sig = libc::c_int::from(byte);
+                    // SAFETY: restores the default action and raises the signal again, so the
+                    // process ends as the signal asked (the status a shell shows); _exit if
+                    // that returns.
+                    unsafe {
+                        libc::signal(sig, libc::SIG_DFL);
+                        libc::raise(sig);
+                        libc::_exit(128 + sig);
+                    }
+                });
+            if started.is_err() {
+                return;
+            }
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                // SAFETY: a zeroed sigaction is valid; the current action is only read, and a
+                // signal the caller ignores (nohup's SIGHUP) stays ignored.
+                unsafe {
+                    let mut old: libc::sigaction = std::mem::zeroed();
+                    if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
+                        || old.sa_sigaction == libc::SIG_IGN
+                    {
+                        continue;
+                    }
+                    let mut action: libc::sigaction = std::mem::zeroed();
+                    action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+                    action.sa_flags = libc::SA_RESTART;
+                    libc::sigemptyset(&mut action.sa_mask);
+                    libc::sigaction(sig, &action, std::ptr::null_mut());
+                }
+            }
+        }
+    }
+
+    #[cfg(not(unix))]
+    mod signals {
+        pub fn install() {}
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn only_this_naming_is_taken_for_a_scratch_folder() {
+            assert_eq!(
+                parse_name("cilium-cmp-diff-12-345-0"),
+                Some((12, Some("345")))
+            );
+            assert_eq!(parse_name("cilium-cmp-diff-12-0"), Some((12, None)));
+            for other in [
+                "cilium-cmp-diff-",
+                "cilium-cmp-diff-x-1",
+                "cilium-cmp-diff-1-2-3-4",
+                "cilium-cmp-diff-1--2",
+                "cilium-cmp-test-1-2",
+                "cilium-cmp-diff-1-a.b-2",
+            ] {
+                assert_eq!(parse_name(other), None, "{other}");
+            }
+        }
+
+        #[cfg(target_os = "linux")]
+        #[test]
+        fn the_start_token_tells_processes_apart() {
+            let own = start_time(std::process::id()).expect("/proc/self/stat");
+            assert!(own.bytes().all(|b| b.is_ascii_digit()));
+            assert!(alive(std::process::id()));
+        }
+    }
 }
 
 #[cfg(test)]
