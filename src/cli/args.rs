@@ -218,8 +218,9 @@ pub struct DiffArgs {
     /// origin/main; with no FOLDER, every application folder of the repository is compared
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
-    /// The repository root (for --base without FOLDER: the git work tree whose folders are
-    /// compared) [default: the git work tree holding the current folder]
+    /// The git work tree --base reads (its top level, holding `.git`); FOLDER must lie inside it,
+    /// and without FOLDER all its application folders are compared. The repository is never
+    /// looked up from FOLDER [default: the git work tree holding the current folder]
     #[arg(long, value_name = "DIR")]
     pub repo_root: Option<PathBuf>,
     /// Without FOLDER or --base: the Cilium release of the new render, e.g. --cilium-version 1.20.0
