@@ -270,8 +270,16 @@ pub fn json(serialized: &str) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Prose {
     plain: String,
-    /// Byte ranges of `plain` that are names.
-    names: Vec<(usize, usize)>,
+    /// Byte ranges of `plain` that are names, and whether each is escaped already.
+    names: Vec<(usize, usize, Escaped)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escaped {
+    No,
+    /// Through the text escaper already (a `compare::Path` quotes its keys with
+    /// `limits::quoted`): escaping it again would double its backslashes.
+    Yes,
 }
 
 impl Prose {
@@ -294,7 +302,15 @@ impl Prose {
     pub fn name(mut self, name: &str) -> Prose {
         let start = self.plain.len();
         self.plain.push_str(name);
-        self.names.push((start, self.plain.len()));
+        self.names.push((start, self.plain.len(), Escaped::No));
+        self
+    }
+
+    /// A name the text escaper has shown already (`text`, `limits::quoted`: a field path).
+    pub fn shown(mut self, shown: &str) -> Prose {
+        let start = self.plain.len();
+        self.plain.push_str(shown);
+        self.names.push((start, self.plain.len(), Escaped::Yes));
         self
     }
 
@@ -313,32 +329,32 @@ impl Prose {
         &self.plain
     }
 
-    /// Pieces in order, each with whether it is a name.
-    fn pieces(&self) -> impl Iterator<Item = (&str, bool)> + '_ {
+    /// Pieces in order: the program's words (None), or a name and whether it is escaped.
+    fn pieces(&self) -> Vec<(&str, Option<Escaped>)> {
         let mut at = 0;
         let mut out = Vec::with_capacity(self.names.len() * 2 + 1);
-        for &(start, end) in &self.names {
+        for &(start, end, escaped) in &self.names {
             if start > at {
-                out.push((&self.plain[at..start], false));
+                out.push((&self.plain[at..start], None));
             }
-            out.push((&self.plain[start..end], true));
+            out.push((&self.plain[start..end], Some(escaped)));
             at = end;
         }
         if at < self.plain.len() {
-            out.push((&self.plain[at..], false));
+            out.push((&self.plain[at..], None));
         }
-        out.into_iter()
+        out
     }
 
     /// For a line of text output: names through `text`, the program's words as written (the
     /// report's last pass, `lines`, guards the line they end up in).
     pub fn text(&self) -> String {
         let mut out = String::with_capacity(self.plain.len());
-        for (piece, is_name) in self.pieces() {
-            if is_name {
-                out.push_str(&text(piece));
-            } else {
-                out.push_str(piece);
+        for (piece, name) in self.pieces() {
+            match name {
+                None => out.push_str(piece),
+                Some(Escaped::No) => out.push_str(&text(piece)),
+                Some(Escaped::Yes) => out.push_str(&message(piece)),
             }
         }
         out
@@ -348,11 +364,11 @@ impl Prose {
     /// Markdown).
     pub fn markdown(&self) -> String {
         let mut out = String::with_capacity(self.plain.len() + 8);
-        for (piece, is_name) in self.pieces() {
-            if is_name {
-                out.push_str(&md_code(piece));
-            } else {
-                out.push_str(piece);
+        for (piece, name) in self.pieces() {
+            match name {
+                None => out.push_str(piece),
+                Some(Escaped::No) => out.push_str(&md_code(piece)),
+                Some(Escaped::Yes) => out.push_str(&code_span(&message(piece))),
             }
         }
         out
@@ -515,6 +531,9 @@ mod tests {
         let n = Prose::new().words("image ").name("x\u{1b}\n::error::y");
         assert_eq!(n.text(), "image x\\u{1b}\\n::error::y");
         assert_eq!(Prose::from(String::from("@x")).markdown(), "`@x`");
+        let path = Prose::new().words("changes: ").shown("a[\"x\\u{1b}\"]");
+        assert_eq!(path.text(), "changes: a[\"x\\u{1b}\"]");
+        assert_eq!(path.markdown(), "changes: `a[\"x\\u{1b}\"]`");
     }
 
     proptest::proptest! {

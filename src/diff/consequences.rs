@@ -188,13 +188,28 @@ fn template_reason(fields: &[&FieldChange]) -> Prose {
         .take(LISTED_REASONS)
         .map(|f| f.path.to_string())
         .collect();
-    let why = Prose::new()
-        .words("its pod template changes: ")
-        .names(&listed, ", ");
+    // A path's display quotes its keys through the text escaper already.
+    let mut why = Prose::new().words("its pod template changes: ");
+    for (i, path) in listed.iter().enumerate() {
+        if i > 0 {
+            why = why.words(", ");
+        }
+        why = why.shown(path);
+    }
     if fields.len() > LISTED_REASONS {
         why.words(&format!(", {} more", fields.len() - LISTED_REASONS))
     } else {
         why
+    }
+}
+
+/// A count or percentage of the render as the program's words (it forms no Markdown), anything
+/// else the values put there as a name.
+fn number_or_name(p: Prose, s: &str) -> Prose {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || c == '%') {
+        p.words(s)
+    } else {
+        p.name(s)
     }
 }
 
@@ -244,17 +259,13 @@ fn workload(o: &ObjectDiff, r: &Renders) -> Option<Consequence> {
                 let what = if unavailable == "1" {
                     what.words("one node at a time")
                 } else {
-                    what.name(&unavailable).words(" nodes at a time")
+                    number_or_name(what, &unavailable).words(" nodes at a time")
                 };
-                let what = what
-                    .words(" (maxUnavailable ")
-                    .name(&unavailable)
-                    .words("); ");
+                let what = number_or_name(what.words(" (maxUnavailable "), &unavailable).words("); ");
                 let what = if surge == "0" {
                     what.words("each old pod stops before its replacement starts")
                 } else {
-                    what.words("maxSurge ")
-                        .name(&surge)
+                    number_or_name(what.words("maxSurge "), &surge)
                         .words(": a replacement starts before the old pod stops")
                 };
                 (Kind::Rolls, what)
@@ -270,9 +281,7 @@ fn workload(o: &ObjectDiff, r: &Renders) -> Option<Consequence> {
             if strategy == "Recreate" {
                 (
                     Kind::Rolls,
-                    Prose::new()
-                        .words("strategy Recreate: all ")
-                        .name(&replicas)
+                    number_or_name(Prose::new().words("strategy Recreate: all "), &replicas)
                         .words(" pods stop before the new ones start"),
                 )
             } else {
@@ -286,14 +295,11 @@ fn workload(o: &ObjectDiff, r: &Renders) -> Option<Consequence> {
                 );
                 (
                     Kind::Rolls,
-                    Prose::new()
-                        .words("rolling update of ")
-                        .name(&replicas)
-                        .words(" replicas (maxUnavailable ")
-                        .name(&unavailable)
-                        .words(", maxSurge ")
-                        .name(&surge)
-                        .words(")"),
+                    {
+                        let what = number_or_name(Prose::new().words("rolling update of "), &replicas);
+                        let what = number_or_name(what.words(" replicas (maxUnavailable "), &unavailable);
+                        number_or_name(what.words(", maxSurge "), &surge).words(")")
+                    },
                 )
             }
         }
