@@ -86,9 +86,11 @@ pub fn render(sections: &[Section]) -> String {
                 );
             }
             Outcome::Compared { state, diff } => {
+                // No line starts with a name: a code span opened by three backticks there would
+                // read as a code fence to a lax parser.
                 let _ = writeln!(
                     s,
-                    "\n#### {name} ({})\n\n{} (Cilium {}) → {} (Cilium {}); {} objects unchanged\n",
+                    "\n#### {name} ({})\n\nFrom {} (Cilium {}) → {} (Cilium {}); {} objects unchanged\n",
                     state.id(),
                     escape::md_code(&diff.from),
                     diff.from_version,
