@@ -89,15 +89,12 @@ fn escape(text: &str, form: Form, max_chars: Option<usize>) -> String {
     // At a line start (after spaces) a colon would begin `::command`; quotes guard the start.
     let mut line_start = form != Form::Quoted;
     let mut previous = None;
-    let mut chars = text.chars();
-    let mut taken = 0;
     let mut cut = false;
-    while let Some(c) = chars.next() {
+    for (taken, c) in text.chars().enumerate() {
         if max_chars.is_some_and(|max| taken == max) {
             cut = true;
             break;
         }
-        taken += 1;
         match c {
             '\n' if form == Form::Lines => {
                 out.push('\n');
