@@ -80,7 +80,14 @@ fn push_escape(out: &mut String, c: char) {
     }
 }
 
+/// How a character that is not copied is written.
+enum Shown {
+    As(&'static str),
+    Escape,
+}
+
 /// The one text escaper: `text` escaped in `form`, its first `max_chars` characters (then `…`).
+/// Runs of characters that need nothing are copied whole (a report passes `lines` last).
 fn escape(text: &str, form: Form, max_chars: Option<usize>) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     if form == Form::Quoted {
@@ -88,32 +95,43 @@ fn escape(text: &str, form: Form, max_chars: Option<usize>) -> String {
     }
     // At a line start (after spaces) a colon would begin `::command`; quotes guard the start.
     let mut line_start = form != Form::Quoted;
-    let mut previous = None;
+    let mut previous = '\0';
+    let mut copied = 0;
+    let mut end = text.len();
     let mut cut = false;
-    for (taken, c) in text.chars().enumerate() {
+    for (taken, (at, c)) in text.char_indices().enumerate() {
         if max_chars.is_some_and(|max| taken == max) {
+            end = at;
             cut = true;
             break;
         }
-        match c {
-            '\n' if form == Form::Lines => {
-                out.push('\n');
-                line_start = true;
-                previous = Some(c);
-                continue;
+        let replacement = match c {
+            '\n' if form == Form::Lines => None,
+            '\\' if matches!(form, Form::Name | Form::Quoted) => Some(Shown::As("\\\\")),
+            '"' if form == Form::Quoted => Some(Shown::As("\\\"")),
+            ':' if line_start => Some(Shown::Escape),
+            '[' if previous == '#' => Some(Shown::Escape),
+            // Printable ASCII is never hidden: the common case, decided without `hidden`.
+            ' '..='~' => None,
+            c if hidden(c) => Some(Shown::Escape),
+            _ => None,
+        };
+        if let Some(r) = replacement {
+            out.push_str(&text[copied..at]);
+            match r {
+                Shown::As(s) => out.push_str(s),
+                Shown::Escape => push_escape(&mut out, c),
             }
-            '\\' if matches!(form, Form::Name | Form::Quoted) => out.push_str("\\\\"),
-            '"' if form == Form::Quoted => out.push_str("\\\""),
-            ':' if line_start => push_escape(&mut out, c),
-            '[' if previous == Some('#') => push_escape(&mut out, c),
-            c if hidden(c) => push_escape(&mut out, c),
-            c => out.push(c),
+            copied = at + c.len_utf8();
         }
-        if c != ' ' {
-            line_start = false;
-        }
-        previous = Some(c);
+        line_start = if c == '\n' {
+            form == Form::Lines
+        } else {
+            line_start && c == ' '
+        };
+        previous = c;
     }
+    out.push_str(&text[copied..end]);
     if cut {
         out.push('…');
     }
