@@ -190,11 +190,12 @@ fn longest_backtick_run(s: &str) -> usize {
 /// spans", which GFM keeps): a span opened by N backticks ends only at a run of exactly N, so N
 /// is one more than the longest run inside; a space pads content that starts or ends with a
 /// backtick (one space is stripped from each side of content that starts and ends with one).
-/// Inside a code span nothing is markdown: no emphasis, link, image, HTML or autolink (GFM
-/// section 6.9's extended `www.`/`http://`/email autolinks are recognised in text only), and
-/// GitHub's @mention, #123 and :emoji: filters skip `code` elements (html-pipeline, the
-/// filters GitHub published: `MentionFilter` "Mentions within <pre>, <code>, and <a> elements
-/// are ignored").
+/// The content of a code span is not parsed for inlines at all: no emphasis, link, image, raw
+/// HTML or autolink, GFM's extended `www.`/`http://`/email autolinks (section 6.9) included; an
+/// HTML tag or autolink takes precedence only when it starts before the opening backticks, and
+/// the report writes none there. GitHub's @mention, #123 and :emoji: filters skip `code`
+/// elements (html-pipeline, the filters GitHub published: `MentionFilter` "Mentions within
+/// <pre>, <code>, and <a> elements are ignored").
 fn code_span(content: &str) -> String {
     if content.is_empty() {
         return "` `".into();
