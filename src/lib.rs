@@ -15,6 +15,7 @@ pub mod data_json;
 pub mod diff;
 pub mod editor_schema;
 pub mod error;
+pub mod escape;
 pub mod fix_values;
 pub mod fleet;
 pub mod git_rev;

@@ -251,23 +251,15 @@ pub fn text_of(bytes: Vec<u8>) -> Result<String, (usize, usize)> {
     })
 }
 
-/// User text for an error message: at most `MAX_QUOTED_CHARS` characters, control characters
-/// escaped, so a hostile value cannot flood or garble the message.
+/// User text for an error message: at most `MAX_QUOTED_CHARS` characters, in quotes, escaped by
+/// the one text escaper (`escape`), so a hostile value cannot flood or garble the message.
 pub fn quoted(text: &str) -> String {
-    format!("\"{}\"", shown(text))
+    crate::escape::quoted_within(text, MAX_QUOTED_CHARS)
 }
 
 /// `quoted` without the quotes, for text that names something (a path built from user keys).
 pub fn shown(text: &str) -> String {
-    let mut out: String = text
-        .chars()
-        .take(MAX_QUOTED_CHARS)
-        .flat_map(char::escape_debug)
-        .collect();
-    if text.chars().nth(MAX_QUOTED_CHARS).is_some() {
-        out.push('…');
-    }
-    out
+    crate::escape::text_within(text, MAX_QUOTED_CHARS)
 }
 
 #[cfg(test)]

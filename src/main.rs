@@ -33,7 +33,8 @@ fn main() -> ExitCode {
         // The reader of stdout went away (`| head`): nothing to report, see `ClosedStdout`.
         Err(e) if e.is::<ClosedStdout>() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Errors quote folders, files and values of the repository (a CI log shows them).
+            cli::io::say(&format!("error: {e:#}"));
             ExitCode::FAILURE
         }
     }
@@ -84,7 +85,7 @@ fn run() -> anyhow::Result<()> {
             let req = folder_request(&a);
             let p = argocd::preview::preview(&req.env()?, &a.app_dir, a.allow_unknown_keys)
                 .map_err(GenerateError::on_command_line)?;
-            eprint!("{}", p.summary());
+            eprint!("{}", cilium_cmp::escape::lines(&p.summary()));
             let filter = cli::adopt::argocd_filter(argocd.argocd_cm.as_deref())?;
             cli::adopt::print_exclusions(&filter, &p.rendered.text)?;
             write_stdout(&p.rendered.text)
@@ -110,12 +111,12 @@ fn run() -> anyhow::Result<()> {
             if check {
                 return match p.state() {
                     argocd::LockState::Fresh => {
-                        eprint!("{}", p.summary());
+                        eprint!("{}", cilium_cmp::escape::lines(&p.summary()));
                         Ok(())
                     }
                     argocd::LockState::Missing => anyhow::bail!(
                         "{} does not exist: the folder has no lock to check; write it with\n  {}\nand commit it",
-                        p.lock_shown,
+                        cilium_cmp::escape::text(&p.lock_shown),
                         argocd::reproduce_command(&p.rendered.generation)
                     ),
                     argocd::LockState::Stale { .. } => anyhow::bail!(
@@ -127,10 +128,11 @@ fn run() -> anyhow::Result<()> {
                 };
             }
             let summary = p.summary();
+            let lock = cilium_cmp::escape::text(&p.lock_shown);
             if p.write_lock(Force::flag(force))? {
-                eprintln!("{summary}{}: written; commit it", p.lock_shown);
+                cli::io::say(&format!("{summary}{lock}: written; commit it"));
             } else {
-                eprintln!("{summary}{}: unchanged", p.lock_shown);
+                cli::io::say(&format!("{summary}{lock}: unchanged"));
             }
             Ok(())
         }

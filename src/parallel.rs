@@ -16,6 +16,9 @@ pub fn map<T: Sync, R: Send>(items: &[T], what: &str, f: impl Fn(&T) -> R + Sync
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
     let progress = std::io::stderr().is_terminal() && items.len() > 1;
+    // The line is rewritten in place with `\r`, the program's only control character on stderr;
+    // what it names goes through the text escaper like everything else shown.
+    let what = crate::escape::message(what);
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {

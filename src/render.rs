@@ -85,7 +85,9 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     // `--chart-archive` finds the stored one): its warnings are printed by that second run only.
     if !matches!(result, Err(RenderError::NeedsChartArchive { .. })) {
         for line in unknown.lines() {
-            tracing::warn!("{line}");
+            // The lines name the user's files; tracing escapes ESC but not line breaks or a
+            // workflow command.
+            tracing::warn!("{}", crate::escape::message(&line));
         }
     }
     result

@@ -475,9 +475,9 @@ fn the_examples_upgrade_from_1_19_6_to_1_20_0_names_renames_defaults_and_restart
     );
     assert_eq!(code, 3);
     assert!(md.starts_with("### cilium-cmp diff\n\n| Folder |"), "{md}");
-    assert!(md.contains("| cilium | changed (consequences) |"), "{md}");
+    assert!(md.contains("| `cilium` | changed (consequences) |"), "{md}");
     assert!(
-        md.contains("<details><summary>changed DaemonSet kube-system/cilium ("),
+        md.contains("<details><summary>changed <code>DaemonSet kube-system/cilium</code> ("),
         "{md}"
     );
 }
@@ -701,7 +701,7 @@ fn a_broken_mesh_is_refused_by_the_repository_diff_and_the_lock_check() {
     let (code, md, _) = diff_in(&s.0, &["--base", "HEAD", "--output", "markdown"]);
     assert_eq!(code, 3);
     assert!(
-        md.contains("| Cluster Mesh (fleet checks) | **1 finding(s)** |"),
+        md.contains("| `Cluster Mesh (fleet checks)` | **1 finding(s)** |"),
         "{md}"
     );
     let (code, out, err) = run(bin()

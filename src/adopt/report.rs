@@ -6,6 +6,7 @@ use std::fmt::Write;
 use serde_json::{json, Value};
 
 use super::{Class, Finding, ObjectReport, Report};
+use crate::escape;
 
 /// Characters of one value shown in a difference; longer ones are cut with `…`.
 const MAX_VALUE_CHARS: usize = 200;
@@ -26,7 +27,8 @@ fn title(class: Class) -> &'static str {
     }
 }
 
-/// A value as shown: compact JSON, cut to `MAX_VALUE_CHARS`; Secret data never shown.
+/// A value as shown: compact JSON, cut to `MAX_VALUE_CHARS`, with what serde leaves as itself
+/// escaped (`escape::json`: a live value is anyone's text); Secret data never shown.
 fn shown(value: Option<&Value>, secret: bool) -> Option<String> {
     let v = value?;
     if secret {
@@ -43,9 +45,9 @@ fn shown(value: Option<&Value>, secret: bool) -> Option<String> {
     let text = v.to_string();
     Some(if text.chars().count() > MAX_VALUE_CHARS {
         let cut: String = text.chars().take(MAX_VALUE_CHARS).collect();
-        format!("{cut}…")
+        format!("{}…", escape::json(&cut))
     } else {
-        text
+        escape::json(&text)
     })
 }
 
@@ -55,8 +57,23 @@ fn is_secret_value(o: &ObjectReport, f: &Finding) -> bool {
             || f.difference.path.starts_with(&["stringData"]))
 }
 
+/// A field path: its display quotes keys that are not plain words through the text escaper.
+fn path(p: &super::compare::Path) -> String {
+    escape::message(&p.to_string())
+}
+
+/// Names joined for one line, each escaped.
+fn names(list: &[String]) -> String {
+    list.iter()
+        .map(|n| escape::text(n))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The human report: counts per class, the restart and prune lines, then every object that is
-/// not identical with its differences.
+/// not identical with its differences. What the dumps and the render hold (object names, keys,
+/// values, managers) and the messages that quote them go through the one text escaper, and the
+/// report through `escape::lines` last (several lines start with an object's name).
 pub fn human(r: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -64,8 +81,8 @@ pub fn human(r: &Report) -> String {
         "adopt-check: {} rendered objects against {} live ones ({}), release namespace {}",
         r.rendered,
         r.live,
-        r.live_sources.join(", "),
-        r.namespace
+        names(&r.live_sources),
+        escape::text(&r.namespace)
     );
     for class in Class::ALL {
         let _ = writeln!(out, "  {:>4}  {}", r.count(class), title(class));
@@ -81,7 +98,7 @@ pub fn human(r: &Report) -> String {
                 .findings
                 .iter()
                 .filter(|f| f.restarts)
-                .map(|f| f.difference.path.to_string())
+                .map(|f| path(&f.difference.path))
                 .collect();
             let expected = o
                 .findings
@@ -91,7 +108,7 @@ pub fn human(r: &Report) -> String {
             let _ = writeln!(
                 out,
                 "  {}: {}{}",
-                o.key,
+                escape::text(&o.key.to_string()),
                 super::rules::restart_effect(&o.key.kind),
                 if expected {
                     " (expected difference of the move, see below)"
@@ -119,8 +136,8 @@ pub fn human(r: &Report) -> String {
             let _ = writeln!(
                 out,
                 "  {}: {}{}",
-                o.key,
-                o.notes.first().map_or("", String::as_str),
+                escape::text(&o.key.to_string()),
+                escape::message(o.notes.first().map_or("", String::as_str)),
                 if o.expected.is_some() {
                     " (expected difference of the move, see below)"
                 } else {
@@ -146,17 +163,17 @@ pub fn human(r: &Report) -> String {
                 let _ = writeln!(
                     out,
                     "  {}: {} = {} (kept by {})",
-                    o.key,
-                    f.path,
+                    escape::text(&o.key.to_string()),
+                    path(&f.path),
                     shown(Some(&f.value), o.key.kind == "Secret").unwrap_or_default(),
-                    f.owners.join(", ")
+                    names(&f.owners)
                 );
             }
             if o.left_behind.len() > MAX_SHOWN_DIFFERENCES {
                 let _ = writeln!(
                     out,
                     "  {}: … {} more",
-                    o.key,
+                    escape::text(&o.key.to_string()),
                     o.left_behind.len() - MAX_SHOWN_DIFFERENCES
                 );
             }
@@ -174,7 +191,7 @@ pub fn human(r: &Report) -> String {
             "Read only at start (a changed ConfigMap that restarts nothing):"
         );
         for (o, w) in waiting {
-            let _ = writeln!(out, "  {}", w.consequence(&o.key.name));
+            let _ = writeln!(out, "  {}", escape::message(&w.consequence(&o.key.name)));
         }
     }
     let _ = writeln!(out);
@@ -185,19 +202,28 @@ pub fn human(r: &Report) -> String {
             continue;
         }
         any = true;
-        let _ = writeln!(out, "{} [{}]", o.key, o.class.id());
+        let _ = writeln!(
+            out,
+            "{} [{}]",
+            escape::text(&o.key.to_string()),
+            o.class.id()
+        );
         for n in &o.notes {
-            let _ = writeln!(out, "  why: {n}");
+            let _ = writeln!(out, "  why: {}", escape::message(n));
         }
         if let Some(e) = &o.expected {
-            let _ = writeln!(out, "  expected: {e}");
+            let _ = writeln!(out, "  expected: {}", escape::message(e));
         }
         for w in &o.read_at_start {
-            let _ = writeln!(out, "  read by: {}", w.consequence(&o.key.name));
+            let _ = writeln!(
+                out,
+                "  read by: {}",
+                escape::message(&w.consequence(&o.key.name))
+            );
         }
         for f in o.findings.iter().take(MAX_SHOWN_DIFFERENCES) {
             let secret = is_secret_value(o, f);
-            let _ = writeln!(out, "  {}", f.difference.path);
+            let _ = writeln!(out, "  {}", path(&f.difference.path));
             let _ = writeln!(
                 out,
                 "    render: {}",
@@ -209,10 +235,10 @@ pub fn human(r: &Report) -> String {
                 shown(f.difference.live.as_ref(), secret).unwrap_or_else(|| "(absent)".into())
             );
             if let Some(e) = &f.expected {
-                let _ = writeln!(out, "    expected: {e}");
+                let _ = writeln!(out, "    expected: {}", escape::message(e));
             }
             if let Some(m) = &f.removed_by {
-                let _ = writeln!(out, "    removed by the first sync: {m}");
+                let _ = writeln!(out, "    removed by the first sync: {}", escape::message(m));
             }
         }
         if o.findings.len() > MAX_SHOWN_DIFFERENCES {
@@ -223,19 +249,21 @@ pub fn human(r: &Report) -> String {
             );
         }
         for f in o.left_behind.iter().take(MAX_SHOWN_DIFFERENCES) {
-            let _ = writeln!(out, "  {}", f.path);
+            let _ = writeln!(out, "  {}", path(&f.path));
             let _ = writeln!(
                 out,
                 "    left behind: {} (kept by {})",
                 shown(Some(&f.value), o.key.kind == "Secret").unwrap_or_default(),
-                f.owners.join(", ")
+                names(&f.owners)
             );
         }
         if !o.live_only.is_empty() {
+            // Paths as compare::Path shows them (escaped already).
+            let only: Vec<String> = o.live_only.iter().map(|p| escape::message(p)).collect();
             let _ = writeln!(
                 out,
                 "  only live (defaults of the API server, tooling): {}",
-                o.live_only.join(", ")
+                only.join(", ")
             );
         }
     }
@@ -244,9 +272,9 @@ pub fn human(r: &Report) -> String {
     }
     for w in &r.warnings {
         let _ = writeln!(out);
-        let _ = writeln!(out, "Warning: {w}");
+        let _ = writeln!(out, "Warning: {}", escape::message(w));
     }
-    out
+    escape::lines(&out)
 }
 
 fn of(r: &Report, class: Class) -> Vec<&ObjectReport> {
@@ -325,7 +353,7 @@ pub fn json(r: &Report) -> String {
         "counts": counts,
         "objects": objects,
     });
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    let mut text = escape::json(&serde_json::to_string_pretty(&doc).unwrap_or_default());
     text.push('\n');
     text
 }

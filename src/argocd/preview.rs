@@ -143,7 +143,8 @@ impl Preview {
 
     /// What the render means for the lock, for a person (stderr), one fact per line.
     pub fn summary(&self) -> String {
-        let lock = &self.lock_shown;
+        // The lock's path and the object names it records are the repository's.
+        let lock = &crate::escape::text(&self.lock_shown);
         let new = self.hash();
         let Some(old) = &self.lock else {
             return format!(
@@ -168,7 +169,7 @@ impl Preview {
                     if !list.is_empty() {
                         s.push_str(&format!("  {what} ({}):\n", list.len()));
                         for k in list {
-                            s.push_str(&format!("    {k}\n"));
+                            s.push_str(&format!("    {}\n", crate::escape::text(k)));
                         }
                     }
                 }

@@ -147,6 +147,10 @@ pub fn argocd_filter(file: Option<&std::path::Path>) -> anyhow::Result<argocd::e
 pub fn print_exclusions(filter: &argocd::exclusions::Filter, render: &str) -> anyhow::Result<()> {
     let found =
         argocd::exclusions::excluded_in_stream(filter, render).map_err(anyhow::Error::msg)?;
-    eprint!("{}", argocd::exclusions::report(filter, &found));
+    // The report names rendered objects and the argocd-cm's rules.
+    eprint!(
+        "{}",
+        cilium_cmp::escape::lines(&argocd::exclusions::report(filter, &found))
+    );
     Ok(())
 }

@@ -11,7 +11,8 @@ use cilium_cmp::render::Inputs;
 
 use super::args::{DiffArgs, FolderArgs};
 use super::inputs::folder_request;
-use super::io::write_stdout;
+use super::io::{say, write_stdout};
+use cilium_cmp::escape;
 
 fn target(a: &DiffArgs) -> Target {
     Target {
@@ -172,6 +173,8 @@ pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<()> {
         );
     }
     let results = cilium_cmp::parallel::map(&folders, "lock --check", |rel| {
+        // Each line starts with the folder's name (the repository's).
+        let shown = escape::text(rel);
         let mut args = folder.clone();
         args.app_dir = root.join(if rel == "." { "" } else { rel.as_str() });
         args.repo_root = root.clone();
@@ -180,20 +183,20 @@ pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<()> {
             cilium_cmp::argocd::preview::preview(&env, &args.app_dir, args.allow_unknown_keys)
         });
         match checked {
-            Err(e) => (false, format!("{rel}: {}", e.on_command_line())),
+            Err(e) => (false, format!("{shown}: {}", e.on_command_line())),
             Ok(p) => match p.state() {
-                cilium_cmp::argocd::LockState::Fresh => (true, format!("{rel}: ok {}", p.hash())),
+                cilium_cmp::argocd::LockState::Fresh => (true, format!("{shown}: ok {}", p.hash())),
                 cilium_cmp::argocd::LockState::Missing => (
                     false,
                     format!(
-                        "{rel}: no lock; write it with\n  {}",
+                        "{shown}: no lock; write it with\n  {}",
                         cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
                     ),
                 ),
                 cilium_cmp::argocd::LockState::Stale { .. } => (
                     false,
                     format!(
-                        "{rel}: stale\n{}  update it with\n  {}",
+                        "{shown}: stale\n{}  update it with\n  {}",
                         p.summary(),
                         cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
                     ),
@@ -203,16 +206,17 @@ pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<()> {
     });
     let failed = results.iter().filter(|(ok, _)| !ok).count();
     for (_, line) in &results {
-        eprintln!("{line}");
+        say(line);
     }
     // The Cluster Mesh of the folders is checked with the locks: a broken mesh does not merge.
     let fleet = match repo::fleet_findings(&root) {
-        Outcome::Fleet(findings) => findings,
+        // A finding is one line that quotes the folders and values involved.
+        Outcome::Fleet(findings) => findings.iter().map(|f| escape::message(f)).collect(),
         Outcome::Failed(e) => vec![e],
         _ => Vec::new(),
     };
     for f in &fleet {
-        eprintln!("{f}");
+        say(f);
     }
     if failed > 0 || !fleet.is_empty() {
         anyhow::bail!(

@@ -10,7 +10,8 @@ use cilium_cmp::replace_file::Force;
 use cilium_cmp::RenderError;
 
 use super::args::FixValuesArgs;
-use super::io::{self as cli_io, write_stdout};
+use super::io::{self as cli_io, say, write_stdout};
+use cilium_cmp::escape;
 
 /// The exit status when files were changed, or would be with `--dry-run`: scripts and CI tell
 /// "fixed, commit it" from "nothing to do" (0) and from a failure (1).
@@ -48,7 +49,11 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
         let mut patches = String::new();
         for f in &fix.files {
             if let Some(r) = &f.refused {
-                eprintln!("{}: left as it was: {}", f.name, r.reason);
+                say(&format!(
+                    "{}: left as it was: {}",
+                    escape::text(&f.name),
+                    escape::message(&r.reason)
+                ));
                 if let Some(p) = &r.patch {
                     patches.push_str(p);
                 }
@@ -103,60 +108,67 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
         }
         for (path, name, text) in edited {
             cli_io::write_file(path, text, force)?;
-            eprintln!("{name}: written");
+            say(&format!("{}: written", escape::text(name)));
         }
     }
     std::process::exit(CHANGED);
 }
 
-/// What was removed or moved, and why, on stderr; likely typos stand out.
+/// What was removed or moved, and why, on stderr; likely typos stand out. File names and keys
+/// are the repository's: each through the text escaper (`say` guards the line last).
 fn report(fix: &Fix, version: &str) {
+    let names = |list: &[String], separator: &str| {
+        list.iter()
+            .map(|n| escape::text(n))
+            .collect::<Vec<_>>()
+            .join(separator)
+    };
     for f in &fix.files {
+        let name = escape::text(&f.name);
         // Beyond the check's bound the values are counted, not listed (a flood helps nobody).
         let unlisted = f.removed.iter().filter(|r| r.explanation.is_none()).count();
         if unlisted > 0 {
-            eprintln!(
-                "{}: removed {unlisted} more values the chart does not know (not listed)",
-                f.name
-            );
+            say(&format!(
+                "{name}: removed {unlisted} more values the chart does not know (not listed)"
+            ));
         }
         for r in &f.removed {
             let Some(why) = &r.explanation else {
                 continue;
             };
-            eprintln!("removed {why}");
+            say(&format!("removed {}", escape::message(why)));
             if !r.likely_meant.is_empty() {
-                eprintln!(
+                say(&format!(
                     "  LIKELY A TYPO of {}: the setting {} meant never applied, and it is not applied now either; set {} yourself if it should",
-                    r.likely_meant.join(" or "),
-                    r.path,
-                    r.likely_meant[0]
-                );
+                    names(&r.likely_meant, " or "),
+                    escape::text(&r.path),
+                    escape::text(&r.likely_meant[0])
+                ));
             }
             if let Some(new) = &r.renamed_to {
-                eprintln!(
-                    "  for an upgrade, --apply-renames moves it to {new} instead, so the setting keeps applying (the render then changes)"
-                );
+                say(&format!(
+                    "  for an upgrade, --apply-renames moves it to {} instead, so the setting keeps applying (the render then changes)",
+                    escape::text(new)
+                ));
             }
         }
         for (old, new, already) in &f.moved {
+            let (old, new) = (escape::text(old), escape::text(new));
             if *already {
-                eprintln!(
-                    "{}: removed {old}: Cilium {version} renamed it to {new}, which the file sets already (that value applies)",
-                    f.name
-                );
+                say(&format!(
+                    "{name}: removed {old}: Cilium {version} renamed it to {new}, which the file sets already (that value applies)"
+                ));
             } else {
-                eprintln!(
-                    "{}: moved {old} to {new} (Cilium {version}'s name for it)",
-                    f.name
-                );
+                say(&format!(
+                    "{name}: moved {old} to {new} (Cilium {version}'s name for it)"
+                ));
             }
         }
     }
     if !fix.render_changes.is_empty() {
         eprintln!("the render changes (renamed values apply again):");
         for line in &fix.render_changes {
-            eprintln!("  {line}");
+            say(&format!("  {}", escape::message(line)));
         }
     }
 }

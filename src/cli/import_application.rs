@@ -13,6 +13,7 @@ use cilium_cmp::replace_file::Force;
 
 use super::args::ImportApplicationArgs;
 use super::io::{self as cli_io, write_stdout, Stdin, STDIN_NAME};
+use cilium_cmp::escape;
 
 pub fn import_application(a: ImportApplicationArgs) -> anyhow::Result<()> {
     use cilium_cmp::argocd::from_helm;
@@ -88,24 +89,26 @@ pub fn import_application(a: ImportApplicationArgs) -> anyhow::Result<()> {
         } else {
             "left out of values.yaml"
         };
+        // The Application is the pull request's: what it names goes through the text escaper
+        // (tracing's own escaping leaves line breaks and workflow commands).
         tracing::warn!(
             "values Cilium {} does not know, which did nothing under Helm either; {what}:",
-            imported.cilium_version
+            escape::text(&imported.cilium_version)
         );
         for line in &imported.unknown {
-            eprintln!("  {line}");
+            cli_io::say(&format!("  {}", escape::message(line)));
         }
     }
     for w in &imported.warnings {
-        tracing::warn!("{w}");
+        tracing::warn!("{}", escape::message(w));
     }
     tracing::info!(
         "wrote {} and {} (Cilium {}), which render; review them, then write the lock with `cilium-cmp lock {} --namespace {} --kube-version ...`",
         settings_path.display(),
         values_path.display(),
-        imported.cilium_version,
+        escape::text(&imported.cilium_version),
         to.display(),
-        imported.namespace,
+        escape::text(&imported.namespace),
     );
     write_stdout(&imported.application)
 }
@@ -133,8 +136,9 @@ fn render_written(
         Ok(_) => Ok(()),
         Err(GenerateError::NeedsChartArchive { error, .. }) => {
             tracing::warn!(
-                "the folder renders, but not every object could be checked here: {error}; `cilium-cmp chart fetch {}` stores the archive",
-                imported.cilium_version
+                "the folder renders, but not every object could be checked here: {}; `cilium-cmp chart fetch {}` stores the archive",
+                escape::message(&error.to_string()),
+                escape::text(&imported.cilium_version)
             );
             Ok(())
         }

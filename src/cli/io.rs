@@ -29,6 +29,14 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// A line (or lines) for people on standard error, where a CI log or Argo CD shows it: through
+/// `escape::lines` (nothing hidden, no line a GitHub Actions workflow command), since the
+/// messages quote folders, files and values of the repository. Names in it should have gone
+/// through `escape::text` already; this is the last guard, not the only one.
+pub fn say(text: &str) {
+    eprintln!("{}", cilium_cmp::escape::lines(text));
+}
+
 /// Writes `text` to `path` whole or not at all: into a new file beside it (created exclusively,
 /// so nothing else's file is overwritten) with `path`'s mode and owner, then renamed over
 /// `path`. A failure leaves `path` as it was and removes the temporary file. A link, a

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::engine::{Change, FieldChange, ObjectDiff, Renders};
 use crate::adopt::live::{Object, ObjectKey};
 use crate::adopt::rules;
+use crate::escape::Prose;
 
 /// The kinds of consequence, each with its id in `--output json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -98,10 +99,13 @@ impl Kind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Consequence {
     pub kind: Kind,
-    /// The object, ServiceAccount or value it concerns.
+    /// The object, ServiceAccount or value it concerns (a name from the renders or the values:
+    /// every report escapes it whole).
     pub subject: String,
-    pub what: String,
-    pub why: String,
+    /// What happens and why, in words of the program with the renders' and values' strings kept
+    /// apart as names (`Prose`), which each report escapes for its medium.
+    pub what: Prose,
+    pub why: Prose,
 }
 
 /// Consequences of the object differences alone (the upgrade's own are in `upgrade`).
@@ -166,7 +170,8 @@ fn read_at_start(objects: &[ObjectDiff], r: &Renders) -> Vec<Consequence> {
             out.push(Consequence {
                 kind: Kind::ReadAtStart,
                 subject: format!("{} ← {}", reader.workload, o.key),
-                what: reader.consequence(&o.key.name),
+                // The sentence is adopt::startup's, with the ConfigMap's name in it: a name whole.
+                what: reader.consequence(&o.key.name).into(),
                 why: "the ConfigMap changes and the workload's pod template does not: nothing restarts at the sync".into(),
             });
         }
@@ -177,16 +182,35 @@ fn read_at_start(objects: &[ObjectDiff], r: &Renders) -> Vec<Consequence> {
 /// Field paths listed as the reason a pod template changed; the rest are counted.
 const LISTED_REASONS: usize = 4;
 
-fn template_reason(fields: &[&FieldChange]) -> String {
-    let mut listed: Vec<String> = fields
+fn template_reason(fields: &[&FieldChange]) -> Prose {
+    let listed: Vec<String> = fields
         .iter()
         .take(LISTED_REASONS)
         .map(|f| f.path.to_string())
         .collect();
-    if fields.len() > LISTED_REASONS {
-        listed.push(format!("{} more", fields.len() - LISTED_REASONS));
+    // A path's display quotes its keys through the text escaper already.
+    let mut why = Prose::new().words("its pod template changes: ");
+    for (i, path) in listed.iter().enumerate() {
+        if i > 0 {
+            why = why.words(", ");
+        }
+        why = why.shown(path);
     }
-    format!("its pod template changes: {}", listed.join(", "))
+    if fields.len() > LISTED_REASONS {
+        why.words(&format!(", {} more", fields.len() - LISTED_REASONS))
+    } else {
+        why
+    }
+}
+
+/// A count or percentage of the render as the program's words (it forms no Markdown), anything
+/// else the values put there as a name.
+fn number_or_name(p: Prose, s: &str) -> Prose {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || c == '%') {
+        p.words(s)
+    } else {
+        p.name(s)
+    }
 }
 
 fn text_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a Value> {
@@ -220,7 +244,7 @@ fn workload(o: &ObjectDiff, r: &Renders) -> Option<Consequence> {
                 .and_then(Value::as_str)
                 .unwrap_or("RollingUpdate");
             if strategy == "OnDelete" {
-                (Kind::Rolls, "updateStrategy OnDelete: nothing restarts at the sync; each node's pod takes the new template only when it is deleted (by hand or a node drain)".to_string())
+                (Kind::Rolls, "updateStrategy OnDelete: nothing restarts at the sync; each node's pod takes the new template only when it is deleted (by hand or a node drain)".into())
             } else {
                 let unavailable = shown_int_or_percent(
                     text_at(new, "/spec/updateStrategy/rollingUpdate/maxUnavailable"),
@@ -230,20 +254,21 @@ fn workload(o: &ObjectDiff, r: &Renders) -> Option<Consequence> {
                     text_at(new, "/spec/updateStrategy/rollingUpdate/maxSurge"),
                     "0",
                 );
-                let pace = if unavailable == "1" {
-                    "one node at a time".to_string()
+                // The strategy's numbers are the render's (the values'): names.
+                let what = Prose::new().words("rolling update on every node it runs on, ");
+                let what = if unavailable == "1" {
+                    what.words("one node at a time")
                 } else {
-                    format!("{unavailable} nodes at a time")
+                    number_or_name(what, &unavailable).words(" nodes at a time")
                 };
-                let surge = if surge == "0" {
-                    "each old pod stops before its replacement starts".to_string()
+                let what = number_or_name(what.words(" (maxUnavailable "), &unavailable).words("); ");
+                let what = if surge == "0" {
+                    what.words("each old pod stops before its replacement starts")
                 } else {
-                    format!("maxSurge {surge}: a replacement starts before the old pod stops")
+                    number_or_name(what.words("maxSurge "), &surge)
+                        .words(": a replacement starts before the old pod stops")
                 };
-                (
-                    Kind::Rolls,
-                    format!("rolling update on every node it runs on, {pace} (maxUnavailable {unavailable}); {surge}"),
-                )
+                (Kind::Rolls, what)
             }
         }
         // Defaults: https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#strategy
@@ -254,7 +279,11 @@ fn workload(o: &ObjectDiff, r: &Renders) -> Option<Consequence> {
                 .and_then(Value::as_str)
                 .unwrap_or("RollingUpdate");
             if strategy == "Recreate" {
-                (Kind::Rolls, format!("strategy Recreate: all {replicas} pods stop before the new ones start"))
+                (
+                    Kind::Rolls,
+                    number_or_name(Prose::new().words("strategy Recreate: all "), &replicas)
+                        .words(" pods stop before the new ones start"),
+                )
             } else {
                 let unavailable = shown_int_or_percent(
                     text_at(new, "/spec/strategy/rollingUpdate/maxUnavailable"),
@@ -266,7 +295,11 @@ fn workload(o: &ObjectDiff, r: &Renders) -> Option<Consequence> {
                 );
                 (
                     Kind::Rolls,
-                    format!("rolling update of {replicas} replicas (maxUnavailable {unavailable}, maxSurge {surge})"),
+                    {
+                        let what = number_or_name(Prose::new().words("rolling update of "), &replicas);
+                        let what = number_or_name(what.words(" replicas (maxUnavailable "), &unavailable);
+                        number_or_name(what.words(", maxSurge "), &surge).words(")")
+                    },
                 )
             }
         }
@@ -275,13 +308,13 @@ fn workload(o: &ObjectDiff, r: &Renders) -> Option<Consequence> {
         // ("the Job's pod template is immutable"); an apply of it is refused.
         "Job" => (
             Kind::RunsAgain,
-            "a Job's pod template is immutable, so the apply is refused until the Job is deleted (Argo CD sync option Replace=true, or delete it); re-created, it runs again".to_string(),
+            "a Job's pod template is immutable, so the apply is refused until the Job is deleted (Argo CD sync option Replace=true, or delete it); re-created, it runs again".into(),
         ),
         "CronJob" => (
             Kind::NextRun,
-            "nothing running restarts; the next scheduled run uses the new template".to_string(),
+            "nothing running restarts; the next scheduled run uses the new template".into(),
         ),
-        other => (Kind::Rolls, rules::restart_effect(other).to_string()),
+        other => (Kind::Rolls, Prose::new().words(rules::restart_effect(other))),
     };
     Some(Consequence {
         kind,
@@ -323,8 +356,8 @@ fn images(key: &ObjectKey, old: Option<&Object>, new: Option<&Object>) -> Vec<Co
     for (name, image) in &after {
         let what = match before.get(name) {
             Some(b) if b == image => continue,
-            Some(b) => format!("{b} → {image}"),
-            None => format!("new container: {image}"),
+            Some(b) => Prose::of_name(b).words(" → ").name(image),
+            None => Prose::new().words("new container: ").name(image),
         };
         out.push(Consequence {
             kind: Kind::Image,
@@ -483,7 +516,7 @@ fn rbac(r: &Renders) -> Vec<Consequence> {
             out.push(Consequence {
                 kind: Kind::RbacRemoved,
                 subject: sa.clone(),
-                what: grouped(&removed).join("; "),
+                what: Prose::new().names(&grouped(&removed), "; "),
                 why: "no binding of the new render grants these any more; a Cilium component that still needs one fails its requests (an agent losing one is an outage)".into(),
             });
         }
@@ -491,7 +524,7 @@ fn rbac(r: &Renders) -> Vec<Consequence> {
             out.push(Consequence {
                 kind: Kind::RbacAdded,
                 subject: sa.clone(),
-                what: grouped(&added).join("; "),
+                what: Prose::new().names(&grouped(&added), "; "),
                 why: "granted by the new render's bindings".into(),
             });
         }
@@ -535,7 +568,8 @@ fn crd_order(objects: &[ObjectDiff], r: &Renders) -> Vec<Consequence> {
             out.push(Consequence {
                 kind: Kind::CrdOrder,
                 subject: "ConfigMap cilium-config".into(),
-                what: format!("{key} turns on: agents that start with it wait for {crds}, which only the operator registers, and the operator does not restart under these values, so restarted agents block at start and their nodes lose pod networking"),
+                // The key and the CRDs are this module's constants.
+                what: Prose::new().words(&format!("{key} turns on: agents that start with it wait for {crds}, which only the operator registers, and the operator does not restart under these values, so restarted agents block at start and their nodes lose pod networking")),
                 why: "cilium/cilium#48534. Set operator.rollOutPods: true so the operator restarts with the new configuration, and sync the agent after it: annotations: {argocd.argoproj.io/sync-wave: \"1\"} puts the agent's objects in a later Argo CD sync wave".into(),
             });
         }

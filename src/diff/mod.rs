@@ -182,7 +182,9 @@ pub fn exit_code(sections: &[Section]) -> i32 {
         .exit_code()
 }
 
-/// A value shown in a one-line report, within bounds (a ConfigMap entry can be kilobytes).
+/// A value shown in a one-line report, within bounds (a ConfigMap entry can be kilobytes): as
+/// JSON, so its type shows (`"1"` is not `1`), with what serde leaves as itself escaped
+/// (`escape::json`: nothing hidden, no workflow command).
 pub fn short(v: Option<&serde_json::Value>) -> String {
     const MAX: usize = 160;
     let text = match v {
@@ -192,8 +194,12 @@ pub fn short(v: Option<&serde_json::Value>) -> String {
     };
     if text.chars().count() > MAX {
         let cut: String = text.chars().take(MAX).collect();
-        format!("{cut}… ({} characters)", text.chars().count())
+        format!(
+            "{}… ({} characters)",
+            crate::escape::json(&cut),
+            text.chars().count()
+        )
     } else {
-        text
+        crate::escape::json(&text)
     }
 }

@@ -15,7 +15,8 @@ pub fn render(sections: &[Section]) -> String {
         "exitCode": exit_code(sections),
         "folders": folders,
     });
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    // serde escapes what JSON requires; `escape::json` the rest a terminal or CI log reads.
+    let mut text = crate::escape::json(&serde_json::to_string_pretty(&doc).unwrap_or_default());
     text.push('\n');
     text
 }
@@ -55,8 +56,8 @@ fn section(s: &Section) -> Value {
                         "kind": c.kind.id(),
                         "disruptive": c.kind.disruptive(),
                         "subject": c.subject,
-                        "what": c.what,
-                        "why": c.why,
+                        "what": c.what.as_str(),
+                        "why": c.why.as_str(),
                     })
                 })
                 .collect();

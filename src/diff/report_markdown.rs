@@ -7,6 +7,7 @@ use super::consequences::Kind;
 use super::engine::Change;
 use super::report_text::reading_order;
 use super::{short, Outcome, Section};
+use crate::escape;
 
 /// Characters of the comment after which objects' details are only counted: GitHub refuses a
 /// comment body over 65,536 characters, and the summary and consequences come first.
@@ -14,22 +15,19 @@ const DETAILS_BUDGET: usize = 40_000;
 /// Characters after which whole folders are only counted (the table has them all).
 const SECTIONS_BUDGET: usize = 55_000;
 
-/// Text from values and file names made safe for Markdown outside code blocks: no HTML, no table
-/// cell breaks, one line.
-fn md(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('|', "\\|")
-        .replace(['\n', '\r'], " ")
-}
-
+/// The report as a pull-request comment. Repository-derived strings go through the one Markdown
+/// escaper: names as code spans (`escape::md_code`), in the table with their pipes escaped
+/// (`escape::md_cell`), in the `<summary>` HTML as `<code>` (`escape::md_html`), messages in
+/// fenced blocks (`escape::md_fenced`); consequences keep the program's own Markdown and show
+/// their names as code spans (`Prose::markdown`). No link, image, mention, issue reference,
+/// HTML, heading or table break can come from the repository, and, since the comment may be
+/// printed to a CI log as well, the whole comment passes `escape::lines` last.
 pub fn render(sections: &[Section]) -> String {
     let mut s = String::from("### cilium-cmp diff\n\n");
     s.push_str("| Folder | State | Created | Deleted | Changed | Restarts | Pruned | Permissions removed | Renamed values |\n");
     s.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for section in sections {
-        let name = md(&section.name);
+        let name = escape::md_cell(&section.name);
         match &section.outcome {
             Outcome::InputsUnchanged => {
                 let _ = writeln!(s, "| {name} | no input changed | | | | | | | |");
@@ -68,7 +66,7 @@ pub fn render(sections: &[Section]) -> String {
     }
     let mut folders_left_out = 0;
     for section in sections {
-        let name = md(&section.name);
+        let name = escape::md_code(&section.name);
         match &section.outcome {
             Outcome::InputsUnchanged => {}
             Outcome::Compared { .. } if s.len() > SECTIONS_BUDGET => folders_left_out += 1,
@@ -76,25 +74,27 @@ pub fn render(sections: &[Section]) -> String {
                 if !findings.is_empty() {
                     let _ = writeln!(s, "\n#### {name}\n");
                     for f in findings {
-                        let _ = writeln!(s, "- {}", md(f));
+                        let _ = writeln!(s, "- {}", escape::md_code(f));
                     }
                 }
             }
             Outcome::Failed(e) => {
-                let _ = writeln!(
+                let _ = write!(
                     s,
-                    "\n#### {name}: cannot be compared\n\n```text\n{}\n```",
-                    e.replace("```", "'''")
+                    "\n#### {name}: cannot be compared\n\n{}",
+                    escape::md_fenced("text", e)
                 );
             }
             Outcome::Compared { state, diff } => {
+                // No line starts with a name: a code span opened by three backticks there would
+                // read as a code fence to a lax parser.
                 let _ = writeln!(
                     s,
-                    "\n#### {name} ({})\n\n{} (Cilium {}) → {} (Cilium {}); {} objects unchanged\n",
+                    "\n#### {name} ({})\n\nFrom {} (Cilium {}) → {} (Cilium {}); {} objects unchanged\n",
                     state.id(),
-                    md(&diff.from),
+                    escape::md_code(&diff.from),
                     diff.from_version,
-                    md(&diff.to),
+                    escape::md_code(&diff.to),
                     diff.to_version,
                     diff.unchanged
                 );
@@ -116,10 +116,10 @@ pub fn render(sections: &[Section]) -> String {
                         }
                         let _ = writeln!(
                             s,
-                            "- `{}`: {}<br>_why_: {}",
-                            md(&c.subject).replace('`', "'"),
-                            md(&c.what),
-                            md(&c.why)
+                            "- {}: {}<br>_why_: {}",
+                            escape::md_code(&c.subject),
+                            c.what.markdown(),
+                            c.why.markdown()
                         );
                     }
                     s.push('\n');
@@ -138,32 +138,30 @@ pub fn render(sections: &[Section]) -> String {
                     }
                     let _ = writeln!(
                         s,
-                        "<details><summary>{} {} ({} fields)</summary>\n\n```text",
+                        "<details><summary>{} {} ({} fields)</summary>\n",
                         o.change.id(),
-                        md(&o.key.to_string()),
+                        escape::md_html(&o.key.to_string()),
                         o.fields.len()
                     );
+                    let mut block = String::new();
                     if o.fields.is_empty() {
-                        let _ = writeln!(
-                            s,
-                            "{}",
-                            match o.change {
-                                Change::Created => "created by the sync",
-                                Change::Deleted => "pruned by the sync",
-                                Change::Changed => "",
-                            }
-                        );
+                        block.push_str(match o.change {
+                            Change::Created => "created by the sync",
+                            Change::Deleted => "pruned by the sync",
+                            Change::Changed => "",
+                        });
                     }
                     for f in &o.fields {
                         let _ = writeln!(
-                            s,
+                            block,
                             "{}: {} → {}",
-                            f.path.to_string().replace("```", "'''"),
-                            short(f.before.as_ref()).replace("```", "'''"),
-                            short(f.after.as_ref()).replace("```", "'''")
+                            escape::message(&f.path.to_string()),
+                            short(f.before.as_ref()),
+                            short(f.after.as_ref())
                         );
                     }
-                    s.push_str("```\n\n</details>\n");
+                    s.push_str(&escape::md_fenced("text", &block));
+                    s.push_str("\n</details>\n");
                 }
                 if left_out > 0 {
                     let _ = writeln!(
@@ -180,7 +178,7 @@ pub fn render(sections: &[Section]) -> String {
             "\nThe consequences of {folders_left_out} more folders are left out to keep the comment within GitHub's size limit; the table above counts them, `--output text` lists them."
         );
     }
-    s
+    escape::lines(&s)
 }
 
 #[cfg(test)]
@@ -226,8 +224,8 @@ mod tests {
                 .map(|i| crate::diff::consequences::Consequence {
                     kind: Kind::Rolls,
                     subject: format!("DaemonSet kube-system/d{i}"),
-                    what: "y".repeat(150),
-                    why: "z".repeat(100),
+                    what: "y".repeat(150).into(),
+                    why: "z".repeat(100).into(),
                 })
                 .collect(),
         }
@@ -251,11 +249,11 @@ mod tests {
         let text = render(&sections);
         assert!(text.len() < 65_536, "{}", text.len());
         assert!(
-            text.contains("| clusters/c49 |"),
+            text.contains("| `clusters/c49` |"),
             "every folder is in the table"
         );
         assert!(
-            text.contains("- duplicate-cluster-id: x"),
+            text.contains("- `duplicate-cluster-id: x`"),
             "fleet findings always shown"
         );
         assert!(text.contains("more folders are left out"));

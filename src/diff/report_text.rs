@@ -5,6 +5,7 @@ use std::fmt::Write;
 use super::consequences::Kind;
 use super::engine::Change;
 use super::{short, Diff, Outcome, Section};
+use crate::escape;
 
 const KINDS: [Kind; 13] = [
     Kind::RenamedValue,
@@ -27,31 +28,39 @@ pub fn reading_order() -> &'static [Kind] {
     &KINDS
 }
 
+/// The report for a terminal or CI log. Every repository-derived string goes through the one
+/// text escaper (`escape::text` for names, `Prose::text` for sentences with names in them,
+/// `escape::message` and `escape::lines` for messages other modules composed), and the whole
+/// report through `escape::lines` last: no control character is written, and no line can be a
+/// GitHub Actions workflow command.
 pub fn render(sections: &[Section]) -> String {
     let mut s = String::new();
     for section in sections {
+        let name = escape::text(&section.name);
         match &section.outcome {
             Outcome::InputsUnchanged => {
-                let _ = writeln!(s, "== {}: no input changed", section.name);
+                let _ = writeln!(s, "== {name}: no input changed");
             }
             Outcome::Failed(e) => {
-                let _ = writeln!(s, "== {}: cannot be compared\n  {e}", section.name);
+                let _ = writeln!(s, "== {name}: cannot be compared");
+                for line in escape::lines(e).lines() {
+                    let _ = writeln!(s, "  {line}");
+                }
             }
             Outcome::Fleet(findings) => {
-                let _ = writeln!(s, "== {}: {} finding(s)", section.name, findings.len());
+                let _ = writeln!(s, "== {name}: {} finding(s)", findings.len());
                 for f in findings {
-                    let _ = writeln!(s, "  {f}");
+                    let _ = writeln!(s, "  {}", escape::message(f));
                 }
             }
             Outcome::Compared { state, diff } => {
                 let _ = writeln!(
                     s,
-                    "== {} ({}): {} (Cilium {}) → {} (Cilium {})",
-                    section.name,
+                    "== {name} ({}): {} (Cilium {}) → {} (Cilium {})",
                     state.id(),
-                    diff.from,
+                    escape::text(&diff.from),
                     diff.from_version,
-                    diff.to,
+                    escape::text(&diff.to),
                     diff.to_version
                 );
                 one(&mut s, diff);
@@ -59,7 +68,7 @@ pub fn render(sections: &[Section]) -> String {
         }
         s.push('\n');
     }
-    s
+    escape::lines(&s)
 }
 
 fn one(s: &mut String, d: &Diff) {
@@ -81,19 +90,32 @@ fn one(s: &mut String, d: &Diff) {
         }
         let _ = writeln!(s, "\n{}:", kind.title());
         for c in list {
-            let _ = writeln!(s, "  {}: {}\n    why: {}", c.subject, c.what, c.why);
+            let _ = writeln!(
+                s,
+                "  {}: {}\n    why: {}",
+                escape::text(&c.subject),
+                c.what.text(),
+                c.why.text()
+            );
         }
     }
     if !d.objects.is_empty() {
         let _ = writeln!(s, "\nObjects:");
     }
     for o in &d.objects {
-        let _ = writeln!(s, "  {} {}", o.change.id(), o.key);
+        let _ = writeln!(
+            s,
+            "  {} {}",
+            o.change.id(),
+            escape::text(&o.key.to_string())
+        );
         for f in &o.fields {
+            // A path shows its keys through `limits::quoted` (the same escaper) where they are
+            // not plain words; values are shown as JSON by `short`.
             let _ = writeln!(
                 s,
                 "    {}: {} → {}",
-                f.path,
+                escape::message(&f.path.to_string()),
                 short(f.before.as_ref()),
                 short(f.after.as_ref())
             );

@@ -9,6 +9,7 @@ use crate::components::common::COMPAT_DEFAULTS;
 use serde_json::Value;
 
 use super::consequences::{Consequence, Kind};
+use crate::escape::Prose;
 use crate::values::Values;
 use crate::versions::{self, CiliumVersion};
 
@@ -80,8 +81,9 @@ pub fn consequences(from: CiliumVersion, to: CiliumVersion, values: &Values) -> 
             out.push(Consequence {
                 kind: Kind::RenamedValue,
                 subject: u.path.clone(),
-                what: u.to_string(),
-                why: format!("Cilium {to}'s chart does not know it: the plugin refuses the folder until the value is rewritten, and Helm would ignore it silently"),
+                // known_keys' sentence names the user's key: a name whole.
+                what: u.to_string().into(),
+                why: Prose::new().words(&format!("Cilium {to}'s chart does not know it: the plugin refuses the folder until the value is rewritten, and Helm would ignore it silently")),
             });
         }
     }
@@ -104,8 +106,13 @@ pub fn consequences(from: CiliumVersion, to: CiliumVersion, values: &Values) -> 
         out.push(Consequence {
             kind: Kind::DefaultChanged,
             subject: path.clone(),
-            what: format!("{} → {}", yaml_scalar(old), yaml_scalar(new)),
-            why: format!("the values do not set it, so Cilium {to}'s default applies; to keep Cilium {from}'s, add `{path}: {}` (as nested keys) to the values", yaml_scalar(old)),
+            what: Prose::of_name(&yaml_scalar(old))
+                .words(" → ")
+                .name(&yaml_scalar(new)),
+            why: Prose::new()
+                .words(&format!("the values do not set it, so Cilium {to}'s default applies; to keep Cilium {from}'s, add "))
+                .name(&format!("{path}: {}", yaml_scalar(old)))
+                .words(" (as nested keys) to the values"),
         });
     }
     // Defaults the new chart keeps for older installations only.
@@ -120,8 +127,9 @@ pub fn consequences(from: CiliumVersion, to: CiliumVersion, values: &Values) -> 
         out.push(Consequence {
             kind: Kind::UpgradeCompatibility,
             subject: gate.value.to_string(),
-            what: format!("without upgradeCompatibility, {}", gate.new_install),
-            why: format!("Cilium {major}.{minor}'s chart changes this default for new installations; `upgradeCompatibility: \"{}.{}\"` in the values keeps the old behaviour ({}), as does setting {} yourself", from.major, from.minor, gate.kept, gate.value),
+            // The gate's texts are the program's (components::common::COMPAT_DEFAULTS).
+            what: Prose::new().words(&format!("without upgradeCompatibility, {}", gate.new_install)),
+            why: Prose::new().words(&format!("Cilium {major}.{minor}'s chart changes this default for new installations; `upgradeCompatibility: \"{}.{}\"` in the values keeps the old behaviour ({}), as does setting {} yourself", from.major, from.minor, gate.kept, gate.value)),
         });
     }
     out.extend(guide(from, to));
@@ -149,11 +157,12 @@ fn same(a: &Value, b: &Value) -> bool {
 /// What the upgrade guide asks that can be known without a cluster.
 fn guide(from: CiliumVersion, to: CiliumVersion) -> Vec<Consequence> {
     let mut out = Vec::new();
+    // Versions and the guide's words only: the program's own.
     let notes = |what: String, why: &str| Consequence {
         kind: Kind::UpgradeNotes,
         subject: format!("Cilium {from} → {to}"),
-        what,
-        why: why.to_string(),
+        what: Prose::new().words(&what),
+        why: Prose::new().words(why),
     };
     let minors = i64::from(to.minor) - i64::from(from.minor);
     if to.major != from.major || minors.abs() > 1 {
@@ -236,7 +245,13 @@ mod tests {
             .find(|c| c.kind == Kind::DefaultChanged && c.subject == path);
         let d = d.expect("the validity default changed in 1.20");
         assert_eq!(d.what, "1095 → 365");
-        assert!(d.why.contains(&format!("`{path}: 1095`")), "{}", d.why);
+        assert!(d.why.contains(&format!("add {path}: 1095 (")), "{}", d.why);
+        // In a comment the value to write is a code span, as any name is.
+        assert!(
+            d.why.markdown().contains(&format!("`{path}: 1095`")),
+            "{}",
+            d.why.markdown()
+        );
         let set = values(
             to,
             "clustermesh:\n  apiserver:\n    tls:\n      auto:\n        certValidityDuration: 30\n",

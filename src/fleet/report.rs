@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 use super::ca::CaSetup;
 use super::mesh::Facts;
 use super::{FleetMember, FleetReport, Place};
+use crate::escape;
 
 /// The JSON report's version: fields are only added within one version.
 pub const JSON_VERSION: u32 = 1;
@@ -16,7 +17,10 @@ fn cluster_line(m: &FleetMember) -> (String, String, String) {
     (f.name, f.id_text, ca)
 }
 
-/// The report as text: each mesh and its clusters, then each finding with its places.
+/// The report as text: each mesh and its clusters, then each finding with its places. Folder
+/// names, cluster names, values and the findings' messages (which quote them) are the
+/// repository's: each goes through the one text escaper, and the report through `escape::lines`
+/// last (a cluster line starts with the cluster's name).
 pub fn text(members: &[FleetMember], r: &FleetReport) -> String {
     let mut out = String::new();
     let meshed: usize = r.meshes.iter().map(|m| m.members.len()).sum();
@@ -33,17 +37,20 @@ pub fn text(members: &[FleetMember], r: &FleetReport) -> String {
         for &i in &mesh.members {
             let (name, id, ca) = cluster_line(&members[i]);
             out.push_str(&format!(
-                "  {name} (cluster.id {id}, CA: {ca})  {}\n",
-                members[i].folder
+                "  {} (cluster.id {}, CA: {})  {}\n",
+                escape::text(&name),
+                escape::text(&id),
+                escape::message(&ca),
+                escape::text(&members[i].folder)
             ));
         }
         for e in &mesh.external {
-            out.push_str(&format!("  {e} (outside the repository)\n"));
+            out.push_str(&format!("  {} (outside the repository)\n", escape::text(e)));
         }
     }
     if r.findings.is_empty() {
         out.push_str("no findings\n");
-        return out;
+        return escape::lines(&out);
     }
     out.push_str(&format!(
         "{} finding{}:\n",
@@ -51,18 +58,22 @@ pub fn text(members: &[FleetMember], r: &FleetReport) -> String {
         plural(r.findings.len())
     ));
     for f in &r.findings {
-        out.push_str(&format!("\n{}: {}\n", f.check.name(), f.message));
+        out.push_str(&format!(
+            "\n{}: {}\n",
+            f.check.name(),
+            escape::message(&f.message)
+        ));
         for p in &f.places {
             out.push_str(&format!(
                 "  {}: {} = {} (folder {})\n",
-                p.location(),
-                p.path,
-                p.value,
-                p.folder
+                escape::text(&p.location()),
+                escape::text(&p.path),
+                escape::message(&p.value),
+                escape::text(&p.folder)
             ));
         }
     }
-    out
+    escape::lines(&out)
 }
 
 fn plural(n: usize) -> &'static str {
@@ -117,6 +128,6 @@ pub fn json(members: &[FleetMember], r: &FleetReport) -> String {
     });
     format!(
         "{}\n",
-        serde_json::to_string_pretty(&doc).unwrap_or_default()
+        escape::json(&serde_json::to_string_pretty(&doc).unwrap_or_default())
     )
 }
