@@ -10,28 +10,26 @@
 //! match position by position and in length. A live list item the render lacks is reported: the
 //! API server never adds items to those lists, so it came from an earlier configuration.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use serde_json::Value;
 
-/// One step of a path: a map key, a list position, or a list item named by its merge key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One step of a path: a map key, a list position, or a list item named by its merge key; or,
+/// last in a reported path, a count of differences below it that a bounded report leaves out
+/// (`bounds::MAX_RECORDED_DIFFERENCES`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Step {
     Key(String),
     Index(usize),
     Item(String),
+    More(usize),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Path(pub Vec<Step>);
 
 impl Path {
-    fn with(&self, step: Step) -> Path {
-        let mut p = self.0.clone();
-        p.push(step);
-        Path(p)
-    }
-
     /// Whether the path starts with these map keys.
     pub fn starts_with(&self, keys: &[&str]) -> bool {
         self.0.len() >= keys.len()
@@ -48,19 +46,6 @@ impl Path {
             Some(Step::Key(k)) => Some(k),
             _ => None,
         }
-    }
-
-    /// Whether the value here is a resource quantity (`quantity::is_quantity_field`).
-    fn is_quantity(&self) -> bool {
-        let keys: Vec<&str> = self
-            .0
-            .iter()
-            .filter_map(|s| match s {
-                Step::Key(k) => Some(k.as_str()),
-                _ => None,
-            })
-            .collect();
-        super::quantity::is_quantity_field(&keys)
     }
 
     pub fn last_key(&self) -> Option<&str> {
@@ -81,6 +66,12 @@ impl fmt::Display for Path {
                 Step::Key(k) => write!(f, "[{}]", crate::limits::quoted(k))?,
                 Step::Index(n) => write!(f, "[{n}]")?,
                 Step::Item(name) => write!(f, "[{}]", crate::limits::quoted(name))?,
+                Step::More(n) => write!(
+                    f,
+                    "{}[… {} more differences, not listed]",
+                    if i > 0 { "" } else { "(the object)" },
+                    super::bounds::thousands(*n)
+                )?,
             }
         }
         Ok(())
@@ -138,73 +129,297 @@ fn is_empty(v: &Value) -> bool {
     }
 }
 
+/// A difference as the walk finds it, borrowed from both trees: the caller clones what it keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct Seen<'a> {
+    pub path: &'a [Step],
+    pub render: Option<&'a Value>,
+    pub live: Option<&'a Value>,
+}
+
+impl Seen<'_> {
+    pub fn to_owned(self) -> Difference {
+        Difference {
+            path: Path(self.path.to_vec()),
+            render: self.render.cloned(),
+            live: self.live.cloned(),
+        }
+    }
+}
+
 /// Every difference of `render` against `live` as a subset, in render order.
 pub fn differences(render: &Value, live: &Value) -> Vec<Difference> {
     let mut out = Vec::new();
-    walk(render, Some(live), &Path::default(), &mut out);
+    each_difference(render, live, &|_| false, &mut |d| out.push(d.to_owned()));
     out
 }
 
-fn walk(render: &Value, live: Option<&Value>, path: &Path, out: &mut Vec<Difference>) {
-    let differ = |out: &mut Vec<Difference>| {
-        out.push(Difference {
-            path: path.clone(),
-            render: Some(render.clone()),
-            live: live.cloned(),
-        })
+/// `differences`, handed to `visit` one at a time without copying either tree, so that a caller
+/// keeps only what it reports. `skip` leaves out a map entry of the render side (and all below
+/// it) as if it were absent; it sees the path to that entry.
+///
+/// Linear in the size of both trees: the path is one stack (cloned only by a caller that keeps a
+/// difference), and keyed lists pair through an index of their merge keys.
+pub fn each_difference(
+    render: &Value,
+    live: &Value,
+    skip: &dyn Fn(&[Step]) -> bool,
+    visit: &mut dyn FnMut(Seen<'_>),
+) {
+    let mut walk = Walk {
+        path: Vec::new(),
+        skip,
+        visit,
     };
-    let Some(live) = live else {
-        // A missing map is reported field by field, so each path says what it sets.
-        if let Value::Object(r) = render {
-            for (k, rv) in r {
-                walk(rv, None, &path.with(Step::Key(k.clone())), out);
-            }
-        } else if !is_empty(render) {
-            differ(out);
-        }
-        return;
-    };
-    if path.is_quantity() && super::quantity::same_amount(render, live) {
-        return;
+    walk.node(render, Some(live));
+}
+
+struct Walk<'s> {
+    path: Vec<Step>,
+    skip: &'s dyn Fn(&[Step]) -> bool,
+    visit: &'s mut dyn FnMut(Seen<'_>),
+}
+
+impl Walk<'_> {
+    fn emit(&mut self, render: Option<&Value>, live: Option<&Value>) {
+        (self.visit)(Seen {
+            path: &self.path,
+            render,
+            live,
+        });
     }
-    match (render, live) {
-        (Value::Object(r), Value::Object(l)) => {
-            for (k, rv) in r {
-                walk(rv, l.get(k), &path.with(Step::Key(k.clone())), out);
+
+    /// The entries of a render map, each against the live map's (None: the live side lacks the
+    /// whole map).
+    fn entries(
+        &mut self,
+        r: &serde_json::Map<String, Value>,
+        l: Option<&serde_json::Map<String, Value>>,
+    ) {
+        for (k, rv) in r {
+            self.path.push(Step::Key(k.clone()));
+            if !(self.skip)(&self.path) {
+                let lv = match l {
+                    Some(l) => l.get(k),
+                    None => None,
+                };
+                self.node(rv, lv);
             }
+            self.path.pop();
         }
-        (Value::Array(r), Value::Array(l)) => {
-            let field = path.last_key().unwrap_or("");
-            match keyed(field, r, l) {
-                Some(key) => keyed_lists(key, r, l, path, out),
-                None => {
-                    for (i, rv) in r.iter().enumerate() {
-                        walk(rv, l.get(i), &path.with(Step::Index(i)), out);
-                    }
-                    for (i, lv) in l.iter().enumerate().skip(r.len()) {
-                        out.push(Difference {
-                            path: path.with(Step::Index(i)),
-                            render: None,
-                            live: Some(lv.clone()),
-                        });
+    }
+
+    /// Whether every entry of a render map is skipped: the map is then as empty as one the
+    /// caller had stripped of them.
+    fn all_skipped(&mut self, render: &Value) -> bool {
+        let Value::Object(r) = render else {
+            return false;
+        };
+        r.keys().all(|k| {
+            self.path.push(Step::Key(k.clone()));
+            let skipped = (self.skip)(&self.path);
+            self.path.pop();
+            skipped
+        })
+    }
+
+    fn at(&mut self, step: Step, render: &Value, live: Option<&Value>) {
+        self.path.push(step);
+        self.node(render, live);
+        self.path.pop();
+    }
+
+    fn only_live(&mut self, step: Step, live: &Value) {
+        self.path.push(step);
+        self.emit(None, Some(live));
+        self.path.pop();
+    }
+
+    fn node(&mut self, render: &Value, live: Option<&Value>) {
+        let Some(live) = live else {
+            // A missing map is reported field by field, so each path says what it sets.
+            if let Value::Object(r) = render {
+                self.entries(r, None);
+            } else if !is_empty(render) {
+                self.emit(Some(render), None);
+            }
+            return;
+        };
+        // Quantities are scalars; `same_amount` holds for no other value.
+        if matches!(render, Value::String(_) | Value::Number(_))
+            && is_quantity(&self.path)
+            && super::quantity::same_amount(render, live)
+        {
+            return;
+        }
+        match (render, live) {
+            (Value::Object(r), Value::Object(l)) => self.entries(r, Some(l)),
+            (Value::Array(r), Value::Array(l)) => {
+                let field = match self.path.last() {
+                    Some(Step::Key(k)) => k.as_str(),
+                    _ => "",
+                };
+                match keyed(field, r, l) {
+                    Some(key) => self.keyed_lists(key, r, l),
+                    None => {
+                        for (i, rv) in r.iter().enumerate() {
+                            self.at(Step::Index(i), rv, l.get(i));
+                        }
+                        for (i, lv) in l.iter().enumerate().skip(r.len()) {
+                            self.only_live(Step::Index(i), lv);
+                        }
                     }
                 }
             }
-        }
-        (Value::Number(a), Value::Number(b)) => {
-            if a.as_f64() != b.as_f64() {
-                differ(out);
+            (Value::Number(a), Value::Number(b)) => {
+                if a.as_f64() != b.as_f64() {
+                    self.emit(Some(render), Some(live));
+                }
+            }
+            (r, l) if is_empty(l) && (is_empty(r) || self.all_skipped(r)) => {}
+            // A null in a manifest sets nothing: the API server decodes it as an absent field
+            // (e.g. the chart's `annotations:` with nothing under it), whatever tools added there.
+            (Value::Null, _) => {}
+            (r, l) => {
+                if r != l {
+                    self.emit(Some(render), Some(live));
+                }
             }
         }
-        (r, l) if is_empty(r) && is_empty(l) => {}
-        // A null in a manifest sets nothing: the API server decodes it as an absent field
-        // (e.g. the chart's `annotations:` with nothing under it), whatever tools added there.
-        (Value::Null, _) => {}
-        (r, l) => {
-            if r != l {
-                differ(out);
-            }
+    }
+
+    /// Items pair up by merge key; a key written twice (the chart does that with env vars the
+    /// user repeats, and the API server accepts it) pairs the n-th item of each side with that
+    /// key. One index of the live side's positions per key value, and a count of the keys seen
+    /// so far on each side, make that linear.
+    fn keyed_lists(&mut self, key: &str, r: &[Value], l: &[Value]) {
+        let mut live_at: HashMap<KeyValue<'_>, Vec<usize>> = HashMap::new();
+        for (j, lv) in l.iter().enumerate() {
+            live_at
+                .entry(KeyValue::of(lv.get(key)))
+                .or_default()
+                .push(j);
         }
+        let mut render_seen: HashMap<KeyValue<'_>, usize> = HashMap::new();
+        for rv in r {
+            let k = KeyValue::of(rv.get(key));
+            let n = render_seen.entry(k.clone()).or_insert(0);
+            let live = live_at.get(&k).and_then(|at| at.get(*n)).map(|&j| &l[j]);
+            *n += 1;
+            self.at(Step::Item(item_name(rv, key)), rv, live);
+        }
+        let mut live_seen: HashMap<KeyValue<'_>, usize> = HashMap::new();
+        for lv in l {
+            let k = KeyValue::of(lv.get(key));
+            let in_render = render_seen.get(&k).copied().unwrap_or(0);
+            let n = live_seen.entry(k).or_insert(0);
+            if *n >= in_render {
+                self.only_live(Step::Item(item_name(lv, key)), lv);
+            }
+            *n += 1;
+        }
+    }
+}
+
+/// Whether the value at `path` is a resource quantity (`quantity::is_quantity_field`).
+fn is_quantity(path: &[Step]) -> bool {
+    let keys: Vec<&str> = path
+        .iter()
+        .filter_map(|s| match s {
+            Step::Key(k) => Some(k.as_str()),
+            _ => None,
+        })
+        .collect();
+    super::quantity::is_quantity_field(&keys)
+}
+
+/// A merge key's value as an index key, equal exactly when the values are (`Value`'s `==`: a
+/// string by its text, anything else by its JSON text, which tells `1` from `1.0` as `==` does).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum KeyValue<'a> {
+    Absent,
+    Text(&'a str),
+    Json(String),
+}
+
+impl<'a> KeyValue<'a> {
+    fn of(v: Option<&'a Value>) -> Self {
+        match v {
+            None => KeyValue::Absent,
+            Some(Value::String(s)) => KeyValue::Text(s),
+            Some(other) => KeyValue::Json(other.to_string()),
+        }
+    }
+}
+
+/// Differences past what a caller keeps (`bounds::MAX_RECORDED_DIFFERENCES`), counted by the
+/// list (or map) they are in, so that a report can say "and 99,000 more differences in
+/// spec.template.spec.containers[\"cilium-agent\"].env" without holding them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Omitted {
+    /// The first few places, with their counts, in the order first seen.
+    pub places: Vec<(Path, usize)>,
+    /// Counted beyond those places.
+    pub elsewhere: usize,
+    pub total: usize,
+}
+
+/// Places `Omitted` names; the rest are counted together.
+const MAX_OMITTED_PLACES: usize = 8;
+
+impl Omitted {
+    pub fn count(&mut self, path: &[Step]) {
+        self.total += 1;
+        let place = place_of(path);
+        if let Some(p) = self.places.iter_mut().find(|(p, _)| p.0 == place) {
+            p.1 += 1;
+        } else if self.places.len() < MAX_OMITTED_PLACES {
+            self.places.push((Path(place.to_vec()), 1));
+        } else {
+            self.elsewhere += 1;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// One sentence per place, for a report.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .places
+            .iter()
+            .map(|(p, n)| {
+                let at = if p.0.is_empty() {
+                    "at the object's top level".to_string()
+                } else {
+                    format!("in {p}")
+                };
+                format!(
+                    "and {} more differences {at} (not listed: at most {} are kept per object)",
+                    super::bounds::thousands(*n),
+                    super::bounds::thousands(super::bounds::MAX_RECORDED_DIFFERENCES)
+                )
+            })
+            .collect();
+        if self.elsewhere > 0 {
+            out.push(format!(
+                "and {} more differences elsewhere (not listed)",
+                super::bounds::thousands(self.elsewhere)
+            ));
+        }
+        out
+    }
+}
+
+/// Where a difference is, for counting: its innermost list, or its map when it is in none.
+pub fn place_of(path: &[Step]) -> &[Step] {
+    match path
+        .iter()
+        .rposition(|s| matches!(s, Step::Item(_) | Step::Index(_)))
+    {
+        Some(i) => &path[..i],
+        None => &path[..path.len().saturating_sub(1)],
     }
 }
 
@@ -230,42 +445,6 @@ fn item_name(item: &Value, key: &str) -> String {
         },
         Some(v) => v.to_string(),
         None => String::new(),
-    }
-}
-
-/// Items pair up by merge key; a key written twice (the chart does that with env vars the user
-/// repeats, and the API server accepts it) pairs the n-th item of each side with that key.
-fn keyed_lists(key: &str, r: &[Value], l: &[Value], path: &Path, out: &mut Vec<Difference>) {
-    let nth = |items: &[Value], v: &Value, n: usize| {
-        items
-            .iter()
-            .filter(|i| i.get(key) == v.get(key))
-            .nth(n)
-            .cloned()
-    };
-    let occurrence = |items: &[Value], i: usize| {
-        items[..i]
-            .iter()
-            .filter(|x| x.get(key) == items[i].get(key))
-            .count()
-    };
-    for (i, rv) in r.iter().enumerate() {
-        let live = nth(l, rv, occurrence(r, i));
-        walk(
-            rv,
-            live.as_ref(),
-            &path.with(Step::Item(item_name(rv, key))),
-            out,
-        );
-    }
-    for (i, lv) in l.iter().enumerate() {
-        if nth(r, lv, occurrence(l, i)).is_none() {
-            out.push(Difference {
-                path: path.with(Step::Item(item_name(lv, key))),
-                render: None,
-                live: Some(lv.clone()),
-            });
-        }
     }
 }
 

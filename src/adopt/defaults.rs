@@ -219,6 +219,57 @@ const PROBES: &[&str] = &["livenessProbe", "readinessProbe", "startupProbe"];
 /// The value the API server fills in at `path` of a `kind` object when it is absent, if it
 /// fills one in. `object` is the live object (some defaults depend on a sibling field).
 pub fn default_at(kind: &str, path: &Path, object: &Value) -> Option<Value> {
+    default_at_with(kind, path, object, &ItemIndex::default())
+}
+
+/// Positions of list items by the names `port_item` finds them by, built once per list of one
+/// object, so that looking up the fields of thousands of items is no scan of the list each time.
+/// A list is known by its address: the object it belongs to is borrowed, unchanged, for as long
+/// as the index lives.
+#[derive(Default)]
+pub struct ItemIndex<'a> {
+    lists: std::cell::RefCell<
+        std::collections::HashMap<usize, std::collections::HashMap<String, usize>>,
+    >,
+    object: std::marker::PhantomData<&'a Value>,
+}
+
+/// Lists shorter than this are searched in place.
+const INDEXED_FROM: usize = 16;
+
+impl ItemIndex<'_> {
+    fn position(&self, items: &[Value], name: &str) -> Option<usize> {
+        let key = items.as_ptr() as usize;
+        let mut lists = self.lists.borrow_mut();
+        let by_name = lists.entry(key).or_insert_with(|| {
+            let mut m = std::collections::HashMap::new();
+            for (i, item) in items.iter().enumerate() {
+                for k in ITEM_KEYS {
+                    let name = match item.get(*k) {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(Value::Number(n)) => match n.as_f64() {
+                            Some(f) => format!("{}", f as i64),
+                            None => continue,
+                        },
+                        _ => continue,
+                    };
+                    // The first item that any key names wins, as `find` would have it.
+                    m.entry(name).or_insert(i);
+                }
+            }
+            m
+        });
+        by_name.get(name).copied()
+    }
+}
+
+/// `default_at`, finding list items through `index` (built for `object`).
+pub fn default_at_with<'a>(
+    kind: &str,
+    path: &Path,
+    object: &'a Value,
+    index: &ItemIndex<'a>,
+) -> Option<Value> {
     let steps = &path.0;
     let kind_table = match kind {
         "DaemonSet" => DAEMONSET,
@@ -287,7 +338,7 @@ pub fn default_at(kind: &str, path: &Path, object: &Value) -> Option<Value> {
         // `targetPort` defaults to the port's own `port`.
         if let [Step::Key(s), Step::Key(p), item, Step::Key(t)] = steps.as_slice() {
             if s == "spec" && p == "ports" && t == "targetPort" {
-                return port_item(object.pointer("/spec/ports"), item)
+                return port_item(object.pointer("/spec/ports"), item, index)
                     .and_then(|p| p.get("port").cloned());
             }
         }
@@ -300,10 +351,10 @@ pub fn default_at(kind: &str, path: &Path, object: &Value) -> Option<Value> {
         .try_fold(object, |v, k| v.get(*k))
         .and_then(|t| t.get("spec"))
         .unwrap_or(&Value::Null);
-    pod_spec_default(spec_steps, pod)
+    pod_spec_default(spec_steps, pod, index)
 }
 
-fn pod_spec_default(steps: &[Step], pod: &Value) -> Option<Value> {
+fn pod_spec_default<'a>(steps: &[Step], pod: &'a Value, index: &ItemIndex<'a>) -> Option<Value> {
     if let Some(v) = lookup(POD_SPEC, steps, pod) {
         return Some(v);
     }
@@ -313,15 +364,20 @@ fn pod_spec_default(steps: &[Step], pod: &Value) -> Option<Value> {
         // `Convert_core_PodSpec_To_v1_PodSpec`), before the managed set is computed.
         [Step::Key(k)] if k == "serviceAccount" => pod.get("serviceAccountName").cloned(),
         [Step::Key(list), item, rest @ ..] if list == "containers" || list == "initContainers" => {
-            let container = port_item(pod.get(list), item)?;
-            container_default(rest, container, pod)
+            let container = port_item(pod.get(list), item, index)?;
+            container_default(rest, container, pod, index)
         }
         [Step::Key(list), _, rest @ ..] if list == "volumes" => lookup(VOLUME, rest, pod),
         _ => None,
     }
 }
 
-fn container_default(steps: &[Step], container: &Value, pod: &Value) -> Option<Value> {
+fn container_default<'a>(
+    steps: &[Step],
+    container: &'a Value,
+    pod: &Value,
+    index: &ItemIndex<'a>,
+) -> Option<Value> {
     if let Some(v) = lookup(CONTAINER, steps, container) {
         return Some(v);
     }
@@ -341,7 +397,8 @@ fn container_default(steps: &[Step], container: &Value, pod: &Value) -> Option<V
             if pod.get("hostNetwork").and_then(Value::as_bool) != Some(true) {
                 return None;
             }
-            port_item(container.get("ports"), item).and_then(|p| p.get("containerPort").cloned())
+            port_item(container.get("ports"), item, index)
+                .and_then(|p| p.get("containerPort").cloned())
         }
         [Step::Key(probe), rest @ ..] if PROBES.contains(&probe.as_str()) => {
             lookup(PROBE, rest, container.get(probe.as_str())?)
@@ -365,18 +422,24 @@ fn image_is_latest(image: &str) -> bool {
 
 /// The list item a path step names: by merge key (`name`, `port`, `containerPort`, ...) or by
 /// position.
-fn port_item<'a>(list: Option<&'a Value>, step: &Step) -> Option<&'a Value> {
+fn port_item<'a>(list: Option<&'a Value>, step: &Step, index: &ItemIndex<'a>) -> Option<&'a Value> {
     let items = list?.as_array()?;
     match step {
         Step::Index(i) => items.get(*i),
+        Step::Item(name) if items.len() >= INDEXED_FROM => {
+            index.position(items, name).and_then(|i| items.get(i))
+        }
         Step::Item(name) => items.iter().find(|item| {
-            ["name", "containerPort", "port", "mountPath"]
+            ITEM_KEYS
                 .iter()
                 .any(|k| item.get(*k).is_some_and(|v| names(v, name)))
         }),
-        Step::Key(_) => None,
+        Step::Key(_) | Step::More(_) => None,
     }
 }
+
+/// The fields a list item is named by in a path (`compare::list_map_keys`).
+const ITEM_KEYS: &[&str] = &["name", "containerPort", "port", "mountPath"];
 
 fn names(v: &Value, name: &str) -> bool {
     match v {
@@ -403,6 +466,7 @@ fn lookup(table: Table, steps: &[Step], context: &Value) -> Option<Value> {
             && shape.iter().zip(steps).all(|(k, s)| match s {
                 Step::Key(x) => *k == x,
                 Step::Item(_) | Step::Index(_) => *k == "*",
+                Step::More(_) => false,
             });
         fits.then(|| value(context))
     })
@@ -538,7 +602,7 @@ fn set(root: &mut Value, path: &Path, value: Value) {
                 Some(v) => v,
                 None => return,
             },
-            Step::Item(_) => return,
+            Step::Item(_) | Step::More(_) => return,
         };
     }
     if at.is_null() {

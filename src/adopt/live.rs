@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::AdoptError;
+use super::{bounds, AdoptError};
 use crate::limits;
 
 /// How Kubernetes identifies an object: API group (not version: `apps/v1` and a later version
@@ -133,12 +133,24 @@ pub fn read_dump(arg: &Path, budget: &mut u64) -> Result<(String, String), Adopt
 }
 
 /// The objects of a dump: a stream of objects, or `kind: List` wrappers (what `kubectl get -o
-/// yaml` prints) whose `items` are objects.
+/// yaml` prints) whose `items` are objects. The text may build what `bounds` allows one text.
 pub fn objects_of(shown: &str, text: &str, namespace: &str) -> Result<Vec<Object>, AdoptError> {
+    objects_within(shown, text, namespace, &mut bounds::Budget::default())
+}
+
+/// `objects_of`, taking what the text builds from `budget` (shared by the dumps of one run); the
+/// bounds are checked on the text before it is parsed.
+pub fn objects_within(
+    shown: &str,
+    text: &str,
+    namespace: &str,
+    budget: &mut bounds::Budget,
+) -> Result<Vec<Object>, AdoptError> {
     let fail = |message: String| AdoptError::Live {
         file: shown.to_string(),
         message,
     };
+    bounds::scan(text, budget).map_err(fail)?;
     let docs = crate::yaml::parse_stream_values(text).map_err(|e| AdoptError::Live {
         file: e.position_in(shown),
         message: e.message().to_string(),
@@ -153,21 +165,25 @@ pub fn objects_of(shown: &str, text: &str, namespace: &str) -> Result<Vec<Object
     for (i, doc) in docs.into_iter().enumerate() {
         let at = format!("document {}", i + 1);
         if is_list(&doc) {
-            let Some(Value::Array(items)) = doc.get("items") else {
+            let kind = kind_of(&doc);
+            // The items are moved out of the document, never copied: a dump is most of a run's
+            // memory.
+            let Value::Object(mut map) = doc else {
                 return Err(fail(format!(
-                    "{at} is a {} without an `items` list of objects",
-                    kind_of(&doc)
+                    "{at} is a {kind} without an `items` list of objects"
                 )));
             };
-            for (j, item) in items.iter().enumerate() {
+            let Some(Value::Array(items)) = map.remove("items") else {
+                return Err(fail(format!(
+                    "{at} is a {kind} without an `items` list of objects"
+                )));
+            };
+            for (j, item) in items.into_iter().enumerate() {
                 let at = format!("{at}, item {}", j + 1);
-                if is_list(item) {
+                if is_list(&item) {
                     return Err(fail(format!("{at} is a List inside a List")));
                 }
-                out.push(
-                    object(item.clone(), namespace, shown)
-                        .map_err(|m| fail(format!("{at}: {m}")))?,
-                );
+                out.push(object(item, namespace, shown).map_err(|m| fail(format!("{at}: {m}")))?);
             }
         } else {
             out.push(object(doc, namespace, shown).map_err(|m| fail(format!("{at}: {m}")))?);

@@ -8,6 +8,7 @@
 //!   brings by design;
 //! - `report` prints the result for people and as JSON.
 
+pub mod bounds;
 pub mod compare;
 pub mod defaults;
 pub mod live;
@@ -18,6 +19,7 @@ pub mod rules;
 pub mod startup;
 pub mod zero;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use compare::Difference;
@@ -191,9 +193,21 @@ pub fn check_with(
     sync: &SyncModel,
 ) -> Result<Report, AdoptError> {
     let rendered = live::objects_of("the render", render_text, namespace)?;
+    // One budget for all dumps: what they may build once parsed (`bounds`).
+    let mut budget = bounds::Budget::default();
     let mut live_objects = Vec::new();
     for (shown, text) in dumps {
-        live_objects.extend(live::objects_of(shown, text, namespace)?);
+        live_objects.extend(live::objects_within(shown, text, namespace, &mut budget)?);
+        if live_objects.len() > bounds::MAX_LIVE_OBJECTS {
+            return Err(AdoptError::Live {
+                file: shown.clone(),
+                message: format!(
+                    "the live dumps hold more than {} objects together; adopt-check compares at \
+                     most that many (dump only the chart's kinds in the release namespace)",
+                    bounds::thousands(bounds::MAX_LIVE_OBJECTS)
+                ),
+            });
+        }
     }
     let rendered_count = rendered.len();
     let live_count = live_objects.len();
@@ -235,10 +249,11 @@ pub fn check_with(
     }
     let mut objects = Vec::new();
     let mut render_keys = BTreeSet::new();
+    let mut steps = bounds::MAX_OWNERSHIP_STEPS;
     for r in &rendered {
         render_keys.insert(r.key.clone());
         let mut report = match live.get(&r.key) {
-            Some(l) => compare_pair(r, l, sync)?,
+            Some(l) => compare_pair(r, l, sync, &mut steps)?,
             None => {
                 let mut o = alone(r, Class::Created, None);
                 o.expected = rules::expected_alone(r, true);
@@ -324,29 +339,52 @@ fn alone(o: &Object, class: Class, note: Option<String>) -> ObjectReport {
     }
 }
 
-fn compare_pair(r: &Object, l: &Object, sync: &SyncModel) -> Result<ObjectReport, AdoptError> {
+fn compare_pair(
+    r: &Object,
+    l: &Object,
+    sync: &SyncModel,
+    steps: &mut usize,
+) -> Result<ObjectReport, AdoptError> {
     let kind = r.key.kind.as_str();
     let render = secret_as_stored(kind, &r.value);
-    let mut findings: Vec<Finding> = compare::differences(&render, &l.value)
-        .into_iter()
+    let template = rules::pod_template(kind);
+    let in_template = |path: &[compare::Step]| template.is_some_and(|t| starts_with(path, t));
+    // Every difference counts for the class; the first `MAX_RECORDED_DIFFERENCES` are kept.
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut omitted = compare::Omitted::default();
+    let (mut any_restarts, mut all_inert) = (false, true);
+    compare::each_difference(&render, &l.value, &|_| false, &mut |d| {
         // A keyed list item only the live object has is a field like any other: whether the
         // sync keeps it depends on who owns it (`fate`, below).
-        .filter(|d| {
-            !(d.render.is_none() && matches!(d.path.0.last(), Some(compare::Step::Item(_))))
-        })
+        if d.render.is_none() && matches!(d.path.last(), Some(compare::Step::Item(_))) {
+            return;
+        }
+        let path = compare::Path(d.path.to_vec());
         // A `false` or `0` of a plain field is never stored (`zero`): its absence is no change.
-        .filter(|d| {
-            !(d.live.is_none()
-                && d.render.as_ref().is_some_and(zero::is_zero)
-                && zero::classify(&r.key.group, kind, &d.path) == Some(zero::Zero::Dropped))
-        })
-        .map(|d| Finding {
-            restarts: rules::pod_template(kind).is_some_and(|t| d.path.starts_with(t)),
-            expected: rules::expected_difference(kind, &d.path),
-            difference: d,
-            removed_by: None,
-        })
-        .collect();
+        if d.live.is_none()
+            && d.render.is_some_and(zero::is_zero)
+            && zero::classify(&r.key.group, kind, &path) == Some(zero::Zero::Dropped)
+        {
+            return;
+        }
+        let restarts = in_template(d.path);
+        any_restarts |= restarts;
+        all_inert &= rules::is_inert(kind, &path);
+        if findings.len() < bounds::MAX_RECORDED_DIFFERENCES {
+            findings.push(Finding {
+                restarts,
+                expected: rules::expected_difference(kind, &path),
+                difference: Difference {
+                    path,
+                    render: d.render.cloned(),
+                    live: d.live.cloned(),
+                },
+                removed_by: None,
+            });
+        } else {
+            omitted.count(d.path);
+        }
+    });
     let entries = if l.from_cluster() {
         ownership::entries(&l.value).map_err(|message| AdoptError::Live {
             file: l.source.clone(),
@@ -355,50 +393,92 @@ fn compare_pair(r: &Object, l: &Object, sync: &SyncModel) -> Result<ObjectReport
     } else {
         None
     };
-    let stripped = rules::without_tooling(&l.value, &render);
     let mut live_only = Vec::new();
     let mut left_behind = Vec::new();
+    let mut left_behind_omitted = compare::Omitted::default();
     let mut harmless = 0usize;
-    for d in compare::differences(&stripped, &render) {
+    let mut failed: Option<String> = None;
+    let items = defaults::ItemIndex::default();
+    // What only the live object has, the cluster's and the tools' own fields set aside.
+    let tooling = |path: &[compare::Step]| rules::is_tooling(path, &render);
+    compare::each_difference(&l.value, &render, &tooling, &mut |d| {
         // Only what the live object has and the render lacks; a value both have and that
         // differs is already a finding.
-        if d.live
-            .as_ref()
-            .is_some_and(|v| !matches!(v, serde_json::Value::Null))
+        if failed.is_some()
+            || d.live
+                .is_some_and(|v| !matches!(v, serde_json::Value::Null))
         {
-            continue;
+            return;
         }
-        let Some(value) = d.render.clone() else {
-            continue;
+        let Some(value) = d.render else {
+            return;
         };
-        match fate(kind, &d.path, &value, l, entries.as_deref(), sync) {
+        let path = compare::Path(d.path.to_vec());
+        let fate = match fate(
+            kind,
+            &path,
+            value,
+            l,
+            entries.as_deref(),
+            sync,
+            &items,
+            steps,
+        ) {
+            Ok(f) => f,
+            Err(why) => {
+                failed = Some(why);
+                return;
+            }
+        };
+        match fate {
             Fate::Stays => {
                 harmless += 1;
                 if live_only.len() < MAX_LIVE_ONLY_PATHS {
-                    live_only.push(d.path.to_string());
+                    live_only.push(path.to_string());
                 }
             }
-            Fate::LeftBehind(owners) => left_behind.push(LeftBehind {
-                path: d.path,
-                value,
-                owners,
-            }),
-            Fate::Removed(manager) => findings.push(Finding {
-                restarts: rules::pod_template(kind).is_some_and(|t| d.path.starts_with(t)),
-                expected: None,
-                difference: compare::Difference {
-                    path: d.path,
-                    render: None,
-                    live: Some(value),
-                },
-                removed_by: Some(manager),
-            }),
+            Fate::LeftBehind(owners) => {
+                if left_behind.len() < bounds::MAX_RECORDED_DIFFERENCES {
+                    left_behind.push(LeftBehind {
+                        path,
+                        value: value.clone(),
+                        owners,
+                    });
+                } else {
+                    left_behind_omitted.count(d.path);
+                }
+            }
+            Fate::Removed(manager) => {
+                let restarts = in_template(d.path);
+                any_restarts |= restarts;
+                all_inert &= rules::is_inert(kind, &path);
+                if findings.len() < bounds::MAX_RECORDED_DIFFERENCES {
+                    findings.push(Finding {
+                        restarts,
+                        expected: None,
+                        difference: compare::Difference {
+                            path,
+                            render: None,
+                            live: Some(value.clone()),
+                        },
+                        removed_by: Some(manager),
+                    });
+                } else {
+                    omitted.count(d.path);
+                }
+            }
         }
+    });
+    if let Some(why) = failed {
+        return Err(AdoptError::Live {
+            file: l.source.clone(),
+            message: format!("{}: {why}", l.key),
+        });
     }
     if harmless > MAX_LIVE_ONLY_PATHS {
         live_only.push(format!("… {} more", harmless - MAX_LIVE_ONLY_PATHS));
     }
-    let class = if findings.is_empty() {
+    let class = if findings.is_empty() && omitted.is_empty() {
         if !left_behind.is_empty() {
             Class::LeftBehind
         } else if harmless == 0 {
@@ -406,27 +486,40 @@ fn compare_pair(r: &Object, l: &Object, sync: &SyncModel) -> Result<ObjectReport
         } else {
             Class::ToolingOnly
         }
-    } else if findings.iter().any(|f| f.restarts) {
+    } else if any_restarts {
         Class::RestartsPods
-    } else if findings
-        .iter()
-        .all(|f| rules::is_inert(kind, &f.difference.path))
-    {
+    } else if all_inert {
         Class::NoRuntimeEffect
     } else {
         Class::Changed
     };
+    let mut notes = omitted.lines();
+    notes.extend(
+        left_behind_omitted
+            .lines()
+            .into_iter()
+            .map(|l| format!("{l}, left behind")),
+    );
     Ok(ObjectReport {
         key: r.key.clone(),
         api_version: r.api_version.clone(),
         class,
         findings,
         live_only,
-        notes: Vec::new(),
+        notes,
         expected: None,
         read_at_start: Vec::new(),
         left_behind,
     })
+}
+
+/// `compare::Path::starts_with` for a borrowed path.
+fn starts_with(path: &[compare::Step], keys: &[&str]) -> bool {
+    path.len() >= keys.len()
+        && path
+            .iter()
+            .zip(keys)
+            .all(|(s, k)| matches!(s, compare::Step::Key(x) if x == k))
 }
 
 /// What the first sync does with a field only the live object has.
@@ -442,16 +535,19 @@ enum Fate {
 
 /// The fate of the live-only field `path` (value `value`) of `live`, from its owners
 /// (`ownership`), the API server's defaults (`defaults`) and what Argo CD's sync takes over.
-fn fate(
+#[allow(clippy::too_many_arguments)]
+fn fate<'a>(
     kind: &str,
     path: &compare::Path,
     value: &serde_json::Value,
-    live: &Object,
+    live: &'a Object,
     entries: Option<&[ownership::Entry]>,
     sync: &SyncModel,
-) -> Fate {
+    items: &defaults::ItemIndex<'a>,
+    steps: &mut usize,
+) -> Result<Fate, String> {
     if live.from_cluster() && defaults::assigned_by_server(kind, path) {
-        return Fate::Stays;
+        return Ok(Fate::Stays);
     }
     // `kubectl rollout restart` stamps the pod template (kubernetes/kubectl
     // `pkg/polymorphichelpers/objectrestarter.go`); kept, it keeps the pods as they run.
@@ -461,30 +557,32 @@ fn fate(
             && path.key_at(t.len() + 1) == Some("annotations")
             && path.key_at(t.len() + 2) == Some("kubectl.kubernetes.io/restartedAt")
     }) {
-        return Fate::Stays;
+        return Ok(Fate::Stays);
     }
-    let is_default = defaults::default_at(kind, path, &live.value).is_some_and(|d| {
-        compare::differences(&d, value).is_empty() && compare::differences(value, &d).is_empty()
-    });
     if !live.from_cluster() {
         // An export of the release's manifest holds only what the old tool sent.
-        return Fate::LeftBehind(vec![format!(
+        return Ok(Fate::LeftBehind(vec![format!(
             "the old release ({} is a manifest export: it holds what the release wrote, no ownership)",
             live.source
-        )]);
+        )]));
     }
+    let is_default = || {
+        defaults::default_at_with(kind, path, &live.value, items).is_some_and(|d| {
+            compare::differences(&d, value).is_empty() && compare::differences(value, &d).is_empty()
+        })
+    };
     let Some(entries) = entries else {
-        return if is_default {
+        return Ok(if is_default() {
             Fate::Stays
         } else {
             Fate::LeftBehind(vec![
                 "unknown: the dump has no managedFields (kubectl get --show-managed-fields)".into(),
             ])
-        };
+        });
     };
-    let owners = ownership::owners(entries, path, value);
-    if owners.is_empty() || is_default {
-        return Fate::Stays;
+    let owners = ownership::owners(entries, path, value, steps)?;
+    if owners.is_empty() || is_default() {
+        return Ok(Fate::Stays);
     }
     let taken_over = |e: &ownership::Entry| {
         (e.manager == ARGOCD_MANAGER && e.operation == ownership::Operation::Apply)
@@ -510,23 +608,23 @@ fn fate(
             .iter()
             .find(|e| e.operation == ownership::Operation::Update)
             .map(|e| e.manager.clone());
-        return Fate::Removed(match migrated {
+        return Ok(Fate::Removed(match migrated {
             Some(m) => format!("migrated from manager {m}"),
             None => format!("owned only by {ARGOCD_MANAGER}, which no longer applies it"),
-        });
+        }));
     }
-    Fate::LeftBehind(staying)
+    Ok(Fate::LeftBehind(staying))
 }
 
 /// The API server stores a Secret's `stringData` base64-encoded under `data`; compare the render
 /// in that form.
-fn secret_as_stored(kind: &str, v: &serde_json::Value) -> serde_json::Value {
-    let mut v = v.clone();
-    if kind != "Secret" {
-        return v;
+fn secret_as_stored<'a>(kind: &str, v: &'a serde_json::Value) -> Cow<'a, serde_json::Value> {
+    if kind != "Secret" || v.get("stringData").is_none() {
+        return Cow::Borrowed(v);
     }
+    let mut v = v.clone();
     let Some(map) = v.as_object_mut() else {
-        return v;
+        return Cow::Owned(v);
     };
     if let Some(serde_json::Value::Object(plain)) = map.remove("stringData") {
         let data = map
@@ -545,5 +643,5 @@ fn secret_as_stored(kind: &str, v: &serde_json::Value) -> serde_json::Value {
             }
         }
     }
-    v
+    Cow::Owned(v)
 }

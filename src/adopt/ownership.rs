@@ -15,15 +15,24 @@
 //! stays, whatever its value.
 //!
 //! Reading is bounded: the tree may be at most `limits::MAX_DEPTH` deep and hold at most
-//! `MAX_NODES` nodes per entry; a malformed entry is an error naming it.
+//! `MAX_NODES` nodes per entry, an object at most `bounds::MAX_MANAGED_FIELDS_ENTRIES` entries
+//! and `bounds::MAX_MANAGED_FIELDS_NODES` nodes together; a malformed entry is an error naming it.
+//! Looking a path up is linear in its length: each node indexes its children by what a path
+//! step can name (`Probe`), so a list of 10,000 `k:` items is no scan per lookup, and every
+//! lookup step is charged to the run's `bounds::MAX_OWNERSHIP_STEPS`.
+
+use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use super::bounds;
 use super::compare::{Path, Step};
 use crate::limits;
 
 /// Nodes one managedFields entry may hold.
 pub const MAX_NODES: usize = 100_000;
+
+const TOO_MANY: &str = "fieldsV1 holds more than";
 
 /// How a manager wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,13 +54,69 @@ enum Element {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FieldSet {
     children: Vec<(Element, FieldSet)>,
+    /// The positions in `children` each probe finds.
+    index: HashMap<Probe, Vec<usize>>,
     /// `.`: the node itself is owned.
     itself: bool,
+}
+
+/// What a path step looks a child up by: a map field by name, a keyed item by the text of any
+/// of its key values (as `names` reads them), a set item by value (as `same` compares), a
+/// position.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Probe {
+    Field(String),
+    Name(String),
+    Number(u64),
+    Json(String),
+    Index(usize),
+}
+
+/// The probe a set item `v:` is found by: numbers by their float value (`same`), anything else
+/// by its JSON text, which is equal exactly when the values are.
+fn value_probe(v: &Value) -> Probe {
+    match v {
+        Value::Number(n) => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            // 0.0 and -0.0 are the same amount.
+            Probe::Number(if f == 0.0 { 0 } else { f.to_bits() })
+        }
+        other => Probe::Json(other.to_string()),
+    }
+}
+
+fn name_of(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => n.as_f64().map(|f| format!("{}", f as i64)),
+        _ => None,
+    }
 }
 
 impl FieldSet {
     fn is_leaf(&self) -> bool {
         self.children.is_empty()
+    }
+
+    fn add(&mut self, element: Element, child: FieldSet) {
+        let at = self.children.len();
+        let probes: Vec<Probe> = match &element {
+            Element::Field(f) => vec![Probe::Field(f.clone())],
+            Element::Key(keys) => keys.values().filter_map(name_of).map(Probe::Name).collect(),
+            Element::Value(v) => vec![value_probe(v)],
+            Element::Index(i) => vec![Probe::Index(*i)],
+        };
+        for p in probes {
+            let at_probe = self.index.entry(p).or_default();
+            if at_probe.last() != Some(&at) {
+                at_probe.push(at);
+            }
+        }
+        self.children.push((element, child));
+    }
+
+    fn found(&self, probe: &Probe) -> &[usize] {
+        self.index.get(probe).map_or(&[], Vec::as_slice)
     }
 }
 
@@ -74,6 +139,15 @@ pub fn entries(object: &Value) -> Result<Option<Vec<Entry>>, String> {
     let Some(list) = list.as_array() else {
         return Err("metadata.managedFields is not a list".into());
     };
+    if list.len() > bounds::MAX_MANAGED_FIELDS_ENTRIES {
+        return Err(format!(
+            "metadata.managedFields holds {} entries; at most {} are read (the API server keeps \
+             at most 10 Update entries, merging older ones, and one per applier)",
+            bounds::thousands(list.len()),
+            bounds::MAX_MANAGED_FIELDS_ENTRIES
+        ));
+    }
+    let mut object_budget = bounds::MAX_MANAGED_FIELDS_NODES;
     let mut out = Vec::new();
     for (i, e) in list.iter().enumerate() {
         let fail = |why: String| format!("metadata.managedFields[{i}]: {why}");
@@ -91,8 +165,20 @@ pub fn entries(object: &Value) -> Result<Option<Vec<Entry>>, String> {
         let fields = match e.get("fieldsV1") {
             None | Some(Value::Null) => FieldSet::default(),
             Some(v) => {
-                let mut budget = MAX_NODES;
-                parse(v, 0, &mut budget).map_err(fail)?
+                let allowed = MAX_NODES.min(object_budget);
+                let mut budget = allowed;
+                let parsed = parse(v, 0, &mut budget).map_err(|why| {
+                    fail(if why.starts_with(TOO_MANY) && allowed < MAX_NODES {
+                        format!(
+                            "the object's managedFields hold more than {} fields together",
+                            bounds::thousands(bounds::MAX_MANAGED_FIELDS_NODES)
+                        )
+                    } else {
+                        why
+                    })
+                })?;
+                object_budget -= allowed - budget;
+                parsed
             }
         };
         out.push(Entry {
@@ -115,7 +201,7 @@ fn parse(v: &Value, depth: usize, budget: &mut usize) -> Result<FieldSet, String
     let mut set = FieldSet::default();
     for (k, child) in map {
         if *budget == 0 {
-            return Err(format!("fieldsV1 holds more than {MAX_NODES} fields"));
+            return Err(format!("{TOO_MANY} {MAX_NODES} fields"));
         }
         *budget -= 1;
         if k == "." {
@@ -128,8 +214,14 @@ fn parse(v: &Value, depth: usize, budget: &mut usize) -> Result<FieldSet, String
                 limits::quoted(k)
             )
         })?;
-        set.children
-            .push((element, parse(child, depth + 1, budget)?));
+        // Each key value of a `k:` item is indexed: it costs as a node does.
+        if let Element::Key(keys) = &element {
+            *budget = budget
+                .checked_sub(keys.len())
+                .ok_or_else(|| format!("{TOO_MANY} {MAX_NODES} fields"))?;
+        }
+        let child = parse(child, depth + 1, budget)?;
+        set.add(element, child);
     }
     Ok(set)
 }
@@ -149,9 +241,10 @@ fn element(k: &str) -> Option<Element> {
 }
 
 /// Whether `set` holds `path` (or an atomic field above it, or something inside it). `value` is
-/// the live value at `path`, for items of set-like lists, which are named by value.
-pub fn holds(set: &FieldSet, path: &Path, value: &Value) -> bool {
-    holds_steps(set, &path.0, value, None)
+/// the live value at `path`, for items of set-like lists, which are named by value. `steps` is
+/// what the lookups may still take; `None` when they ran out.
+pub fn holds(set: &FieldSet, path: &Path, value: &Value, steps: &mut usize) -> Option<bool> {
+    holds_steps(set, &path.0, value, None, steps)
 }
 
 /// Structs the API marks `+structType=atomic` that a Cilium render holds (k8s.io/apimachinery
@@ -170,26 +263,59 @@ const ATOMIC_STRUCTS: &[&str] = &[
 ];
 
 /// `field`: the map key that led to `set` (None at the root and under list items).
-fn holds_steps(set: &FieldSet, steps: &[Step], value: &Value, field: Option<&str>) -> bool {
+fn holds_steps(
+    set: &FieldSet,
+    steps: &[Step],
+    value: &Value,
+    field: Option<&str>,
+    budget: &mut usize,
+) -> Option<bool> {
     let Some((first, rest)) = steps.split_first() else {
-        return true;
+        return Some(true);
     };
     if field.is_some() && set.is_leaf() {
         // A leaf with more path below it owns that path only when the value is atomic: a list
         // that is neither keyed nor a set (the path goes on by position) or an atomic struct.
-        return matches!(first, Step::Index(_))
-            || field.is_some_and(|f| ATOMIC_STRUCTS.contains(&f));
+        return Some(
+            matches!(first, Step::Index(_)) || field.is_some_and(|f| ATOMIC_STRUCTS.contains(&f)),
+        );
     }
-    set.children.iter().any(|(e, child)| {
-        let (matches, next) = match (first, e) {
-            (Step::Key(k), Element::Field(f)) => (k == f, Some(f.as_str())),
-            (Step::Item(name), Element::Key(keys)) => (keys.values().any(|v| names(v, name)), None),
-            (Step::Index(_), Element::Value(v)) => (rest.is_empty() && same(v, value), None),
-            (Step::Index(i), Element::Index(j)) => (i == j, None),
-            _ => (false, None),
-        };
-        matches && holds_steps(child, rest, value, next)
-    })
+    *budget = budget.checked_sub(1)?;
+    let under = |probe: Probe, budget: &mut usize| -> Option<bool> {
+        for &at in set.found(&probe) {
+            let (e, child) = &set.children[at];
+            *budget = budget.checked_sub(1)?;
+            let hit = match (first, e) {
+                (Step::Key(k), Element::Field(f)) => {
+                    k == f && holds_steps(child, rest, value, Some(f.as_str()), budget)?
+                }
+                (Step::Item(name), Element::Key(keys)) => {
+                    keys.values().any(|v| names(v, name))
+                        && holds_steps(child, rest, value, None, budget)?
+                }
+                (Step::Index(_), Element::Value(v)) => rest.is_empty() && same(v, value),
+                (Step::Index(i), Element::Index(j)) => {
+                    i == j && holds_steps(child, rest, value, None, budget)?
+                }
+                _ => false,
+            };
+            if hit {
+                return Some(true);
+            }
+        }
+        Some(false)
+    };
+    match first {
+        Step::Key(k) => under(Probe::Field(k.clone()), budget),
+        Step::Item(name) => under(Probe::Name(name.clone()), budget),
+        Step::Index(i) => {
+            if rest.is_empty() && under(value_probe(value), budget)? {
+                return Some(true);
+            }
+            under(Probe::Index(*i), budget)
+        }
+        Step::More(_) => Some(false),
+    }
 }
 
 fn names(v: &Value, name: &str) -> bool {
@@ -207,12 +333,29 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// The managers (on the object itself, not a subresource) whose set holds `path`.
-pub fn owners<'a>(entries: &'a [Entry], path: &Path, value: &Value) -> Vec<&'a Entry> {
-    entries
-        .iter()
-        .filter(|e| e.subresource.is_empty() && holds(&e.fields, path, value))
-        .collect()
+/// The managers (on the object itself, not a subresource) whose set holds `path`; `Err` when the
+/// lookups of the run took more than `bounds::MAX_OWNERSHIP_STEPS` (`steps` is what is left).
+pub fn owners<'a>(
+    entries: &'a [Entry],
+    path: &Path,
+    value: &Value,
+    steps: &mut usize,
+) -> Result<Vec<&'a Entry>, String> {
+    let mut out = Vec::new();
+    for e in entries.iter().filter(|e| e.subresource.is_empty()) {
+        match holds(&e.fields, path, value, steps) {
+            Some(true) => out.push(e),
+            Some(false) => {}
+            None => {
+                return Err(format!(
+                    "looking up who owns {path} took the ownership lookups of this run past {} \
+                     steps (managedFields that name one list item very many times)",
+                    bounds::thousands(bounds::MAX_OWNERSHIP_STEPS)
+                ))
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The FieldsV1 set a manager owns after creating `object` with an Update: every field of the
@@ -338,7 +481,8 @@ mod tests {
         let at = |rest: &[Step]| {
             let mut s = agent.to_vec();
             s.extend_from_slice(rest);
-            owners(&e, &p(&s), &Value::Null)
+            owners(&e, &p(&s), &Value::Null, &mut 1000)
+                .unwrap()
                 .iter()
                 .map(|e| e.manager.clone())
                 .collect::<Vec<_>>()
@@ -355,13 +499,27 @@ mod tests {
         assert!(at(&[key("resources"), key("limits"), key("cpu")]).is_empty());
         assert!(at(&[key("image")]).is_empty());
         let fin = p(&[key("metadata"), key("finalizers"), Step::Index(0)]);
-        assert_eq!(owners(&e, &fin, &json!("x")).len(), 1);
-        assert!(owners(&e, &fin, &json!("y")).is_empty());
+        assert_eq!(owners(&e, &fin, &json!("x"), &mut 1000).unwrap().len(), 1);
+        assert!(owners(&e, &fin, &json!("y"), &mut 1000).unwrap().is_empty());
         assert_eq!(
-            owners(&e, &p(&[key("spec"), key("replicas")]), &Value::Null)[0].operation,
+            owners(
+                &e,
+                &p(&[key("spec"), key("replicas")]),
+                &Value::Null,
+                &mut 1000
+            )
+            .unwrap()[0]
+                .operation,
             Operation::Apply
         );
-        assert!(owners(&e, &p(&[key("status"), key("numberReady")]), &Value::Null).is_empty());
+        assert!(owners(
+            &e,
+            &p(&[key("status"), key("numberReady")]),
+            &Value::Null,
+            &mut 1000
+        )
+        .unwrap()
+        .is_empty());
     }
 
     #[test]
@@ -415,7 +573,13 @@ mod tests {
                 key("name"),
             ],
         ] {
-            assert_eq!(owners(&e, &p(&path), &Value::Null).len(), 1, "{path:?}");
+            assert_eq!(
+                owners(&e, &p(&path), &Value::Null, &mut 1000)
+                    .unwrap()
+                    .len(),
+                1,
+                "{path:?}"
+            );
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::compare::Path;
+use super::compare::{Path, Step};
 use super::live::Object;
 
 /// Fields the API server writes into every object; never part of what was applied.
@@ -34,35 +34,29 @@ fn is_tooling_annotation(key: &str) -> bool {
 /// itself (the comparison never sees them otherwise: the render's own value must match).
 const TOOLING_LABELS: &[&str] = &["app.kubernetes.io/managed-by", "app.kubernetes.io/instance"];
 
-/// The live object without what the cluster and the tools that applied it add, for telling
-/// "identical" from "differs only in what the cluster or tooling adds".
-pub fn without_tooling(live: &Value, render: &Value) -> Value {
-    let mut v = live.clone();
-    let Some(map) = v.as_object_mut() else {
-        return v;
-    };
-    map.remove("status");
-    if let Some(Value::Object(meta)) = map.get_mut("metadata") {
-        for key in SERVER_METADATA {
-            meta.remove(*key);
+/// Whether the entry at `path` of a live object is what the cluster and the tools that applied
+/// it add, for telling "identical" from "differs only in what the cluster or tooling adds": the
+/// comparison walks the live object as if these entries were not there (`compare::each_difference`'s
+/// `skip`), which needs no copy of it.
+pub fn is_tooling(path: &[Step], render: &Value) -> bool {
+    match path {
+        [Step::Key(k)] => k == "status",
+        [Step::Key(m), Step::Key(k)] if m == "metadata" => {
+            SERVER_METADATA.contains(&k.as_str())
+                || (k == "namespace" && render.pointer("/metadata/namespace").is_none())
         }
-        if render.pointer("/metadata/namespace").is_none() {
-            meta.remove("namespace");
+        [Step::Key(m), Step::Key(a), Step::Key(k)] if m == "metadata" && a == "annotations" => {
+            is_tooling_annotation(k)
         }
-        if let Some(Value::Object(a)) = meta.get_mut("annotations") {
-            a.retain(|k, _| !is_tooling_annotation(k));
+        [Step::Key(m), Step::Key(l), Step::Key(k)] if m == "metadata" && l == "labels" => {
+            TOOLING_LABELS.contains(&k.as_str())
+                && render
+                    .pointer("/metadata/labels")
+                    .and_then(|r| r.get(k))
+                    .is_none()
         }
-        if let Some(Value::Object(l)) = meta.get_mut("labels") {
-            l.retain(|k, _| {
-                !TOOLING_LABELS.contains(&k.as_str())
-                    || render
-                        .pointer("/metadata/labels")
-                        .and_then(|r| r.get(k))
-                        .is_some()
-            });
-        }
+        _ => false,
     }
-    v
 }
 
 /// Where a workload keeps its pod template: a change there rolls (or, for Jobs and CronJobs,

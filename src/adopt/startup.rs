@@ -161,7 +161,10 @@ pub fn checksum_of(
 /// Every workload of `render` whose pods read the ConfigMap `configmap` (kind ConfigMap, its
 /// namespace and name), with when they see a change. Workloads in another namespace cannot
 /// reference it and are skipped.
-pub fn readers(configmap: &ObjectKey, render: &[Object]) -> Vec<Reader> {
+pub fn readers<'a>(
+    configmap: &ObjectKey,
+    render: impl IntoIterator<Item = &'a Object>,
+) -> Vec<Reader> {
     let mut out = Vec::new();
     for o in render {
         let Some(template) = super::rules::pod_template(&o.key.kind) else {

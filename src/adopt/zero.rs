@@ -166,6 +166,7 @@ pub fn classify(group: &str, kind: &str, path: &Path) -> Option<Zero> {
         .map(|s| match s {
             Step::Key(k) => k.as_str(),
             Step::Item(_) | Step::Index(_) => "*",
+            Step::More(_) => "",
         })
         .collect();
     if let Some((_, _, z)) = OBJECT

@@ -147,7 +147,12 @@ pub fn of_objects(objects: &[ObjectDiff], r: &Renders) -> Vec<Consequence> {
 /// Changed ConfigMaps whose readers take them only at start and are not rolled by the render
 /// (the rule is `adopt::startup`'s, shared with adopt-check).
 fn read_at_start(objects: &[ObjectDiff], r: &Renders) -> Vec<Consequence> {
-    let render: Vec<Object> = r.new.values().cloned().collect();
+    // Workloads whose pod template changes, for `rolls_anyway`: one set, not a scan per reader.
+    let rolling: BTreeSet<&ObjectKey> = objects
+        .iter()
+        .filter(|w| w.fields.iter().any(|f| f.in_pod_template))
+        .map(|w| &w.key)
+        .collect();
     let mut out = Vec::new();
     for o in objects {
         if o.key.kind != "ConfigMap"
@@ -156,12 +161,10 @@ fn read_at_start(objects: &[ObjectDiff], r: &Renders) -> Vec<Consequence> {
         {
             continue;
         }
-        for reader in crate::adopt::startup::readers(&o.key, &render) {
+        for reader in crate::adopt::startup::readers(&o.key, r.new.values()) {
             // A workload that rolls for another reason in this change (a new image) reads the
             // new configuration when it restarts.
-            let rolls_anyway = objects
-                .iter()
-                .any(|w| w.key == reader.workload && w.fields.iter().any(|f| f.in_pod_template));
+            let rolls_anyway = rolling.contains(&reader.workload);
             if reader.takes_effect == crate::adopt::startup::TakesEffect::RolledByChecksum
                 || rolls_anyway
             {
@@ -428,11 +431,20 @@ fn permissions(rules: &Value, scope: &str) -> BTreeSet<Permission> {
 fn service_account_permissions(
     objects: &BTreeMap<ObjectKey, Object>,
 ) -> BTreeMap<String, BTreeSet<Permission>> {
+    // Roles by kind, namespace and name (any API group), the first in key order as a scan
+    // would find it: one lookup per binding.
+    let mut roles: BTreeMap<(&str, Option<&str>, &str), &Object> = BTreeMap::new();
+    for (k, o) in objects {
+        if k.kind == "ClusterRole" || k.kind == "Role" {
+            roles
+                .entry((k.kind.as_str(), k.namespace.as_deref(), k.name.as_str()))
+                .or_insert(o);
+        }
+    }
     let find = |kind: &str, ns: Option<&str>, name: &str| {
-        objects
-            .iter()
-            .find(|(k, _)| k.kind == kind && k.name == name && k.namespace.as_deref() == ns)
-            .map(|(_, o)| o.value.get("rules").cloned().unwrap_or(Value::Null))
+        roles
+            .get(&(kind, ns, name))
+            .map(|o| o.value.get("rules").cloned().unwrap_or(Value::Null))
     };
     let mut out: BTreeMap<String, BTreeSet<Permission>> = BTreeMap::new();
     for (key, o) in objects {

@@ -7,10 +7,12 @@
 //! https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management and
 //! https://kubernetes.io/docs/tasks/manage-kubernetes-objects/declarative-config/#how-apply-calculates-differences-and-merges-changes).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 
 use serde_json::Value;
 
+use crate::adopt::bounds;
 use crate::adopt::compare::{self, Path, Step};
 use crate::adopt::live::{self, Object, ObjectKey};
 use crate::adopt::rules;
@@ -130,41 +132,124 @@ pub fn compare_objects(r: &Renders) -> (Vec<ObjectDiff>, usize) {
     (out, same)
 }
 
-/// The fields of one object that differ between the renders.
+/// The fields of one object that differ between the renders: at most
+/// `bounds::MAX_RECORDED_DIFFERENCES` of them, then one entry per place the rest are in, whose
+/// path ends in `Step::More` with their count (`… 99,000 more differences, not listed`).
+///
+/// Linear in both objects: each tree is walked once per direction (`compare::each_difference`),
+/// and a dropped field is checked against what the first direction already reported through
+/// hashes of its path's prefixes, not by scanning that report.
 pub fn field_changes(kind: &str, old: &Value, new: &Value) -> Vec<FieldChange> {
-    // Set or changed by the new render (and list items it drops, which the comparison reports).
-    let mut changes: Vec<(Path, Option<Value>, Option<Value>)> = compare::differences(new, old)
-        .into_iter()
-        .map(|d| (d.path, d.live, d.render))
-        .collect();
-    // Dropped by the new render: what the old one set and the new one has nothing at.
-    for d in compare::differences(old, new) {
-        if d.live.is_some() {
-            continue;
-        }
-        if changes
-            .iter()
-            .any(|(p, _, _)| is_prefix(&p.0, &d.path.0) || is_prefix(&d.path.0, &p.0))
-        {
-            continue;
-        }
-        changes.push((d.path, d.render, None));
-    }
     let template = rules::pod_template(kind);
-    changes
-        .into_iter()
-        .map(|(path, before, after)| FieldChange {
-            in_pod_template: template.is_some_and(|t| path.starts_with(t)),
-            inert: rules::is_inert(kind, &path),
+    let mut out = Changes {
+        kind,
+        template,
+        fields: Vec::new(),
+        omitted: compare::Omitted::default(),
+    };
+    let hashing = PathHashing::new();
+    // Paths of list items the first direction reports whole (an item only the old render has):
+    // what the second direction finds below them is that same change.
+    let mut items_reported: HashSet<u128> = HashSet::new();
+    // Set or changed by the new render (and list items it drops, which the comparison reports).
+    compare::each_difference(new, old, &|_| false, &mut |d| {
+        if matches!(d.path.last(), Some(Step::Item(_) | Step::Index(_))) {
+            items_reported.insert(hashing.of(d.path));
+        }
+        out.push(d.path, d.live, d.render);
+    });
+    // Dropped by the new render: what the old one set and the new one has nothing at. A list
+    // item written twice (the chart repeats env vars) can give the same path twice: once is
+    // enough.
+    let mut dropped: HashSet<u128> = HashSet::new();
+    compare::each_difference(old, new, &|_| false, &mut |d| {
+        if d.live.is_some() {
+            return;
+        }
+        let prefixes = hashing.prefixes(d.path);
+        if prefixes
+            .iter()
+            .any(|h| items_reported.contains(h) || dropped.contains(h))
+        {
+            return;
+        }
+        if d.path.iter().any(|s| matches!(s, Step::Item(_))) {
+            if let Some(h) = prefixes.last() {
+                dropped.insert(*h);
+            }
+        }
+        out.push(d.path, d.render, None);
+    });
+    out.finish()
+}
+
+struct Changes<'k> {
+    kind: &'k str,
+    template: Option<&'static [&'static str]>,
+    fields: Vec<FieldChange>,
+    omitted: compare::Omitted,
+}
+
+impl Changes<'_> {
+    fn change(&self, path: Path, before: Option<Value>, after: Option<Value>) -> FieldChange {
+        FieldChange {
+            in_pod_template: self.template.is_some_and(|t| path.starts_with(t)),
+            inert: rules::is_inert(self.kind, &path),
             path,
             before,
             after,
-        })
-        .collect()
+        }
+    }
+
+    fn push(&mut self, path: &[Step], before: Option<&Value>, after: Option<&Value>) {
+        if self.fields.len() < bounds::MAX_RECORDED_DIFFERENCES {
+            let c = self.change(Path(path.to_vec()), before.cloned(), after.cloned());
+            self.fields.push(c);
+        } else {
+            self.omitted.count(path);
+        }
+    }
+
+    fn finish(mut self) -> Vec<FieldChange> {
+        let omitted = std::mem::take(&mut self.omitted);
+        for (place, n) in &omitted.places {
+            let mut path = place.clone();
+            path.0.push(Step::More(*n));
+            let c = self.change(path, None, None);
+            self.fields.push(c);
+        }
+        if omitted.elsewhere > 0 {
+            let c = self.change(Path(vec![Step::More(omitted.elsewhere)]), None, None);
+            self.fields.push(c);
+        }
+        self.fields
+    }
 }
 
-fn is_prefix(short: &[Step], long: &[Step]) -> bool {
-    short.len() <= long.len() && short.iter().zip(long).all(|(a, b)| a == b)
+/// 128-bit hashes of paths under two keys chosen at random for the run, so that no input can be
+/// written to collide with another path.
+struct PathHashing(RandomState, RandomState);
+
+impl PathHashing {
+    fn new() -> Self {
+        PathHashing(RandomState::new(), RandomState::new())
+    }
+
+    fn of(&self, path: &[Step]) -> u128 {
+        self.prefixes(path).last().copied().unwrap_or_default()
+    }
+
+    /// The hash of every prefix of `path` (the shortest first), in one pass.
+    fn prefixes(&self, path: &[Step]) -> Vec<u128> {
+        let (mut a, mut b) = (self.0.build_hasher(), self.1.build_hasher());
+        path.iter()
+            .map(|step| {
+                step.hash(&mut a);
+                step.hash(&mut b);
+                (u128::from(a.clone().finish()) << 64) | u128::from(b.clone().finish())
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
