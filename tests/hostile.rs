@@ -5,63 +5,18 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[path = "support/scratch.rs"]
 mod scratch;
 use scratch::Scratch;
 
+#[path = "support/child.rs"]
+mod child;
+use child::{run, Outcome};
+
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_cilium-cmp"))
-}
-
-struct Outcome {
-    code: i32,
-    stdout: Vec<u8>,
-    stderr: String,
-    elapsed: Duration,
-    peak_kib: i64,
-}
-
-/// Runs the binary and reads its peak resident set from `wait4`.
-// The child is reaped by wait4 below, which std's `wait` cannot see.
-#[allow(clippy::zombie_processes)]
-fn run(mut cmd: Command) -> Outcome {
-    use std::io::Read;
-    let started = Instant::now();
-    let mut child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("runs");
-    let mut stdout = Vec::new();
-    let mut stderr = String::new();
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        err.read_to_string(&mut s).ok();
-        s
-    });
-    out.read_to_end(&mut stdout).unwrap();
-    stderr.push_str(&reader.join().unwrap());
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: waits for our own child, whose pid we hold, with valid out-pointers.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid);
-    Outcome {
-        code: if libc::WIFEXITED(status) {
-            libc::WEXITSTATUS(status)
-        } else {
-            -1
-        },
-        stdout,
-        stderr,
-        elapsed: started.elapsed(),
-        peak_kib: usage.ru_maxrss,
-    }
 }
 
 fn render(args: &[&str]) -> Command {
@@ -75,7 +30,7 @@ fn render(args: &[&str]) -> Command {
 
 /// Refused cleanly: exit 1, nothing on stdout, a message holding `needle`, cheaply.
 fn assert_refused(o: &Outcome, needle: &str) {
-    assert_eq!(o.code, 1, "exit code; stderr: {}", o.stderr);
+    assert_eq!(o.code, Some(1), "exit code; stderr: {}", o.stderr);
     assert!(o.stdout.is_empty(), "nothing on stdout");
     assert!(
         o.stderr.contains(needle),
@@ -254,7 +209,7 @@ fn lock_never_writes_through_a_planted_link() {
         .args(["--namespace", "kube-system", "--kube-version", "1.35.0"])
         .env_clear();
     let o = run(lock);
-    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched\n");
     let meta = std::fs::symlink_metadata(app.join("cilium-cmp.lock")).unwrap();
     assert!(meta.file_type().is_file());

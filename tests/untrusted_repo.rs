@@ -6,8 +6,8 @@
 //! when it does, and a control run of plain git proves the attack is live on this git), a clear
 //! message and exit 1 (or a correct diff), nothing on stdout, nothing left behind.
 
-#[path = "support/child_usage.rs"]
-mod child_usage;
+#[path = "support/child.rs"]
+mod child;
 #[path = "support/scratch.rs"]
 mod scratch;
 
@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use child_usage::{run, Outcome};
+use child::{run, Outcome};
 use scratch::Scratch;
 
 const SETTINGS: &str = "ciliumVersion: \"1.20.0\"\n";
