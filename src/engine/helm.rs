@@ -386,7 +386,7 @@ impl ChartTemplates {
                 .unwrap_or_else(|_| {
                     Err(EngineError::Chart {
                         path: self.name.clone(),
-                        message: "the render thread failed".into(),
+                        message: "the render panicked (an engine bug)".into(),
                     })
                 })
         })
@@ -626,4 +626,56 @@ pub fn objects(manifests: &[Manifest]) -> Result<Vec<Json>, EngineError> {
         out.extend(docs.into_iter().filter(|d| !d.is_null()));
     }
     Ok(out)
+}
+
+/// Renders one template text on its own, with `.Values` holding `values` (numbers as Helm's
+/// values hold them, float64) and `.Release.Name` `release`: for callers that evaluate a
+/// bundled file, and for tests of the engine's semantics. `<no value>` is removed as Helm
+/// removes it. Runs on a thread with `RENDER_STACK_BYTES` of stack.
+pub fn render_text(name: &str, text: &str, values: &Json) -> Result<String, TemplateError> {
+    std::thread::scope(|s| {
+        let run = || -> Result<String, TemplateError> {
+            let trees = parse_file(name, text, &funcs::is_function)?;
+            let mut templates: Templates = HashMap::new();
+            for t in trees {
+                if is_empty_tree(&t.root) && templates.contains_key(&t.name) {
+                    continue;
+                }
+                templates.insert(t.name.clone(), Arc::new(t));
+            }
+            let mut ctx = Ctx::new(&templates);
+            let vals = Value::from_values_json(values);
+            if let Value::Map(m) = &vals {
+                ctx.values_root = Some(m.clone());
+            }
+            let mut rel = Map::new();
+            rel.insert("Name".into(), Value::str("cilium"));
+            let mut top = Map::new();
+            top.insert("Values".into(), vals);
+            top.insert("Release".into(), Value::map(rel));
+            let mut out = String::new();
+            ctx.execute(name, &Value::map(top), &mut out)?;
+            Ok(out.replace("<no value>", ""))
+        };
+        std::thread::Builder::new()
+            .stack_size(RENDER_STACK_BYTES)
+            .spawn_scoped(s, run)
+            .map_err(|e| TemplateError {
+                kind: ErrorKind::Limit,
+                file: name.into(),
+                line: 0,
+                column: 0,
+                message: format!("cannot start the render thread: {e}"),
+            })?
+            .join()
+            .unwrap_or_else(|_| {
+                Err(TemplateError {
+                    kind: ErrorKind::Exec,
+                    file: name.into(),
+                    line: 0,
+                    column: 0,
+                    message: "the render panicked (an engine bug)".into(),
+                })
+            })
+    })
 }
