@@ -77,6 +77,36 @@ fn main() {
             }));
         }
     }
+    // The chart's own defaults: `hubble.tls.auto.method: helm` mints certificates, which the
+    // engine refuses, naming the function and the template line that reached it.
+    trials.push(Trial::test("refusal/1.20.0/chart-defaults", || {
+        refusal_of_chart_defaults().map_err(Failed::from)
+    }));
+    // Releases without references: every scenario renders (or the chart itself fails it with
+    // `fail`/`required`, as Helm would); an engine error is a failure.
+    if let Ok(charts) = std::fs::read_dir(root.join("charts")) {
+        let mut archives: Vec<PathBuf> = charts
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "tgz"))
+            .collect();
+        archives.sort();
+        for a in archives {
+            let v = a
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .trim_start_matches("cilium-")
+                .to_string();
+            if rendered.join(&v).exists() {
+                continue;
+            }
+            let scenarios = scenarios.clone();
+            trials.push(Trial::test(format!("render-only/{v}"), move || {
+                render_only(&a, &scenarios).map_err(Failed::from)
+            }));
+        }
+    }
     let conclusion = libtest_mimic::run(&args, trials);
     let total = TOTAL.load(Ordering::SeqCst);
     if total > 0 {
@@ -90,13 +120,43 @@ fn main() {
     conclusion.exit();
 }
 
-fn run(
+fn refusal_of_chart_defaults() -> Result<(), String> {
+    let files =
+        ChartFiles::open(&shared().join("charts/cilium-1.20.0.tgz")).map_err(|e| e.to_string())?;
+    let chart = ChartTemplates::parse(&files).map_err(|e| e.to_string())?;
+    let values = coalesce(&chart.default_values, &serde_json::json!({}));
+    let opts = RenderOptions {
+        release_name: "cilium".into(),
+        namespace: "kube-system".into(),
+        kube_version: "1.35.0".into(),
+        api_versions: Vec::new(),
+    };
+    match chart.render(&values, &opts) {
+        Err(EngineError::Template(e)) => match &e.kind {
+            ErrorKind::NonDeterministic { function }
+                if ["lookup", "genCA", "genSignedCert"].contains(&function.as_str())
+                    && e.line > 0 =>
+            {
+                eprintln!("chart defaults refused as expected: {e}");
+                Ok(())
+            }
+            _ => Err(format!(
+                "expected a refusal of a certificate function, got {e}"
+            )),
+        },
+        Err(e) => Err(format!("expected a refusal, got {e}")),
+        Ok(m) => Err(format!(
+            "rendered {} documents with random certificates",
+            m.len()
+        )),
+    }
+}
+
+/// Scenario file → (coalesced values, options).
+fn scenario_inputs(
     chart: &ChartTemplates,
-    version: &str,
     scenario: &Path,
-    reference: &Path,
-) -> Result<(), String> {
-    TOTAL.fetch_add(1, Ordering::SeqCst);
+) -> Result<(serde_json::Value, RenderOptions), String> {
     let text = std::fs::read_to_string(scenario).map_err(|e| e.to_string())?;
     let doc = cilium_cmp::yaml::read::parse_value(&text).map_err(|e| e.to_string())?;
     let kube = match doc.get("kubeVersion") {
@@ -123,12 +183,49 @@ fn run(
         .cloned()
         .unwrap_or(serde_json::Value::Null);
     let values = coalesce(&chart.default_values, &user);
-    let opts = RenderOptions {
-        release_name: "cilium".into(),
-        namespace,
-        kube_version: kube,
-        api_versions: apis,
-    };
+    Ok((
+        values,
+        RenderOptions {
+            release_name: "cilium".into(),
+            namespace,
+            kube_version: kube,
+            api_versions: apis,
+        },
+    ))
+}
+
+fn render_only(archive: &Path, scenarios: &[PathBuf]) -> Result<(), String> {
+    let files = ChartFiles::open(archive).map_err(|e| e.to_string())?;
+    let chart = ChartTemplates::parse(&files).map_err(|e| e.to_string())?;
+    let mut problems = Vec::new();
+    for s in scenarios {
+        let (values, opts) = scenario_inputs(&chart, s)?;
+        match chart.render(&values, &opts) {
+            Ok(m) if !m.is_empty() => {
+                if let Err(e) = cilium_cmp::engine::helm::objects(&m) {
+                    problems.push(format!("{}: {e}", s.display()));
+                }
+            }
+            Ok(_) => problems.push(format!("{}: no documents", s.display())),
+            Err(EngineError::Template(e)) if e.kind == ErrorKind::Fail => {}
+            Err(e) => problems.push(format!("{}: {e}", s.display())),
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+fn run(
+    chart: &ChartTemplates,
+    version: &str,
+    scenario: &Path,
+    reference: &Path,
+) -> Result<(), String> {
+    TOTAL.fetch_add(1, Ordering::SeqCst);
+    let (values, opts) = scenario_inputs(chart, scenario)?;
     let manifests = match chart.render(&values, &opts) {
         Ok(m) => m,
         Err(EngineError::Template(e)) if matches!(e.kind, ErrorKind::NonDeterministic { .. }) => {

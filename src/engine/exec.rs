@@ -118,7 +118,7 @@ impl<'s> Ctx<'s> {
         let mut st = State {
             ctx: self,
             tree,
-            vars: vec![("$".to_string(), dot.clone())],
+            vars: vec![(Arc::from("$"), dot.clone())],
         };
         let r = st.walk_list(dot, &tree.root, out);
         self.depth -= 1;
@@ -133,7 +133,7 @@ impl<'s> Ctx<'s> {
 struct State<'c, 's, 't> {
     ctx: &'c mut Ctx<'s>,
     tree: &'t Tree,
-    vars: Vec<(String, Value)>,
+    vars: Vec<(Arc<str>, Value)>,
 }
 
 impl State<'_, '_, '_> {
@@ -366,13 +366,13 @@ impl State<'_, '_, '_> {
     }
 
     fn set_var(&mut self, name: &str, v: Value) {
-        if let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| n == name) {
+        if let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| **n == *name) {
             slot.1 = v;
         }
     }
 
     fn var(&self, pos: usize, name: &str) -> R<Value> {
-        match self.vars.iter().rev().find(|(n, _)| n == name) {
+        match self.vars.iter().rev().find(|(n, _)| **n == *name) {
             Some((_, v)) => Ok(v.clone()),
             None => Err(self.exec_err(pos, format!("undefined variable: {name}"))),
         }
@@ -469,7 +469,7 @@ impl State<'_, '_, '_> {
                     }
                 }
             }
-            Arg::Str(s) => Value::str(s),
+            Arg::Str(s) => Value::Str(s.clone()),
         })
     }
 

@@ -6,6 +6,7 @@
 //! refused when reached (`ErrorKind::NonDeterministic`).
 
 use std::rc::Rc;
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
@@ -300,7 +301,7 @@ fn want_at_least(name: &str, args: &[Value], n: usize) -> Result<(), FnError> {
 }
 
 /// A `string` parameter: Go's reflection refuses other types (exec.go `validateType`).
-fn s(v: &Value) -> Result<Rc<str>, FnError> {
+fn s(v: &Value) -> Result<Arc<str>, FnError> {
     match v {
         Value::Str(s) => Ok(s.clone()),
         Value::Nil => err("invalid value; expected string"),
@@ -1887,7 +1888,7 @@ fn call_inner(name: &str, a: &[Value]) -> F {
             }
             let dict = map_arg(&a[a.len() - 1])?;
             let def = a[a.len() - 2].clone();
-            let keys: Vec<Rc<str>> = a[..a.len() - 2].iter().map(s).collect::<Result<_, _>>()?;
+            let keys: Vec<Arc<str>> = a[..a.len() - 2].iter().map(s).collect::<Result<_, _>>()?;
             let Some(mut cur) = dict else {
                 return err(
                     "interface conversion: interface {} is nil, not map[string]interface {}",

@@ -360,6 +360,26 @@ impl ChartTemplates {
         })
     }
 
+    /// `parse`, once per archive path and process (as `ChartFiles::open_cached` reads each
+    /// archive once): commands that render many folders reuse one parse.
+    pub fn parse_cached(chart: &ChartFiles) -> Result<Arc<ChartTemplates>, EngineError> {
+        type Cache = std::sync::Mutex<HashMap<(String, String), Arc<ChartTemplates>>>;
+        static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+        let key = (
+            chart.path().to_string(),
+            chart.version().unwrap_or_default(),
+        );
+        let cache = CACHE.get_or_init(Default::default);
+        if let Some(t) = cache.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(t);
+        }
+        let parsed = Arc::new(ChartTemplates::parse(chart)?);
+        if let Ok(mut m) = cache.lock() {
+            m.insert(key, parsed.clone());
+        }
+        Ok(parsed)
+    }
+
     /// The template files in Helm's order.
     pub fn template_names(&self) -> &[String] {
         &self.order

@@ -46,7 +46,7 @@ pub struct Branch {
 #[derive(Debug)]
 pub struct Pipe {
     pub pos: usize,
-    pub decl: Vec<String>,
+    pub decl: Vec<Arc<str>>,
     pub is_assign: bool,
     pub cmds: Vec<Cmd>,
 }
@@ -468,7 +468,7 @@ impl<'a> Parser<'a> {
         end: Tok,
     ) -> Result<Pipe, TemplateError> {
         let start = self.peek_non_space();
-        let mut decl = Vec::new();
+        let mut decl: Vec<Arc<str>> = Vec::new();
         let mut is_assign = false;
         // Declarations: `$x :=`, `$x =`, and in range `$i, $v :=`.
         if let Tok::Variable(v) = &start.tok {
@@ -479,7 +479,7 @@ impl<'a> Parser<'a> {
                 Tok::Declare | Tok::Assign => {
                     self.next();
                     is_assign = after.tok == Tok::Assign;
-                    decl.push(v.clone());
+                    decl.push(Arc::from(v.as_str()));
                 }
                 Tok::Comma if allow_two => {
                     self.next();
@@ -492,15 +492,15 @@ impl<'a> Parser<'a> {
                         return Err(self.err(op.pos, "range can only initialize variables"));
                     }
                     is_assign = op.tok == Tok::Assign;
-                    decl.push(v.clone());
-                    decl.push(v2);
+                    decl.push(Arc::from(v.as_str()));
+                    decl.push(Arc::from(v2.as_str()));
                 }
                 _ => self.i = save,
             }
         }
         if is_assign {
             for v in &decl {
-                if !self.vars.contains(v) {
+                if !self.vars.iter().any(|x| **x == **v) {
                     return Err(self.err(start.pos, &format!("undefined variable {v:?}")));
                 }
             }
@@ -536,7 +536,7 @@ impl<'a> Parser<'a> {
             }
         }
         if !is_assign {
-            self.vars.extend(decl.iter().cloned());
+            self.vars.extend(decl.iter().map(|d| d.to_string()));
         }
         Ok(Pipe {
             pos: start.pos,

@@ -23,7 +23,7 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(Rc<str>),
+    Str(Arc<str>),
     List(Rc<Vec<Value>>),
     Map(Rc<RefCell<Map>>),
     Obj(Rc<Obj>),
@@ -60,11 +60,11 @@ fn mark_clock_leaked() {
 
 impl Value {
     pub fn str(s: &str) -> Value {
-        Value::Str(Rc::from(s))
+        Value::Str(Arc::from(s))
     }
 
     pub fn string(s: String) -> Value {
-        Value::Str(Rc::from(s))
+        Value::Str(Arc::from(s))
     }
 
     pub fn map(m: Map) -> Value {
