@@ -14,6 +14,7 @@ pub mod components;
 pub mod data_json;
 pub mod diff;
 pub mod editor_schema;
+pub mod engine;
 pub mod error;
 pub mod escape;
 pub mod fix_values;

@@ -1,0 +1,83 @@
+//! Go's encoding/json `Marshal` of template values, as Helm's `toJson` (`pkg/engine/funcs.go`)
+//! and Sprig's `toRawJson` (no HTML escaping) call it: map keys sorted, `<`, `>`, `&`, U+2028
+//! and U+2029 escaped (encode.go `appendString`), floats in encoding/json's format.
+
+use super::value::{Obj, Value, MAX_VALUE_DEPTH};
+use crate::gofmt::go_json_float;
+
+pub fn to_json(v: &Value, html: bool) -> Result<String, String> {
+    let mut out = String::new();
+    write(&mut out, v, html, 0)?;
+    Ok(out)
+}
+
+fn write(out: &mut String, v: &Value, html: bool, depth: usize) -> Result<(), String> {
+    if depth > MAX_VALUE_DEPTH {
+        return Err(format!(
+            "json: the value nests deeper than {MAX_VALUE_DEPTH} levels"
+        ));
+    }
+    match v {
+        Value::Nil => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::Float(f) => {
+            if !f.is_finite() {
+                return Err(format!("json: unsupported value: {f}"));
+            }
+            out.push_str(&go_json_float(*f));
+        }
+        Value::Str(s) => string(out, s, html),
+        Value::List(l) => {
+            out.push('[');
+            for (i, x) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write(out, x, html, depth + 1)?;
+            }
+            out.push(']');
+        }
+        Value::Map(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.borrow().iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                string(out, k, html);
+                out.push(':');
+                write(out, x, html, depth + 1)?;
+            }
+            out.push('}');
+        }
+        Value::Obj(o) => match &**o {
+            Obj::Semver(s) => string(out, &s.original, html),
+            _ => {
+                let j = v.to_json(depth)?;
+                write(out, &Value::from_json_with(&j, false), html, depth + 1)?;
+            }
+        },
+    }
+    Ok(())
+}
+
+pub fn string(out: &mut String, s: &str, html: bool) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            // Go 1.22+ writes these two short forms (encoding/json `appendString`).
+            '\x08' => out.push_str("\\b"),
+            '\x0c' => out.push_str("\\f"),
+            '<' | '>' | '&' if html => out.push_str(&format!("\\u{:04x}", c as u32)),
+            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}

@@ -1,0 +1,104 @@
+//! A Go `text/template` engine with Sprig's and Helm's functions, rendering the official Cilium
+//! chart archive exactly as Helm 4 (`helm template`) does.
+//!
+//! Why our own engine and not the `gotmpl` crate (0.6.1, tried on the 1.20.0 archive first):
+//! - Its values are immutable (`Arc<BTreeMap>` maps, `Arc<[Value]>` lists). Helm's are Go maps,
+//!   shared by reference, and the chart mutates them through Sprig: `unset
+//!   .Values.podSecurityContext "appArmorProfile"` in the agent DaemonSet changes what every
+//!   later template sees, `set $secretNamespaces ...` and `set . "commonCA" $ca` fill maps a
+//!   caller reads afterwards. With immutable maps `set` can only return a copy, and those
+//!   templates render differently from Helm. This alone decides it.
+//! - Its functions are `Fn(&[Value])`, registered before parsing, with no access to the
+//!   executing template set: `include` and `tpl` (which parse and run text against the current
+//!   set, Helm's `pkg/engine/engine.go` `includeFun`/`tplFun`) and an error naming the template
+//!   file:line of a refused function would need a side channel around the library.
+//! - Its nesting bound (200) is not Helm's (1000 per included name), and its output and loop
+//!   bounds are not ours to set for untrusted values.
+//!
+//! So the engine is written here: `lex` and `parse` follow Go's `text/template/parse`, `exec`
+//! Go's `exec.go` and `funcs.go`, `funcs` Sprig v3 and Helm's `funcs.go`/`files.go`, `helm`
+//! Helm's `engine.go` render loop and `releaseutil`'s manifest splitting.
+
+pub mod exec;
+pub mod fmt;
+pub mod funcs;
+pub mod helm;
+pub mod json;
+pub mod lex;
+pub mod parse;
+pub mod semver;
+pub mod value;
+
+pub use helm::{ChartTemplates, Manifest, RenderOptions};
+pub use value::Value;
+
+/// Why a parse or a render stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The template text is not a valid Go template.
+    Parse,
+    /// An action failed as it would in Go (wrong types, nil pointers, a bad call).
+    Exec,
+    /// The chart's own `fail` or `required`: the message is the chart's.
+    Fail,
+    /// A function that mints randomness or reads the clock, the cluster or the environment
+    /// was reached; this engine never evaluates those (the value that led there must change).
+    NonDeterministic { function: String },
+    /// A bound of this engine (nesting, output size, loop iterations) was reached.
+    Limit,
+}
+
+/// An error with the template file, line and column it happened at (Go's `template: NAME:LINE:COL:`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateError {
+    pub kind: ErrorKind,
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl TemplateError {
+    pub fn parse(file: &str, src: &str, pos: usize, message: String) -> TemplateError {
+        let (line, column) = line_col(src, pos);
+        TemplateError {
+            kind: ErrorKind::Parse,
+            file: file.to_string(),
+            line,
+            column,
+            message,
+        }
+    }
+}
+
+/// 1-based line and Go's 0-based byte column of `pos` in `src` (parse.go `ErrorContext`).
+pub fn line_col(src: &str, pos: usize) -> (usize, usize) {
+    let pos = pos.min(src.len());
+    let before = &src.as_bytes()[..pos];
+    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    let col = pos
+        - before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map(|i| i + 1)
+            .unwrap_or(0);
+    (line, col)
+}
+
+impl std::fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match &self.kind {
+            ErrorKind::Parse => "parse error",
+            ErrorKind::Exec | ErrorKind::Fail => "execution error",
+            ErrorKind::NonDeterministic { .. } => "refused",
+            ErrorKind::Limit => "limit reached",
+        };
+        write!(
+            f,
+            "{what} at ({}:{}:{}): {}",
+            self.file, self.line, self.column, self.message
+        )
+    }
+}
+
+impl std::error::Error for TemplateError {}
