@@ -52,6 +52,22 @@ pub struct FieldChange {
     pub inert: bool,
 }
 
+impl FieldChange {
+    /// The change as one report line: `path: before → after`, or for the count of the changes
+    /// past the recorded bound (a path ending in `Step::More`) the path alone, which says it.
+    pub fn line(&self) -> String {
+        let path = crate::escape::message(&self.path.to_string());
+        if matches!(self.path.0.last(), Some(Step::More(_))) {
+            return path;
+        }
+        format!(
+            "{path}: {} → {}",
+            super::short(self.before.as_ref()),
+            super::short(self.after.as_ref())
+        )
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ObjectDiff {
     pub key: ObjectKey,

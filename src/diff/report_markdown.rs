@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::consequences::Kind;
 use super::engine::Change;
 use super::report_text::reading_order;
-use super::{short, Outcome, Section};
+use super::{Outcome, Section};
 use crate::escape;
 
 /// Characters of the comment after which objects' details are only counted: GitHub refuses a
@@ -152,13 +152,7 @@ pub fn render(sections: &[Section]) -> String {
                         });
                     }
                     for f in &o.fields {
-                        let _ = writeln!(
-                            block,
-                            "{}: {} → {}",
-                            escape::message(&f.path.to_string()),
-                            short(f.before.as_ref()),
-                            short(f.after.as_ref())
-                        );
+                        let _ = writeln!(block, "{}", f.line());
                     }
                     s.push_str(&escape::md_fenced("text", &block));
                     s.push_str("\n</details>\n");

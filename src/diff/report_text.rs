@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use super::consequences::Kind;
 use super::engine::Change;
-use super::{short, Diff, Outcome, Section};
+use super::{Diff, Outcome, Section};
 use crate::escape;
 
 const KINDS: [Kind; 13] = [
@@ -112,13 +112,7 @@ fn one(s: &mut String, d: &Diff) {
         for f in &o.fields {
             // A path shows its keys through `limits::quoted` (the same escaper) where they are
             // not plain words; values are shown as JSON by `short`.
-            let _ = writeln!(
-                s,
-                "    {}: {} → {}",
-                escape::message(&f.path.to_string()),
-                short(f.before.as_ref()),
-                short(f.after.as_ref())
-            );
+            let _ = writeln!(s, "    {}", f.line());
         }
     }
 }

@@ -1,9 +1,8 @@
 //! How long the engine takes: parsing the 1.20.0 archive's templates once, and one render of
 //! its default values (with `hubble.tls.auto.method: cronJob`, the project's deterministic
 //! default, since the chart's own `helm` method needs random certificates). Prints the
-//! figures; the bound asserted is loose (debug builds, shared CI cores) and catches only a
-//! render gone quadratic. `cargo test --release --test engine_speed -- --nocapture` gives the
-//! release figure.
+//! figures (`cargo bench --bench engine`); speed is read from figures, never asserted by a
+//! timed test.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -24,12 +23,11 @@ fn cpu_now() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-#[test]
-fn parse_once_render_many() {
+fn main() {
     let archive = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/charts/cilium-1.20.0.tgz");
     let Ok(files) = ChartFiles::open(&archive) else {
         eprintln!(
-            "engine_speed: {} is absent; nothing to measure",
+            "engine bench: {} is absent; nothing to measure",
             archive.display()
         );
         return;
@@ -74,9 +72,5 @@ fn parse_once_render_many() {
     assert!(
         docs > 20,
         "a default render has dozens of documents, got {docs}"
-    );
-    assert!(
-        median < Duration::from_secs(2),
-        "one render took {median:?}"
     );
 }
