@@ -6,8 +6,9 @@ use sha2::{Digest, Sha256};
 /// The annotation carrying the sha256 of the render it belongs to.
 pub const CONTENT_HASH_ANNOTATION: &str = "cilium-cmp.io/content-hash";
 
-/// Helm's install order by kind; kinds not listed (custom resources) come after all of these.
-const KIND_ORDER: &[&str] = &[
+/// Helm's install order by kind (`pkg/release/v1/util/kind_sorter.go` `InstallOrder`); kinds not
+/// listed (custom resources) come after all of these. The engine sorts by it too.
+pub const KIND_ORDER: &[&str] = &[
     "PriorityClass",
     "Namespace",
     "NetworkPolicy",

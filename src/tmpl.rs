@@ -178,57 +178,8 @@ pub fn b64enc(data: &[u8]) -> String {
     out
 }
 
-/// Go's `path.Clean` (Sprig's `clean`), which `dir` also applies.
-pub fn path_clean(p: &str) -> String {
-    if p.is_empty() {
-        return ".".into();
-    }
-    let rooted = p.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in p.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|l| *l != "..") {
-                    parts.pop();
-                } else if !rooted {
-                    parts.push("..");
-                }
-            }
-            other => parts.push(other),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".into(),
-        (false, false) => joined,
-    }
-}
-
-/// Go's `path.Dir` (Sprig's `dir`): everything before the last slash, cleaned.
-pub fn path_dir(p: &str) -> String {
-    let head = match p.rfind('/') {
-        Some(i) => &p[..=i],
-        None => "",
-    };
-    path_clean(head)
-}
-
-/// Go's `path.Base` (Sprig's `base`): the last element, trailing slashes ignored.
-pub fn path_base(p: &str) -> String {
-    if p.is_empty() {
-        return ".".into();
-    }
-    let trimmed = p.trim_end_matches('/');
-    if trimmed.is_empty() {
-        return "/".into();
-    }
-    match trimmed.rfind('/') {
-        Some(i) => trimmed[i + 1..].to_string(),
-        None => trimmed.to_string(),
-    }
-}
+// Go's path functions (Sprig's `clean`, `dir`, `base`): the engine's, one copy.
+pub use crate::engine::funcs::{path_base, path_clean, path_dir};
 
 /// Go templates' `eq VALUE "text"` on a value: nil never equals, a string compares, and any
 /// other kind makes Helm fail ("incompatible types for comparison"), returned as None.

@@ -756,8 +756,8 @@ fn b64dec(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Go's `path.Clean`.
-fn clean(p: &str) -> String {
+/// Go's `path.Clean` (Sprig's `clean`), which `dir` also applies.
+pub fn path_clean(p: &str) -> String {
     if p.is_empty() {
         return ".".into();
     }
@@ -784,7 +784,8 @@ fn clean(p: &str) -> String {
     }
 }
 
-fn path_base(p: &str) -> String {
+/// Go's `path.Base` (Sprig's `base`): the last element, trailing slashes ignored.
+pub fn path_base(p: &str) -> String {
     if p.is_empty() {
         return ".".into();
     }
@@ -795,9 +796,10 @@ fn path_base(p: &str) -> String {
     t.rsplit('/').next().unwrap_or(t).to_string()
 }
 
-fn path_dir(p: &str) -> String {
+/// Go's `path.Dir` (Sprig's `dir`): everything before the last slash, cleaned.
+pub fn path_dir(p: &str) -> String {
     let i = p.rfind('/').map(|i| i + 1).unwrap_or(0);
-    clean(&p[..i])
+    path_clean(&p[..i])
 }
 
 /// strings.Title: the first letter of each word upper-cased (a word starts after a space or
@@ -2138,7 +2140,7 @@ fn call_inner(name: &str, a: &[Value]) -> F {
         }
         "clean" => {
             want(name, a, 1)?;
-            Ok(Value::string(clean(&sv(0)?)))
+            Ok(Value::string(path_clean(&sv(0)?)))
         }
         "ext" => {
             want(name, a, 1)?;

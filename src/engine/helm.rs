@@ -508,47 +508,9 @@ impl ChartTemplates {
 /// each fit with room to spare (only the pages touched are ever committed).
 pub const RENDER_STACK_BYTES: usize = 256 << 20;
 
-/// Kinds in Helm's install order (`pkg/release/v1/util/kind_sorter.go` `InstallOrder`).
-const INSTALL_ORDER: &[&str] = &[
-    "PriorityClass",
-    "Namespace",
-    "NetworkPolicy",
-    "ResourceQuota",
-    "LimitRange",
-    "PodSecurityPolicy",
-    "PodDisruptionBudget",
-    "ServiceAccount",
-    "Secret",
-    "SecretList",
-    "ConfigMap",
-    "StorageClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "CustomResourceDefinition",
-    "ClusterRole",
-    "ClusterRoleList",
-    "ClusterRoleBinding",
-    "ClusterRoleBindingList",
-    "Role",
-    "RoleList",
-    "RoleBinding",
-    "RoleBindingList",
-    "Service",
-    "DaemonSet",
-    "Pod",
-    "ReplicationController",
-    "ReplicaSet",
-    "Deployment",
-    "HorizontalPodAutoscaler",
-    "StatefulSet",
-    "Job",
-    "CronJob",
-    "IngressClass",
-    "Ingress",
-    "APIService",
-    "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration",
-];
+/// Kinds in Helm's install order (`pkg/release/v1/util/kind_sorter.go` `InstallOrder`): one
+/// table, the output's.
+use crate::output::KIND_ORDER as INSTALL_ORDER;
 
 /// `releaseutil.SplitManifests` per file (documents separated by `---` lines, trimmed, empty
 /// ones dropped; NOTES.txt left out), then sorted by kind in install order, stably.
