@@ -15,6 +15,13 @@
 //! - Its nesting bound (200) is not Helm's (1000 per included name), and its output and loop
 //!   bounds are not ours to set for untrusted values.
 //!
+//! Determinism: functions that mint randomness or read the cluster, DNS or the environment are
+//! known to the parser but refused when reached (`ErrorKind::NonDeterministic`, with the
+//! template file:line). `now` is the one exception, because every Cilium release calls it on
+//! its default path (`_helpers.tpl` `hasDuration`/`validateDuration`: `ne $now ($now |
+//! dateModify D)` asks only whether D is zero, and `mustDateModify` validates D): it yields an
+//! opaque instant, and a render in which that instant would be printed or encoded is refused.
+//!
 //! So the engine is written here: `lex` and `parse` follow Go's `text/template/parse`, `exec`
 //! Go's `exec.go` and `funcs.go`, `funcs` Sprig v3 and Helm's `funcs.go`/`files.go`, `helm`
 //! Helm's `engine.go` render loop and `releaseutil`'s manifest splitting.
