@@ -300,51 +300,49 @@ fn want_at_least(name: &str, args: &[Value], n: usize) -> Result<(), FnError> {
     Ok(())
 }
 
-/// A `string` parameter: Go's reflection refuses other types (exec.go `validateType`).
-fn s(v: &Value) -> Result<Arc<str>, FnError> {
-    match v {
-        Value::Str(s) => Ok(s.clone()),
-        Value::Nil => err("invalid value; expected string"),
-        other => err(format!(
-            "wrong type for value; expected string; got {}",
+/// A parameter of Go type `go_type`: `take` reads the value of that type; Go's reflection
+/// refuses any other (exec.go `validateType`), and nil is "invalid" unless `take` accepts it.
+fn typed<T>(v: &Value, go_type: &str, take: impl Fn(&Value) -> Option<T>) -> Result<T, FnError> {
+    match (take(v), v) {
+        (Some(t), _) => Ok(t),
+        (None, Value::Nil) => err(format!("invalid value; expected {go_type}")),
+        (None, other) => err(format!(
+            "wrong type for value; expected {go_type}; got {}",
             other.type_name()
         )),
     }
+}
+
+/// A `string` parameter.
+fn s(v: &Value) -> Result<Arc<str>, FnError> {
+    typed(v, "string", |v| match v {
+        Value::Str(s) => Some(s.clone()),
+        _ => None,
+    })
 }
 
 /// An `int` parameter.
 fn int(v: &Value) -> Result<i64, FnError> {
-    match v {
-        Value::Int(i) => Ok(*i),
-        Value::Nil => err("invalid value; expected int"),
-        other => err(format!(
-            "wrong type for value; expected int; got {}",
-            other.type_name()
-        )),
-    }
+    typed(v, "int", |v| match v {
+        Value::Int(i) => Some(*i),
+        _ => None,
+    })
 }
 
 /// A `map[string]interface{}` parameter (nil is a nil map).
 fn map_arg(v: &Value) -> Result<Option<Rc<std::cell::RefCell<Map>>>, FnError> {
-    match v {
-        Value::Map(m) => Ok(Some(m.clone())),
-        Value::Nil => Ok(None),
-        other => err(format!(
-            "wrong type for value; expected map[string]interface {{}}; got {}",
-            other.type_name()
-        )),
-    }
+    typed(v, "map[string]interface {}", |v| match v {
+        Value::Map(m) => Some(Some(m.clone())),
+        Value::Nil => Some(None),
+        _ => None,
+    })
 }
 
 fn bool_arg(v: &Value) -> Result<bool, FnError> {
-    match v {
-        Value::Bool(b) => Ok(*b),
-        Value::Nil => err("invalid value; expected bool"),
-        other => err(format!(
-            "wrong type for value; expected bool; got {}",
-            other.type_name()
-        )),
-    }
+    typed(v, "bool", |v| match v {
+        Value::Bool(b) => Some(*b),
+        _ => None,
+    })
 }
 
 fn string_result(out: String) -> F {
