@@ -268,128 +268,18 @@ fn json_number(f: f64) -> String {
     text
 }
 
-fn write_json_string(out: &mut String, s: &str, html: bool) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push('"');
-    let plain = |b: u8| {
-        (0x20..0x80).contains(&b)
-            && b != b'"'
-            && b != b'\\'
-            && !(html && matches!(b, b'<' | b'>' | b'&'))
-    };
-    if s.bytes().all(plain) {
-        out.push_str(s);
-        out.push('"');
-        return;
-    }
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if c < '\u{20}' || (html && matches!(c, '<' | '>' | '&')) => {
-                let b = c as u32 as u8;
-                out.push_str("\\u00");
-                out.push(HEX[(b >> 4) as usize] as char);
-                out.push(HEX[(b & 15) as usize] as char);
-            }
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
+// Go's encoding/json string form: the engine's, one copy.
+use crate::engine::json::string as write_json_string;
 
 /// The chart's `hasDuration`-style test: the value, printed, is a Go duration other than zero.
 pub fn has_duration(v: &Value) -> bool {
     parse_duration(&print(v)).is_some_and(|d| d != 0)
 }
 
-/// Go's `time.ParseDuration`, in nanoseconds; None where Go reports an error. Go's limits are
-/// kept exactly: every partial sum may reach 2^63, the result only when negative.
+/// Go's `time.ParseDuration`, in nanoseconds; None where Go reports an error (the engine's,
+/// one copy).
 pub fn parse_duration(s: &str) -> Option<i128> {
-    const LIMIT: u128 = 1 << 63;
-    let (neg, mut rest) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    if rest == "0" {
-        return Some(0);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total: u128 = 0;
-    while !rest.is_empty() {
-        let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let (int_part, after) = rest.split_at(int_len);
-        let (frac_part, after) = match after.strip_prefix('.') {
-            Some(a) => a.split_at(a.bytes().take_while(u8::is_ascii_digit).count()),
-            None => ("", after),
-        };
-        if int_part.is_empty() && frac_part.is_empty() {
-            return None;
-        }
-        let unit_len = after
-            .char_indices()
-            .find(|(_, c)| *c == '.' || c.is_ascii_digit())
-            .map_or(after.len(), |(i, _)| i);
-        let (unit, after) = after.split_at(unit_len);
-        let scale: u128 = match unit {
-            "ns" => 1,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => return None,
-        };
-        let whole: u128 = if int_part.is_empty() {
-            0
-        } else {
-            int_part.parse().ok().filter(|w| *w <= LIMIT)?
-        };
-        let mut v = whole * scale;
-        if v > LIMIT {
-            return None;
-        }
-        // Go reads fraction digits while they fit in 63 bits and ignores the rest, then scales
-        // in floating point and truncates to whole nanoseconds.
-        let (mut frac, mut denom) = (0u64, 1.0f64);
-        for d in frac_part.bytes() {
-            match frac.checked_mul(10).map(|x| x + u64::from(d - b'0')) {
-                Some(y) if frac <= (LIMIT as u64 - 1) / 10 && u128::from(y) <= LIMIT => {
-                    frac = y;
-                    denom *= 10.0;
-                }
-                _ => break,
-            }
-        }
-        if frac > 0 {
-            v += (frac as f64 * (scale as f64 / denom)) as u128;
-            if v > LIMIT {
-                return None;
-            }
-        }
-        total += v;
-        if total > LIMIT {
-            return None;
-        }
-        rest = after;
-    }
-    if neg {
-        Some(-(total as i128))
-    } else if total < LIMIT {
-        Some(total as i128)
-    } else {
-        None
-    }
+    crate::engine::funcs::parse_duration(s).ok().map(i128::from)
 }
 
 /// A value printed bare into YAML by the chart is re-typed by the YAML reader: model that.

@@ -61,8 +61,22 @@ fn write(out: &mut String, v: &Value, html: bool, depth: usize) -> Result<(), St
     Ok(())
 }
 
+/// A JSON string as Go's encoding/json writes it (`html`: `<`, `>`, `&` escaped, as
+/// `json.Marshal` does and `toRawJson` does not).
 pub fn string(out: &mut String, s: &str, html: bool) {
     out.push('"');
+    // Most strings need no escape: copied whole.
+    let plain = |b: u8| {
+        (0x20..0x80).contains(&b)
+            && b != b'"'
+            && b != b'\\'
+            && !(html && matches!(b, b'<' | b'>' | b'&'))
+    };
+    if s.bytes().all(plain) {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
