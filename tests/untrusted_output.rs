@@ -395,17 +395,20 @@ fn diff_of_a_hostile_repository_is_inert_as_text_markdown_and_json() {
 fn lock_check_of_hostile_folders_is_inert() {
     let folders = hostile_folders();
     let repo = repository(&folders, &hostile_values());
-    let (code, out, err) = run(bin()
-        .current_dir(&repo.0)
-        .env("CILIUM_CMP_CHART_DIR", charts())
-        .args([
-            "lock",
-            "--check",
-            "--namespace",
-            "kube-system",
-            "--kube-version",
-            "1.35.0",
-        ]));
+    let lock_check = || {
+        run(bin()
+            .current_dir(&repo.0)
+            .env("CILIUM_CMP_CHART_DIR", charts())
+            .args([
+                "lock",
+                "--check",
+                "--namespace",
+                "kube-system",
+                "--kube-version",
+                "1.35.0",
+            ]))
+    };
+    let (code, out, err) = lock_check();
     assert_eq!(code, 1, "no folder has a lock: {err}");
     assert!(out.is_empty(), "{out}");
     assert_inert_text("lock --check stderr", &err);
@@ -428,17 +431,7 @@ fn lock_check_of_hostile_folders_is_inert() {
         let text = std::fs::read_to_string(&p).unwrap();
         std::fs::write(&p, format!("{text}debug:\n  enabled: true\n")).unwrap();
     }
-    let (code, out, err) = run(bin()
-        .current_dir(&repo.0)
-        .env("CILIUM_CMP_CHART_DIR", charts())
-        .args([
-            "lock",
-            "--check",
-            "--namespace",
-            "kube-system",
-            "--kube-version",
-            "1.35.0",
-        ]));
+    let (code, out, err) = lock_check();
     assert_eq!(code, 1, "{err}");
     assert!(out.is_empty(), "{out}");
     assert!(err.contains(": stale"), "{err}");
@@ -724,31 +717,6 @@ fn any_names_in_a_markdown_report_are_inert() {
         .unwrap();
 }
 
-/// Reads `escape::text` back.
-fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('\\') => out.push('\\'),
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some('t') => out.push('\t'),
-            Some('u') => {
-                assert_eq!(chars.next(), Some('{'), "{s:?}");
-                let hex: String = chars.by_ref().take_while(|c| *c != '}').collect();
-                out.push(char::from_u32(u32::from_str_radix(&hex, 16).unwrap()).unwrap());
-            }
-            other => panic!("stray escape {other:?} in {s:?}"),
-        }
-    }
-    out
-}
-
 fn the_text_escaper_hides_nothing_and_reads_back() {
     runner()
         .run(&hostile_text(), |s| {
@@ -756,7 +724,7 @@ fn the_text_escaper_hides_nothing_and_reads_back() {
             prop_assert!(!shown.contains('\n'));
             assert_inert_text("escape::text", &shown);
             assert_inert_text("escape::text after a line break", &format!("x\n  {shown}"));
-            prop_assert_eq!(unescape(&shown), s.clone());
+            prop_assert_eq!(escape::read_back(&shown), Some(s.clone()));
             let span = escape::md_code(&s);
             assert_inert_markdown(&format!("- {span}"));
             assert_inert_markdown(&format!("| {} | | | | | | | | |", escape::md_cell(&s)));
