@@ -339,6 +339,34 @@ fn alone(o: &Object, class: Class, note: Option<String>) -> ObjectReport {
     }
 }
 
+/// The differences of one object that count for its class: all of them decide whether something
+/// restarts or everything is inert; the first `MAX_RECORDED_DIFFERENCES` are kept, the rest
+/// counted by the list they are in.
+struct Recorded {
+    findings: Vec<Finding>,
+    omitted: compare::Omitted,
+    any_restarts: bool,
+    all_inert: bool,
+}
+
+impl Recorded {
+    fn add(
+        &mut self,
+        at: &[compare::Step],
+        restarts: bool,
+        inert: bool,
+        finding: impl FnOnce() -> Finding,
+    ) {
+        self.any_restarts |= restarts;
+        self.all_inert &= inert;
+        if self.findings.len() < bounds::MAX_RECORDED_DIFFERENCES {
+            self.findings.push(finding());
+        } else {
+            self.omitted.count(at);
+        }
+    }
+}
+
 fn compare_pair(
     r: &Object,
     l: &Object,
@@ -349,10 +377,12 @@ fn compare_pair(
     let render = secret_as_stored(kind, &r.value);
     let template = rules::pod_template(kind);
     let in_template = |path: &[compare::Step]| template.is_some_and(|t| starts_with(path, t));
-    // Every difference counts for the class; the first `MAX_RECORDED_DIFFERENCES` are kept.
-    let mut findings: Vec<Finding> = Vec::new();
-    let mut omitted = compare::Omitted::default();
-    let (mut any_restarts, mut all_inert) = (false, true);
+    let mut recorded = Recorded {
+        findings: Vec::new(),
+        omitted: compare::Omitted::default(),
+        any_restarts: false,
+        all_inert: true,
+    };
     compare::each_difference(&render, &l.value, &|_| false, &mut |d| {
         // A keyed list item only the live object has is a field like any other: whether the
         // sync keeps it depends on who owns it (`fate`, below).
@@ -368,22 +398,16 @@ fn compare_pair(
             return;
         }
         let restarts = in_template(d.path);
-        any_restarts |= restarts;
-        all_inert &= rules::is_inert(kind, &path);
-        if findings.len() < bounds::MAX_RECORDED_DIFFERENCES {
-            findings.push(Finding {
-                restarts,
-                expected: rules::expected_difference(kind, &path),
-                difference: Difference {
-                    path,
-                    render: d.render.cloned(),
-                    live: d.live.cloned(),
-                },
-                removed_by: None,
-            });
-        } else {
-            omitted.count(d.path);
-        }
+        recorded.add(d.path, restarts, rules::is_inert(kind, &path), || Finding {
+            restarts,
+            expected: rules::expected_difference(kind, &path),
+            difference: Difference {
+                path: path.clone(),
+                render: d.render.cloned(),
+                live: d.live.cloned(),
+            },
+            removed_by: None,
+        });
     });
     let entries = if l.from_cluster() {
         ownership::entries(&l.value).map_err(|message| AdoptError::Live {
@@ -450,22 +474,16 @@ fn compare_pair(
             }
             Fate::Removed(manager) => {
                 let restarts = in_template(d.path);
-                any_restarts |= restarts;
-                all_inert &= rules::is_inert(kind, &path);
-                if findings.len() < bounds::MAX_RECORDED_DIFFERENCES {
-                    findings.push(Finding {
-                        restarts,
-                        expected: None,
-                        difference: compare::Difference {
-                            path,
-                            render: None,
-                            live: Some(value.clone()),
-                        },
-                        removed_by: Some(manager),
-                    });
-                } else {
-                    omitted.count(d.path);
-                }
+                recorded.add(d.path, restarts, rules::is_inert(kind, &path), || Finding {
+                    restarts,
+                    expected: None,
+                    difference: compare::Difference {
+                        path: path.clone(),
+                        render: None,
+                        live: Some(value.clone()),
+                    },
+                    removed_by: Some(manager),
+                });
             }
         }
     });
@@ -478,6 +496,12 @@ fn compare_pair(
     if harmless > MAX_LIVE_ONLY_PATHS {
         live_only.push(format!("… {} more", harmless - MAX_LIVE_ONLY_PATHS));
     }
+    let Recorded {
+        findings,
+        omitted,
+        any_restarts,
+        all_inert,
+    } = recorded;
     let class = if findings.is_empty() && omitted.is_empty() {
         if !left_behind.is_empty() {
             Class::LeftBehind
