@@ -25,6 +25,11 @@ pub enum RenderError {
         version: String,
         alternative: String,
     },
+    /// Every render evaluates the templates of the release's official chart archive, and none
+    /// was given or found. The front end names how the command at hand takes one
+    /// (`archive_advice`).
+    #[error("{}", archive_advice(self, &ArchiveHint::Unspecified))]
+    NoChartArchive { version: String },
     /// Values the requested chart does not know (typos, values of other releases, values the
     /// chart dropped, an umbrella chart's nesting): all of them, one line each.
     #[error("{}", unknown_values_message(version, report, files))]
@@ -233,6 +238,10 @@ pub fn archive_advice(e: &RenderError, hint: &ArchiveHint) -> String {
             alternative,
         } => format!(
             "{path} (set in {origin}) makes the chart embed its bundled file {file}, which cilium-cmp reads from the official chart archive cilium-{version}.tgz: {}, or set {path} to {alternative}",
+            hint.remedy(version)
+        ),
+        RenderError::NoChartArchive { version } => format!(
+            "cilium-cmp renders the templates of Cilium's official chart archive, cilium-{version}.tgz, and has none: {}",
             hint.remedy(version)
         ),
         other => other.to_string(),
