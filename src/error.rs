@@ -59,6 +59,11 @@ pub enum RenderError {
     /// (Boxed: the lists of files would make every render's error type larger.)
     #[error(transparent)]
     Twin(#[from] Box<crate::chart::twin::TwinError>),
+    /// The chart's templates stopped the render: the chart's own `fail` or `required`, a template
+    /// error Helm meets as well, a bound of the engine, or a function this renderer never
+    /// evaluates that no known value explains (`determinism::explain`).
+    #[error("{}", template_message(.0))]
+    Template(Box<crate::engine::TemplateError>),
     #[error("these values render no objects at all; refusing to print an empty stream (it would make Argo CD prune everything); check `agent` and `preflight.enabled`")]
     Empty,
     #[error("--kube-version {0:?} is not a Kubernetes version such as 1.35.0")]
@@ -177,6 +182,16 @@ pub enum TooLarge {
 }
 
 impl RenderError {
+    /// The render error for an engine error, as it stands (see `determinism::explain`).
+    pub fn from_engine(e: crate::engine::helm::EngineError) -> RenderError {
+        match e {
+            crate::engine::helm::EngineError::Chart { path, message } => {
+                RenderError::Chart(ChartError::Unreadable { path, message })
+            }
+            crate::engine::helm::EngineError::Template(t) => RenderError::Template(Box::new(t)),
+        }
+    }
+
     /// The values (and objects) a check refused, for a refusal that lists them; none otherwise.
     pub fn violations(&self) -> &[Violation] {
         match self {
@@ -245,6 +260,29 @@ pub fn archive_advice(e: &RenderError, hint: &ArchiveHint) -> String {
             hint.remedy(version)
         ),
         other => other.to_string(),
+    }
+}
+
+fn template_message(t: &crate::engine::TemplateError) -> String {
+    use crate::engine::ErrorKind;
+    let at = format!("{}:{}", t.file, t.line);
+    match &t.kind {
+        ErrorKind::Fail => format!(
+            "the Cilium chart refuses these values (Helm refuses them too; {at}): {}",
+            t.message
+        ),
+        ErrorKind::Parse | ErrorKind::Exec => format!(
+            "the Cilium chart's template fails with these values, as it does under Helm ({at}:{}): {}",
+            t.column, t.message
+        ),
+        ErrorKind::NonDeterministic { function } => format!(
+            "with these values the chart's template {at} calls {function}, which mints random data or reads the live cluster; cilium-cmp never does (its renders must be the same on every machine): {}",
+            t.message
+        ),
+        ErrorKind::Limit => format!(
+            "the render stopped at a bound of cilium-cmp's template engine ({at}): {}",
+            t.message
+        ),
     }
 }
 

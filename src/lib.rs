@@ -12,6 +12,7 @@ pub mod changes;
 pub mod chart;
 pub mod components;
 pub mod data_json;
+pub mod determinism;
 pub mod diff;
 pub mod editor_schema;
 pub mod engine;

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
 
 use crate::changes::{Change, ChangeSet};
 use crate::error::RenderError;
@@ -186,63 +185,6 @@ impl Plan {
     /// cluster's list), as `helm template --api-versions` does for custom resources.
     pub fn has_api(&self, group_version: &str) -> bool {
         self.api_versions.contains(group_version)
-    }
-}
-
-/// Where the chart's default TLS method would mint random keys (`helm`), this renderer uses
-/// Cilium's certgen CronJob instead; an explicit `helm` is refused with the alternatives.
-pub fn apply_deterministic_defaults(values: &mut Values) -> Result<(), RenderError> {
-    // (method value, the values that must all be on for the chart to mint keys with it)
-    let cases: [(&str, &[&str]); 2] = [
-        (
-            "hubble.tls.auto.method",
-            &[
-                "hubble.enabled",
-                "hubble.tls.enabled",
-                "hubble.tls.auto.enabled",
-            ],
-        ),
-        (
-            "clustermesh.apiserver.tls.auto.method",
-            &[
-                "clustermesh.useAPIServer",
-                "clustermesh.apiserver.tls.auto.enabled",
-            ],
-        ),
-    ];
-    for (path, gates) in cases {
-        let method = values.get(path).as_str().unwrap_or_default().to_string();
-        if method != "helm" {
-            continue;
-        }
-        let would_mint = gates.iter().all(|g| values.on(g));
-        if values.user_set(path) {
-            if !would_mint {
-                continue;
-            }
-            return Err(RenderError::Value {
-                path: path.to_string(),
-                origin: values.describe_origin(path),
-                message: "\"helm\" makes the chart generate random TLS keys on every render, so Argo CD would never be in sync; use \"cronJob\" (Cilium's certgen CronJob creates the certificates in the cluster; the default here), \"certmanager\" (cert-manager issues them), or set auto.enabled: false and provide the certificates in values".into(),
-            });
-        }
-        set_path(values.root_mut(), path, Value::String("cronJob".into()));
-    }
-    Ok(())
-}
-
-fn set_path(root: &mut Value, path: &str, value: Value) {
-    let mut node = root;
-    let mut keys = path.split('.').peekable();
-    while let Some(k) = keys.next() {
-        let Value::Object(m) = node else { return };
-        if keys.peek().is_none() {
-            m.insert(k.to_string(), value);
-            return;
-        }
-        node = m
-            .entry(k.to_string())
-            .or_insert_with(|| Value::Object(Default::default()));
     }
 }
 

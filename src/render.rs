@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use crate::chart::ChartFiles;
-use crate::components::{self, Ctx};
+use crate::engine::{self, helm::coalesce, ChartTemplates, RenderOptions};
 use crate::error::{RenderError, TooLarge, Violation, Violations};
 use crate::limits;
 use crate::plan::{self, KubeVersion, Plan};
@@ -115,10 +115,13 @@ fn render_known(
                 .collect(),
         )));
     }
-    plan::apply_deterministic_defaults(&mut values)?;
-    if let Some(chart) = &inputs.chart {
-        chart.check_version(&cilium.to_string())?;
-    }
+    crate::determinism::apply_defaults(&mut values)?;
+    let Some(chart) = &inputs.chart else {
+        return Err(RenderError::NoChartArchive {
+            version: cilium.to_string(),
+        });
+    };
+    chart.check_version(&cilium.to_string())?;
     let kube = KubeVersion::parse(&inputs.kube_version)?;
     if !kube.at_least(plan::MIN_KUBE.0, plan::MIN_KUBE.1) {
         return Err(RenderError::KubeTooOld {
@@ -126,22 +129,27 @@ fn render_known(
             cilium: cilium.to_string(),
         });
     }
-    let plan = Plan::new(
-        cilium,
-        &inputs.namespace,
-        kube,
-        inputs
-            .api_versions
-            .iter()
-            .flat_map(|a| a.split(','))
-            .map(|a| a.trim().to_string())
-            .filter(|a| !a.is_empty())
-            .collect::<BTreeSet<_>>(),
-        &values,
-    );
-    let ctx = Ctx::new(&values, &plan, inputs.chart.as_ref());
-    let objects = components::render_all(&ctx)?;
+    let api_versions: BTreeSet<String> = inputs
+        .api_versions
+        .iter()
+        .flat_map(|a| a.split(','))
+        .map(|a| a.trim().to_string())
+        .filter(|a| !a.is_empty())
+        .collect();
+    let templates = ChartTemplates::parse_cached(chart).map_err(RenderError::from_engine)?;
+    let options = RenderOptions {
+        release_name: RELEASE_NAME.to_string(),
+        namespace: inputs.namespace.clone(),
+        kube_version: helm_kube_version(&inputs.kube_version),
+        api_versions: api_versions.iter().cloned().collect(),
+    };
+    let coalesced = coalesce(&templates.default_values, values.overlay());
+    let manifests = templates
+        .render(&coalesced, &options)
+        .map_err(|e| crate::determinism::explain(e, &values))?;
+    let objects = engine::helm::objects(&manifests).map_err(RenderError::from_engine)?;
     if inputs.refuse_what_the_cluster_would {
+        let plan = Plan::new(cilium, &inputs.namespace, kube, api_versions, &values);
         crate::admission::check(&objects, &values, &plan)?;
     }
     // An empty stream would make Argo CD prune the whole CNI: never return one.
@@ -149,6 +157,24 @@ fn render_known(
         return Err(RenderError::Empty);
     }
     Ok(crate::output::finish(objects)?)
+}
+
+/// The Helm release name the chart is rendered under: Cilium's documented install name, which
+/// `helm template` is given in the reference renders (the chart's objects do not depend on it).
+pub const RELEASE_NAME: &str = "cilium";
+
+/// `--kube-version` as Helm 4 holds it (`chartutil.ParseKubeVersion`: semver's `String()`, so
+/// `1.35` is `1.35.0`), for `.Capabilities.KubeVersion`.
+fn helm_kube_version(text: &str) -> String {
+    let t = text.trim();
+    let t = t.strip_prefix('v').unwrap_or(t);
+    let split = t.find(['-', '+']).unwrap_or(t.len());
+    let (core, rest) = t.split_at(split);
+    if core.matches('.').count() == 1 {
+        format!("{core}.0{rest}")
+    } else {
+        t.to_string()
+    }
 }
 
 /// The values a render of release `cilium` reads: the inputs' values files and `--set`-like

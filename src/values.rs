@@ -491,6 +491,13 @@ impl Values {
         node.is_present()
     }
 
+    /// What lies over the chart's defaults: the user's values, every layer merged with their
+    /// nulls, and this renderer's own defaults (`determinism::apply_defaults`). What Helm
+    /// coalesces over the chart's `values.yaml`.
+    pub fn overlay(&self) -> &Value {
+        &self.overlay
+    }
+
     /// The user's values alone, every layer merged.
     pub fn user(&self) -> &Value {
         &self.user

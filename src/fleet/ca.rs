@@ -16,7 +16,7 @@
 //!   `clustermesh.apiserver.tls.auto.certManagerIssuerRef`: the same issuer in every member (and,
 //!   outside what the repository shows, that issuer backed by the same CA in every cluster).
 //! - `helm`: the chart generates a CA on every render; cilium-cmp renders the chart's default
-//!   `helm` as `cronJob` (see `plan::apply_deterministic_defaults`) and refuses an explicit one.
+//!   `helm` as `cronJob` (see `determinism::apply_defaults`) and refuses an explicit one.
 //! - `auto.enabled: false`, or `kvstoremesh.kvstoreMode: external` (the chart's certificate
 //!   templates need the internal kvstore): the certificates are created outside the chart;
 //!   declared as above.

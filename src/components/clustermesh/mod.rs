@@ -391,7 +391,7 @@ mod tests {
         let cilium = crate::versions::parse(version).unwrap();
         let layer = crate::values::Layer::from_yaml("t.yaml", values).unwrap();
         let mut vals = crate::values::Values::resolve(crate::versions::defaults(cilium), &[layer]);
-        crate::plan::apply_deterministic_defaults(&mut vals).unwrap();
+        crate::determinism::apply_defaults(&mut vals).unwrap();
         let plan = crate::plan::Plan::new(
             cilium,
             "kube-system",

@@ -1,0 +1,116 @@
+//! What keeps a render deterministic on top of the chart's own templates: the defaults layer
+//! that replaces the chart's certificate minting by Cilium's certgen CronJob, and the
+//! explanation of a render the engine stopped because the values led a template to a function
+//! that mints random data or reads the live cluster (`engine::ErrorKind::NonDeterministic`).
+//!
+//! The engine never evaluates such a function (see `engine` for the list); the error it returns
+//! names the template line only. A user needs the value that led there and what to write
+//! instead, so the known routes of the chart are named here, each from the template that takes
+//! it (chart 1.18.0 to 1.20.x alike):
+//! - `hubble/tls-helm/*.yaml` and `clustermesh-apiserver/tls-helm/*.yaml` with `_helpers.tpl`'s
+//!   `cilium.ca.setup` (`genCA`, `genSignedCert`, and a `lookup` of the existing Secret): the
+//!   `helm` method of `hubble.tls.auto` and `clustermesh.apiserver.tls.auto`;
+//! - `_helpers.tpl`'s `k8sServiceHost`/`k8sServicePort` helpers (`lookup` of the kubeadm
+//!   `kube-public/cluster-info` ConfigMap): `k8sServiceHost: auto`.
+
+use serde_json::Value;
+
+use crate::engine::helm::EngineError;
+use crate::engine::ErrorKind;
+use crate::error::RenderError;
+use crate::values::Values;
+
+/// The TLS blocks whose `auto.method: helm` makes the chart mint keys, with the values that
+/// must all be on for it to do so (the `if` around each `tls-helm` template).
+const MINTING_METHODS: [(&str, &[&str]); 2] = [
+    (
+        "hubble.tls.auto.method",
+        &[
+            "hubble.enabled",
+            "hubble.tls.enabled",
+            "hubble.tls.auto.enabled",
+        ],
+    ),
+    (
+        "clustermesh.apiserver.tls.auto.method",
+        &[
+            "clustermesh.useAPIServer",
+            "clustermesh.apiserver.tls.auto.enabled",
+        ],
+    ),
+];
+
+const HELM_METHOD: &str = "\"helm\" makes the chart generate random TLS keys on every render, so Argo CD would never be in sync; use \"cronJob\" (Cilium's certgen CronJob creates the certificates in the cluster; the default here), \"certmanager\" (cert-manager issues them), or set auto.enabled: false and provide the certificates in values";
+
+const SERVICE_HOST_AUTO: &str = "\"auto\" makes the chart look the API server up in the live cluster (kube-public/cluster-info), which a deterministic render cannot do; write the API server's host name or address (and k8sServicePort) instead";
+
+/// The defaults layer over the chart's: where the chart's default TLS method would mint random
+/// keys (`helm`), the method is `cronJob`; an explicit `helm` where it would mint is refused with
+/// the alternatives (a `helm` that mints nothing, its block being off, is left as written).
+pub fn apply_defaults(values: &mut Values) -> Result<(), RenderError> {
+    for (path, gates) in MINTING_METHODS {
+        let method = values.get(path).as_str().unwrap_or_default().to_string();
+        if method != "helm" {
+            continue;
+        }
+        let would_mint = gates.iter().all(|g| values.on(g));
+        if values.user_set(path) {
+            if !would_mint {
+                continue;
+            }
+            return Err(value_error(values, path, HELM_METHOD));
+        }
+        set_path(values.root_mut(), path, Value::String("cronJob".into()));
+    }
+    Ok(())
+}
+
+/// The render error for an engine error: a refused function is explained by the value that led
+/// the chart there, when it is one of the known routes; everything else keeps the template's
+/// file and line.
+pub fn explain(e: EngineError, values: &Values) -> RenderError {
+    if let EngineError::Template(t) = &e {
+        if let ErrorKind::NonDeterministic { function } = &t.kind {
+            let file = t.file.as_str();
+            let certs = function.starts_with("gen") || function == "lookup";
+            for (path, _) in MINTING_METHODS {
+                let block = if path.starts_with("hubble") {
+                    "/hubble/tls-helm/"
+                } else {
+                    "/clustermesh-apiserver/tls-helm/"
+                };
+                let method = values.get(path).as_str().unwrap_or_default();
+                if certs && method == "helm" && (file.contains(block) || file.ends_with("/_helpers.tpl")) {
+                    return value_error(values, path, HELM_METHOD);
+                }
+            }
+            if function == "lookup" && values.get("k8sServiceHost").as_str() == Some("auto") {
+                return value_error(values, "k8sServiceHost", SERVICE_HOST_AUTO);
+            }
+        }
+    }
+    RenderError::from_engine(e)
+}
+
+fn value_error(values: &Values, path: &str, message: &str) -> RenderError {
+    RenderError::Value {
+        path: path.to_string(),
+        origin: values.describe_origin(path),
+        message: message.to_string(),
+    }
+}
+
+fn set_path(root: &mut Value, path: &str, value: Value) {
+    let mut node = root;
+    let mut keys = path.split('.').peekable();
+    while let Some(k) = keys.next() {
+        let Value::Object(m) = node else { return };
+        if keys.peek().is_none() {
+            m.insert(k.to_string(), value);
+            return;
+        }
+        node = m
+            .entry(k.to_string())
+            .or_insert_with(|| Value::Object(Default::default()));
+    }
+}
