@@ -54,11 +54,10 @@ pub enum RenderError {
     Stamp(#[from] StampError),
     #[error(transparent)]
     Version(#[from] UnknownVersion),
-    /// An archive of a release this binary does not list, whose templates are not those of a
-    /// listed one (`chart::twin`).
-    /// (Boxed: the lists of files would make every render's error type larger.)
+    /// An archive of a release this binary does not list that cannot be read as the release
+    /// asked for (`chart::unlisted`).
     #[error(transparent)]
-    Twin(#[from] Box<crate::chart::twin::TwinError>),
+    Unlisted(#[from] Box<crate::chart::unlisted::UnlistedError>),
     /// The chart's templates stopped the render: the chart's own `fail` or `required`, a template
     /// error Helm meets as well, a bound of the engine, or a function this renderer never
     /// evaluates that no known value explains (`determinism::explain`).

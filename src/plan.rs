@@ -163,9 +163,7 @@ impl Plan {
             release_namespace: release_namespace.to_string(),
             kube,
             api_versions,
-            // A release read from its archive has the changes of the release whose templates
-            // it has (`chart::twin`).
-            changes: ChangeSet::of(crate::versions::model(cilium)),
+            changes: ChangeSet::of(cilium),
             chart_label: format!("cilium-{cilium}"),
             hubble_certs: CertSource::of(values, "hubble.tls"),
             clustermesh_certs: CertSource::of(values, "clustermesh.apiserver.tls"),

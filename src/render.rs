@@ -30,10 +30,11 @@ pub struct Inputs {
     /// Values the chart does not know become warnings (stderr, one line each) instead of
     /// refusing the render: for values files written for older charts, while they are migrated.
     pub allow_unknown_keys: bool,
-    /// Reads the release from `chart` as if this binary did not list it (`chart::twin`), even when
-    /// it does: how the tests replay release day with a release whose Helm render is known.
-    /// Front ends leave it off; an unlisted version with an archive is read so anyway.
-    pub read_as_twin: bool,
+    /// Reads the release's facts (defaults, schema, known keys) from `chart` as if this binary
+    /// did not list it (`chart::unlisted`), even when it does: how the tests replay release day
+    /// with a release whose Helm render is known. Front ends leave it off; an unlisted version
+    /// with an archive is read so anyway.
+    pub read_as_unlisted: bool,
     /// Whether renders the cluster would refuse later are refused (`admission.rs`); on for every
     /// front end. The parity tests turn it off to compare such a render with Helm's all the same.
     pub refuse_what_the_cluster_would: bool,
@@ -56,7 +57,7 @@ impl Inputs {
             api_versions: Vec::new(),
             chart: None,
             allow_unknown_keys: false,
-            read_as_twin: false,
+            read_as_unlisted: false,
             refuse_what_the_cluster_would: true,
         }
     }
@@ -203,12 +204,12 @@ pub fn resolve_values(
 }
 
 /// The release to render: a listed one, or one read from the archive the caller gave when the
-/// binary does not list it (its templates must be a listed release's, `chart::twin`).
+/// binary does not list it (`chart::unlisted`).
 pub fn release_of(inputs: &Inputs) -> Result<versions::CiliumVersion, RenderError> {
     let listed = versions::parse(&inputs.cilium_version);
     match (&inputs.chart, listed) {
-        (Some(chart), listed) if listed.is_err() || inputs.read_as_twin => {
-            Ok(crate::chart::twin::open(chart, &inputs.cilium_version)?)
+        (Some(chart), listed) if listed.is_err() || inputs.read_as_unlisted => {
+            Ok(crate::chart::unlisted::open(chart, &inputs.cilium_version)?)
         }
         (_, listed) => Ok(listed?),
     }

@@ -5,27 +5,68 @@ use std::sync::{Mutex, OnceLock};
 use crate::schema::LazySchema;
 use crate::values::PathIndex;
 
-/// A Cilium release. Template differences between releases are named in `changes.rs`.
+/// A Cilium release. What changes between releases for the policy layers is named in
+/// `changes.rs`; the objects come from each release's own templates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct CiliumVersion {
     pub major: u32,
     pub minor: u32,
     pub patch: u32,
-    /// Set for a release read at run time from its archive (`chart::twin`): its slot among the
-    /// twins of this process. None for a compiled-in release.
-    twin: Option<u32>,
+    /// Set for a release read at run time from its archive (`chart::unlisted`): its slot among
+    /// those of this process. None for a compiled-in release.
+    slot: Option<u32>,
 }
 
 impl std::fmt::Display for CiliumVersion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+        match self.slot.and_then(|_| data(*self)) {
+            // A pre-release's name carries its tag (`1.21.0-pre.1`).
+            Some(d) => f.write_str(d.version),
+            None => write!(f, "{}.{}.{}", self.major, self.minor, self.patch),
+        }
     }
 }
 
 impl CiliumVersion {
     /// Whether this release was read at run time from its archive rather than compiled in.
-    pub fn is_twin(&self) -> bool {
-        self.twin.is_some()
+    pub fn is_unlisted(&self) -> bool {
+        self.slot.is_some()
+    }
+}
+
+/// A release's name as Cilium tags it: `X.Y.Z`, or `X.Y.Z-PRE` for a pre-release (`1.21.0-pre.1`,
+/// `1.20.0-rc.2`; semver's pre-release identifiers), a leading `v` allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseName {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+    pub pre: Option<String>,
+}
+
+impl ReleaseName {
+    pub fn parse(text: &str) -> Option<ReleaseName> {
+        let text = text.strip_prefix('v').unwrap_or(text);
+        let (core, pre) = match text.split_once('-') {
+            Some((core, pre)) => (core, Some(pre)),
+            None => (text, None),
+        };
+        let (major, minor, patch) = numbers(core)?;
+        if let Some(pre) = pre {
+            // semver 2.0.0 §9: dot-separated non-empty identifiers of [0-9A-Za-z-].
+            let ok = pre.split('.').all(|id| {
+                !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            });
+            if !ok || pre.len() > 64 {
+                return None;
+            }
+        }
+        Some(ReleaseName {
+            major,
+            minor,
+            patch,
+            pre: pre.map(str::to_string),
+        })
     }
 }
 
@@ -36,10 +77,6 @@ struct ReleaseData {
     values: &'static str,
     schema: &'static str,
     keys: &'static str,
-    /// `chart-files.json`: the sha256 of each template and bundled file.
-    files: &'static str,
-    /// The compiled-in release whose templates this one has (itself when compiled in).
-    model: &'static str,
     tree: OnceLock<serde_json::Value>,
     defaults: OnceLock<Defaults>,
     parsed_keys: OnceLock<Vec<String>>,
@@ -54,16 +91,12 @@ impl ReleaseData {
         values: &'static str,
         schema: &'static str,
         keys: &'static str,
-        files: &'static str,
-        model: &'static str,
     ) -> ReleaseData {
         ReleaseData {
             version,
             values,
             schema,
             keys,
-            files,
-            model,
             tree: OnceLock::new(),
             defaults: OnceLock::new(),
             parsed_keys: OnceLock::new(),
@@ -97,13 +130,6 @@ macro_rules! release {
                 $v,
                 "/template-keys.json"
             )),
-            include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/data/",
-                $v,
-                "/chart-files.json"
-            )),
-            $v,
         )
     };
 }
@@ -113,9 +139,9 @@ macro_rules! release {
 // `build.rs` so the pins and the compiled-in releases are one list.
 include!(concat!(env!("OUT_DIR"), "/releases.rs"));
 
-/// The releases read from archives in this process (`chart::twin`), each kept for the process's
-/// life with the digest of what it was read from, so an archive read twice is one twin.
-static TWINS: Mutex<Vec<(String, &'static ReleaseData)>> = Mutex::new(Vec::new());
+/// The releases read from archives in this process (`chart::unlisted`), each kept for the
+/// process's life with the digest of what it was read from, so an archive read twice is one slot.
+static UNLISTED: Mutex<Vec<(String, &'static ReleaseData)>> = Mutex::new(Vec::new());
 
 /// The newest supported release.
 pub fn newest() -> CiliumVersion {
@@ -130,39 +156,25 @@ pub fn supported() -> impl Iterator<Item = &'static str> {
     RELEASES.iter().map(|r| r.version)
 }
 
-/// A supported release's `chart-files.json` (the sha256 of each template and bundled file).
-pub(crate) fn chart_files_text(version: &str) -> Option<&'static str> {
-    RELEASES
-        .iter()
-        .find(|r| r.version == version)
-        .map(|r| r.files)
-}
-
 #[derive(Debug, thiserror::Error)]
 #[error("{}", unknown_message(requested))]
 pub struct UnknownVersion {
     pub requested: String,
 }
 
-/// Why a version is not rendered, and for a patch release newer than every supported one of its
-/// minor, the two ways forward.
+/// Why a version is not rendered without its archive, and the ways to give it one.
 fn unknown_message(requested: &str) -> String {
     let all = supported().collect::<Vec<_>>().join(", ");
     let shown = crate::limits::quoted(requested);
-    let Some(v) = numbers(requested) else {
-        return format!("Cilium {shown} is not supported; supported versions: {all}");
-    };
-    let newest_of_minor = supported()
-        .filter_map(|s| numbers(s).map(|n| (n, s)))
-        .filter(|((major, minor, _), _)| (*major, *minor) == (v.0, v.1))
-        .max();
-    match newest_of_minor {
-        Some((n, newest)) if v > n => format!(
-            "Cilium {shown} is newer than {newest}, the newest {}.{} release this cilium-cmp knows. Two ways forward: if its chart templates are those of a known release (patch releases often change only image tags), give its official archive: `--chart-archive cilium-{requested}.tgz`, or place cilium-{requested}.tgz in the chart folder (`cilium-cmp chart fetch {requested} --sha256 DIGEST` downloads it, DIGEST from Cilium's Helm repository index); cilium-cmp then renders it with the known release's model and says which. Otherwise a newer cilium-cmp is needed. Supported versions: {all}",
-            v.0, v.1
-        ),
-        _ => format!("Cilium {shown} is not supported; supported versions: {all}"),
+    if !is_newer_than_listed(requested) {
+        return format!(
+            "Cilium {shown} is not a Cilium release cilium-cmp renders (X.Y.Z from 1.18.0 on, or X.Y.Z-PRE for a pre-release); releases with their defaults compiled in: {all}"
+        );
     }
+    let name = release_number(requested).unwrap_or_default();
+    format!(
+        "Cilium {shown} is not compiled into this cilium-cmp, which renders it from its official chart archive: `cilium-cmp chart fetch {name}` downloads it (checked against Cilium's Helm repository index) into the chart folder, or pass --chart-archive cilium-{name}.tgz. Releases compiled in: {all}"
+    )
 }
 
 /// `X.Y.Z` (a leading `v` allowed) as numbers; None for anything else. A version the binary does
@@ -182,25 +194,23 @@ pub fn numbers(text: &str) -> Option<(u32, u32, u32)> {
     }
 }
 
-/// Whether `text` names a release that may come after the supported ones: a release number not
-/// listed, newer than every listed release of its minor line, on a line not older than the
-/// oldest listed. Only such a release can be a twin worth fetching (`chart fetch --sha256`).
+/// Whether `text` names a release this binary does not list but renders from its archive
+/// (`chart::unlisted`): `X.Y.Z` or a pre-release `X.Y.Z-PRE`, on the 1.18 line or a later one.
 pub fn is_newer_than_listed(text: &str) -> bool {
-    let Some(v) = numbers(text) else {
+    let Some(v) = ReleaseName::parse(text) else {
         return false;
     };
-    let listed: Vec<(u32, u32, u32)> = supported().filter_map(numbers).collect();
-    let oldest = listed.iter().min().copied().unwrap_or_default();
-    (v.0, v.1) >= (oldest.0, oldest.1)
-        && listed
-            .iter()
-            .filter(|l| (l.0, l.1) == (v.0, v.1))
-            .all(|l| v > *l)
+    let listed = supported().any(|l| release_number(l) == release_number(text));
+    !listed && (v.major, v.minor) >= (1, 18)
 }
 
-/// `X.Y.Z` as `numbers` reads it, printed without a `v`: the name of a release, listed or not.
+/// A release's name as `ReleaseName` reads it, printed without a `v` (`1.20.1`, `1.21.0-pre.1`):
+/// the name of a release, listed or not, and of its archive `cilium-NAME.tgz`.
 pub fn release_number(text: &str) -> Option<String> {
-    numbers(text).map(|(a, b, c)| format!("{a}.{b}.{c}"))
+    ReleaseName::parse(text).map(|r| match r.pre {
+        Some(pre) => format!("{}.{}.{}-{pre}", r.major, r.minor, r.patch),
+        None => format!("{}.{}.{}", r.major, r.minor, r.patch),
+    })
 }
 
 /// Parses a supported version (`1.18.3`, a leading `v` allowed) into its gate form.
@@ -217,23 +227,20 @@ pub fn parse(requested: &str) -> Result<CiliumVersion, UnknownVersion> {
         major,
         minor,
         patch,
-        twin: None,
+        slot: None,
     })
 }
 
-/// Registers a release read from an archive, whose templates are those of the compiled-in
-/// release `model`, from the texts `import::facts` made; `digest` identifies what it was read
-/// from (the same digest gives the same twin back). The texts stay for the process's life: a
-/// process renders one release, and a test process a few.
-pub(crate) fn register_twin(
+/// Registers a release read from an archive, from the texts `import::facts` made; `digest`
+/// identifies what it was read from (the same digest gives the same release back). The texts
+/// stay for the process's life: a process renders one release, and a test process a few.
+pub(crate) fn register_archive(
     digest: &str,
     facts: crate::chart::import::Facts,
-    model: &str,
 ) -> Option<CiliumVersion> {
-    let (major, minor, patch) = numbers(&facts.version)?;
-    let model = RELEASES.iter().find(|r| r.version == model)?.version;
-    let mut twins = TWINS.lock().unwrap_or_else(|e| e.into_inner());
-    let slot = match twins.iter().position(|(d, _)| d == digest) {
+    let name = ReleaseName::parse(&facts.version)?;
+    let mut slots = UNLISTED.lock().unwrap_or_else(|e| e.into_inner());
+    let slot = match slots.iter().position(|(d, _)| d == digest) {
         Some(slot) => slot,
         None => {
             let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
@@ -242,41 +249,30 @@ pub(crate) fn register_twin(
                 leak(facts.values),
                 leak(facts.schema),
                 leak(facts.keys),
-                leak(facts.files),
-                model,
             );
-            twins.push((digest.to_string(), Box::leak(Box::new(data))));
-            twins.len() - 1
+            slots.push((digest.to_string(), Box::leak(Box::new(data))));
+            slots.len() - 1
         }
     };
     Some(CiliumVersion {
-        major,
-        minor,
-        patch,
-        twin: Some(u32::try_from(slot).ok()?),
+        major: name.major,
+        minor: name.minor,
+        patch: name.patch,
+        slot: Some(u32::try_from(slot).ok()?),
     })
 }
 
-/// A release's facts: compiled in, or a twin's.
+/// A release's facts: compiled in, or read from its archive.
 fn data(version: CiliumVersion) -> Option<&'static ReleaseData> {
-    match version.twin {
+    match version.slot {
         Some(slot) => {
-            let twins = TWINS.lock().unwrap_or_else(|e| e.into_inner());
+            let twins = UNLISTED.lock().unwrap_or_else(|e| e.into_inner());
             twins.get(slot as usize).map(|(_, d)| *d)
         }
         None => {
             let key = version.to_string();
             RELEASES.iter().find(|r| r.version == key)
         }
-    }
-}
-
-/// The compiled-in release whose chart templates `version` has: itself, or for a twin the
-/// release it was matched to. Its named changes (`changes.rs`) are the ones `version` has.
-pub fn model(version: CiliumVersion) -> CiliumVersion {
-    match data(version) {
-        Some(d) if version.twin.is_some() => parse(d.model).unwrap_or(version),
-        _ => version,
     }
 }
 
@@ -426,10 +422,10 @@ mod tests {
         ] {
             assert_eq!(super::is_newer_than_listed(v), newer, "{v}");
         }
+        assert!(super::is_newer_than_listed("1.21.0-pre.1"));
+        assert!(!super::is_newer_than_listed("1.21.0-pre..1"));
+        assert_eq!(super::release_number("v1.21.0-rc.2").unwrap(), "1.21.0-rc.2");
         let msg = super::parse("1.19.7").unwrap_err().to_string();
-        assert!(
-            msg.contains("newer than 1.19.6, the newest 1.19 release"),
-            "{msg}"
-        );
+        assert!(msg.contains("chart fetch 1.19.7"), "{msg}");
     }
 }

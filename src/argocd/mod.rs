@@ -249,9 +249,8 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
     let chart_dir = PathBuf::from(var(env, CHART_DIR_VAR).unwrap_or(DEFAULT_CHART_DIR));
     let cilium = match crate::versions::parse(&version) {
         Ok(v) => v.to_string(),
-        // A release this binary does not list renders from its archive in the chart folder, when
-        // its templates are those of a listed release (`chart::twin`); the name is checked to be a
-        // release number before it names a file.
+        // A release this binary does not list renders from its archive in the chart folder
+        // (`chart::unlisted`); the name is checked to be a release name before it names a file.
         Err(e) => match crate::versions::release_number(&version)
             .filter(|_| crate::versions::is_newer_than_listed(&version))
         {
@@ -326,8 +325,8 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
         .collect();
 
     let archive = chart_dir.join(crate::chart::store::archive_name(&cilium));
-    // A missing archive is not an error here: values that need no bundled file render the same
-    // without it, and those that do fail in the render with a message naming the value.
+    // A missing archive is not an error here: the render says what is missing and where the
+    // plugin looked (`GenerateError::NeedsChartArchive`).
     if archive.is_file() {
         inputs.chart = Some(ChartFiles::open_cached(&archive)?);
     }
@@ -374,7 +373,7 @@ pub fn render_folder(
     let mut generation = plan(env, app_dir)?;
     generation.inputs.allow_unknown_keys |= allow_unknown_keys;
     let text = crate::render(&generation.inputs).map_err(|e| match e {
-        RenderError::NeedsChartArchive { .. } => GenerateError::NeedsChartArchive {
+        RenderError::NeedsChartArchive { .. } | RenderError::NoChartArchive { .. } => GenerateError::NeedsChartArchive {
             error: Box::new(e),
             hint: ArchiveHint::PluginDir {
                 dir: var(env, CHART_DIR_VAR)

@@ -8,9 +8,9 @@ use std::path::Path;
 
 use super::archive::ChartFiles;
 
-/// A release's facts as `import-chart` writes them, one text per file of `data/VERSION/`. The
-/// twin path (`chart::twin`) builds the same texts in memory from an archive the binary does not
-/// list, so a release read at run time is read exactly as a compiled-in one.
+/// A release's facts as `import-chart` writes them, one text per file of `data/VERSION/`. An
+/// unlisted release (`chart::unlisted`) is read into the same texts in memory from its archive,
+/// so a release read at run time is read exactly as a compiled-in one.
 #[derive(Debug, Clone)]
 pub struct Facts {
     /// The chart's version, from Chart.yaml.
@@ -21,17 +21,10 @@ pub struct Facts {
     pub schema: String,
     /// `template-keys.json`: the value paths the templates read.
     pub keys: String,
-    /// `chart-files.json`: the sha256 of every file under `templates/` and `files/`.
-    pub files: String,
 }
 
 /// The files of `data/VERSION/` and the fact each holds.
-pub const DATA_FILES: [&str; 4] = [
-    "values.json",
-    "values.schema.json",
-    "template-keys.json",
-    "chart-files.json",
-];
+pub const DATA_FILES: [&str; 3] = ["values.json", "values.schema.json", "template-keys.json"];
 
 impl Facts {
     /// The text of one of `DATA_FILES`.
@@ -40,7 +33,6 @@ impl Facts {
             "values.json" => Some(&self.values),
             "values.schema.json" => Some(&self.schema),
             "template-keys.json" => Some(&self.keys),
-            "chart-files.json" => Some(&self.files),
             _ => None,
         }
     }
@@ -62,27 +54,12 @@ pub fn facts(chart: &ChartFiles) -> anyhow::Result<Facts> {
     // The paths the templates read: some values work without being listed in values.yaml.
     let mut keys = serde_json::to_string_pretty(&template_keys(chart))?;
     keys.push('\n');
-    let mut files = serde_json::to_string_pretty(&chart_file_digests(chart))?;
-    files.push('\n');
     Ok(Facts {
         version,
         values,
         schema,
         keys,
-        files,
     })
-}
-
-/// The sha256 (lowercase hex) of every file under `templates/` and `files/`, by path: what
-/// decides the objects a release renders besides its values. Two releases with equal digests
-/// render the same objects from the same values (`chart::twin`).
-pub fn chart_file_digests(chart: &ChartFiles) -> BTreeMap<String, String> {
-    chart
-        .list("templates/")
-        .into_iter()
-        .chain(chart.list("files/"))
-        .filter_map(|f| Some((f.to_string(), super::store::sha256_hex(chart.bytes(f)?))))
-        .collect()
 }
 
 /// Writes `DATA_DIR/VERSION/` (the `DATA_FILES`) and returns the version imported.

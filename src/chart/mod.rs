@@ -1,14 +1,14 @@
 //! Cilium's official chart archive and everything this project does with it: reading the files
 //! bundled in it (`archive`), its pinned digests (`pins`), the folder archives are stored in and
 //! found from (`store`), downloading one (`fetch`), turning a release's archive into the facts
-//! under `data/` (`import`, the `import-chart` command), and rendering a release this binary does
-//! not list from its archive when its templates are known (`twin`).
+//! under `data/` (`import`, the `import-chart` command), and reading a release this binary does
+//! not list from its archive (`unlisted`).
 
 pub mod archive;
 pub mod fetch;
 pub mod import;
 pub mod pins;
 pub mod store;
-pub mod twin;
+pub mod unlisted;
 
 pub use archive::{ChartError, ChartFiles};

@@ -80,12 +80,14 @@ pub fn stored_archive(e: &RenderError, version: &str) -> anyhow::Result<ChartFil
 pub fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
     let mut inputs = render_inputs(a)?;
     match cilium_cmp::render(&inputs) {
-        Err(e @ RenderError::NeedsChartArchive { .. }) if a.chart_archive.is_none() => {
+        Err(
+            e @ (RenderError::NeedsChartArchive { .. } | RenderError::NoChartArchive { .. }),
+        ) if a.chart_archive.is_none() => {
             inputs.chart = Some(stored_archive(&e, &a.cilium_version)?);
             Ok(cilium_cmp::render(&inputs)?)
         }
         // A release this binary does not list: its archive in the chart folder, placed there by
-        // the user (or `chart fetch VERSION --sha256`), is read as the twin of a listed release.
+        // the user (or `chart fetch VERSION`), is read with its own facts (`chart::unlisted`).
         Err(RenderError::Version(e))
             if a.chart_archive.is_none()
                 && cilium_cmp::versions::is_newer_than_listed(&a.cilium_version) =>
@@ -123,14 +125,14 @@ pub fn stored_unlisted(
     Ok((version, chart))
 }
 
-/// The release `schema` describes: a listed one, or a newer patch read as the twin of a listed
-/// release from its archive in the chart folder, as `render` reads it.
+/// The release `schema` describes: a listed one, or an unlisted one read from its archive in the
+/// chart folder, as `render` reads it.
 pub fn schema_release(requested: &str) -> anyhow::Result<cilium_cmp::versions::CiliumVersion> {
     match cilium_cmp::versions::parse(requested) {
         Ok(v) => Ok(v),
         Err(e) if cilium_cmp::versions::is_newer_than_listed(requested) => {
             let (version, chart) = stored_unlisted(requested, e)?;
-            Ok(cilium_cmp::chart::twin::open(&chart, &version).map_err(RenderError::from)?)
+            Ok(cilium_cmp::chart::unlisted::open(&chart, &version).map_err(RenderError::from)?)
         }
         Err(e) => Err(e.into()),
     }

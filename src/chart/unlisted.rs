@@ -1,0 +1,84 @@
+//! Release day: a Cilium release this binary does not list, rendered from its official archive.
+//!
+//! The engine evaluates any release's templates, so what such a release needs besides them are
+//! the facts the policy layers read, which a listed release has compiled in (`data/VERSION/`):
+//! its defaults, its values schema and the value paths its templates read. They are read from
+//! the archive by the code `import-chart` runs (`import::facts`), so an unlisted release is
+//! checked exactly as a listed one. A pre-release (`1.21.0-pre.1`) is read only when asked for
+//! by its exact name, with a warning.
+//!
+//! Trust is the caller's: this module reads only an archive it is handed (`--chart-archive`, the
+//! chart folder, the plugin's `CILIUM_CMP_CHART_DIR`, or one `chart fetch` checked against the
+//! repository index or a `--sha256`).
+
+use super::archive::ChartFiles;
+use crate::versions::{self, CiliumVersion};
+
+/// Why an archive is not read as the release asked for.
+#[derive(Debug, thiserror::Error)]
+pub enum UnlistedError {
+    #[error("the chart archive {path} is Cilium {found}, but the requested version is {wanted}; supply cilium-{wanted}.tgz")]
+    WrongVersion {
+        path: String,
+        found: String,
+        wanted: String,
+    },
+    #[error("the chart archive {path} is version {found}, which is not a Cilium release (X.Y.Z, or X.Y.Z-PRE for a pre-release)")]
+    NotARelease { path: String, found: String },
+    #[error("the chart archive {path} is Cilium {found}; cilium-cmp renders Cilium 1.18.0 and later")]
+    TooOld { path: String, found: String },
+    #[error("the chart archive {path} cannot be read as a Cilium chart: {message}")]
+    Unreadable { path: String, message: String },
+}
+
+/// The oldest release line the policy layers know (`upgradeCompatibility` gates, renamed values).
+const OLDEST: (u32, u32) = (1, 18);
+
+/// Reads `chart` as the release `requested`, which this binary does not list (or lists, when the
+/// replay tests ask for a listed release to be read as if it were new).
+pub fn open(chart: &ChartFiles, requested: &str) -> Result<CiliumVersion, Box<UnlistedError>> {
+    let path = chart.path().to_string();
+    let unreadable = |message: String| {
+        Box::new(UnlistedError::Unreadable {
+            path: path.clone(),
+            message,
+        })
+    };
+    let found = chart.version().map_err(|e| unreadable(e.to_string()))?;
+    let wanted = requested.strip_prefix('v').unwrap_or(requested);
+    if found != wanted {
+        return Err(Box::new(UnlistedError::WrongVersion {
+            path,
+            found,
+            wanted: wanted.to_string(),
+        }));
+    }
+    let Some(name) = versions::ReleaseName::parse(&found) else {
+        return Err(Box::new(UnlistedError::NotARelease { path, found }));
+    };
+    if (name.major, name.minor) < OLDEST {
+        return Err(Box::new(UnlistedError::TooOld { path, found }));
+    }
+    let facts = super::import::facts(chart).map_err(|e| unreadable(format!("{e:#}")))?;
+    let mut key = String::new();
+    for part in [
+        &facts.version,
+        &facts.values,
+        &facts.schema,
+        &facts.keys,
+    ] {
+        key.push_str(&super::store::sha256_hex(part.as_bytes()));
+    }
+    let release = versions::register_archive(&key, facts)
+        .ok_or_else(|| unreadable("its version is not a release number".into()))?;
+    if name.pre.is_some() {
+        tracing::warn!(
+            "Cilium {found} is a pre-release: rendered from {path} because it was asked for by name; do not run it in production"
+        );
+    } else {
+        tracing::info!(
+            "Cilium {found} is not a release this cilium-cmp lists; rendered from {path}, with its defaults and schema"
+        );
+    }
+    Ok(release)
+}
