@@ -19,9 +19,9 @@
 //! refuse later (`admission.rs`, the rules in `REFUSED_AS_CLUSTER_WOULD`) again without that
 //! refusal; either way the render is then compared with Helm's. The run ends with the counts.
 //!
-//! Release day is replayed here too (`src/chart/twin.rs`). `twin/VERSION/NAME`: each supported patch
-//! release whose templates equal its predecessor's, rendered from its archive as if this binary
-//! did not list it, against Helm's reference of that release. `repacked/VERSION/NAME`: an archive
+//! Release day is replayed here too (`src/chart/unlisted.rs`). `unlisted/VERSION/NAME`: the
+//! newest supported release of each minor, its facts read from its archive as if this binary did
+//! not list it, against Helm's reference of that release. `repacked/VERSION/NAME`: an archive
 //! made from the newest release of each minor as an unlisted one (`1.X.99`, new image tags, see
 //! `support/repack.rs`), against Helm's render of that very archive.
 //!
@@ -89,9 +89,9 @@ struct Scenario {
 enum Kind {
     /// A supported release, with its compiled-in facts.
     Listed,
-    /// A supported release read from its archive as if unlisted (`chart::twin`).
-    Twin,
-    /// An archive made as an unlisted release (`support/repack.rs`), read as a twin.
+    /// A supported release read from its archive as if unlisted (`chart::unlisted`).
+    Unlisted,
+    /// An archive made as an unlisted release (`support/repack.rs`).
     Repacked,
 }
 
@@ -106,7 +106,7 @@ impl Case {
     fn name(&self) -> String {
         let prefix = match self.kind {
             Kind::Listed => "",
-            Kind::Twin => "twin/",
+            Kind::Unlisted => "unlisted/",
             Kind::Repacked => "repacked/",
         };
         format!("{prefix}{}/{}", self.version, self.scenario.name)
@@ -325,8 +325,8 @@ fn check(setup: &Setup, case: &Case, reference: Option<Reference>) -> Result<(),
     let archive = setup.chart_files(case.version).transpose()?;
     let has_archive = archive.is_some();
     inputs.chart = archive;
-    if case.kind == Kind::Twin {
-        inputs.read_as_twin = true;
+    if case.kind == Kind::Unlisted {
+        inputs.read_as_unlisted = true;
     }
     if case.scenario.needs_archive && !has_archive {
         return match cilium_cmp::render(&inputs) {
@@ -385,9 +385,9 @@ fn main() -> ExitCode {
         repacked,
     };
     let scenarios = all_scenarios(&setup.reference);
-    let twins: Vec<(&'static str, Kind)> = cilium_cmp::chart::twin::replayable()
-        .into_iter()
-        .map(|(v, _)| (v, Kind::Twin))
+    let twins: Vec<(&'static str, Kind)> = repack::FROM
+        .iter()
+        .map(|(from, _)| (*from, Kind::Unlisted))
         .chain(repack::FROM.iter().map(|(_, to)| (*to, Kind::Repacked)))
         .collect();
     let cases: Vec<Case> = cilium_cmp::versions::supported()

@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 
 /// The newest supported release of each minor line, and the unlisted version made from it.
 #[allow(dead_code)] // not every test binary uses every helper
+/// The name of the ConfigMap an edited template adds.
+pub const EDIT_MARK: &str = "release-day-edit";
+
 pub const FROM: [(&str, &str); 3] = [
     ("1.18.12", "1.18.99"),
     ("1.19.6", "1.19.99"),
@@ -64,7 +67,10 @@ pub fn repack(from: &Path, old: &str, to: &str, dir: &Path, edit: Option<&str>) 
     if let Some(name) = edit {
         let key = format!("cilium/{name}");
         let mut t = text(&files, &key);
-        t.push_str("\n{{- /* edited for a test */}}\n");
+        // An object of its own: a render that shows it evaluated this archive's templates.
+        t.push_str(&format!(
+            "\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {EDIT_MARK}\n  namespace: {{{{ .Release.Namespace }}}}\n"
+        ));
         files.insert(key, t.into_bytes());
     }
     std::fs::create_dir_all(dir).unwrap();
