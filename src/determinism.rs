@@ -80,7 +80,10 @@ pub fn explain(e: EngineError, values: &Values) -> RenderError {
                     "/clustermesh-apiserver/tls-helm/"
                 };
                 let method = values.get(path).as_str().unwrap_or_default();
-                if certs && method == "helm" && (file.contains(block) || file.ends_with("/_helpers.tpl")) {
+                if certs
+                    && method == "helm"
+                    && (file.contains(block) || file.ends_with("/_helpers.tpl"))
+                {
                     return value_error(values, path, HELM_METHOD);
                 }
             }

@@ -63,6 +63,10 @@ pub enum RenderError {
     /// evaluates that no known value explains (`determinism::explain`).
     #[error("{}", template_message(.0))]
     Template(Box<crate::engine::TemplateError>),
+    /// A template wrote text that is no YAML with these values (Helm prints it as it is, and
+    /// applying it fails).
+    #[error("with these values the chart's template {template} writes text that is not YAML, which no cluster can apply (Helm prints it as it is): {message}")]
+    NotYaml { template: String, message: String },
     #[error("these values render no objects at all; refusing to print an empty stream (it would make Argo CD prune everything); check `agent` and `preflight.enabled`")]
     Empty,
     #[error("--kube-version {0:?} is not a Kubernetes version such as 1.35.0")]

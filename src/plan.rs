@@ -4,7 +4,6 @@
 
 use std::collections::BTreeSet;
 
-
 use crate::changes::{Change, ChangeSet};
 use crate::error::RenderError;
 use crate::semver::parse_semver;

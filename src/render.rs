@@ -117,12 +117,6 @@ fn render_known(
         )));
     }
     crate::determinism::apply_defaults(&mut values)?;
-    let Some(chart) = &inputs.chart else {
-        return Err(RenderError::NoChartArchive {
-            version: cilium.to_string(),
-        });
-    };
-    chart.check_version(&cilium.to_string())?;
     let kube = KubeVersion::parse(&inputs.kube_version)?;
     if !kube.at_least(plan::MIN_KUBE.0, plan::MIN_KUBE.1) {
         return Err(RenderError::KubeTooOld {
@@ -130,6 +124,12 @@ fn render_known(
             cilium: cilium.to_string(),
         });
     }
+    let Some(chart) = &inputs.chart else {
+        return Err(RenderError::NoChartArchive {
+            version: cilium.to_string(),
+        });
+    };
+    chart.check_version(&cilium.to_string())?;
     let api_versions: BTreeSet<String> = inputs
         .api_versions
         .iter()
@@ -148,7 +148,13 @@ fn render_known(
     let manifests = templates
         .render(&coalesced, &options)
         .map_err(|e| crate::determinism::explain(e, &values))?;
-    let objects = engine::helm::objects(&manifests).map_err(RenderError::from_engine)?;
+    let objects = engine::helm::objects(&manifests).map_err(|e| match e {
+        engine::helm::EngineError::Chart { path, message } => RenderError::NotYaml {
+            template: path,
+            message,
+        },
+        other => RenderError::from_engine(other),
+    })?;
     if inputs.refuse_what_the_cluster_would {
         let plan = Plan::new(cilium, &inputs.namespace, kube, api_versions, &values);
         crate::admission::check(&objects, &values, &plan)?;

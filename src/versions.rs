@@ -424,7 +424,10 @@ mod tests {
         }
         assert!(super::is_newer_than_listed("1.21.0-pre.1"));
         assert!(!super::is_newer_than_listed("1.21.0-pre..1"));
-        assert_eq!(super::release_number("v1.21.0-rc.2").unwrap(), "1.21.0-rc.2");
+        assert_eq!(
+            super::release_number("v1.21.0-rc.2").unwrap(),
+            "1.21.0-rc.2"
+        );
         let msg = super::parse("1.19.7").unwrap_err().to_string();
         assert!(msg.contains("chart fetch 1.19.7"), "{msg}");
     }

@@ -2,6 +2,59 @@
 //! agent at start): refused before they reach a cluster, naming the value and what is accepted,
 //! while every value Cilium accepts, and every value with no effect, still renders.
 
+#[path = "support/charts.rs"]
+mod charts;
+#[path = "support/harness.rs"]
+mod harness;
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "the_refusal_lists_each_violation_with_its_values",
+                the_refusal_lists_each_violation_with_its_values,
+            )
+            .shared("charts"),
+            harness::test(
+                "unknown_modes_are_refused_with_what_cilium_accepts",
+                unknown_modes_are_refused_with_what_cilium_accepts,
+            )
+            .shared("charts"),
+            harness::test(
+                "every_mode_cilium_accepts_renders",
+                every_mode_cilium_accepts_renders,
+            )
+            .shared("charts"),
+            harness::test(
+                "an_unknown_encryption_type_is_refused_per_release",
+                an_unknown_encryption_type_is_refused_per_release,
+            )
+            .shared("charts"),
+            harness::test(
+                "negative_replicas_are_refused_only_where_they_are_rendered",
+                negative_replicas_are_refused_only_where_they_are_rendered,
+            )
+            .shared("charts"),
+            harness::test(
+                "labels_and_annotations_that_are_not_text_are_refused",
+                labels_and_annotations_that_are_not_text_are_refused,
+            )
+            .shared("charts"),
+            harness::test(
+                "a_config_map_beyond_one_mebibyte_is_refused",
+                a_config_map_beyond_one_mebibyte_is_refused,
+            )
+            .shared("charts"),
+            harness::test(
+                "messages_quote_user_keys_boundedly",
+                messages_quote_user_keys_boundedly,
+            )
+            .shared("charts"),
+        ],
+    )
+}
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -17,6 +70,7 @@ fn render(version: &str, values: &str) -> Output {
         &format!("cni:\n  iptablesRemoveAWSRules: false\n{values}"),
     );
     Command::new(PathBuf::from(env!("CARGO_BIN_EXE_cilium-cmp")))
+        .env("CILIUM_CMP_CHART_DIR", charts::dir())
         .args(["render", "--cilium-version", version, "-f"])
         .arg(&file)
         .output()
@@ -40,9 +94,8 @@ fn refused(version: &str, values: &str, needles: &[&str]) {
 
 /// The library's refusal is typed: one violation per finding, naming the values at fault and,
 /// for a finding about an object, the object.
-#[test]
 fn the_refusal_lists_each_violation_with_its_values() {
-    let mut inputs = cilium_cmp::Inputs::new("1.19.6");
+    let mut inputs = charts::with_archive(cilium_cmp::Inputs::new("1.19.6"));
     inputs.values_files.push((
         "values.yaml".into(),
         "cni:\n  iptablesRemoveAWSRules: false\nroutingMode: natve\noperator:\n  replicas: -1\n"
@@ -77,7 +130,6 @@ fn renders(version: &str, values: &str) {
     assert!(String::from_utf8_lossy(&out.stdout).contains("kind: DaemonSet"));
 }
 
-#[test]
 fn unknown_modes_are_refused_with_what_cilium_accepts() {
     for version in ["1.18.12", "1.19.6", "1.20.0"] {
         refused(
@@ -114,7 +166,6 @@ fn unknown_modes_are_refused_with_what_cilium_accepts() {
     }
 }
 
-#[test]
 fn every_mode_cilium_accepts_renders() {
     for version in ["1.18.12", "1.19.6", "1.20.0"] {
         renders(version, "routingMode: tunnel\ntunnelProtocol: geneve\n");
@@ -138,7 +189,6 @@ fn every_mode_cilium_accepts_renders() {
     }
 }
 
-#[test]
 fn an_unknown_encryption_type_is_refused_per_release() {
     refused(
         "1.20.0",
@@ -158,7 +208,6 @@ fn an_unknown_encryption_type_is_refused_per_release() {
     renders("1.19.0", "encryption:\n  enabled: true\n  type: ztunnel\n");
 }
 
-#[test]
 fn negative_replicas_are_refused_only_where_they_are_rendered() {
     refused(
         "1.20.0",
@@ -175,7 +224,6 @@ fn negative_replicas_are_refused_only_where_they_are_rendered() {
 
 /// The chart's schema already refuses most lists where a mapping belongs (`nodeSelector: []`);
 /// a number or a boolean as a label or annotation it lets through, Kubernetes does not.
-#[test]
 fn labels_and_annotations_that_are_not_text_are_refused() {
     refused(
         "1.20.0",
@@ -192,7 +240,6 @@ fn labels_and_annotations_that_are_not_text_are_refused() {
     );
 }
 
-#[test]
 fn a_config_map_beyond_one_mebibyte_is_refused() {
     let big = "x".repeat(1_040_000);
     refused(
@@ -210,7 +257,6 @@ fn a_config_map_beyond_one_mebibyte_is_refused() {
 }
 
 /// A hostile key cannot flood the message (Argo CD shows stderr in its UI).
-#[test]
 fn messages_quote_user_keys_boundedly() {
     let key = "k".repeat(1_000);
     let out = render("1.20.0", &format!("podAnnotations:\n  {key}: 1\n"));

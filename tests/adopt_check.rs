@@ -3,6 +3,8 @@
 //! is never a change, a changed value restarts the pods it reaches, a dropped component is
 //! pruned, and bad input is refused with exit 1 and nothing on stdout.
 
+#[path = "support/charts.rs"]
+mod charts;
 #[path = "support/harness.rs"]
 mod harness;
 #[path = "support/scratch.rs"]
@@ -24,50 +26,60 @@ fn main() -> std::process::ExitCode {
             harness::test(
                 "config_read_only_at_start_names_the_roll_value",
                 config_read_only_at_start_names_the_roll_value,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "excluded_objects_are_named_with_effect_and_fix",
                 excluded_objects_are_named_with_effect_and_fix,
             )
+            .shared("charts")
             .shared("cilium-reference/scenarios/ingress-controller.yaml"),
             harness::test(
                 "a_dropped_memory_limit_is_left_behind_and_exits_3",
                 a_dropped_memory_limit_is_left_behind_and_exits_3,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "malformed_managed_fields_are_refused",
                 malformed_managed_fields_are_refused,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "helm_references_differ_only_as_documented",
                 helm_references_differ_only_as_documented,
             )
+            .shared("charts")
             .shared("cilium-reference/scenarios")
             .shared("cilium-reference/rendered/1.20.0"),
             harness::test(
                 "helm_minted_certificates_are_expected_differences",
                 helm_minted_certificates_are_expected_differences,
             )
+            .shared("charts")
             .shared("tools/helm_ref.py")
             .shared(ARCHIVE)
             .python(),
             harness::test(
                 "server_filled_fields_restart_nothing",
                 server_filled_fields_restart_nothing,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "a_changed_agent_argument_restarts_the_agent",
                 a_changed_agent_argument_restarts_the_agent,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "a_removed_component_is_pruned",
                 a_removed_component_is_pruned,
-            ),
-            harness::test("bad_live_input_is_refused", bad_live_input_is_refused),
+            )
+            .shared("charts"),
+            harness::test("bad_live_input_is_refused", bad_live_input_is_refused).shared("charts"),
             harness::test(
                 "folder_form_and_several_dumps_as_in_the_readme",
                 folder_form_and_several_dumps_as_in_the_readme,
-            ),
+            )
+            .shared("charts"),
         ],
     )
 }
@@ -78,6 +90,7 @@ fn root() -> &'static Path {
 
 fn run(args: &[&str], stdin: Option<&str>) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
+    charts::give(&mut c);
     c.args(args).stdin(if stdin.is_some() {
         Stdio::piped()
     } else {

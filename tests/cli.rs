@@ -1,10 +1,98 @@
 //! The command line as users and Argo CD run it: same bytes everywhere, nothing on stdout on error.
 
+#[path = "support/charts.rs"]
+mod charts;
+#[path = "support/harness.rs"]
+mod harness;
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "same_bytes_in_any_directory_time_zone_locale_or_environment",
+                same_bytes_in_any_directory_time_zone_locale_or_environment,
+            )
+            .shared("charts"),
+            harness::test(
+                "the_stamped_content_hash_verifies",
+                the_stamped_content_hash_verifies,
+            )
+            .shared("charts"),
+            harness::test(
+                "errors_leave_stdout_empty_and_name_the_problem",
+                errors_leave_stdout_empty_and_name_the_problem,
+            )
+            .shared("charts"),
+            harness::test(
+                "a_broken_values_file_is_reported_with_its_name_and_line",
+                a_broken_values_file_is_reported_with_its_name_and_line,
+            ),
+            harness::test(
+                "versions_lists_every_supported_release",
+                versions_lists_every_supported_release,
+            ),
+            harness::test(
+                "values_of_another_release_are_refused_naming_where_they_exist",
+                values_of_another_release_are_refused_naming_where_they_exist,
+            )
+            .shared("charts"),
+            harness::test(
+                "set_string_keeps_a_number_a_string",
+                set_string_keeps_a_number_a_string,
+            )
+            .shared("charts"),
+            harness::test(
+                "set_json_sets_lists_and_objects",
+                set_json_sets_lists_and_objects,
+            )
+            .shared("charts"),
+            harness::test(
+                "set_file_reads_the_whole_file_as_a_string",
+                set_file_reads_the_whole_file_as_a_string,
+            )
+            .shared("charts"),
+            harness::test(
+                "flags_apply_in_helms_order_whatever_their_order_on_the_command_line",
+                flags_apply_in_helms_order_whatever_their_order_on_the_command_line,
+            )
+            .shared("charts"),
+            harness::test(
+                "values_from_stdin_render_as_the_file_does",
+                values_from_stdin_render_as_the_file_does,
+            )
+            .shared("charts"),
+            harness::test(
+                "malformed_set_flags_are_refused_naming_the_flag",
+                malformed_set_flags_are_refused_naming_the_flag,
+            ),
+            harness::test(
+                "output_file_is_written_only_after_a_whole_render",
+                output_file_is_written_only_after_a_whole_render,
+            )
+            .shared("charts"),
+            harness::test("a_closed_pipe_ends_quietly", a_closed_pipe_ends_quietly)
+                .shared("charts"),
+            harness::test(
+                "completions_are_printed_for_every_shell",
+                completions_are_printed_for_every_shell,
+            ),
+            harness::test(
+                "set_changes_one_item_of_a_list_from_a_values_file",
+                set_changes_one_item_of_a_list_from_a_values_file,
+            )
+            .shared("charts"),
+        ],
+    )
+}
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
+    charts::give(&mut c);
+    c
 }
 
 fn example() -> PathBuf {
@@ -15,6 +103,7 @@ fn render_in(dir: &Path, envs: &[(&str, &str)], clear_env: bool) -> Output {
     let mut c = bin();
     if clear_env {
         c.env_clear();
+        charts::give(&mut c);
     }
     c.current_dir(dir)
         .args(["render", "--cilium-version", "1.18.12", "-f"])
@@ -24,7 +113,6 @@ fn render_in(dir: &Path, envs: &[(&str, &str)], clear_env: bool) -> Output {
         .expect("runs")
 }
 
-#[test]
 fn same_bytes_in_any_directory_time_zone_locale_or_environment() {
     let tmp = std::env::temp_dir();
     let base = render_in(Path::new(env!("CARGO_MANIFEST_DIR")), &[], false);
@@ -65,7 +153,6 @@ fn same_bytes_in_any_directory_time_zone_locale_or_environment() {
     }
 }
 
-#[test]
 fn the_stamped_content_hash_verifies() {
     let out = render_in(Path::new(env!("CARGO_MANIFEST_DIR")), &[], false);
     let text = String::from_utf8(out.stdout).unwrap();
@@ -87,7 +174,6 @@ fn the_stamped_content_hash_verifies() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-#[test]
 fn errors_leave_stdout_empty_and_name_the_problem() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["render", "--cilium-version", "1.2.3"], "1.18.12"),
@@ -147,7 +233,6 @@ fn errors_leave_stdout_empty_and_name_the_problem() {
     }
 }
 
-#[test]
 fn a_broken_values_file_is_reported_with_its_name_and_line() {
     let dir = std::env::temp_dir().join(format!("cilium-cmp-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -165,7 +250,6 @@ fn a_broken_values_file_is_reported_with_its_name_and_line() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-#[test]
 fn versions_lists_every_supported_release() {
     let out = bin().arg("versions").output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
@@ -179,7 +263,6 @@ fn versions_lists_every_supported_release() {
 /// A value only other releases have is refused before anything else (here also a schema
 /// violation), every such value at once, with its file and line, the releases that have it and
 /// the new name where the chart renamed it.
-#[test]
 fn values_of_another_release_are_refused_naming_where_they_exist() {
     let dir = std::env::temp_dir().join(format!("cilium-cmp-other-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -277,7 +360,6 @@ fn refused(o: &Output, needles: &[&str]) {
     }
 }
 
-#[test]
 fn set_string_keeps_a_number_a_string() {
     let out = ok_stdout(&render_with(&["--set-string", "cluster.name=123"], None));
     assert!(out.contains("cluster-name: \"123\""), "{out:.300}");
@@ -288,7 +370,6 @@ fn set_string_keeps_a_number_a_string() {
     );
 }
 
-#[test]
 fn set_json_sets_lists_and_objects() {
     let out = ok_stdout(&render_with(
         &[
@@ -310,7 +391,6 @@ fn set_json_sets_lists_and_objects() {
     assert!(out.contains("cmp-object: x"));
 }
 
-#[test]
 fn set_file_reads_the_whole_file_as_a_string() {
     let s = Scratch::new("set-file");
     let f = s.write("custom.conf", "first line\nsecond, with a comma\n");
@@ -322,7 +402,6 @@ fn set_file_reads_the_whole_file_as_a_string() {
     );
 }
 
-#[test]
 fn flags_apply_in_helms_order_whatever_their_order_on_the_command_line() {
     // Helm: values files, --set-json, --set, --set-string, --set-file.
     let s = Scratch::new("order");
@@ -366,7 +445,6 @@ fn flags_apply_in_helms_order_whatever_their_order_on_the_command_line() {
     assert!(out.contains("cluster-name: from-set"));
 }
 
-#[test]
 fn values_from_stdin_render_as_the_file_does() {
     let text = std::fs::read_to_string(example()).unwrap();
     let from_file = ok_stdout(&render_with(&[], None));
@@ -391,7 +469,6 @@ fn values_from_stdin_render_as_the_file_does() {
     );
 }
 
-#[test]
 fn malformed_set_flags_are_refused_naming_the_flag() {
     refused(
         &render_with(&["--set-string", "cluster.name"], None),
@@ -420,7 +497,6 @@ fn malformed_set_flags_are_refused_naming_the_flag() {
     );
 }
 
-#[test]
 fn output_file_is_written_only_after_a_whole_render() {
     let s = Scratch::new("output");
     let out = s.0.join("cilium.yaml");
@@ -447,7 +523,6 @@ fn output_file_is_written_only_after_a_whole_render() {
     refused(&o, &["/nonexistent-dir/cilium.yaml"]);
 }
 
-#[test]
 fn a_closed_pipe_ends_quietly() {
     for args in [
         vec![
@@ -475,7 +550,6 @@ fn a_closed_pipe_ends_quietly() {
     }
 }
 
-#[test]
 fn completions_are_printed_for_every_shell() {
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
         let o = bin().args(["completions", shell]).output().unwrap();
@@ -494,7 +568,6 @@ fn completions_are_printed_for_every_shell() {
 
 /// Helm applies `--set` to the values files' merged tree itself: an index changes one item of a
 /// list a file wrote, and the file's other items stay (strvals' ParseInto over the files' map).
-#[test]
 fn set_changes_one_item_of_a_list_from_a_values_file() {
     let from_file = "extraEnv:\n  - name: A\n    value: \"1\"\n  - name: B\n    value: \"2\"\n";
     let with_set = ok_stdout(&render_with(

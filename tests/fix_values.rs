@@ -2,6 +2,8 @@
 //! render without `--allow-unknown-keys`, and render exactly what the opt-out renders for the
 //! files as they were; only the dead keys' lines change (comments, order and quoting stay).
 
+#[path = "support/charts.rs"]
+mod charts;
 #[path = "support/harness.rs"]
 mod harness;
 #[path = "support/scratch.rs"]
@@ -15,31 +17,59 @@ fn main() -> std::process::ExitCode {
                 "every_scenario_with_dead_keys_fixes_to_the_opt_out_render",
                 every_scenario_with_dead_keys_fixes_to_the_opt_out_render,
             )
+            .shared("charts")
             .shared("cilium-reference/scenarios"),
             harness::test(
                 "dry_run_prints_a_diff_writes_nothing_and_exits_2",
                 dry_run_prints_a_diff_writes_nothing_and_exits_2,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "apply_renames_moves_values_for_an_upgrade",
                 apply_renames_moves_values_for_an_upgrade,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "files_that_cannot_be_edited_by_lines_get_a_patch",
                 files_that_cannot_be_edited_by_lines_get_a_patch,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "bad_input_is_refused_with_nothing_on_stdout",
                 bad_input_is_refused_with_nothing_on_stdout,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "several_files_are_fixed_together",
                 several_files_are_fixed_together,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "a_flood_of_dead_keys_is_fixed_and_counted",
                 a_flood_of_dead_keys_is_fixed_and_counted,
-            ),
+            )
+            .shared("charts"),
+            harness::test(
+                "a_typo_is_removed_and_commented_and_the_render_is_the_opt_out_one",
+                a_typo_is_removed_and_commented_and_the_render_is_the_opt_out_one,
+            )
+            .shared("charts"),
+            harness::test(
+                "a_map_of_dead_keys_only_goes_whole",
+                a_map_of_dead_keys_only_goes_whole,
+            )
+            .shared("charts"),
+            harness::test("nothing_to_fix_is_no_edit", nothing_to_fix_is_no_edit).shared("charts"),
+            harness::test(
+                "anchors_and_flow_mappings_are_refused_with_a_patch",
+                anchors_and_flow_mappings_are_refused_with_a_patch,
+            )
+            .shared("charts"),
+            harness::test(
+                "renames_move_values_and_report_the_render_change",
+                renames_move_values_and_report_the_render_change,
+            )
+            .shared("charts"),
         ],
     )
 }
@@ -54,7 +84,9 @@ use scratch::Scratch;
 use serde_json::Value;
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
+    charts::give(&mut c);
+    c
 }
 
 fn root() -> PathBuf {
@@ -539,5 +571,89 @@ fn a_flood_of_dead_keys_is_fixed_and_counted() {
         content == ["cni:", "  iptablesRemoveAWSRules: false"],
         "{:?}",
         &content[..content.len().min(5)]
+    );
+}
+
+// The fixes of single files (moved from the library when every render came to need the chart
+// archive).
+
+/// Fixes `values.yaml` (the last file); the first keeps the render free of bundled files.
+fn fix_last(version: &str, text: &str, renames: bool) -> fix_values::Fix {
+    let base = charts::with_archive(Inputs::new(version));
+    let files = [
+        (
+            "base.yaml".into(),
+            "cni:\n  iptablesRemoveAWSRules: false\n".into(),
+        ),
+        ("values.yaml".into(), text.into()),
+    ];
+    let mut f = fix_values::fix(&base, &files, renames).unwrap();
+    assert!(!f.files.remove(0).changed());
+    f
+}
+
+fn a_typo_is_removed_and_commented_and_the_render_is_the_opt_out_one() {
+    let text = "# mine\ncgroup:\n  automount:\n    enabled: false\n  hostRoot: /run/cilium/cgroupv2\nexternalIPs:\n  enabled: true\nipam:\n  mode: kubernetes # keep\n";
+    let f = fix_last("1.20.0", text, false);
+    let file = &f.files[0];
+    assert!(file.refused.is_none(), "{:?}", file.refused);
+    assert_eq!(
+        file.edited.as_deref().unwrap(),
+        "# mine\ncgroup:\n  # cilium-cmp fix-values: removed cgroup.automount, unknown to Cilium 1.20.0 (it never applied); did you mean cgroup.autoMount?\n  hostRoot: /run/cilium/cgroupv2\nipam:\n  mode: kubernetes # keep\n"
+    );
+    let paths: Vec<&str> = file.removed.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["cgroup.automount", "externalIPs"]);
+    assert_eq!(file.removed[0].likely_meant, ["cgroup.autoMount"]);
+    assert!(f.render_changes.is_empty());
+}
+
+fn a_map_of_dead_keys_only_goes_whole() {
+    let text = "operator:\n  prometheus:\n    replicas: 2\n    serviceMonitor:\n      replicas: 1\n  replicas: 1\n";
+    let f = fix_last("1.20.0", text, false);
+    let edited = f.files[0].edited.as_deref();
+    assert!(f.files[0].refused.is_none(), "{:?}", f.files[0].refused);
+    assert!(edited.unwrap().ends_with("  replicas: 1\n"), "{edited:?}");
+}
+
+fn nothing_to_fix_is_no_edit() {
+    let f = fix_last("1.20.0", "ipam:\n  mode: kubernetes\n", false);
+    assert!(!f.files[0].changed() && f.files[0].refused.is_none());
+}
+
+fn anchors_and_flow_mappings_are_refused_with_a_patch() {
+    for text in [
+        "base: &b\n  x: 1\nexternalIPs: *b\n",
+        "hubble: {relay: {enabeld: true}}\n",
+    ] {
+        let f = fix_last("1.20.0", text, false);
+        let r = f.files[0].refused.as_ref().expect(text);
+        let patch = r.patch.as_deref().unwrap();
+        assert!(patch.starts_with("--- a/values.yaml\n"), "{patch}");
+        assert!(!f.files[0].changed());
+    }
+}
+
+fn renames_move_values_and_report_the_render_change() {
+    let text = "encryption:\n  enabled: true\n  type: wireguard\n  strictMode:\n    enabled: true\n    cidr: 10.0.0.0/8\n    allowRemoteNodeIdentities: true\n";
+    let f = fix_last("1.20.0", text, true);
+    let file = &f.files[0];
+    assert!(file.refused.is_none(), "{:?}", file.refused);
+    assert_eq!(
+        file.edited.as_deref().unwrap(),
+        "encryption:\n  enabled: true\n  type: wireguard\n  strictMode:\n    egress:\n      enabled: true\n      cidr: 10.0.0.0/8\n      allowRemoteNodeIdentities: true\n"
+    );
+    assert_eq!(file.moved.len(), 3);
+    assert!(
+        f.render_changes
+            .iter()
+            .any(|l| l.starts_with("ConfigMap kube-system/cilium-config: data.")),
+        "{:?}",
+        f.render_changes
+    );
+    // Without renames they are only dead values: removed, render unchanged.
+    let f = fix_last("1.20.0", text, false);
+    assert_eq!(
+        f.files[0].edited.as_deref().unwrap(),
+        "encryption:\n  enabled: true\n  type: wireguard\n"
     );
 }

@@ -3,6 +3,59 @@
 //! stale lock; `lock` changes the lock only after a successful render. The example folder of
 //! docs/application-folder.md is built as written and rendered with the page's commands.
 
+#[path = "support/charts.rs"]
+mod charts;
+#[path = "support/harness.rs"]
+mod harness;
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "render_folder_prints_exactly_what_generate_prints",
+                render_folder_prints_exactly_what_generate_prints,
+            )
+            .shared("charts"),
+            harness::test(
+                "preview_and_check_write_nothing",
+                preview_and_check_write_nothing,
+            )
+            .shared("charts"),
+            harness::test(
+                "lock_check_fails_on_a_missing_or_stale_lock",
+                lock_check_fails_on_a_missing_or_stale_lock,
+            )
+            .shared("charts"),
+            harness::test(
+                "a_lock_without_object_digests_still_checks_by_hash",
+                a_lock_without_object_digests_still_checks_by_hash,
+            )
+            .shared("charts"),
+            harness::test(
+                "a_failing_render_leaves_the_lock_byte_identical",
+                a_failing_render_leaves_the_lock_byte_identical,
+            )
+            .shared("charts"),
+            harness::test(
+                "a_failing_write_leaves_the_lock_byte_identical",
+                a_failing_write_leaves_the_lock_byte_identical,
+            )
+            .shared("charts"),
+            harness::test(
+                "the_documented_example_folder_renders_as_written",
+                the_documented_example_folder_renders_as_written,
+            )
+            .shared("charts"),
+            harness::test(
+                "excluded_objects_are_named_and_the_render_is_unchanged",
+                excluded_objects_are_named_and_the_render_is_unchanged,
+            )
+            .shared("charts"),
+        ],
+    )
+}
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -56,7 +109,7 @@ fn folder_cmd(repo: &Path, args: &[&str]) -> Output {
         .current_dir(repo)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("CILIUM_CMP_CHART_DIR", repo.join("no-charts"))
+        .env("CILIUM_CMP_CHART_DIR", charts::dir())
         .output()
         .expect("runs")
 }
@@ -73,7 +126,7 @@ fn generate(repo: &Path, app_rel: &str) -> Output {
         .env("ARGOCD_APP_SOURCE_PATH", app_rel)
         .env("KUBE_VERSION", "1.35.0")
         .env("KUBE_API_VERSIONS", API)
-        .env("CILIUM_CMP_CHART_DIR", repo.join("no-charts"))
+        .env("CILIUM_CMP_CHART_DIR", charts::dir())
         .output()
         .expect("runs")
 }
@@ -111,7 +164,6 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-#[test]
 fn render_folder_prints_exactly_what_generate_prints() {
     let repo = example_repo();
     let preview = folder_cmd(&repo.0, &["render-folder", "apps/cilium"]);
@@ -141,7 +193,6 @@ fn render_folder_prints_exactly_what_generate_prints() {
     assert!(generate(&repo.0, "apps/cilium").stdout == preview.stdout);
 }
 
-#[test]
 fn preview_and_check_write_nothing() {
     let repo = example_repo();
     let before = snapshot(&repo.0);
@@ -173,7 +224,6 @@ fn preview_and_check_write_nothing() {
     }
 }
 
-#[test]
 fn lock_check_fails_on_a_missing_or_stale_lock() {
     let repo = example_repo();
     let missing = folder_cmd(&repo.0, &["lock", "--check", "apps/cilium"]);
@@ -242,7 +292,6 @@ fn lock_check_fails_on_a_missing_or_stale_lock() {
     );
 }
 
-#[test]
 fn a_lock_without_object_digests_still_checks_by_hash() {
     let repo = example_repo();
     assert!(folder_cmd(&repo.0, &["lock", "apps/cilium"])
@@ -275,7 +324,6 @@ fn a_lock_without_object_digests_still_checks_by_hash() {
         .contains("\nobjects:\n  ClusterRole/cilium: "));
 }
 
-#[test]
 fn a_failing_render_leaves_the_lock_byte_identical() {
     let repo = example_repo();
     assert!(folder_cmd(&repo.0, &["lock", "apps/cilium"])
@@ -312,7 +360,6 @@ fn a_failing_render_leaves_the_lock_byte_identical() {
 
 /// A write that fails half-way (here: the file-size limit is zero, so the first byte written is
 /// refused, even for root) leaves the old lock and no temporary file.
-#[test]
 fn a_failing_write_leaves_the_lock_byte_identical() {
     use std::os::unix::process::CommandExt;
     let repo = example_repo();
@@ -330,7 +377,8 @@ fn a_failing_write_leaves_the_lock_byte_identical() {
         .args(NS)
         .args(["--api-versions", API])
         .current_dir(&repo.0)
-        .env_clear();
+        .env_clear()
+        .env("CILIUM_CMP_CHART_DIR", charts::dir());
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
@@ -364,7 +412,6 @@ fn a_failing_write_leaves_the_lock_byte_identical() {
 
 /// The application-folder page (docs/application-folder.md), taken as written: its tree and its
 /// `cilium-cmp.yaml` are built in a scratch repository and rendered with the page's commands.
-#[test]
 fn the_documented_example_folder_renders_as_written() {
     let page = std::fs::read_to_string(root().join("docs/application-folder.md")).unwrap();
     let section = &page[page.find("# The application folder").expect("its title")..];
@@ -447,7 +494,6 @@ fn the_documented_example_folder_renders_as_written() {
 /// Objects Argo CD's default resource.exclusions skip are named on stderr by render-folder and
 /// lock, with the effect and the argocd-cm fix; the render on stdout is the same with or without
 /// exclusions (an argocd-cm without any names nothing).
-#[test]
 fn excluded_objects_are_named_and_the_render_is_unchanged() {
     let repo = example_repo();
     let ingress = [

@@ -3,6 +3,68 @@
 //! in well under a second and 100 MB. Each was measured at gigabytes (or an abort) before the
 //! bounds of `limits.rs`.
 
+#[path = "support/charts.rs"]
+mod charts;
+#[path = "support/harness.rs"]
+mod harness;
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "set_list_indexes_cannot_allocate_gigabytes",
+                set_list_indexes_cannot_allocate_gigabytes,
+            ),
+            harness::test(
+                "set_paths_cannot_overflow_the_stack",
+                set_paths_cannot_overflow_the_stack,
+            ),
+            harness::test("malformed_set_is_refused", malformed_set_is_refused),
+            harness::test("alias_bombs_are_refused", alias_bombs_are_refused),
+            harness::test(
+                "devices_and_huge_files_are_refused_before_reading",
+                devices_and_huge_files_are_refused_before_reading,
+            ),
+            harness::test(
+                "out_of_range_numbers_are_text_as_helm_reads_them",
+                out_of_range_numbers_are_text_as_helm_reads_them,
+            ),
+            harness::test(
+                "an_unsupported_kubernetes_version_is_refused",
+                an_unsupported_kubernetes_version_is_refused,
+            )
+            .shared("charts"),
+            harness::test(
+                "one_file_listed_thousands_of_times_is_refused",
+                one_file_listed_thousands_of_times_is_refused,
+            ),
+            harness::test(
+                "settings_nested_deep_with_long_keys_are_refused",
+                settings_nested_deep_with_long_keys_are_refused,
+            ),
+            harness::test(
+                "links_out_of_the_repository_are_refused_for_every_file",
+                links_out_of_the_repository_are_refused_for_every_file,
+            ),
+            harness::test(
+                "lock_never_writes_through_a_planted_link",
+                lock_never_writes_through_a_planted_link,
+            )
+            .shared("charts"),
+            harness::test(
+                "parallel_locks_do_not_collide",
+                parallel_locks_do_not_collide,
+            )
+            .shared("charts"),
+            harness::test(
+                "malformed_files_are_pointed_at_by_line_and_column",
+                malformed_files_are_pointed_at_by_line_and_column,
+            ),
+        ],
+    )
+}
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -24,7 +86,8 @@ fn render(args: &[&str]) -> Command {
     c.arg("render")
         .args(["--cilium-version", "1.18.12"])
         .args(args)
-        .env_clear();
+        .env_clear()
+        .env("CILIUM_CMP_CHART_DIR", charts::dir());
     c
 }
 
@@ -47,7 +110,6 @@ fn assert_refused(o: &Outcome, needle: &str) {
     assert!(o.stderr.len() < 4000, "bounded message: {}", o.stderr.len());
 }
 
-#[test]
 fn set_list_indexes_cannot_allocate_gigabytes() {
     let many: Vec<String> = (0..300).map(|i| format!("x{i}[65536]=1")).collect();
     assert_refused(&run(render(&["--set", &many.join(",")])), "too large");
@@ -55,13 +117,11 @@ fn set_list_indexes_cannot_allocate_gigabytes() {
     assert_refused(&run(render(&["--set", &many.join(",")])), "in total");
 }
 
-#[test]
 fn set_paths_cannot_overflow_the_stack() {
     let deep = format!("{}=1", vec!["a"; 40_000].join("."));
     assert_refused(&run(render(&["--set", &deep])), "at most 64");
 }
 
-#[test]
 fn malformed_set_is_refused() {
     assert_refused(&run(render(&["--set", "x[0=1"])), "not closed");
     assert_refused(
@@ -70,7 +130,6 @@ fn malformed_set_is_refused() {
     );
 }
 
-#[test]
 fn alias_bombs_are_refused() {
     let s = Scratch::new("anchors");
     let mut laughs = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
@@ -100,7 +159,6 @@ fn alias_bombs_are_refused() {
     assert_refused(&run(render(&["-f", f.to_str().unwrap()])), "mapping key");
 }
 
-#[test]
 fn devices_and_huge_files_are_refused_before_reading() {
     assert_refused(&run(render(&["-f", "/dev/zero"])), "not a regular file");
     let s = Scratch::new("huge");
@@ -108,7 +166,6 @@ fn devices_and_huge_files_are_refused_before_reading() {
     assert_refused(&run(render(&["-f", f.to_str().unwrap()])), "limited to");
 }
 
-#[test]
 fn out_of_range_numbers_are_text_as_helm_reads_them() {
     let s = Scratch::new("numbers");
     let f = s.write("v.yaml", "operator:\n  replicas: 1e400\n");
@@ -119,7 +176,6 @@ fn out_of_range_numbers_are_text_as_helm_reads_them() {
     );
 }
 
-#[test]
 fn an_unsupported_kubernetes_version_is_refused() {
     assert_refused(
         &run(render(&["--kube-version", "1.16"])),
@@ -145,11 +201,10 @@ fn generate(app: &Path) -> Command {
         .env("KUBE_VERSION", "1.35.0")
         .env("KUBE_API_VERSIONS", "v1")
         .env("ARGOCD_APP_PARAMETERS", "null")
-        .env("CILIUM_CMP_CHART_DIR", "/nonexistent");
+        .env("CILIUM_CMP_CHART_DIR", charts::dir());
     c
 }
 
-#[test]
 fn one_file_listed_thousands_of_times_is_refused() {
     let mut settings = String::from("ciliumVersion: \"1.18.12\"\nvaluesFiles:\n");
     settings.push_str(&"  - values.yaml\n".repeat(4000));
@@ -157,7 +212,6 @@ fn one_file_listed_thousands_of_times_is_refused() {
     assert_refused(&run(generate(&s.0.join("app"))), "at most 64");
 }
 
-#[test]
 fn settings_nested_deep_with_long_keys_are_refused() {
     let key = "k".repeat(200);
     let mut text = String::from("ciliumVersion: \"1.18.12\"\n");
@@ -169,7 +223,6 @@ fn settings_nested_deep_with_long_keys_are_refused() {
     assert_refused(&run(generate(&s.0.join("app"))), "nested too deeply");
 }
 
-#[test]
 fn links_out_of_the_repository_are_refused_for_every_file() {
     let outside = Scratch::new("outside");
     let secret = outside.write("secret.yaml", "password: hunter2\n");
@@ -189,7 +242,6 @@ fn links_out_of_the_repository_are_refused_for_every_file() {
     }
 }
 
-#[test]
 fn lock_never_writes_through_a_planted_link() {
     let outside = Scratch::new("target");
     let victim = outside.write("victim", "untouched\n");
@@ -207,7 +259,8 @@ fn lock_never_writes_through_a_planted_link() {
         .arg(&app)
         .args(["--repo-root", s.0.to_str().unwrap()])
         .args(["--namespace", "kube-system", "--kube-version", "1.35.0"])
-        .env_clear();
+        .env_clear()
+        .env("CILIUM_CMP_CHART_DIR", charts::dir());
     let o = run(lock);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched\n");
@@ -215,7 +268,6 @@ fn lock_never_writes_through_a_planted_link() {
     assert!(meta.file_type().is_file());
 }
 
-#[test]
 fn parallel_locks_do_not_collide() {
     let s = folder("ciliumVersion: \"1.18.12\"\n");
     let app = s.0.join("app");
@@ -227,6 +279,7 @@ fn parallel_locks_do_not_collide() {
                 .args(["--repo-root", s.0.to_str().unwrap()])
                 .args(["--namespace", "kube-system", "--kube-version", "1.35.0"])
                 .env_clear()
+                .env("CILIUM_CMP_CHART_DIR", charts::dir())
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -249,7 +302,6 @@ fn parallel_locks_do_not_collide() {
 
 /// Malformed values files are pointed at as `file:line:column: reason`, the form editors and
 /// terminals turn into a link, before anything is rendered.
-#[test]
 fn malformed_files_are_pointed_at_by_line_and_column() {
     let s = Scratch::new("malformed");
     let cases: [(&str, &[u8], &str); 8] = [

@@ -6,6 +6,8 @@
 //! the printed Application validates against Argo CD's CRD schema. Bad input is refused with
 //! nothing on stdout.
 
+#[path = "support/charts.rs"]
+mod charts;
 #[path = "support/harness.rs"]
 mod harness;
 #[path = "support/scratch.rs"]
@@ -26,11 +28,13 @@ fn main() -> std::process::ExitCode {
             harness::test(
                 "dead_values_are_left_out_and_listed_or_kept_with_the_opt_out",
                 dead_values_are_left_out_and_listed_or_kept_with_the_opt_out,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "imported_folders_render_what_helm_renders_for_the_original_application",
                 imported_folders_render_what_helm_renders_for_the_original_application,
             )
+            .shared("charts")
             .shared("tools/parity.py")
             .shared(APPLICATION_CRD)
             .shared("charts")
@@ -38,13 +42,16 @@ fn main() -> std::process::ExitCode {
             harness::test(
                 "bad_applications_are_refused_with_what_to_do",
                 bad_applications_are_refused_with_what_to_do,
-            ),
+            )
+            .shared("charts"),
         ],
     )
 }
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
+    charts::give(&mut c);
+    c
 }
 
 /// A values file every case starts from: certificates from certgen (Helm's default mints random

@@ -18,11 +18,31 @@ fn main() -> std::process::ExitCode {
     harness::run(
         file!(),
         vec![
-        harness::test("an_archive_with_a_changed_template_renders_its_own_templates", an_archive_with_a_changed_template_renders_its_own_templates).shared("charts"),
-        harness::test("an_unlisted_release_takes_the_archives_facts", an_unlisted_release_takes_the_archives_facts).shared("charts"),
-        harness::test("a_pre_release_renders_only_by_its_name_with_a_warning", a_pre_release_renders_only_by_its_name_with_a_warning).shared("charts"),
-        harness::test("the_command_line_finds_an_unlisted_release_in_the_chart_folder", the_command_line_finds_an_unlisted_release_in_the_chart_folder).shared("charts"),
-        harness::test("the_plugin_renders_an_unlisted_release_from_its_chart_folder", the_plugin_renders_an_unlisted_release_from_its_chart_folder).shared("charts"),
+            harness::test(
+                "an_archive_with_a_changed_template_renders_its_own_templates",
+                an_archive_with_a_changed_template_renders_its_own_templates,
+            )
+            .shared("charts"),
+            harness::test(
+                "an_unlisted_release_takes_the_archives_facts",
+                an_unlisted_release_takes_the_archives_facts,
+            )
+            .shared("charts"),
+            harness::test(
+                "a_pre_release_renders_only_by_its_name_with_a_warning",
+                a_pre_release_renders_only_by_its_name_with_a_warning,
+            )
+            .shared("charts"),
+            harness::test(
+                "the_command_line_finds_an_unlisted_release_in_the_chart_folder",
+                the_command_line_finds_an_unlisted_release_in_the_chart_folder,
+            )
+            .shared("charts"),
+            harness::test(
+                "the_plugin_renders_an_unlisted_release_from_its_chart_folder",
+                the_plugin_renders_an_unlisted_release_from_its_chart_folder,
+            )
+            .shared("charts"),
         ],
     )
 }
@@ -65,8 +85,14 @@ fn an_archive_with_a_changed_template_renders_its_own_templates() {
         let text = render(&inputs).unwrap_or_else(|e| panic!("{to}: {e}"));
         // The edit adds an object no listed release has: only the archive's own templates
         // can have rendered it.
-        assert!(text.contains(&format!("name: {}", repack::EDIT_MARK)), "{to}");
-        assert!(text.contains(&format!("helm.sh/chart: cilium-{to}")), "{to}");
+        assert!(
+            text.contains(&format!("name: {}", repack::EDIT_MARK)),
+            "{to}"
+        );
+        assert!(
+            text.contains(&format!("helm.sh/chart: cilium-{to}")),
+            "{to}"
+        );
     }
 }
 
@@ -83,7 +109,10 @@ fn an_unlisted_release_takes_the_archives_facts() {
         let defaults = cilium_cmp::versions::defaults(release);
         assert_eq!(defaults["image"]["tag"], format!("v{to}"));
         // The same archive read twice is one release.
-        assert_eq!(cilium_cmp::chart::unlisted::open(&chart, to).unwrap(), release);
+        assert_eq!(
+            cilium_cmp::chart::unlisted::open(&chart, to).unwrap(),
+            release
+        );
         // A listed release read from its own archive renders exactly as compiled in.
         let listed = official(from);
         let mut inputs = Inputs::new(from);
@@ -199,10 +228,7 @@ fn the_plugin_renders_an_unlisted_release_from_its_chart_folder() {
     let missing = generate();
     assert_refused(
         &missing,
-        &[
-            "ciliumVersion in",
-            "found no cilium-1.19.99.tgz",
-        ],
+        &["ciliumVersion in", "found no cilium-1.19.99.tgz"],
     );
     let archive = repack::repack(&source, "1.19.6", "1.19.99", &charts.0, None);
     let generated = generate();

@@ -25,7 +25,9 @@ pub enum UnlistedError {
     },
     #[error("the chart archive {path} is version {found}, which is not a Cilium release (X.Y.Z, or X.Y.Z-PRE for a pre-release)")]
     NotARelease { path: String, found: String },
-    #[error("the chart archive {path} is Cilium {found}; cilium-cmp renders Cilium 1.18.0 and later")]
+    #[error(
+        "the chart archive {path} is Cilium {found}; cilium-cmp renders Cilium 1.18.0 and later"
+    )]
     TooOld { path: String, found: String },
     #[error("the chart archive {path} cannot be read as a Cilium chart: {message}")]
     Unreadable { path: String, message: String },
@@ -61,12 +63,7 @@ pub fn open(chart: &ChartFiles, requested: &str) -> Result<CiliumVersion, Box<Un
     }
     let facts = super::import::facts(chart).map_err(|e| unreadable(format!("{e:#}")))?;
     let mut key = String::new();
-    for part in [
-        &facts.version,
-        &facts.values,
-        &facts.schema,
-        &facts.keys,
-    ] {
+    for part in [&facts.version, &facts.values, &facts.schema, &facts.keys] {
         key.push_str(&super::store::sha256_hex(part.as_bytes()));
     }
     let release = versions::register_archive(&key, facts)

@@ -80,9 +80,9 @@ pub fn stored_archive(e: &RenderError, version: &str) -> anyhow::Result<ChartFil
 pub fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
     let mut inputs = render_inputs(a)?;
     match cilium_cmp::render(&inputs) {
-        Err(
-            e @ (RenderError::NeedsChartArchive { .. } | RenderError::NoChartArchive { .. }),
-        ) if a.chart_archive.is_none() => {
+        Err(e @ (RenderError::NeedsChartArchive { .. } | RenderError::NoChartArchive { .. }))
+            if a.chart_archive.is_none() =>
+        {
             inputs.chart = Some(stored_archive(&e, &a.cilium_version)?);
             Ok(cilium_cmp::render(&inputs)?)
         }

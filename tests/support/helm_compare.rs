@@ -118,9 +118,10 @@ pub fn check(
         }
         // Helm prints text a template made, even when that text is no YAML at all; applying it
         // fails. The renderer refuses such values, naming the one that breaks the text.
-        (Err(e @ RenderError::Value { .. }), Reference::Rendered(file))
-            if objects(&std::fs::read_to_string(file).unwrap_or_default(), false).is_err() =>
-        {
+        (
+            Err(e @ (RenderError::Value { .. } | RenderError::NotYaml { .. })),
+            Reference::Rendered(file),
+        ) if objects(&std::fs::read_to_string(file).unwrap_or_default(), false).is_err() => {
             tally.refused_like_helm.fetch_add(1, Ordering::Relaxed);
             let _ = e;
             return Ok(());
@@ -187,6 +188,14 @@ pub fn our_refusal(e: &RenderError) -> Option<Refusal> {
     match e {
         RenderError::Schema(_) => Some(Refusal::Schema),
         RenderError::Value { .. } => Some(Refusal::ChartFail),
+        RenderError::Template(t)
+            if matches!(
+                t.kind,
+                cilium_cmp::engine::ErrorKind::Fail | cilium_cmp::engine::ErrorKind::Exec
+            ) =>
+        {
+            Some(Refusal::ChartFail)
+        }
         RenderError::KubeTooOld { .. } => Some(Refusal::KubeVersion),
         _ => None,
     }
