@@ -423,6 +423,12 @@ fn checked_url(text: &str) -> Result<(ureq::http::Uri, bool), String> {
     if text.chars().count() > MAX_URL_CHARS {
         return Err(format!("longer than {MAX_URL_CHARS} characters"));
     }
+    // Only these two schemes are ever followed (checked before parsing: `file:` and other
+    // schemes without an authority are not even URLs to the parser).
+    let lower = text.get(..8).unwrap_or(text).to_ascii_lowercase();
+    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+        return Err("not an https URL such as https://helm.cilium.io/".into());
+    }
     let uri: ureq::http::Uri = text
         .parse()
         .map_err(|_| "not a URL such as https://helm.cilium.io/".to_string())?;

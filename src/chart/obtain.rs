@@ -43,8 +43,14 @@ pub enum ObtainError {
     },
     #[error("{version:?} is not a Cilium release name such as 1.20.0 or 1.21.0-pre.1")]
     Name { version: String },
-    #[error("{REPO_VAR}={url}: {message}")]
-    Repo { url: String, message: String },
+    /// The repository to download from is not one `chart fetch --repo` would take; `named`
+    /// says where it came from (the variable).
+    #[error("{named} {url}: {message}")]
+    Repo {
+        named: String,
+        url: String,
+        message: String,
+    },
     /// A stored file that cannot be used (not the pinned archive, unreadable).
     #[error(transparent)]
     Stored(#[from] StoreError),
@@ -58,6 +64,57 @@ pub fn obtain(
     version: &str,
     dir: Option<&Path>,
     download: Download,
+) -> Result<ChartFiles, ObtainError> {
+    let download = if offline() {
+        Allowed::Offline
+    } else {
+        download.into()
+    };
+    let repo = match download {
+        Allowed::Yes => repository()?,
+        _ => String::new(),
+    };
+    obtain_inner(version, dir, download, &repo)
+}
+
+/// `obtain` from the repository `repo` instead of the one the environment names (for a caller
+/// with its own mirror, or a test with a local server); `CILIUM_CMP_OFFLINE` is not read.
+pub fn obtain_from(
+    version: &str,
+    dir: Option<&Path>,
+    download: Download,
+    repo: &str,
+) -> Result<ChartFiles, ObtainError> {
+    fetch::check_repository(repo).map_err(|message| ObtainError::Repo {
+        named: "the chart repository".into(),
+        url: crate::limits::quoted(repo),
+        message,
+    })?;
+    obtain_inner(version, dir, download.into(), repo)
+}
+
+/// Whether this call may download, and if not, why (for the refusal).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Allowed {
+    Yes,
+    Never,
+    Offline,
+}
+
+impl From<Download> for Allowed {
+    fn from(d: Download) -> Allowed {
+        match d {
+            Download::Never => Allowed::Never,
+            Download::IfPinned => Allowed::Yes,
+        }
+    }
+}
+
+fn obtain_inner(
+    version: &str,
+    dir: Option<&Path>,
+    download: Allowed,
+    repo: &str,
 ) -> Result<ChartFiles, ObtainError> {
     let name = release_name(version).ok_or_else(|| ObtainError::Name {
         version: crate::limits::quoted(version),
@@ -87,15 +144,18 @@ pub fn obtain(
             "{missing}; Cilium {version} is not a release this cilium-cmp pins, so it is never downloaded unasked (`chart fetch` checks it against the repository's index)"
         )));
     }
-    if download == Download::Never {
-        return Err(unavailable(format!(
-            "{missing}, and downloads are off here"
-        )));
-    }
-    if offline() {
-        return Err(unavailable(format!(
-            "{missing}, and downloads are off ({OFFLINE_VAR} is set)"
-        )));
+    match download {
+        Allowed::Yes => {}
+        Allowed::Never => {
+            return Err(unavailable(format!(
+                "{missing}, and downloads are off here"
+            )))
+        }
+        Allowed::Offline => {
+            return Err(unavailable(format!(
+                "{missing}, and downloads are off ({OFFLINE_VAR} is set)"
+            )))
+        }
     }
     let Some(dir) = dir else {
         return Err(unavailable(format!(
@@ -103,8 +163,7 @@ pub fn obtain(
             store::CHART_DIR_VAR
         )));
     };
-    let repo = repository()?;
-    let fetched = match fetch::fetch(&version, &repo, Some(&dir), None) {
+    let fetched = match fetch::fetch(&version, repo, Some(&dir), None) {
         Ok(f) => f,
         // A tampered store is the user's to look at, not to be overwritten silently.
         Err(FetchError::Stored(e)) => return Err(e.into()),
@@ -136,12 +195,14 @@ fn repository() -> Result<String, ObtainError> {
     match std::env::var(REPO_VAR) {
         Ok(url) if !url.is_empty() => {
             fetch::check_repository(&url).map_err(|message| ObtainError::Repo {
+                named: REPO_VAR.into(),
                 url: crate::limits::quoted(&url),
                 message,
             })?;
             Ok(url)
         }
         Err(std::env::VarError::NotUnicode(_)) => Err(ObtainError::Repo {
+            named: REPO_VAR.into(),
             url: "(not UTF-8)".into(),
             message: "not a URL".into(),
         }),
