@@ -41,7 +41,7 @@ pub enum ObtainError {
         dir: String,
         why: String,
     },
-    #[error("{version:?} is not a Cilium release name such as 1.20.0 or 1.21.0-pre.1")]
+    #[error("{version} is not a Cilium release name such as 1.20.0 or 1.21.0-pre.1")]
     Name { version: String },
     /// The repository to download from is not one `chart fetch --repo` would take; `named`
     /// says where it came from (the variable).
