@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use cilium_cmp::chart::fetch::{self, Against};
+use cilium_cmp::chart::fetch;
 use cilium_cmp::chart::obtain::REPO_VAR;
 
 use super::io::write_stdout;
@@ -25,10 +25,8 @@ pub fn fetch(
             "Cilium {release} is a pre-release, not a release for production clusters; it was fetched because it was named exactly"
         );
     }
-    let which = match &f.against {
-        Against::Index(url) => format!("the digest {}", cilium_cmp::escape::text(url)) + " lists",
-        other => other.to_string(),
-    };
+    // The index's address came from the user or the environment: escaped for the log.
+    let which = cilium_cmp::escape::message(&f.against.to_string());
     if f.downloaded {
         tracing::info!("downloaded Cilium {release}'s chart archive; it matches {which}");
     } else {
