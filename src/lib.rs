@@ -28,6 +28,7 @@ pub mod merge;
 pub mod output;
 pub mod parallel;
 pub mod plan;
+pub mod release_name;
 pub mod render;
 pub mod replace_file;
 pub mod schema;

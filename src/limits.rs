@@ -50,6 +50,13 @@ pub const MAX_TEMPLATE_NESTING: usize = 32;
 /// Bytes `chart fetch` downloads for one archive. A gzipped archive is not larger than what it
 /// unpacks to, so the unpacked bound serves; the official archives are about 210 KB.
 pub const MAX_DOWNLOAD_BYTES: u64 = MAX_ARCHIVE_BYTES;
+/// Bytes of a chart repository's `index.yaml` that `chart fetch` reads to find a release this
+/// binary does not list. Cilium's index lists every chart it publishes (cilium, tetragon,
+/// hubble-ui, ...) with all their metadata, several MB and growing with each release; the
+/// network here could not reach helm.cilium.io to measure it, so the bound leaves room for years
+/// of growth. The index is read as a stream of events, keeping only the cilium entries' versions,
+/// digests and URLs, so memory stays near the index's own size.
+pub const MAX_INDEX_BYTES: u64 = 32 << 20;
 /// Seconds `chart fetch` waits for a connection, and for the whole download. An official archive
 /// arrives in well under a second on a working link; these only end a dead or stalled server.
 pub const FETCH_CONNECT_SECS: u64 = 15;

@@ -13,7 +13,6 @@ use anyhow::Context;
 use clap::Parser;
 
 use cilium_cmp::argocd::{self, GenerateError};
-use cilium_cmp::chart::fetch::{self, Fetched};
 use cilium_cmp::replace_file::Force;
 
 use cli::args::{ChartCommand, Cli, Command};
@@ -181,28 +180,7 @@ fn run() -> anyhow::Result<()> {
                     repo,
                     sha256,
                 },
-        } => {
-            let which = if sha256.is_some() {
-                "the sha256 given"
-            } else {
-                "its pinned sha256"
-            };
-            let path = match fetch::fetch(&version, &repo, dir.as_deref(), sha256.as_deref())? {
-                Fetched::Downloaded(path) => {
-                    tracing::info!(
-                        "downloaded Cilium {version}'s chart archive; it matches {which}"
-                    );
-                    path
-                }
-                Fetched::AlreadyStored(path) => {
-                    tracing::info!(
-                        "Cilium {version}'s chart archive is already stored and matches {which}"
-                    );
-                    path
-                }
-            };
-            write_stdout(&format!("{}\n", path.display()))
-        }
+        } => cli::chart::fetch(&version, dir.as_deref(), repo, sha256.as_deref()),
         Command::ImportChart { archive, data_dir } => {
             let v = cilium_cmp::chart::import::import(&archive, &data_dir)?;
             tracing::info!("imported Cilium {v} into {}", data_dir.display());

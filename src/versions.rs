@@ -34,42 +34,6 @@ impl CiliumVersion {
     }
 }
 
-/// A release's name as Cilium tags it: `X.Y.Z`, or `X.Y.Z-PRE` for a pre-release (`1.21.0-pre.1`,
-/// `1.20.0-rc.2`; semver's pre-release identifiers), a leading `v` allowed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReleaseName {
-    pub major: u32,
-    pub minor: u32,
-    pub patch: u32,
-    pub pre: Option<String>,
-}
-
-impl ReleaseName {
-    pub fn parse(text: &str) -> Option<ReleaseName> {
-        let text = text.strip_prefix('v').unwrap_or(text);
-        let (core, pre) = match text.split_once('-') {
-            Some((core, pre)) => (core, Some(pre)),
-            None => (text, None),
-        };
-        let (major, minor, patch) = numbers(core)?;
-        if let Some(pre) = pre {
-            // semver 2.0.0 §9: dot-separated non-empty identifiers of [0-9A-Za-z-].
-            let ok = pre.split('.').all(|id| {
-                !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-            });
-            if !ok || pre.len() > 64 {
-                return None;
-            }
-        }
-        Some(ReleaseName {
-            major,
-            minor,
-            patch,
-            pre: pre.map(str::to_string),
-        })
-    }
-}
-
 /// One release's facts: the texts `import-chart` wrote, and each parsed once per process when
 /// first needed (so a long-running caller, the benchmark or a server, pays for it once).
 struct ReleaseData {
@@ -197,20 +161,17 @@ pub fn numbers(text: &str) -> Option<(u32, u32, u32)> {
 /// Whether `text` names a release this binary does not list but renders from its archive
 /// (`chart::unlisted`): `X.Y.Z` or a pre-release `X.Y.Z-PRE`, on the 1.18 line or a later one.
 pub fn is_newer_than_listed(text: &str) -> bool {
-    let Some(v) = ReleaseName::parse(text) else {
+    let Some(v) = crate::release_name::release_name(text) else {
         return false;
     };
     let listed = supported().any(|l| release_number(l) == release_number(text));
     !listed && (v.major, v.minor) >= (1, 18)
 }
 
-/// A release's name as `ReleaseName` reads it, printed without a `v` (`1.20.1`, `1.21.0-pre.1`):
-/// the name of a release, listed or not, and of its archive `cilium-NAME.tgz`.
+/// A release's name as `release_name` reads it, printed without a `v` (`1.20.1`,
+/// `1.21.0-pre.1`): the name of a release, listed or not, and of its archive `cilium-NAME.tgz`.
 pub fn release_number(text: &str) -> Option<String> {
-    ReleaseName::parse(text).map(|r| match r.pre {
-        Some(pre) => format!("{}.{}.{}-{pre}", r.major, r.minor, r.patch),
-        None => format!("{}.{}.{}", r.major, r.minor, r.patch),
-    })
+    crate::release_name::release_name(text).map(|r| r.to_string())
 }
 
 /// Parses a supported version (`1.18.3`, a leading `v` allowed) into its gate form.
@@ -238,7 +199,7 @@ pub(crate) fn register_archive(
     digest: &str,
     facts: crate::chart::import::Facts,
 ) -> Option<CiliumVersion> {
-    let name = ReleaseName::parse(&facts.version)?;
+    let name = crate::release_name::release_name(&facts.version)?;
     let mut slots = UNLISTED.lock().unwrap_or_else(|e| e.into_inner());
     let slot = match slots.iter().position(|(d, _)| d == digest) {
         Some(slot) => slot,

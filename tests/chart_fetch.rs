@@ -70,6 +70,50 @@ fn main() -> std::process::ExitCode {
                 repositories_must_be_https_unless_on_this_machine,
             ),
             harness::test("the_help_shows_an_example", the_help_shows_an_example),
+            harness::test(
+                "an_unlisted_release_is_fetched_by_its_index_entry",
+                an_unlisted_release_is_fetched_by_its_index_entry,
+            )
+            .shared(ARCHIVE),
+            harness::test(
+                "an_index_digest_that_does_not_match_is_refused_and_nothing_is_written",
+                an_index_digest_that_does_not_match_is_refused_and_nothing_is_written,
+            )
+            .shared(ARCHIVE),
+            harness::test(
+                "an_index_may_not_send_the_download_elsewhere",
+                an_index_may_not_send_the_download_elsewhere,
+            ),
+            harness::test(
+                "an_oversized_index_is_cut_at_the_bound",
+                an_oversized_index_is_cut_at_the_bound,
+            ),
+            harness::test(
+                "a_pre_release_is_fetched_only_when_named_exactly",
+                a_pre_release_is_fetched_only_when_named_exactly,
+            )
+            .shared(ARCHIVE),
+            harness::test(
+                "a_pinned_release_found_through_the_index_keeps_its_pin",
+                a_pinned_release_found_through_the_index_keeps_its_pin,
+            )
+            .shared(ARCHIVE),
+            harness::test(
+                "obtain_downloads_a_pinned_archive_once_on_first_use",
+                obtain_downloads_a_pinned_archive_once_on_first_use,
+            )
+            .shared(ARCHIVE),
+            harness::test(
+                "the_first_render_downloads_the_pinned_archive",
+                the_first_render_downloads_the_pinned_archive,
+            )
+            .shared(ARCHIVE)
+            .needs(render_asks_for_the_archive),
+            harness::test(
+                "offline_the_first_render_names_the_three_ways",
+                offline_the_first_render_names_the_three_ways,
+            )
+            .needs(render_asks_for_the_archive),
         ],
     )
 }
@@ -160,9 +204,16 @@ impl Server {
 /// The binary with nothing of this machine's environment but `HOME` (so the default archive
 /// folder is the test's own, and no proxy variable applies).
 fn cilium_cmp(home: &Path, args: &[&str]) -> Output {
+    cilium_cmp_with(home, &[], args)
+}
+
+/// `cilium_cmp` with these variables too.
+fn cilium_cmp_with(home: &Path, vars: &[(&str, &str)], args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
         .env_clear()
         .env("HOME", home)
+        .envs(vars.iter().copied())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
         .output()
         .expect("runs")
@@ -494,7 +545,7 @@ fn the_help_shows_an_example() {
 }
 
 /// Release day (`docs/release-day.md`): a release this binary does not list has no pin, so it is
-/// fetched only with the digest the user gives, and then rendered from the store as the twin of
+/// fetched with the digest the user gives (or its index's, below), and then rendered from the store as the twin of
 /// the listed release whose templates it has.
 fn an_unlisted_release_is_fetched_only_with_its_digest_and_then_renders() {
     let official = harness::shared("charts/cilium-1.20.0.tgz");
@@ -510,17 +561,12 @@ fn an_unlisted_release_is_fetched_only_with_its_digest_and_then_renders() {
         cilium_cmp(&home.0, &args)
     };
 
-    // Without a digest: refused before any download, naming the flag and the index.
+    // Without a digest the index decides; a repository without one is refused before the
+    // archive is asked for.
     let o = fetch(&[]);
-    assert_refused(
-        &o,
-        &[
-            "not a release this cilium-cmp lists",
-            "--sha256",
-            "index.yaml",
-        ],
-    );
-    assert_eq!(server.requests(), 0);
+    assert_refused(&o, &["index.yaml", "404"]);
+    assert_eq!(server.requests(), 1, "the index only");
+    assert!(!store_of(&home.0).exists());
 
     // Another digest: downloaded, refused, nothing written.
     let other = "0".repeat(64);
@@ -558,4 +604,400 @@ fn an_unlisted_release_is_fetched_only_with_its_digest_and_then_renders() {
     // A listed release takes no other digest than its pin.
     let o = cilium_cmp(&home.0, &["chart", "fetch", "1.20.0", "--sha256", &other]);
     assert_refused(&o, &["pinned in this binary"]);
+}
+
+/// A repository index in Helm's format (`pkg/repo` `IndexFile`) listing `cilium` entries of
+/// (version, digest, url), among another chart's entries and the metadata real indexes carry.
+fn index_of(entries: &[(&str, &str, &str)]) -> String {
+    let mut text = String::from(
+        "apiVersion: v1\nentries:\n  tetragon:\n  - apiVersion: v2\n    name: tetragon\n    version: 1.20.99\n    digest: 0000000000000000000000000000000000000000000000000000000000000000\n    urls:\n    - tetragon-1.20.99.tgz\n  cilium:\n",
+    );
+    for (version, digest, url) in entries {
+        text.push_str(&format!(
+            "  - annotations:\n      artifacthub.io/crds: |\n        - kind: CiliumNetworkPolicy\n    apiVersion: v2\n    appVersion: {version}\n    created: \"2026-11-30T12:00:00Z\"\n    description: eBPF-based Networking, Security, and Observability\n    digest: {digest}\n    keywords: [BPF, eBPF]\n    name: cilium\n    urls:\n    - {url}\n    version: {version}\n"
+        ));
+    }
+    text.push_str("generated: \"2026-11-30T12:00:00Z\"\n");
+    text
+}
+
+/// The official 1.20.0 archive repacked as `to`, its bytes and their sha256.
+fn repacked(home: &Scratch, to: &str) -> (Vec<u8>, String) {
+    let made = repack::repack(
+        &harness::shared(ARCHIVE),
+        "1.20.0",
+        to,
+        &home.0.join("made"),
+        None,
+    );
+    let bytes = std::fs::read(made).unwrap();
+    let digest = cilium_cmp::chart::store::sha256_hex(&bytes);
+    (bytes, digest)
+}
+
+fn an_unlisted_release_is_fetched_by_its_index_entry() {
+    let home = Scratch::new("fetch-index");
+    let (bytes, digest) = repacked(&home, "1.20.99");
+    let server = Server::start();
+    // Relative to the repository, in a folder of it, as Helm resolves `urls`.
+    server.serve(
+        "index.yaml",
+        Answer::Whole(
+            index_of(&[
+                ("1.20.98", &"1".repeat(64), "x.tgz"),
+                ("1.20.99", &digest, "releases/cilium-1.20.99.tgz"),
+            ])
+            .into_bytes(),
+        ),
+    );
+    server.serve("releases/cilium-1.20.99.tgz", Answer::Whole(bytes.clone()));
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "v1.20.99", "--repo", &server.base],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stored = store_of(&home.0).join("cilium-1.20.99.tgz");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!("{}\n", stored.display())
+    );
+    assert!(
+        std::fs::read(&stored).unwrap() == bytes,
+        "the stored bytes differ"
+    );
+    assert!(stderr(&o).contains("index.yaml lists"), "{}", stderr(&o));
+    assert_eq!(server.requests(), 2, "the index and the archive");
+
+    // Again: the index is read, the stored archive matches it, nothing is downloaded.
+    let again = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.20.99", "--repo", &server.base],
+    );
+    assert!(
+        stderr(&again).contains("already stored"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(server.requests(), 3);
+
+    // An absolute URL to this machine, from an index on this machine, is followed; so is the
+    // repository named by CILIUM_CMP_CHART_REPO when --repo is not given.
+    let other = Scratch::new("fetch-index-absolute");
+    let absolute = format!("{}/releases/cilium-1.20.99.tgz", server.base);
+    server.serve(
+        "index.yaml",
+        Answer::Whole(index_of(&[("1.20.99", &digest, &absolute)]).into_bytes()),
+    );
+    let o = cilium_cmp_with(
+        &other.0,
+        &[("CILIUM_CMP_CHART_REPO", server.base.as_str())],
+        &["chart", "fetch", "1.20.99"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(store_of(&other.0).join("cilium-1.20.99.tgz")).unwrap() == bytes);
+
+    // A release the index does not list is named as such.
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.20.97", "--repo", &server.base],
+    );
+    assert_refused(
+        &o,
+        &[
+            "index.yaml",
+            "lists no cilium 1.20.97",
+            "nothing was downloaded",
+        ],
+    );
+}
+
+fn an_index_digest_that_does_not_match_is_refused_and_nothing_is_written() {
+    let home = Scratch::new("fetch-index-mismatch");
+    let (bytes, digest) = repacked(&home, "1.20.99");
+    let listed = "ab".repeat(32);
+    let server = Server::start();
+    server.serve(
+        "index.yaml",
+        Answer::Whole(index_of(&[("1.20.99", &listed, "cilium-1.20.99.tgz")]).into_bytes()),
+    );
+    server.serve("cilium-1.20.99.tgz", Answer::Whole(bytes));
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.20.99", "--repo", &server.base],
+    );
+    assert_refused(
+        &o,
+        &[
+            "is not the official archive of Cilium 1.20.99",
+            &digest,
+            &listed,
+            "index.yaml lists",
+            "nothing was written",
+        ],
+    );
+    assert!(!store_of(&home.0).exists(), "nothing may be written");
+}
+
+fn an_index_may_not_send_the_download_elsewhere() {
+    let home = Scratch::new("fetch-index-scheme");
+    let digest = "cd".repeat(32);
+    for (url, says) in [
+        ("file:///etc/passwd", "not an https URL"),
+        ("ftp://127.0.0.1/cilium-1.20.99.tgz", "not an https URL"),
+        (
+            "http://charts.example/cilium-1.20.99.tgz",
+            "plain http is accepted only from this machine",
+        ),
+        ("../cilium-1.20.99.tgz", "not a plain relative path"),
+    ] {
+        let server = Server::start();
+        server.serve(
+            "index.yaml",
+            Answer::Whole(index_of(&[("1.20.99", &digest, url)]).into_bytes()),
+        );
+        let o = cilium_cmp(
+            &home.0,
+            &["chart", "fetch", "1.20.99", "--repo", &server.base],
+        );
+        assert_refused(
+            &o,
+            &[
+                "index.yaml",
+                "names its archive at",
+                says,
+                "nothing was downloaded",
+            ],
+        );
+        assert_eq!(server.requests(), 1, "{url}: only the index is read");
+    }
+    assert!(!store_of(&home.0).exists());
+}
+
+fn an_oversized_index_is_cut_at_the_bound() {
+    let server = Server::start();
+    server.serve("index.yaml", Answer::Endless);
+    let home = Scratch::new("fetch-index-endless");
+    let started = std::time::Instant::now();
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.20.99", "--repo", &server.base],
+    );
+    assert_refused(&o, &["index.yaml", "larger than 33554432 bytes"]);
+    assert!(started.elapsed().as_secs() < 60);
+    assert_eq!(server.requests(), 1);
+    assert!(!store_of(&home.0).exists());
+}
+
+fn a_pre_release_is_fetched_only_when_named_exactly() {
+    let home = Scratch::new("fetch-pre");
+    let (bytes, digest) = repacked(&home, "1.21.0-pre.1");
+    let server = Server::start();
+    server.serve(
+        "index.yaml",
+        Answer::Whole(
+            index_of(&[("1.21.0-pre.1", &digest, "cilium-1.21.0-pre.1.tgz")]).into_bytes(),
+        ),
+    );
+    server.serve("cilium-1.21.0-pre.1.tgz", Answer::Whole(bytes.clone()));
+    // The release it precedes is not answered with it.
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.21.0", "--repo", &server.base],
+    );
+    assert_refused(
+        &o,
+        &["lists no cilium 1.21.0", "1.21.0-pre.1", "named exactly"],
+    );
+    assert!(!store_of(&home.0).exists());
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.21.0-pre.1", "--repo", &server.base],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("Cilium 1.21.0-pre.1 is a pre-release"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(std::fs::read(store_of(&home.0).join("cilium-1.21.0-pre.1.tgz")).unwrap() == bytes);
+}
+
+/// A mirror without the archive beside its index: a pinned release is found through the index,
+/// and an entry whose digest is not the pin is refused, naming both.
+fn a_pinned_release_found_through_the_index_keeps_its_pin() {
+    let pin = "c5f013912360d1a334f44ef25f36da59ba3414cdb48f466ee12d0c4fdff27883";
+    let other = "ef".repeat(32);
+    let server = Server::start();
+    server.serve(
+        "index.yaml",
+        Answer::Whole(index_of(&[("1.20.0", &other, "elsewhere/cilium-1.20.0.tgz")]).into_bytes()),
+    );
+    server.serve(
+        "elsewhere/cilium-1.20.0.tgz",
+        Answer::Whole(official_archive()),
+    );
+    let home = Scratch::new("fetch-pin-index");
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.20.0", "--repo", &server.base],
+    );
+    assert_refused(
+        &o,
+        &["index.yaml lists cilium 1.20.0 with digest", &other, pin],
+    );
+    assert_eq!(
+        server.requests(),
+        2,
+        "the archive's address (404) and the index"
+    );
+    assert!(!store_of(&home.0).exists());
+    server.serve(
+        "index.yaml",
+        Answer::Whole(index_of(&[("1.20.0", pin, "elsewhere/cilium-1.20.0.tgz")]).into_bytes()),
+    );
+    let o = cilium_cmp(
+        &home.0,
+        &["chart", "fetch", "1.20.0", "--repo", &server.base],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::read(store_of(&home.0).join("cilium-1.20.0.tgz")).unwrap() == official_archive()
+    );
+}
+
+/// `chart::obtain` as a library call: the first use of a pinned release downloads its archive
+/// into the folder and returns it; the second finds it stored; `Download::Never` and an
+/// unpinned release never ask the server.
+fn obtain_downloads_a_pinned_archive_once_on_first_use() {
+    use cilium_cmp::chart::obtain::{obtain, obtain_from, Download};
+    let server = Server::start();
+    server.serve("cilium-1.20.0.tgz", Answer::Whole(official_archive()));
+    let home = Scratch::new("obtain-lib");
+    let dir = home.0.join("charts");
+
+    let err = obtain_from("1.20.0", Some(&dir), Download::Never, &server.base)
+        .unwrap_err()
+        .to_string();
+    for part in [
+        "downloads are off",
+        "`cilium-cmp chart fetch 1.20.0`",
+        "--chart-archive FILE",
+        "CILIUM_CMP_CHART_DIR",
+    ] {
+        assert!(err.contains(part), "{err} lacks {part}");
+    }
+    let err = obtain_from("1.20.99", Some(&dir), Download::IfPinned, &server.base)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("never downloaded unasked"), "{err}");
+    assert_eq!(server.requests(), 0);
+    assert!(!dir.exists());
+
+    let chart =
+        obtain_from("v1.20.0", Some(&dir), Download::IfPinned, &server.base).expect("downloaded");
+    chart.check_version("1.20.0").unwrap();
+    assert_eq!(server.requests(), 1);
+    assert!(std::fs::read(dir.join("cilium-1.20.0.tgz")).unwrap() == official_archive());
+    // Stored now: found without the network (and so by `obtain`, whatever the environment).
+    obtain("1.20.0", Some(&dir), Download::Never).expect("stored");
+    obtain_from("1.20.0", Some(&dir), Download::IfPinned, &server.base).expect("stored");
+    assert_eq!(server.requests(), 1, "no second download");
+
+    // A network failure names the three ways too.
+    let closed = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/", l.local_addr().unwrap())
+    };
+    let err = obtain_from("1.19.6", Some(&dir), Download::IfPinned, &closed)
+        .unwrap_err()
+        .to_string();
+    for part in [
+        "downloading it failed",
+        "`cilium-cmp chart fetch 1.19.6`",
+        "--chart-archive FILE",
+        "CILIUM_CMP_CHART_DIR",
+    ] {
+        assert!(err.contains(part), "{err} lacks {part}");
+    }
+}
+
+/// Whether `render` asks for the chart archive (`RenderError::NoChartArchive`) of a plain
+/// 1.20.0 render: it does once the engine evaluates the archive's templates (src/render.rs),
+/// which lands from another branch. Until then the first-use tests cannot run.
+fn render_asks_for_the_archive() -> Option<String> {
+    match cilium_cmp::render(&cilium_cmp::Inputs::new("1.20.0")) {
+        Err(cilium_cmp::RenderError::NoChartArchive { .. }) => None,
+        _ => Some(
+            "waits for the engine in render.rs: a 1.20.0 render does not ask for the chart archive yet"
+                .into(),
+        ),
+    }
+}
+
+/// The README's first command on a fresh machine: `render` downloads the pinned archive into
+/// the user's cache (from CILIUM_CMP_CHART_REPO, here the local server), says so once, and
+/// prints the render; the next run does not download again.
+fn the_first_render_downloads_the_pinned_archive() {
+    let server = Server::start();
+    server.serve("cilium-1.20.0.tgz", Answer::Whole(official_archive()));
+    let home = Scratch::new("first-render");
+    let repo = [("CILIUM_CMP_CHART_REPO", server.base.as_str())];
+    let args = [
+        "render",
+        "--cilium-version",
+        "1.20.0",
+        "-f",
+        "examples/talos/values.yaml",
+    ];
+    let first = cilium_cmp_with(&home.0, &repo, &args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let out = String::from_utf8_lossy(&first.stdout);
+    assert!(
+        out.contains("kind: DaemonSet") && out.contains("cilium-cmp.io/content-hash"),
+        "{out}"
+    );
+    let dir = store_of(&home.0);
+    let said = format!(
+        "fetched cilium-1.20.0.tgz (sha256 c5f013912360d1a334f44ef25f36da59ba3414cdb48f466ee12d0c4fdff27883) into {}",
+        dir.display()
+    );
+    assert_eq!(
+        stderr(&first).matches(&said).count(),
+        1,
+        "{}",
+        stderr(&first)
+    );
+    assert!(std::fs::read(dir.join("cilium-1.20.0.tgz")).unwrap() == official_archive());
+    assert_eq!(server.requests(), 1);
+
+    let second = cilium_cmp_with(&home.0, &repo, &args);
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(second.stdout == first.stdout, "the same render");
+    assert!(!stderr(&second).contains("fetched"), "{}", stderr(&second));
+    assert_eq!(server.requests(), 1, "no second download");
+}
+
+fn offline_the_first_render_names_the_three_ways() {
+    let home = Scratch::new("first-render-offline");
+    let o = cilium_cmp_with(
+        &home.0,
+        &[("CILIUM_CMP_OFFLINE", "1")],
+        &[
+            "render",
+            "--cilium-version",
+            "1.20.0",
+            "-f",
+            "examples/talos/values.yaml",
+        ],
+    );
+    assert_refused(
+        &o,
+        &[
+            "CILIUM_CMP_OFFLINE",
+            "`cilium-cmp chart fetch 1.20.0`",
+            "--chart-archive FILE",
+            "CILIUM_CMP_CHART_DIR",
+        ],
+    );
+    assert!(!store_of(&home.0).exists());
 }

@@ -7,6 +7,8 @@
 pub mod archive;
 pub mod fetch;
 pub mod import;
+pub mod index;
+pub mod obtain;
 pub mod pins;
 pub mod store;
 pub mod unlisted;

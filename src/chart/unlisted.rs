@@ -55,7 +55,7 @@ pub fn open(chart: &ChartFiles, requested: &str) -> Result<CiliumVersion, Box<Un
             wanted: wanted.to_string(),
         }));
     }
-    let Some(name) = versions::ReleaseName::parse(&found) else {
+    let Some(name) = crate::release_name::release_name(&found) else {
         return Err(Box::new(UnlistedError::NotARelease { path, found }));
     };
     if (name.major, name.minor) < OLDEST {

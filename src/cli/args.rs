@@ -442,27 +442,29 @@ pub enum Command {
 
 #[derive(Subcommand)]
 pub enum ChartCommand {
-    /// Download the official cilium-VERSION.tgz of a supported release, check it against the
-    /// sha256 pinned in this binary, and store it where render, lock and talos-patch look for it;
-    /// prints the stored file's path. A release this binary does not list is fetched only with
-    /// --sha256
+    /// Download the official cilium-VERSION.tgz, check its sha256 and store it where render,
+    /// lock and talos-patch look for it; prints the stored file's path. A release this binary
+    /// lists is checked against the sha256 pinned in it; a newer release or a pre-release named
+    /// exactly, against its digest in the repository's index.yaml (or --sha256)
     #[command(
-        after_help = "Examples:\n  cilium-cmp chart fetch 1.20.0\n  cilium-cmp chart fetch 1.20.0 --dir ./charts --repo https://charts.example/cilium/\n  cilium-cmp chart fetch 1.20.1 --sha256 DIGEST   (DIGEST: the release's digest in https://helm.cilium.io/index.yaml)"
+        after_help = "Examples:\n  cilium-cmp chart fetch 1.20.0\n  cilium-cmp chart fetch 1.20.0 --dir ./charts --repo https://charts.example/cilium/\n  cilium-cmp chart fetch 1.20.1   (a release this binary does not list: checked against https://helm.cilium.io/index.yaml)\n  cilium-cmp chart fetch 1.21.0-pre.1   (a pre-release: only when named exactly)\n  cilium-cmp chart fetch 1.20.1 --sha256 DIGEST   (the index is not read; DIGEST must match)"
     )]
     Fetch {
-        /// Cilium release (see `cilium-cmp versions`)
+        /// Cilium release: one of `cilium-cmp versions`, a newer X.Y.Z, or a pre-release
+        /// X.Y.Z-PRE named exactly
         version: String,
         /// Folder to store the archive in [default: $CILIUM_CMP_CHART_DIR, else
         /// /opt/cilium-cmp/charts where it exists, else $XDG_CACHE_HOME/cilium-cmp/charts or
         /// ~/.cache/cilium-cmp/charts]
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// Chart repository (a mirror) holding cilium-VERSION.tgz; https, or http on this
-        /// machine only
-        #[arg(long, default_value = cilium_cmp::chart::fetch::DEFAULT_REPO)]
-        repo: String,
-        /// The archive's sha256 (64 hex digits), for a release this binary does not list (its
-        /// `digest` in the repository's index.yaml); a listed release's must equal its pin
+        /// Chart repository (a mirror) holding index.yaml and cilium-VERSION.tgz; https, or
+        /// http on this machine only [default: $CILIUM_CMP_CHART_REPO, else
+        /// https://helm.cilium.io/]
+        #[arg(long)]
+        repo: Option<String>,
+        /// The archive's sha256 (64 hex digits), for a release this binary does not list: the
+        /// index is then not read; a listed release's must equal its pin
         #[arg(long)]
         sha256: Option<String>,
     },

@@ -35,7 +35,14 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
         base.chart = Some(ChartFiles::open(p)?);
     }
     let fix = match fix_values::fix(&base, &files, a.apply_renames) {
-        // As `render`: the archive `chart fetch` stored, only when the values need one.
+        // As `render`: the stored archive (downloaded on first use for a pinned release) when
+        // the render asks for it, and the stored one only when the values embed a bundled file.
+        Err(FixError::Render(RenderError::NoChartArchive { version }))
+            if a.chart_archive.is_none() =>
+        {
+            base.chart = Some(super::inputs::obtained_archive(&version)?);
+            fix_values::fix(&base, &files, a.apply_renames)?
+        }
         Err(FixError::Render(e @ RenderError::NeedsChartArchive { .. }))
             if a.chart_archive.is_none() =>
         {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use anyhow::Context;
 
 use cilium_cmp::argocd::{self, FolderRequest, Overrides};
+use cilium_cmp::chart::obtain::{self, Download};
 use cilium_cmp::chart::store;
 use cilium_cmp::chart::ChartFiles;
 use cilium_cmp::error::{archive_advice, ArchiveHint};
@@ -74,15 +75,26 @@ pub fn stored_archive(e: &RenderError, version: &str) -> anyhow::Result<ChartFil
     })
 }
 
-/// `render`: when the values need a file bundled in the chart and no `--chart-archive` was
-/// given, renders again with the archive `chart fetch` stored (checked against its pin); only
-/// such values pay for finding and reading it.
+/// The archive a render asked for (`RenderError::NoChartArchive`) when no `--chart-archive`
+/// was given: the stored one, or on first use the pinned release's, downloaded into the store
+/// (`chart::obtain`).
+pub fn obtained_archive(version: &str) -> anyhow::Result<ChartFiles> {
+    Ok(obtain::obtain(version, None, Download::IfPinned)?)
+}
+
+/// `render`: when the render needs the chart archive and no `--chart-archive` was given,
+/// renders again with the stored one (checked against its pin), downloaded first on first use
+/// for a pinned release; only renders that ask pay for finding and reading it.
 pub fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
     let mut inputs = render_inputs(a)?;
     match cilium_cmp::render(&inputs) {
-        Err(e @ (RenderError::NeedsChartArchive { .. } | RenderError::NoChartArchive { .. }))
-            if a.chart_archive.is_none() =>
-        {
+        Err(RenderError::NoChartArchive { version }) if a.chart_archive.is_none() => {
+            inputs.chart = Some(obtained_archive(&version)?);
+            Ok(cilium_cmp::render(&inputs)?)
+        }
+        // Values that embed a bundled file, while the component model renders: the stored
+        // archive only, as before (this goes with the model).
+        Err(e @ RenderError::NeedsChartArchive { .. }) if a.chart_archive.is_none() => {
             inputs.chart = Some(stored_archive(&e, &a.cilium_version)?);
             Ok(cilium_cmp::render(&inputs)?)
         }

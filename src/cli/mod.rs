@@ -2,6 +2,7 @@
 
 pub mod adopt;
 pub mod args;
+pub mod chart;
 pub mod diff;
 pub mod fix_values;
 pub mod fleet;
