@@ -1025,32 +1025,6 @@ clustermesh: {enableMCSAPISupport: null}
     }
 
     #[test]
-    fn the_opt_out_turns_the_refusal_into_warnings() {
-        let mut inputs = crate::render::Inputs::new("1.20.0");
-        inputs.values_files.push((
-            "values.yaml".into(),
-            "cni:\n  iptablesRemoveAWSRules: false\nhubble:\n  relay:\n    enabeld: true\n".into(),
-        ));
-        match crate::render(&inputs) {
-            Err(crate::RenderError::UnknownValues {
-                version, report, ..
-            }) => {
-                assert_eq!(version, "1.20.0");
-                assert_eq!(report.values.len(), 1);
-            }
-            other => panic!("not refused: {:?}", other.map(|s| s.len())),
-        }
-        inputs.allow_unknown_keys = true;
-        let with = crate::render(&inputs).unwrap();
-        inputs.values_files[0].1 = "cni:\n  iptablesRemoveAWSRules: false\n".into();
-        assert_eq!(
-            with,
-            crate::render(&inputs).unwrap(),
-            "the value is ignored"
-        );
-    }
-
-    #[test]
     fn edit_distance_counts_swaps_as_one() {
         let d = |a: &str, b: &str| {
             edit_distance(

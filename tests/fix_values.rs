@@ -657,3 +657,29 @@ fn renames_move_values_and_report_the_render_change() {
         "encryption:\n  enabled: true\n  type: wireguard\n"
     );
 }
+
+/// `--allow-unknown-keys` renders what the values render without the unknown ones.
+fn the_opt_out_turns_the_refusal_into_warnings() {
+    let mut inputs = charts::with_archive(Inputs::new("1.20.0"));
+    inputs.values_files.push((
+        "values.yaml".into(),
+        "cni:\n  iptablesRemoveAWSRules: false\nhubble:\n  relay:\n    enabeld: true\n".into(),
+    ));
+    match cilium_cmp::render(&inputs) {
+        Err(cilium_cmp::RenderError::UnknownValues {
+            version, report, ..
+        }) => {
+            assert_eq!(version, "1.20.0");
+            assert_eq!(report.values.len(), 1);
+        }
+        other => panic!("not refused: {:?}", other.map(|s| s.len())),
+    }
+    inputs.allow_unknown_keys = true;
+    let with = cilium_cmp::render(&inputs).unwrap();
+    inputs.values_files[0].1 = "cni:\n  iptablesRemoveAWSRules: false\n".into();
+    assert_eq!(
+        with,
+        cilium_cmp::render(&inputs).unwrap(),
+        "the value is ignored"
+    );
+}

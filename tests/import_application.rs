@@ -388,7 +388,7 @@ fn bad_applications_are_refused_with_what_to_do() {
     }
     refused(
         &import(&s.0, &with_revision("1.17.0"), &[]),
-        &["not supported"],
+        &["is not a Cilium release cilium-cmp renders"],
     );
     refused(
         &import(&s.0, &with_revision("1.20"), &[]),

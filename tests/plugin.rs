@@ -16,6 +16,8 @@ use std::process::{Command, Output};
 use cilium_cmp::argocd::{self, GenerateError};
 use serde_json::Value;
 
+#[path = "support/charts.rs"]
+mod charts;
 #[path = "support/scratch.rs"]
 mod scratch;
 use scratch::Scratch;
@@ -29,51 +31,62 @@ fn main() -> std::process::ExitCode {
             harness::test(
                 "the_unknown_values_refusal_names_the_fix_that_works",
                 the_unknown_values_refusal_names_the_fix_that_works,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "generate_renders_what_render_renders_from_argo_cd_inputs",
                 generate_renders_what_render_renders_from_argo_cd_inputs,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "generate_inputs_equal_the_render_flags",
                 generate_inputs_equal_the_render_flags,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "the_cilium_version_has_one_precedence",
                 the_cilium_version_has_one_precedence,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "every_error_names_the_value_and_prints_nothing",
                 every_error_names_the_value_and_prints_nothing,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "a_partial_extraction_bounds_values_files_by_what_was_extracted",
                 a_partial_extraction_bounds_values_files_by_what_was_extracted,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "a_lock_mismatch_names_both_hashes_and_the_command",
                 a_lock_mismatch_names_both_hashes_and_the_command,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "contract_through_the_argocd_cmp_server_emulator",
                 contract_through_the_argocd_cmp_server_emulator,
             )
+            .shared("charts")
             .shared(EMULATOR)
             .python(),
             harness::test(
                 "discovery_matches_only_application_folders",
                 discovery_matches_only_application_folders,
             )
+            .shared("charts")
             .shared(EMULATOR)
             .python(),
             harness::test(
                 "plugin_yaml_is_a_valid_config_management_plugin",
                 plugin_yaml_is_a_valid_config_management_plugin,
-            ),
+            )
+            .shared("charts"),
             harness::test(
                 "talos_patch_contents_are_the_plugin_render",
                 talos_patch_contents_are_the_plugin_render,
             )
+            .shared("charts")
             .python(),
         ],
     )
@@ -109,8 +122,17 @@ fn example_repo() -> Scratch {
     s
 }
 
+/// The plugin's chart folder: a folder of the test's own holding links to the official
+/// archives (`../shared/charts`), so a test may add archives without touching those.
 fn empty_chart_dir() -> Scratch {
-    Scratch::new("charts")
+    let s = Scratch::new("charts");
+    for entry in std::fs::read_dir(charts::dir()).expect("../shared/charts") {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|x| x == "tgz") {
+            std::os::unix::fs::symlink(&path, s.0.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    s
 }
 
 /// Argo CD's variables for the example, plus `extra`.
@@ -162,6 +184,7 @@ fn render(args: &[&str]) -> Output {
         .args(args)
         .current_dir(root())
         .env_clear()
+        .env("CILIUM_CMP_CHART_DIR", charts::dir())
         .output()
         .expect("runs")
 }

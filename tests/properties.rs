@@ -7,6 +7,24 @@ use serde_json::{Map, Value};
 
 use cilium_cmp::render::Inputs;
 
+#[path = "support/charts.rs"]
+mod charts;
+
+/// Render inputs of `version` with the official archive when `../shared/charts` is there (CI
+/// has it; without it, under CI, this fails). Without it the properties still hold for the
+/// refusal every render then ends in, and the one test that counts renders says it did not run.
+fn inputs_for(version: &str) -> Inputs {
+    let inputs = Inputs::new(version);
+    if charts::dir().is_dir() {
+        return charts::with_archive(inputs);
+    }
+    assert!(
+        std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+        "../shared/charts is absent under CI"
+    );
+    inputs
+}
+
 /// Every dotted path of the chart's defaults for `version` with its default, maps included.
 fn value_paths(version: &str) -> Vec<(String, Value)> {
     fn walk(v: &Value, prefix: &str, out: &mut Vec<(String, Value)>) {
@@ -96,7 +114,7 @@ fn set_path(root: &mut Value, path: &str, value: Value) {
 }
 
 fn render_yaml(version: &str, text: &str) -> Result<String, String> {
-    let mut inputs = Inputs::new(version);
+    let mut inputs = inputs_for(version);
     inputs
         .values_files
         .push(("values.yaml".into(), text.into()));
@@ -136,7 +154,7 @@ proptest! {
 
     #[test]
     fn arbitrary_set_strings_never_panic(exprs in prop::collection::vec("[a-z.\\[\\]0-9={},\\\\]{0,30}", 0..4)) {
-        let mut inputs = Inputs::new("1.18.12");
+        let mut inputs = inputs_for("1.18.12");
         inputs.set = exprs;
         if let Err(e) = cilium_cmp::render(&inputs) {
             check_error(&e.to_string());
@@ -150,7 +168,7 @@ proptest! {
         json in prop::collection::vec("(extraEnv|tolerations)?[a-z.\\[\\]0-9=]{0,12}[\\[\\]{}\":,0-9a-z ]{0,20}", 0..3),
         string in prop::collection::vec("(extraEnv|tolerations)?[a-z.\\[\\]0-9={},\\\\]{0,30}", 0..3),
     ) {
-        let mut inputs = Inputs::new("1.20.0");
+        let mut inputs = inputs_for("1.20.0");
         inputs.values_files.push((
             "values.yaml".into(),
             "cni:\n  iptablesRemoveAWSRules: false\ntolerations:\n  - operator: Exists\n  - key: k\nextraEnv:\n  - name: A\n    value: \"1\"\n".into(),
@@ -200,7 +218,7 @@ fn arbitrary_values_trees_never_panic() {
     let rendered = std::cell::Cell::new(0);
     runner
         .run(&strategy, |(version, values)| {
-            let mut inputs = Inputs::new(version);
+            let mut inputs = inputs_for(version);
             let text = serde_json::to_string(&values).unwrap();
             inputs.values_files.push(("values.yaml".into(), text));
             match cilium_cmp::render(&inputs) {
@@ -214,6 +232,10 @@ fn arbitrary_values_trees_never_panic() {
         })
         .unwrap();
     eprintln!("{} of 600 arbitrary values trees rendered", rendered.get());
+    if !charts::dir().is_dir() {
+        eprintln!("!!! IGNORED the count of rendered trees: needs ../shared/charts (CI has it)");
+        return;
+    }
     assert!(
         rendered.get() >= 60,
         "most trees were refused: {}",

@@ -2,6 +2,41 @@
 //! every such value with its file and line (or `--set`), exit 1 and nothing on stdout; and the
 //! opt-out that turns them into warnings, on `render` and on the application-folder commands.
 
+#[path = "support/charts.rs"]
+mod charts;
+#[path = "support/harness.rs"]
+mod harness;
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "unknown_values_are_refused_all_at_once_with_file_and_line",
+                unknown_values_are_refused_all_at_once_with_file_and_line,
+            ),
+            harness::test(
+                "unknown_values_are_reported_before_any_other_refusal",
+                unknown_values_are_reported_before_any_other_refusal,
+            ),
+            harness::test(
+                "allow_unknown_keys_renders_with_one_warning_line_each",
+                allow_unknown_keys_renders_with_one_warning_line_each,
+            )
+            .shared("charts"),
+            harness::test(
+                "application_folders_take_the_opt_out_from_settings_or_the_flag",
+                application_folders_take_the_opt_out_from_settings_or_the_flag,
+            )
+            .shared("charts"),
+            harness::test(
+                "the_fix_for_standard_input_names_a_file_to_save_it_in",
+                the_fix_for_standard_input_names_a_file_to_save_it_in,
+            ),
+        ],
+    )
+}
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -10,7 +45,9 @@ mod scratch;
 use scratch::Scratch;
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
+    charts::give(&mut c);
+    c
 }
 
 const TYPOS: &str = "\
@@ -39,7 +76,6 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-#[test]
 fn unknown_values_are_refused_all_at_once_with_file_and_line() {
     let s = Scratch::new("refused");
     let f = s.write("values.yaml", TYPOS);
@@ -76,7 +112,6 @@ fn unknown_values_are_refused_all_at_once_with_file_and_line() {
 
 /// Unknown values come before every other refusal, so one run lists them all: here the schema
 /// would refuse a value and no chart archive is given.
-#[test]
 fn unknown_values_are_reported_before_any_other_refusal() {
     let s = Scratch::new("first");
     let f = s.write(
@@ -93,7 +128,6 @@ fn unknown_values_are_reported_before_any_other_refusal() {
     );
 }
 
-#[test]
 fn allow_unknown_keys_renders_with_one_warning_line_each() {
     let s = Scratch::new("allowed");
     let f = s.write("values.yaml", TYPOS);
@@ -114,7 +148,6 @@ fn allow_unknown_keys_renders_with_one_warning_line_each() {
 
 /// An application folder: refused without the opt-out; `allowUnknownKeys: true` in its settings
 /// (what the plugin in Argo CD reads) or `--allow-unknown-keys` on `lock` renders it.
-#[test]
 fn application_folders_take_the_opt_out_from_settings_or_the_flag() {
     let s = Scratch::new("folder");
     let app = s.0.join("app");
@@ -169,7 +202,6 @@ fn application_folders_take_the_opt_out_from_settings_or_the_flag() {
 }
 
 /// Values from standard input have no file to edit: the command names FILE and says to save it.
-#[test]
 fn the_fix_for_standard_input_names_a_file_to_save_it_in() {
     use std::io::Write;
     let mut child = bin()

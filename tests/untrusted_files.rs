@@ -8,6 +8,77 @@
 //! refused within seconds instead of blocking forever; each child runs under a deadline and is
 //! killed past it, so a regression fails the test rather than hanging the suite.
 
+#[path = "support/charts.rs"]
+mod charts;
+#[path = "support/harness.rs"]
+mod harness;
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "fix_values_keeps_a_secret_files_mode_and_owner",
+                fix_values_keeps_a_secret_files_mode_and_owner,
+            )
+            .shared("charts"),
+            harness::test(
+                "fix_values_refuses_a_read_only_file_and_force_keeps_it_read_only",
+                fix_values_refuses_a_read_only_file_and_force_keeps_it_read_only,
+            )
+            .shared("charts"),
+            harness::test(
+                "fix_values_refuses_a_hard_link_and_force_splits_it",
+                fix_values_refuses_a_hard_link_and_force_splits_it,
+            )
+            .shared("charts"),
+            harness::test(
+                "fix_values_refuses_a_link_out_of_the_folder_and_force_replaces_only_the_link",
+                fix_values_refuses_a_link_out_of_the_folder_and_force_replaces_only_the_link,
+            )
+            .shared("charts"),
+            harness::test(
+                "fix_values_writes_no_file_when_one_of_several_is_refused",
+                fix_values_writes_no_file_when_one_of_several_is_refused,
+            )
+            .shared("charts"),
+            harness::test(
+                "lock_keeps_its_mode_and_refuses_read_only_and_hard_linked_locks",
+                lock_keeps_its_mode_and_refuses_read_only_and_hard_linked_locks,
+            )
+            .shared("charts"),
+            harness::test(
+                "lock_refuses_a_symbolic_link_and_force_replaces_only_the_link",
+                lock_refuses_a_symbolic_link_and_force_replaces_only_the_link,
+            )
+            .shared("charts"),
+            harness::test(
+                "an_output_file_keeps_its_mode_and_refuses_links_and_read_only_files",
+                an_output_file_keeps_its_mode_and_refuses_links_and_read_only_files,
+            )
+            .shared("charts"),
+            harness::test(
+                "force_is_refused_where_nothing_is_written",
+                force_is_refused_where_nothing_is_written,
+            ),
+            harness::test(
+                "a_fifo_as_any_input_is_refused_within_seconds",
+                a_fifo_as_any_input_is_refused_within_seconds,
+            )
+            .shared("charts"),
+            harness::test(
+                "standard_input_that_is_a_directory_is_refused_and_a_pipe_is_read",
+                standard_input_that_is_a_directory_is_refused_and_a_pipe_is_read,
+            )
+            .shared("charts"),
+            harness::test(
+                "import_application_refuses_a_dangling_link_where_it_would_write_and_keeps_it",
+                import_application_refuses_a_dangling_link_where_it_would_write_and_keeps_it,
+            ),
+        ],
+    )
+}
+
 use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -54,7 +125,7 @@ fn run_in(dir: &Path, args: &[&str], stdin: Stdio) -> Run {
         .current_dir(dir)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("CILIUM_CMP_CHART_DIR", dir.join("no-charts"))
+        .env("CILIUM_CMP_CHART_DIR", charts::dir())
         .stdin(stdin)
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap())
@@ -159,7 +230,6 @@ fn is_root(s: &Scratch) -> bool {
     std::fs::metadata(&s.0).unwrap().uid() == 0
 }
 
-#[test]
 fn fix_values_keeps_a_secret_files_mode_and_owner() {
     let s = Scratch::new("fix-mode");
     let f = s.write("values.yaml", VALUES);
@@ -180,7 +250,6 @@ fn fix_values_keeps_a_secret_files_mode_and_owner() {
     assert_eq!(names(&s.0), ["values.yaml"]);
 }
 
-#[test]
 fn fix_values_refuses_a_read_only_file_and_force_keeps_it_read_only() {
     let s = Scratch::new("fix-ro");
     let f = s.write("values.yaml", VALUES);
@@ -203,7 +272,6 @@ fn fix_values_refuses_a_read_only_file_and_force_keeps_it_read_only() {
     assert_eq!(mode(&f), 0o444, "the new file is read-only too");
 }
 
-#[test]
 fn fix_values_refuses_a_hard_link_and_force_splits_it() {
     let s = Scratch::new("fix-hard");
     let f = s.write("values.yaml", VALUES);
@@ -218,7 +286,6 @@ fn fix_values_refuses_a_hard_link_and_force_splits_it() {
     assert_eq!((text(&f), text(&other)), (FIXED.into(), VALUES.into()));
 }
 
-#[test]
 fn fix_values_refuses_a_link_out_of_the_folder_and_force_replaces_only_the_link() {
     let s = Scratch::new("fix-link");
     let outside = Scratch::new("fix-link-outside");
@@ -251,7 +318,6 @@ fn fix_values_refuses_a_link_out_of_the_folder_and_force_replaces_only_the_link(
     assert_eq!(names(&outside.0), ["values.yaml"]);
 }
 
-#[test]
 fn fix_values_writes_no_file_when_one_of_several_is_refused() {
     let s = Scratch::new("fix-several");
     let first = s.write("a.yaml", VALUES);
@@ -296,7 +362,6 @@ fn lock(repo: &Path, extra: &[&str]) -> Run {
     run(repo, &args)
 }
 
-#[test]
 fn lock_keeps_its_mode_and_refuses_read_only_and_hard_linked_locks() {
     let (s, old) = stale_lock_repo("lock-mode");
     let path = s.0.join("apps/cilium/cilium-cmp.lock");
@@ -339,7 +404,6 @@ fn lock_keeps_its_mode_and_refuses_read_only_and_hard_linked_locks() {
     assert_eq!(text(&other), old, "the other name keeps the old lock");
 }
 
-#[test]
 fn lock_refuses_a_symbolic_link_and_force_replaces_only_the_link() {
     // A link inside the repository is read as the lock; writing through it is refused.
     let (s, old) = stale_lock_repo("lock-link");
@@ -393,7 +457,6 @@ fn render_to(dir: &Path, extra: &[&str]) -> Run {
     run(dir, &args)
 }
 
-#[test]
 fn an_output_file_keeps_its_mode_and_refuses_links_and_read_only_files() {
     let s = Scratch::new("output");
     s.write("values.yaml", FIXED);
@@ -441,7 +504,6 @@ fn an_output_file_keeps_its_mode_and_refuses_links_and_read_only_files() {
     assert_eq!(names(&s.0), ["other.yaml", "out.yaml", "values.yaml"]);
 }
 
-#[test]
 fn force_is_refused_where_nothing_is_written() {
     let s = Scratch::new("force-flags");
     s.write("values.yaml", FIXED);
@@ -467,7 +529,6 @@ fn force_is_refused_where_nothing_is_written() {
     }
 }
 
-#[test]
 fn a_fifo_as_any_input_is_refused_within_seconds() {
     let s = Scratch::new("fifo");
     s.write("values.yaml", FIXED);
@@ -573,7 +634,6 @@ fn a_fifo_as_any_input_is_refused_within_seconds() {
     }
 }
 
-#[test]
 fn standard_input_that_is_a_directory_is_refused_and_a_pipe_is_read() {
     let s = Scratch::new("stdin");
     let dir = std::fs::File::open(&s.0).unwrap();
@@ -585,6 +645,7 @@ fn standard_input_that_is_a_directory_is_refused_and_a_pipe_is_read() {
     assert_refused(&r, &["<stdin>: is a directory"]);
     // A pipe is what `-` is for: the values arrive and render.
     let mut child = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+        .env("CILIUM_CMP_CHART_DIR", charts::dir())
         .args(["render", "--cilium-version", "1.20.0", "-f", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -605,7 +666,6 @@ fn standard_input_that_is_a_directory_is_refused_and_a_pipe_is_read() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("kind: DaemonSet"));
 }
 
-#[test]
 fn import_application_refuses_a_dangling_link_where_it_would_write_and_keeps_it() {
     let s = Scratch::new("import-link");
     s.write("app.yaml", "kind: Application\n");

@@ -6,6 +6,73 @@
 //! when it does, and a control run of plain git proves the attack is live on this git), a clear
 //! message and exit 1 (or a correct diff), nothing on stdout, nothing left behind.
 
+#[path = "support/charts.rs"]
+mod charts;
+#[path = "support/harness.rs"]
+mod harness;
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "a_committed_bare_repository_in_the_folder_never_runs_its_upload_pack",
+                a_committed_bare_repository_in_the_folder_never_runs_its_upload_pack,
+            )
+            .shared("charts"),
+            harness::test(
+                "the_real_git_config_cannot_make_the_plumbing_run_a_program",
+                the_real_git_config_cannot_make_the_plumbing_run_a_program,
+            )
+            .shared("charts"),
+            harness::test(
+                "an_embedded_repository_above_or_below_the_folder_is_never_handed_to_git",
+                an_embedded_repository_above_or_below_the_folder_is_never_handed_to_git,
+            )
+            .shared("charts"),
+            harness::test(
+                "a_gitdir_link_in_the_folder_is_content_and_refused",
+                a_gitdir_link_in_the_folder_is_content_and_refused,
+            ),
+            harness::test(
+                "a_worktree_top_level_gitdir_link_is_the_users_and_is_used",
+                a_worktree_top_level_gitdir_link_is_the_users_and_is_used,
+            )
+            .shared("charts"),
+            harness::test(
+                "a_git_committed_to_the_repository_is_never_run",
+                a_git_committed_to_the_repository_is_never_run,
+            )
+            .shared("charts"),
+            harness::test(
+                "a_tree_bomb_is_refused_quickly_in_bounded_memory",
+                a_tree_bomb_is_refused_quickly_in_bounded_memory,
+            )
+            .shared("charts"),
+            harness::test(
+                "values_files_inside_dot_git_are_never_read",
+                values_files_inside_dot_git_are_never_read,
+            ),
+            harness::test(
+                "a_diff_ended_by_a_signal_removes_its_temporary_folders",
+                a_diff_ended_by_a_signal_removes_its_temporary_folders,
+            ),
+            harness::test(
+                "stale_temporary_folders_of_dead_runs_are_removed_and_nothing_else",
+                stale_temporary_folders_of_dead_runs_are_removed_and_nothing_else,
+            ),
+            harness::test(
+                "folders_outside_the_work_tree_and_folders_not_in_one_are_refused",
+                folders_outside_the_work_tree_and_folders_not_in_one_are_refused,
+            ),
+            harness::test(
+                "a_partial_clone_is_never_fetched_from_and_a_missing_base_file_is_named",
+                a_partial_clone_is_never_fetched_from_and_a_missing_base_file_is_named,
+            ),
+        ],
+    )
+}
+
 #[path = "support/child.rs"]
 mod child;
 #[path = "support/scratch.rs"]
@@ -92,7 +159,7 @@ impl Watch {
         let mut c = Command::new(bin());
         c.current_dir(cwd)
             .args(args)
-            .env("CILIUM_CMP_CHART_DIR", "/nonexistent")
+            .env("CILIUM_CMP_CHART_DIR", charts::dir())
             .env("TMPDIR", &self.tmp.0);
         run(c)
     }
@@ -170,7 +237,6 @@ fn app_folder(s: &Scratch, folder: &str) {
     s.write(&format!("{folder}/values.yaml"), VALUES);
 }
 
-#[test]
 fn a_committed_bare_repository_in_the_folder_never_runs_its_upload_pack() {
     let w = Watch::new();
     let repo = Scratch::new("bare-in-folder");
@@ -303,7 +369,6 @@ fn real_config_attacks(w: &Watch) -> Vec<(&'static str, String, Option<Vec<&'sta
     ]
 }
 
-#[test]
 fn the_real_git_config_cannot_make_the_plumbing_run_a_program() {
     let count = real_config_attacks(&Watch::new()).len();
     for i in 0..count {
@@ -364,7 +429,6 @@ fn hostile_git_dir(at: &Path, w: &Watch) {
     std::fs::write(at.join("refs/remotes/origin/main"), format!("{MISSING}\n")).unwrap();
 }
 
-#[test]
 fn an_embedded_repository_above_or_below_the_folder_is_never_handed_to_git() {
     let w = Watch::new();
     let repo = Scratch::new("embedded");
@@ -412,7 +476,6 @@ fn an_embedded_repository_above_or_below_the_folder_is_never_handed_to_git() {
     );
 }
 
-#[test]
 fn a_gitdir_link_in_the_folder_is_content_and_refused() {
     let w = Watch::new();
     let repo = Scratch::new("gitdir-link");
@@ -441,7 +504,6 @@ fn a_gitdir_link_in_the_folder_is_content_and_refused() {
     );
 }
 
-#[test]
 fn a_worktree_top_level_gitdir_link_is_the_users_and_is_used() {
     let w = Watch::new();
     let parent = Scratch::new("worktrees");
@@ -464,7 +526,6 @@ fn a_worktree_top_level_gitdir_link_is_the_users_and_is_used() {
     std::mem::forget(repo); // removed with its parent
 }
 
-#[test]
 fn a_git_committed_to_the_repository_is_never_run() {
     let w = Watch::new();
     let repo = Scratch::new("planted-git");
@@ -482,7 +543,7 @@ fn a_git_committed_to_the_repository_is_never_run() {
         c.current_dir(&repo.0)
             .args(["diff", "cilium", "--base", "HEAD"])
             .env("PATH", &path)
-            .env("CILIUM_CMP_CHART_DIR", "/nonexistent")
+            .env("CILIUM_CMP_CHART_DIR", charts::dir())
             .env("TMPDIR", &w.tmp.0);
         let o = run(c);
         assert_eq!(o.code, Some(0), "{}", o.stderr);
@@ -490,7 +551,6 @@ fn a_git_committed_to_the_repository_is_never_run() {
     }
 }
 
-#[test]
 fn a_tree_bomb_is_refused_quickly_in_bounded_memory() {
     let w = Watch::new();
     let repo = Scratch::new("tree-bomb");
@@ -553,7 +613,6 @@ fn a_tree_bomb_is_refused_quickly_in_bounded_memory() {
     assert!(o.elapsed < Duration::from_secs(5), "took {:?}", o.elapsed);
 }
 
-#[test]
 fn values_files_inside_dot_git_are_never_read() {
     let w = Watch::new();
     let secret = "c2VjcmV0LXRva2Vu";
@@ -568,7 +627,7 @@ fn values_files_inside_dot_git_are_never_read() {
             .env("KUBE_VERSION", "1.35.0")
             .env("KUBE_API_VERSIONS", "v1")
             .env("ARGOCD_APP_PARAMETERS", "null")
-            .env("CILIUM_CMP_CHART_DIR", "/nonexistent");
+            .env("CILIUM_CMP_CHART_DIR", charts::dir());
         run(c)
     };
     let assert_no_secret = |o: &Outcome| {
@@ -663,7 +722,6 @@ fn leftovers(tmp: &Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
 fn a_diff_ended_by_a_signal_removes_its_temporary_folders() {
     let repo = changed_folders(8);
     for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
@@ -671,7 +729,7 @@ fn a_diff_ended_by_a_signal_removes_its_temporary_folders() {
         let mut c = Command::new(bin());
         c.current_dir(&repo.0)
             .args(["diff", "--base", "HEAD"])
-            .env("CILIUM_CMP_CHART_DIR", "/nonexistent")
+            .env("CILIUM_CMP_CHART_DIR", charts::dir())
             .env("TMPDIR", &w.tmp.0)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -749,7 +807,6 @@ fn own_start_time() -> String {
         .to_string()
 }
 
-#[test]
 fn stale_temporary_folders_of_dead_runs_are_removed_and_nothing_else() {
     let w = Watch::new();
     let repo = Scratch::new("stale");
@@ -803,7 +860,6 @@ fn stale_temporary_folders_of_dead_runs_are_removed_and_nothing_else() {
     assert_eq!(std::fs::read_to_string(kept_target).unwrap(), "keep\n");
 }
 
-#[test]
 fn folders_outside_the_work_tree_and_folders_not_in_one_are_refused() {
     let w = Watch::new();
     let repo = Scratch::new("outside-folder");
@@ -827,7 +883,6 @@ fn folders_outside_the_work_tree_and_folders_not_in_one_are_refused() {
     assert_refused(&o, "paths inside .git are never read");
 }
 
-#[test]
 fn a_partial_clone_is_never_fetched_from_and_a_missing_base_file_is_named() {
     let w = Watch::new();
     let source = Scratch::new("partial-source");

@@ -5,6 +5,54 @@
 //! what the quadratic comparison took: 41 s for a diff of 10,000 `extraEnv` items, hours for
 //! 100,000; 1.2 GB for a 16 MiB dump.
 
+#[path = "support/charts.rs"]
+mod charts;
+#[path = "support/harness.rs"]
+mod harness;
+
+fn main() -> std::process::ExitCode {
+    harness::run(
+        file!(),
+        vec![
+            harness::test(
+                "a_diff_of_100k_extra_env_items_is_refused_naming_the_list",
+                a_diff_of_100k_extra_env_items_is_refused_naming_the_list,
+            )
+            .shared("charts"),
+            harness::test(
+                "a_diff_just_within_the_list_bound_is_linear_and_its_report_bounded",
+                a_diff_just_within_the_list_bound_is_linear_and_its_report_bounded,
+            )
+            .shared("charts"),
+            harness::test(
+                "adopt_check_of_a_16_mib_dump_with_a_huge_list_is_refused_before_parsing",
+                adopt_check_of_a_16_mib_dump_with_a_huge_list_is_refused_before_parsing,
+            )
+            .shared("charts"),
+            harness::test(
+                "adopt_check_just_within_the_bounds_is_linear",
+                adopt_check_just_within_the_bounds_is_linear,
+            )
+            .shared("charts"),
+            harness::test(
+                "managed_fields_with_too_many_entries_are_refused_naming_the_object",
+                managed_fields_with_too_many_entries_are_refused_naming_the_object,
+            )
+            .shared("charts"),
+            harness::test(
+                "many_small_lists_exhaust_the_run_budget_with_a_clear_refusal",
+                many_small_lists_exhaust_the_run_budget_with_a_clear_refusal,
+            )
+            .shared("charts"),
+            harness::test(
+                "more_objects_than_the_bound_are_refused",
+                more_objects_than_the_bound_are_refused,
+            )
+            .shared("charts"),
+        ],
+    )
+}
+
 #[path = "support/child.rs"]
 mod child;
 #[path = "support/scratch.rs"]
@@ -21,6 +69,7 @@ fn bin() -> Command {
     let mut c = Command::new(PathBuf::from(env!("CARGO_BIN_EXE_cilium-cmp")));
     // No chart archive: the values below turn off the one value of 1.20.0 that needs it.
     c.env_clear();
+    charts::give(&mut c);
     c
 }
 
@@ -93,7 +142,6 @@ fn refused(o: &Outcome, needles: &[&str]) {
     assert!(o.stderr.len() < 2000, "one bounded message: {}", o.stderr);
 }
 
-#[test]
 fn a_diff_of_100k_extra_env_items_is_refused_naming_the_list() {
     let s = Scratch::new("env100k");
     let new = s.write(
@@ -118,7 +166,6 @@ fn a_diff_of_100k_extra_env_items_is_refused_naming_the_list() {
     within(&o, 30, 700);
 }
 
-#[test]
 fn a_diff_just_within_the_list_bound_is_linear_and_its_report_bounded() {
     let s = Scratch::new("env9900");
     // 9,900 items plus the chart's own env vars of the agent stay under 10,000. No `y` or `n`:
@@ -170,7 +217,6 @@ fn agent_dump(n: usize, entries: usize) -> String {
     s
 }
 
-#[test]
 fn adopt_check_of_a_16_mib_dump_with_a_huge_list_is_refused_before_parsing() {
     let s = Scratch::new("dump16");
     let mut n = 150_000;
@@ -194,7 +240,6 @@ fn adopt_check_of_a_16_mib_dump_with_a_huge_list_is_refused_before_parsing() {
     within(&o, 20, 150);
 }
 
-#[test]
 fn adopt_check_just_within_the_bounds_is_linear() {
     let s = Scratch::new("dump9k");
     // 9,000 env items only the live agent has, each owned by a manager: every one is looked up
@@ -223,7 +268,6 @@ fn adopt_check_just_within_the_bounds_is_linear() {
     within(&o, 15, 300);
 }
 
-#[test]
 fn managed_fields_with_too_many_entries_are_refused_naming_the_object() {
     let s = Scratch::new("entries");
     let live = s.write("live.yaml", &agent_dump(100, 100));
@@ -239,7 +283,6 @@ fn managed_fields_with_too_many_entries_are_refused_naming_the_object() {
     within(&o, 10, 200);
 }
 
-#[test]
 fn many_small_lists_exhaust_the_run_budget_with_a_clear_refusal() {
     let s = Scratch::new("budget");
     // 30 objects, each within the list bounds, 300,000 one-key mappings together: more than a
@@ -266,7 +309,6 @@ fn many_small_lists_exhaust_the_run_budget_with_a_clear_refusal() {
     within(&o, 10, 200);
 }
 
-#[test]
 fn more_objects_than_the_bound_are_refused() {
     let s = Scratch::new("objects");
     let mut text = String::from("apiVersion: v1\nkind: List\nitems:\n");

@@ -400,7 +400,7 @@ fn compare_pair(
         let restarts = in_template(d.path);
         recorded.add(d.path, restarts, rules::is_inert(kind, &path), || Finding {
             restarts,
-            expected: rules::expected_difference(kind, &path),
+            expected: rules::expected_difference(&path),
             difference: Difference {
                 path: path.clone(),
                 render: d.render.cloned(),

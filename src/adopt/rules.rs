@@ -110,7 +110,7 @@ pub fn is_inert(kind: &str, path: &Path) -> bool {
 }
 
 /// A difference that moving from Helm to cilium-cmp brings by design, and what it means.
-pub fn expected_difference(kind: &str, path: &Path) -> Option<String> {
+pub fn expected_difference(path: &Path) -> Option<String> {
     if path.starts_with(&["metadata", "annotations"])
         && path.key_at(2) == Some(crate::output::CONTENT_HASH_ANNOTATION)
     {
@@ -121,39 +121,9 @@ pub fn expected_difference(kind: &str, path: &Path) -> Option<String> {
                 .into(),
         );
     }
-    let template = pod_template(kind)?;
-    if !path.starts_with(template) {
-        return None;
-    }
-    let annotation = path.key_at(template.len() + 2)?;
-    let is_annotation = path.key_at(template.len()) == Some("metadata")
-        && path.key_at(template.len() + 1) == Some("annotations");
-    if is_annotation && annotation.starts_with("cilium.io/") && annotation.ends_with("-checksum") {
-        return Some(format!(
-            "{annotation} holds cilium-cmp's sha256 of the ConfigMap, not a hash of the chart's \
-             template text, so it differs from Helm's even when the ConfigMap is the same: the \
-             first sync rolls these pods once. To avoid it, turn off the value that adds the \
-             annotation ({}) for the switch: the render then leaves the annotation Helm set in \
-             place (server-side apply keeps fields another manager owns); turning it on later \
-             rolls the pods once, at a time you choose.",
-            checksum_value(annotation)
-        ));
-    }
+    // The checksum annotations and the certgen Job names are Helm's own (the chart's templates
+    // are evaluated), so a difference in them is a real change, not one of the move.
     None
-}
-
-/// The chart value that puts a checksum annotation into a pod template.
-fn checksum_value(annotation: &str) -> &'static str {
-    match annotation {
-        "cilium.io/cilium-configmap-checksum" => {
-            "rollOutCiliumPods for the agent, operator.rollOutPods for the operator"
-        }
-        "cilium.io/cilium-envoy-configmap-checksum" => "envoy.rollOutPods",
-        "cilium.io/hubble-relay-configmap-checksum" => "hubble.relay.rollOutPods",
-        "cilium.io/hubble-ui-nginx-configmap-checksum" => "hubble.ui.rollOutPods",
-        "cilium.io/standalone-dns-proxy-configmap-checksum" => "standaloneDnsProxy.rollOutPods",
-        _ => "the workload's rollOutPods value",
-    }
 }
 
 /// The one-shot certgen Jobs, whose names end in a hash of their spec (from Cilium 1.19).
@@ -177,12 +147,13 @@ pub fn expected_alone(o: &Object, in_render: bool) -> Option<String> {
     }
     if kind == "Job" && is_certgen(name) {
         return Some(if in_render {
-            "the certgen Job; its name ends in cilium-cmp's hash of its spec, not the chart's, so a \
-             new Job runs once and (re)issues the certificates"
+            "the certgen Job, which issues the TLS certificates in the cluster (the install being \
+             replaced minted them at render time, or ran certgen with another Job spec: its name \
+             ends in a hash of the spec); it runs once"
                 .into()
         } else {
-            "the chart's finished certgen Job, replaced by cilium-cmp's (its name ends in a hash \
-             of the spec, computed differently); deleting it stops nothing"
+            "a finished certgen Job of another Job spec (its name ends in a hash of the spec); \
+             deleting it stops nothing"
                 .into()
         });
     }

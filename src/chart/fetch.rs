@@ -558,7 +558,10 @@ mod tests {
         assert!(err.contains("64 hexadecimal"), "{err}");
         for old in ["../x", "1.17.0", "1.17.0-rc.1", "1.20.1+x"] {
             let err = digest_of(old, None).unwrap_err();
-            assert!(err.contains("is not supported"), "{old}: {err}");
+            assert!(
+                err.contains("is not a Cilium release cilium-cmp renders"),
+                "{old}: {err}"
+            );
         }
     }
 
