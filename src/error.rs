@@ -15,16 +15,6 @@ pub enum RenderError {
         origin: String,
         message: String,
     },
-    /// An object must carry a file bundled in the official chart, and no archive was given. The
-    /// front end names how the command at hand takes one (`archive_advice`).
-    #[error("{}", archive_advice(self, &ArchiveHint::Unspecified))]
-    NeedsChartArchive {
-        path: String,
-        origin: String,
-        file: String,
-        version: String,
-        alternative: String,
-    },
     /// Every render evaluates the templates of the release's official chart archive, and none
     /// was given or found. The front end names how the command at hand takes one
     /// (`archive_advice`).
@@ -248,16 +238,6 @@ impl ArchiveHint {
 /// errors' text unchanged.
 pub fn archive_advice(e: &RenderError, hint: &ArchiveHint) -> String {
     match e {
-        RenderError::NeedsChartArchive {
-            path,
-            origin,
-            file,
-            version,
-            alternative,
-        } => format!(
-            "{path} (set in {origin}) makes the chart embed its bundled file {file}, which cilium-cmp reads from the official chart archive cilium-{version}.tgz: {}, or set {path} to {alternative}",
-            hint.remedy(version)
-        ),
         RenderError::NoChartArchive { version } => format!(
             "cilium-cmp renders the templates of Cilium's official chart archive, cilium-{version}.tgz, and has none: {}",
             hint.remedy(version)

@@ -84,10 +84,7 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     let result = render_known(inputs, cilium, values);
     // A render stopped for want of the chart archive is run again with it (`render` without
     // `--chart-archive` finds the stored one): its warnings are printed by that second run only.
-    if !matches!(
-        result,
-        Err(RenderError::NeedsChartArchive { .. } | RenderError::NoChartArchive { .. })
-    ) {
+    if !matches!(result, Err(RenderError::NoChartArchive { .. })) {
         for line in unknown.lines() {
             // The lines name the user's files; tracing escapes ESC but not line breaks or a
             // workflow command.

@@ -373,16 +373,14 @@ pub fn render_folder(
     let mut generation = plan(env, app_dir)?;
     generation.inputs.allow_unknown_keys |= allow_unknown_keys;
     let text = crate::render(&generation.inputs).map_err(|e| match e {
-        RenderError::NeedsChartArchive { .. } | RenderError::NoChartArchive { .. } => {
-            GenerateError::NeedsChartArchive {
-                error: Box::new(e),
-                hint: ArchiveHint::PluginDir {
-                    dir: var(env, CHART_DIR_VAR)
-                        .unwrap_or(DEFAULT_CHART_DIR)
-                        .to_string(),
-                },
-            }
-        }
+        RenderError::NoChartArchive { .. } => GenerateError::NeedsChartArchive {
+            error: Box::new(e),
+            hint: ArchiveHint::PluginDir {
+                dir: var(env, CHART_DIR_VAR)
+                    .unwrap_or(DEFAULT_CHART_DIR)
+                    .to_string(),
+            },
+        },
         e => e.into(),
     })?;
     let (stamped, computed) = crate::output::verify(&text).map_err(GenerateError::ReadBack)?;

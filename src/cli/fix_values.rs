@@ -43,12 +43,6 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
             base.chart = Some(super::inputs::obtained_archive(&version)?);
             fix_values::fix(&base, &files, a.apply_renames)?
         }
-        Err(FixError::Render(e @ RenderError::NeedsChartArchive { .. }))
-            if a.chart_archive.is_none() =>
-        {
-            base.chart = Some(super::inputs::stored_archive(&e, &a.cilium_version)?);
-            fix_values::fix(&base, &files, a.apply_renames)?
-        }
         other => other?,
     };
     report(&fix, &a.cilium_version);

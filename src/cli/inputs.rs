@@ -60,21 +60,6 @@ pub fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
     Ok(inputs)
 }
 
-/// The archive `chart fetch` stored for `version`, for values that need a bundled file (`e`
-/// names it) when no `--chart-archive` was given; without one, `e` with the advice of `render`.
-pub fn stored_archive(e: &RenderError, version: &str) -> anyhow::Result<ChartFiles> {
-    let version = cilium_cmp::versions::parse(version)?.to_string();
-    let dir = store::default_dir();
-    let stored = match &dir {
-        Some(d) => store::open_stored(d, &version)?,
-        None => None,
-    };
-    stored.ok_or_else(|| {
-        let searched = dir.map(|d| d.display().to_string());
-        anyhow::anyhow!(archive_advice(e, &ArchiveHint::RenderFlag { searched }))
-    })
-}
-
 /// The archive a render asked for (`RenderError::NoChartArchive`) when no `--chart-archive`
 /// was given: the stored one, or on first use the pinned release's, downloaded into the store
 /// (`chart::obtain`).
@@ -90,12 +75,6 @@ pub fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
     match cilium_cmp::render(&inputs) {
         Err(RenderError::NoChartArchive { version }) if a.chart_archive.is_none() => {
             inputs.chart = Some(obtained_archive(&version)?);
-            Ok(cilium_cmp::render(&inputs)?)
-        }
-        // Values that embed a bundled file, while the component model renders: the stored
-        // archive only, as before (this goes with the model).
-        Err(e @ RenderError::NeedsChartArchive { .. }) if a.chart_archive.is_none() => {
-            inputs.chart = Some(stored_archive(&e, &a.cilium_version)?);
             Ok(cilium_cmp::render(&inputs)?)
         }
         // A release this binary does not list: its archive in the chart folder, placed there by

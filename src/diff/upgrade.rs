@@ -5,7 +5,7 @@
 //! (https://docs.cilium.io/en/stable/operations/upgrade/: one minor release at a time, the latest
 //! patch of the current release first, the pre-flight check, the release's upgrade notes).
 
-use crate::components::common::COMPAT_DEFAULTS;
+use crate::cilium_facts::COMPAT_DEFAULTS;
 use serde_json::Value;
 
 use super::consequences::{Consequence, Kind};
@@ -127,7 +127,7 @@ pub fn consequences(from: CiliumVersion, to: CiliumVersion, values: &Values) -> 
         out.push(Consequence {
             kind: Kind::UpgradeCompatibility,
             subject: gate.value.to_string(),
-            // The gate's texts are the program's (components::common::COMPAT_DEFAULTS).
+            // The gate's texts are the program's (cilium_facts::COMPAT_DEFAULTS).
             what: Prose::new().words(&format!("without upgradeCompatibility, {}", gate.new_install)),
             why: Prose::new().words(&format!("Cilium {major}.{minor}'s chart changes this default for new installations; `upgradeCompatibility: \"{}.{}\"` in the values keeps the old behaviour ({}), as does setting {} yourself", from.major, from.minor, gate.kept, gate.value)),
         });
