@@ -43,10 +43,6 @@ pub const MAX_LIVE_FILE_BYTES: u64 = 16 << 20;
 /// Live dumps of one `adopt-check` run, and their bytes together.
 pub const MAX_LIVE_FILES: usize = 16;
 pub const MAX_LIVE_TOTAL_BYTES: u64 = 32 << 20;
-/// `if` blocks and parentheses nested in one template file the chart runs through `tpl`
-/// (`tmpl_eval`): the bundled scripts nest two deep; the bound keeps a hostile archive from
-/// exhausting the stack.
-pub const MAX_TEMPLATE_NESTING: usize = 32;
 /// Bytes `chart fetch` downloads for one archive. A gzipped archive is not larger than what it
 /// unpacks to, so the unpacked bound serves; the official archives are about 210 KB.
 pub const MAX_DOWNLOAD_BYTES: u64 = MAX_ARCHIVE_BYTES;

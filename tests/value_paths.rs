@@ -23,14 +23,6 @@ fn main() -> std::process::ExitCode {
         file!(),
         vec![
             harness::test(
-                "every_path_a_component_reads_exists_in_some_release",
-                every_path_a_component_reads_exists_in_some_release,
-            ),
-            harness::test(
-                "every_path_exists_in_the_releases_that_read_it",
-                every_path_exists_in_the_releases_that_read_it,
-            ),
-            harness::test(
                 "the_gate_scan_sees_ifs_chains_and_early_returns",
                 the_gate_scan_sees_ifs_chains_and_early_returns,
             ),
@@ -98,34 +90,6 @@ fn known_paths() -> BTreeSet<String> {
         known.extend(with_parents(cilium_cmp::versions::template_keys(version)));
     }
     known
-}
-
-fn every_path_a_component_reads_exists_in_some_release() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let known = known_paths();
-    let mut files = Vec::new();
-    rust_files(&root.join("src/components"), &mut files);
-    files.sort();
-    let (mut checked, mut unknown) = (0, Vec::new());
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        for (line, path) in read_paths(&text) {
-            checked += 1;
-            if !known.contains(&path) {
-                let shown = file.strip_prefix(root).unwrap_or(file).display();
-                unknown.push(format!("{shown}:{line}: {path}"));
-            }
-        }
-    }
-    assert!(
-        checked > 500,
-        "only {checked} paths found: is the scan still right?"
-    );
-    assert!(
-        unknown.is_empty(),
-        "values paths no supported release has:\n  {}",
-        unknown.join("\n  ")
-    );
 }
 
 fn the_scan_finds_literal_paths_only() {
@@ -214,110 +178,6 @@ const GATED_ELSEWHERE: &[(&str, &str, &str)] = &[
          `Listed::McsapiCrds(OperatorUpdatesMcsapiCrds)` entries",
     ),
 ];
-
-/// Each path a component reads exists in every release whose render runs the reading code:
-/// the releases where the gates around the read hold (`ctx.plan.has(Change::X)` in its `if`
-/// blocks, `&&` chains and early returns, and at every call of the function it is in). A path
-/// read outside any gate is read by every release, so every release must have it; otherwise a
-/// value of another release would be rendered (with `--allow-unknown-keys`) where Helm ignores
-/// it.
-fn every_path_exists_in_the_releases_that_read_it() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let releases: Vec<&str> = cilium_cmp::versions::supported().collect();
-    let known: BTreeMap<&str, BTreeSet<String>> =
-        releases.iter().map(|v| (*v, known_in(v))).collect();
-    let mut files = Vec::new();
-    rust_files(&root.join("src/components"), &mut files);
-    files.sort();
-    let texts: Vec<String> = files
-        .iter()
-        .map(|f| std::fs::read_to_string(f).unwrap())
-        .collect();
-    let functions: BTreeSet<String> = texts
-        .iter()
-        .flat_map(|t| t.lines().filter_map(|l| defines(l.trim_start())))
-        .collect();
-    let gate_predicates = predicates(&texts);
-    let scans: Vec<Vec<Found>> = files
-        .iter()
-        .zip(&texts)
-        .map(|(f, t)| scan(&f.display().to_string(), t, &functions, &gate_predicates))
-        .collect();
-    let private: BTreeSet<String> = files
-        .iter()
-        .zip(&texts)
-        .flat_map(|(f, t)| {
-            t.lines()
-                .filter(|l| l.trim_start().starts_with("fn "))
-                // A module's `mod.rs` shares its private functions with its files.
-                .filter(|_| f.file_name().is_some_and(|n| n != "mod.rs"))
-                .filter_map(|l| defines(l.trim_start()))
-                .map(move |name| format!("{}#{name}", f.display()))
-        })
-        .collect();
-    let by_function = function_gates(&scans, &private);
-    let (mut checked, mut gated, mut wrong) = (0, 0, Vec::new());
-    for (file, found) in files.iter().zip(&scans) {
-        let shown = file
-            .strip_prefix(root)
-            .unwrap_or(file)
-            .display()
-            .to_string();
-        for f in found {
-            let Item::Read(path) = &f.item else { continue };
-            let (line, path) = (f.line, path.clone());
-            let mut gates = f.gates.clone();
-            gates.extend(by_function.get(&f.function).cloned().unwrap_or_default());
-            for (elsewhere, change, _) in GATED_ELSEWHERE {
-                if path == *elsewhere {
-                    gates.push(Gate {
-                        change: change.trim_start_matches('!').to_string(),
-                        holds: !change.starts_with('!'),
-                    });
-                }
-            }
-            checked += 1;
-            gated += usize::from(!gates.is_empty());
-            let reading: Vec<&str> = releases
-                .iter()
-                .copied()
-                .filter(|v| gates.iter().all(|g| holds(&g.change, v) == g.holds))
-                .collect();
-            let missing: Vec<&str> = reading
-                .iter()
-                .copied()
-                .filter(|v| !known[v].contains(&path))
-                .collect();
-            if !missing.is_empty() {
-                let under = if gates.is_empty() {
-                    "no gate the scan sees".to_string()
-                } else {
-                    gates
-                        .iter()
-                        .map(|g| format!("{}{}", if g.holds { "" } else { "!" }, g.change))
-                        .collect::<Vec<_>>()
-                        .join(" && ")
-                };
-                wrong.push(format!(
-                    "{shown}:{line}: {path} (read under {under}) is absent from {}",
-                    missing.join(", ")
-                ));
-            }
-        }
-    }
-    eprintln!("value_paths: {checked} reads, {gated} of them under a gate the scan sees");
-    assert!(
-        checked > 500,
-        "only {checked} reads found: is the scan still right?"
-    );
-    assert!(
-        wrong.is_empty(),
-        "{} reads of a path absent from releases that run the reading code (gate it with \
-         ctx.plan.has(Change::..) where it is read, or list the gate in GATED_ELSEWHERE):\n  {}",
-        wrong.len(),
-        wrong.join("\n  ")
-    );
-}
 
 /// The gate scan on the shapes the components use: an `if` on a gate, its `else`, `&&` on one
 /// line and across lines, an early return, a name bound to a gate, and `||` (which gates nothing
