@@ -89,10 +89,8 @@ fn an_archive_with_a_changed_template_renders_its_own_templates() {
             text.contains(&format!("name: {}", repack::EDIT_MARK)),
             "{to}"
         );
-        assert!(
-            text.contains(&format!("helm.sh/chart: cilium-{to}")),
-            "{to}"
-        );
+        // And the archive's own defaults: its image tags.
+        assert!(text.contains(&format!("cilium:v{to}@")), "{to}");
     }
 }
 

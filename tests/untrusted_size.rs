@@ -144,14 +144,10 @@ fn refused(o: &Outcome, needles: &[&str]) {
 
 fn a_diff_of_100k_extra_env_items_is_refused_naming_the_list() {
     let s = Scratch::new("env100k");
-    let new = s.write(
-        "new.yaml",
-        &extra_env(100_000, "abcdefghijklmnopqrstuvwxyz"),
-    );
-    let old = s.write(
-        "old.yaml",
-        &extra_env(100_000, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
-    );
+    // No `y`, `n`, `Y` or `N`: YAML 1.1 reads them as booleans, and the chart's `validate.yaml`
+    // compares every `extraEnv` name with a string, which fails on a boolean (as under Helm).
+    let new = s.write("new.yaml", &extra_env(100_000, "abcdefghijklmopqrstuvwxz"));
+    let old = s.write("old.yaml", &extra_env(100_000, "ABCDEFGHIJKLMOPQRSTUVWXZ"));
     assert!(std::fs::metadata(&new).unwrap().len() <= 1 << 20);
     let o = diff(&new, &old);
     refused(
