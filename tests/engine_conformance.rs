@@ -127,9 +127,21 @@ fn helm_outcome(v: &Json) -> Outcome {
     Outcome::Templates(t)
 }
 
-/// Go-quoted, so whitespace differences show.
-fn shown(s: &str) -> String {
-    format!("{s:?}")
+/// The first line where the two texts differ, Rust-quoted so whitespace shows.
+fn first_difference(helm: &str, engine: &str) -> String {
+    let (h, e): (Vec<&str>, Vec<&str>) = (
+        helm.split_inclusive('\n').collect(),
+        engine.split_inclusive('\n').collect(),
+    );
+    let i = (0..h.len().max(e.len()))
+        .find(|&i| h.get(i) != e.get(i))
+        .unwrap_or(0);
+    format!(
+        "line {}:\n  helm:   {:?}\n  engine: {:?}",
+        i + 1,
+        h.get(i).copied().unwrap_or("(end)"),
+        e.get(i).copied().unwrap_or("(end)")
+    )
 }
 
 fn templates_match_helm() {
@@ -186,11 +198,9 @@ fn templates_match_helm() {
                     let ev = e.iter().find(|(k, _)| k == n).map(|(_, v)| v);
                     match (hv, ev) {
                         (Some(a), Some(b)) if a == b => identical += 1,
-                        (Some(a), Some(b)) => diffs.push(format!(
-                            "{n}:\n  helm:   {}\n  engine: {}",
-                            shown(a),
-                            shown(b)
-                        )),
+                        (Some(a), Some(b)) => {
+                            diffs.push(format!("{n}: {}", first_difference(a, b)))
+                        }
                         (Some(_), None) => diffs.push(format!("{n}: the engine did not render it")),
                         (None, _) => diffs.push(format!("{n}: Helm did not render it")),
                     }

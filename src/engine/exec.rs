@@ -198,6 +198,10 @@ impl State<'_, '_, '_> {
                     // exec.go `printValue`: a nil (missing key, nil value) prints `<no value>`.
                     let s = match &v {
                         Value::Nil => "<no value>".to_string(),
+                        Value::Obj(o) => match &**o {
+                            super::value::Obj::KubeVersion { normalized, .. } => normalized.clone(),
+                            _ => sprint(&v),
+                        },
                         other => sprint(other),
                     };
                     if super::value::clock_leaked() {
@@ -289,7 +293,7 @@ impl State<'_, '_, '_> {
                     .enumerate()
                     .map(|(i, x)| (Value::Int(i as i64), Value::str(x)))
                     .collect(),
-                Obj::Semver(_) | Obj::Time(_) => {
+                Obj::Semver(_) | Obj::Time(_) | Obj::KubeVersion { .. } => {
                     return Err(
                         self.exec_err(b.pos, format!("range can't iterate over {}", v.type_name()))
                     )

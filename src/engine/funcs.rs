@@ -381,7 +381,7 @@ pub fn empty(v: &Value) -> bool {
         Value::Obj(o) => match &**o {
             Obj::Files(f) => f.is_empty(),
             Obj::ApiVersions(v) => v.is_empty(),
-            Obj::Semver(_) | Obj::Time(_) => false,
+            Obj::Semver(_) | Obj::Time(_) | Obj::KubeVersion { .. } => false,
         },
     }
 }
@@ -866,6 +866,7 @@ fn len_of(v: &Value) -> F {
             Obj::ApiVersions(v) => v.len() as i64,
             Obj::Semver(_) => return err("len of type *semver.Version"),
             Obj::Time(_) => return err("len of type time.Time"),
+            Obj::KubeVersion { .. } => return err("len of type common.KubeVersion"),
         },
         Value::Nil => return err("len of nil pointer"),
         other => return err(format!("len of type {}", other.type_name())),
@@ -1008,6 +1009,21 @@ pub fn method(o: &Obj, name: &str, args: Vec<Value>) -> F {
             }
             _ => err(format!("can't evaluate field {name} in type common.VersionSet")),
         },
+        Obj::KubeVersion {
+            version,
+            normalized,
+            major,
+            minor,
+        } => {
+            want(name, &args, 0)?;
+            Ok(Value::str(match name {
+                "Version" | "GitVersion" => version,
+                "Major" => major,
+                "Minor" => minor,
+                "String" => normalized,
+                _ => return err(format!("can't evaluate field {name} in type common.KubeVersion")),
+            }))
+        }
         Obj::Time(_) => Err(FnError {
             kind: ErrorKind::NonDeterministic { function: "now".into() },
             message: format!("the method {name} of the time `now` returns is not evaluated: it would reveal the clock"),
