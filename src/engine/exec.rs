@@ -615,6 +615,24 @@ impl State<'_, '_, '_> {
         }
     }
 
+    /// The chart's own `fail`/`required` reached through `include` or `tpl` is reported at the
+    /// call: Go wraps a function's error with the calling action's place (exec.go `evalCall`,
+    /// "error calling include: ..."), and Helm prints the outermost place with the innermost
+    /// message (engine.go `cleanupExecError`). Through `{{ template }}`, which is no function
+    /// call, the place stays the failing action's.
+    fn at_call(&self, pos: usize, e: TemplateError) -> Flow {
+        if e.kind != ErrorKind::Fail {
+            return Flow::from(e);
+        }
+        let (line, column) = line_col(&self.tree.src, pos);
+        Flow::from(TemplateError {
+            file: self.tree.file.to_string(),
+            line,
+            column,
+            ..e
+        })
+    }
+
     fn clock_err(&self, pos: usize) -> Flow {
         self.err(
             pos,
@@ -661,7 +679,7 @@ impl State<'_, '_, '_> {
         if let Some(c) = self.ctx.include_counts.get_mut(&*name) {
             *c -= 1;
         }
-        r?;
+        r.map_err(|e| self.at_call(pos, e))?;
         Ok(Value::string(buf))
     }
 
@@ -704,6 +722,10 @@ impl State<'_, '_, '_> {
             None => Ok(()),
         };
         self.ctx.overlay.pop();
+        let r = r.map_err(|e| match self.at_call(pos, e) {
+            Flow::Err(e) => *e,
+            _ => unreachable!("at_call returns an error"),
+        });
         r.map_err(|mut e| {
             if e.kind == ErrorKind::Exec {
                 e.message = format!(

@@ -1193,6 +1193,8 @@ fn call_inner(name: &str, a: &[Value]) -> F {
             want_at_least(name, a, 1)?;
             let idx: Vec<i64> = a[1..].iter().map(int).collect::<Result<_, _>>()?;
             match &a[0] {
+                // An empty list slices to nil, whatever the indices.
+                Value::List(l) if l.is_empty() => Ok(Value::Nil),
                 Value::List(l) => {
                     let lo = *idx.first().unwrap_or(&0);
                     let hi = *idx.get(1).unwrap_or(&(l.len() as i64));
@@ -1201,20 +1203,11 @@ fn call_inner(name: &str, a: &[Value]) -> F {
                     }
                     Ok(Value::list(l[lo as usize..hi as usize].to_vec()))
                 }
-                Value::Str(st) => {
-                    let lo = *idx.first().unwrap_or(&0);
-                    let hi = *idx.get(1).unwrap_or(&(st.len() as i64));
-                    if lo < 0
-                        || hi < lo
-                        || hi as usize > st.len()
-                        || !st.is_char_boundary(lo as usize)
-                        || !st.is_char_boundary(hi as usize)
-                    {
-                        return err(format!("index out of range: {lo}:{hi}"));
-                    }
-                    Ok(Value::str(&st[lo as usize..hi as usize]))
-                }
-                other => err(format!("can't slice item of type {}", other.type_name())),
+                // Sprig's `slice` replaces Go's builtin (list.go `mustSlice`): lists only.
+                other => err(format!(
+                    "list should be type of slice or array but {}",
+                    other.kind_name()
+                )),
             }
         }
         "eq" => eq(a).map(Value::Bool),
@@ -1526,13 +1519,20 @@ fn call_inner(name: &str, a: &[Value]) -> F {
         "substr" => {
             want(name, a, 3)?;
             let (start, end, x) = (int(&a[0])?, int(&a[1])?, sv(2)?);
-            // Sprig substring: byte offsets; a negative start is 0, an end past the string or
-            // negative is its length.
+            // Sprig strings.go `substring`: byte offsets; a negative start means from the
+            // beginning, an end past the string or negative means to its end; any other
+            // pair Go cannot slice with (start past end or past the string) panics, which the
+            // template reports as an error.
             let len = x.len() as i64;
-            let st = start.max(0);
-            let en = if end < 0 || end > len { len } else { end };
-            if st > en {
-                return Ok(Value::str(""));
+            let (st, en) = if start < 0 {
+                (0, end)
+            } else if end < 0 || end > len {
+                (start, len)
+            } else {
+                (start, end)
+            };
+            if en < 0 || en > len || st > en {
+                return err(format!("runtime error: slice bounds out of range [{st}:{en}]"));
             }
             Ok(Value::string(
                 String::from_utf8_lossy(&x.as_bytes()[st as usize..en as usize]).into_owned(),
