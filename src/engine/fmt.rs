@@ -3,7 +3,6 @@
 //! Sprig's `quote`).
 
 use super::value::{sprint, Value};
-use crate::gofmt::go_g_float;
 
 #[derive(Default, Clone, Copy)]
 struct Spec {
@@ -135,6 +134,15 @@ fn signed(s: String, neg: bool, spec: &Spec) -> String {
     }
 }
 
+/// An element of a list or map: a nil one is an `interface{}` holding nothing, which fmt
+/// prints as `<nil>` whatever the verb (print.go `printValue`, case `reflect.Interface`).
+fn format_elem(verb: char, spec: &Spec, arg: &Value) -> String {
+    match arg {
+        Value::Nil => "<nil>".to_string(),
+        _ => format_one(verb, spec, arg),
+    }
+}
+
 fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
     match verb {
         'T' => pad(arg.type_name().to_string(), spec, false),
@@ -156,7 +164,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             Value::List(l) => {
                 let parts: Vec<String> = l
                     .iter()
-                    .map(|x| format_one('s', &Spec::default(), x))
+                    .map(|x| format_elem('s', &Spec::default(), x))
                     .collect();
                 pad(format!("[{}]", parts.join(" ")), spec, false)
             }
@@ -164,7 +172,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                 let parts: Vec<String> = m
                     .borrow()
                     .iter()
-                    .map(|(k, x)| format!("{k}:{}", format_one('s', &Spec::default(), x)))
+                    .map(|(k, x)| format!("{k}:{}", format_elem('s', &Spec::default(), x)))
                     .collect();
                 pad(format!("map[{}]", parts.join(" ")), spec, false)
             }
@@ -180,7 +188,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             Value::List(l) => {
                 let parts: Vec<String> = l
                     .iter()
-                    .map(|x| format_one('q', &Spec::default(), x))
+                    .map(|x| format_elem('q', &Spec::default(), x))
                     .collect();
                 format!("[{}]", parts.join(" "))
             }
@@ -191,7 +199,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             Value::List(l) => {
                 let parts: Vec<String> = l
                     .iter()
-                    .map(|x| format_one('d', &Spec::default(), x))
+                    .map(|x| format_elem('d', &Spec::default(), x))
                     .collect();
                 format!("[{}]", parts.join(" "))
             }
@@ -280,7 +288,7 @@ fn float(verb: char, f: f64, spec: &Spec) -> String {
             }
         }
         _ => match spec.prec {
-            None => go_g_float(f),
+            None => super::value::go_float(f),
             Some(p) => {
                 let p = p.max(1);
                 let exp = if f == 0.0 {

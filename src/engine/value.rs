@@ -266,6 +266,16 @@ impl Value {
 /// (the values reader stops at `limits::MAX_DEPTH`), low enough for the stack.
 pub const MAX_VALUE_DEPTH: usize = 200;
 
+/// Go's `%v` of a float64 (strconv `'g'`, shortest): `crate::gofmt::go_g_float`, which prints
+/// zero as `0` whatever its sign, while Go keeps the sign of a negative zero (`-0.0` in a
+/// values file or a template literal prints `-0`).
+pub fn go_float(f: f64) -> String {
+    if f == 0.0 && f.is_sign_negative() {
+        return "-0".into();
+    }
+    go_g_float(f)
+}
+
 /// Go's `fmt` `%v` of a value (`fmt.Sprint` of one operand), as `{{ x }}`, `print` and
 /// `toString` show it.
 pub fn sprint(v: &Value) -> String {
@@ -283,7 +293,7 @@ fn write_v(out: &mut String, v: &Value, depth: usize) {
         Value::Nil => out.push_str("<nil>"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => out.push_str(&i.to_string()),
-        Value::Float(f) => out.push_str(&go_g_float(*f)),
+        Value::Float(f) => out.push_str(&go_float(*f)),
         Value::Str(s) => out.push_str(s),
         Value::List(l) => {
             out.push('[');
