@@ -605,6 +605,14 @@ impl State<'_, '_, '_> {
         match name {
             "include" => self.include(pos, vals),
             "tpl" => self.tpl(pos, vals),
+            // `.Values` itself is Helm's named map type (`common.Values`), which Sprig's
+            // reflection names as such; every map below it is a plain map.
+            "typeOf" if vals.len() == 1 && self.is_values_root(&vals[0]) => {
+                Ok(Value::str("common.Values"))
+            }
+            "typeIs" if vals.len() == 2 && self.is_values_root(&vals[1]) => Ok(Value::Bool(
+                vals[0].as_str() == Some("common.Values"),
+            )),
             _ => {
                 let r = funcs::call(name, vals).map_err(|e| self.fn_err(pos, name, e));
                 if super::value::clock_leaked() {
@@ -631,6 +639,13 @@ impl State<'_, '_, '_> {
             column,
             ..e
         })
+    }
+
+    fn is_values_root(&self, v: &Value) -> bool {
+        match (v, &self.ctx.values_root) {
+            (Value::Map(m), Some(r)) => std::rc::Rc::ptr_eq(m, r),
+            _ => false,
+        }
     }
 
     fn clock_err(&self, pos: usize) -> Flow {

@@ -604,6 +604,12 @@ fn mergo(
         if let Some(d) = &dv {
             if !empty(d) {
                 if matches!(sv, Value::List(_)) {
+                    // mergo's slice case replaces the destination's list when overwriting
+                    // (its test reads the emptiness of the maps, not the elements): only
+                    // `merge` keeps a non-empty list already there.
+                    if overwrite {
+                        dst.borrow_mut().insert(k.clone(), sv.clone());
+                    }
                     continue;
                 }
                 if matches!(sv, Value::Map(_)) && matches!(d, Value::Map(_)) {
