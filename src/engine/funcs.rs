@@ -1363,11 +1363,11 @@ fn call_inner(name: &str, a: &[Value]) -> F {
         }
         "toPrettyJson" | "mustToPrettyJson" => {
             want(name, a, 1)?;
-            let j = a[0].to_json(0).map_err(|e| FnError {
-                kind: ErrorKind::Exec,
-                message: e,
-            })?;
-            string_result(serde_json::to_string_pretty(&j).unwrap_or_default())
+            match json::to_json(&a[0], true) {
+                Ok(t) => string_result(json::indent(&t)),
+                Err(e) if name.starts_with("must") => err(e),
+                Err(_) => Ok(Value::str("")),
+            }
         }
         "fromJson" | "mustFromJson" => {
             want(name, a, 1)?;
