@@ -1034,6 +1034,24 @@ pub fn method(o: &Obj, name: &str, args: Vec<Value>) -> F {
             kind: ErrorKind::NonDeterministic { function: "now".into() },
             message: format!("the method {name} of the time `now` returns is not evaluated: it would reveal the clock"),
         }),
+        Obj::Semver(v) if matches!(name, "Compare" | "LessThan" | "GreaterThan" | "Equal") => {
+            // Masterminds semver v3 `version.go`: the other operand is a `*Version`.
+            want(name, &args, 1)?;
+            let other = match &args[0] {
+                Value::Obj(o) => match &**o {
+                    Obj::Semver(w) => w,
+                    _ => return err(format!("wrong type for value; expected *semver.Version; got {}", args[0].type_name())),
+                },
+                a => return err(format!("wrong type for value; expected *semver.Version; got {}", a.type_name())),
+            };
+            let o = super::semver::compare(v, other);
+            Ok(match name {
+                "Compare" => Value::Int(o as i64),
+                "LessThan" => Value::Bool(o.is_lt()),
+                "GreaterThan" => Value::Bool(o.is_gt()),
+                _ => Value::Bool(o.is_eq()),
+            })
+        }
         Obj::Semver(v) => {
             want(name, &args, 0)?;
             Ok(match name {
