@@ -1486,9 +1486,45 @@ fn call_inner(name: &str, a: &[Value]) -> F {
                     .collect(),
             ))
         }
-        "camelcase" | "snakecase" | "kebabcase" | "initials" | "plural" | "wrap" | "abbrev" => err(
-            format!("{name} is not supported by this engine (no Cilium template calls it)"),
-        ),
+        "camelcase" | "snakecase" | "kebabcase" => err(format!(
+            "{name} is not supported by this engine (no Cilium template calls it)"
+        )),
+        // Sprig strings.go `abbrev` over goutils `Abbreviate` (offset 0): byte widths; below
+        // 4 the string is returned whole.
+        "abbrev" => {
+            want(name, a, 2)?;
+            let (w, x) = (int(&a[0])?, sv(1)?);
+            if w < 4 || x.len() as i64 <= w {
+                return Ok(Value::Str(x));
+            }
+            let cut = &x.as_bytes()[..(w - 3) as usize];
+            Ok(Value::string(format!("{}...", String::from_utf8_lossy(cut))))
+        }
+        // goutils `Initials`: the first byte of every run of non-space bytes.
+        "initials" => {
+            want(name, a, 1)?;
+            let x = sv(0)?;
+            let mut out = String::new();
+            let mut gap = true;
+            for b in x.bytes() {
+                if matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x85 | 0xa0) {
+                    gap = true;
+                } else if gap {
+                    out.push(char::from(b));
+                    gap = false;
+                }
+            }
+            Ok(Value::string(out))
+        }
+        "plural" => {
+            want(name, a, 3)?;
+            Ok(if int(&a[2])? == 1 { a[0].clone() } else { a[1].clone() })
+        }
+        "wrap" => {
+            want(name, a, 2)?;
+            let (w, x) = (int(&a[0])?, sv(1)?);
+            Ok(Value::string(wrap(&x, w.max(1) as usize)))
+        }
         "contains" => {
             want(name, a, 2)?;
             Ok(Value::Bool(sv(1)?.contains(&*sv(0)?)))
@@ -1653,9 +1689,21 @@ fn call_inner(name: &str, a: &[Value]) -> F {
                 d.iter().map(|b| format!("{b:02x}")).collect(),
             ))
         }
-        "sha1sum" | "adler32sum" => err(format!(
-            "{name} is not supported by this engine (no Cilium template calls it)"
-        )),
+        "sha1sum" => {
+            want(name, a, 1)?;
+            let d = sha1(sv(0)?.as_bytes());
+            Ok(Value::string(d.iter().map(|b| format!("{b:02x}")).collect()))
+        }
+        // hash/adler32 of the bytes, printed in decimal (Sprig crypto.go `adler32sum`).
+        "adler32sum" => {
+            want(name, a, 1)?;
+            let (mut lo, mut hi) = (1u32, 0u32);
+            for b in sv(0)?.bytes() {
+                lo = (lo + b as u32) % 65521;
+                hi = (hi + lo) % 65521;
+            }
+            Ok(Value::string(((hi << 16) | lo).to_string()))
+        }
         "toStrings" => {
             want(name, a, 1)?;
             list_result(strslice(&a[0]).into_iter().map(Value::string).collect())
@@ -2347,4 +2395,90 @@ mod tests {
         assert_eq!(to_int64(&Value::str("10.5")), 0);
         assert_eq!(to_int64(&Value::Float(7.9)), 7);
     }
+}
+
+/// goutils `WrapCustom(s, width, "\n", false)` (Sprig's `wrap`): byte columns, breaking at the
+/// last space within the width; a longer word runs on to the next space; spaces at a line's
+/// start are dropped.
+fn wrap(s: &str, width: usize) -> String {
+    let b = s.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len() + 8);
+    let mut off = 0usize;
+    while b.len() - off > width {
+        if b[off] == b' ' {
+            off += 1;
+            continue;
+        }
+        let end = width + off + 1;
+        if let Some(i) = b[off..end].iter().rposition(|&c| c == b' ') {
+            out.extend_from_slice(&b[off..off + i]);
+            out.push(b'\n');
+            off += i + 1;
+        } else {
+            let end = width + off;
+            match b[end..].iter().position(|&c| c == b' ') {
+                None => {
+                    out.extend_from_slice(&b[off..]);
+                    off = b.len();
+                }
+                Some(i) => {
+                    out.extend_from_slice(&b[off..end + i]);
+                    out.push(b'\n');
+                    off = end + i + 1;
+                }
+            }
+        }
+    }
+    out.extend_from_slice(&b[off..]);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// SHA-1 (FIPS 180-4), for Sprig's `sha1sum` (crypto.go: hex of `sha1.Sum`); written out here
+/// rather than adding a crate for one function no Cilium template calls.
+fn sha1(data: &[u8]) -> [u8; 20] {
+    let mut h: [u32; 5] = [0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0];
+    let mut msg = data.to_vec();
+    let bits = (data.len() as u64).wrapping_mul(8);
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&bits.to_be_bytes());
+    for chunk in msg.chunks(64) {
+        let mut w = [0u32; 80];
+        for (i, word) in chunk.chunks(4).enumerate() {
+            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        }
+        for i in 16..80 {
+            w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e] = h;
+        for (i, wi) in w.iter().enumerate() {
+            let (f, k) = match i {
+                0..=19 => ((b & c) | (!b & d), 0x5A827999),
+                20..=39 => (b ^ c ^ d, 0x6ED9EBA1),
+                40..=59 => ((b & c) | (b & d) | (c & d), 0x8F1BBCDC),
+                _ => (b ^ c ^ d, 0xCA62C1D6),
+            };
+            let t = a
+                .rotate_left(5)
+                .wrapping_add(f)
+                .wrapping_add(e)
+                .wrapping_add(k)
+                .wrapping_add(*wi);
+            e = d;
+            d = c;
+            c = b.rotate_left(30);
+            b = a;
+            a = t;
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    let mut out = [0u8; 20];
+    for (i, x) in h.iter().enumerate() {
+        out[i * 4..i * 4 + 4].copy_from_slice(&x.to_be_bytes());
+    }
+    out
 }
