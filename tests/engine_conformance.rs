@@ -42,6 +42,25 @@ fn main() -> std::process::ExitCode {
     )
 }
 
+/// Charts where the engine knowingly differs from Helm, and why. Each must still differ (a
+/// chart that starts matching fails the test until it leaves this list) and is reported apart.
+const KNOWN_GAPS: &[(&str, &str)] = &[
+    (
+        "gap-int64",
+        "Sprig's int64 returns Go's int64, which the engine holds as int: same value and \
+         printing, but kindOf/typeOf/%T say int",
+    ),
+    (
+        "strcase",
+        "camelcase/snakecase/kebabcase (huandu/xstrings) are refused as unsupported: no Cilium \
+         template calls them",
+    ),
+    (
+        "toml",
+        "toToml (BurntSushi/toml's encoder) is refused as unsupported: no Cilium template calls it",
+    ),
+];
+
 /// Added to Helm's default API versions in both renders (`--api-versions`).
 const API_VERSIONS: &[&str] = &["example.com/v1alpha1", "example.com/v1alpha1/Widget"];
 
@@ -177,11 +196,14 @@ fn templates_match_helm() {
     let (mut compared, mut identical, mut refused_alike) = (0usize, 0usize, 0usize);
     let mut diffs = Vec::new();
     let mut counted = 0usize;
+    let mut known = Vec::new();
     for name in &charts {
         if only.as_deref().is_some_and(|o| o != name) {
             continue;
         }
         counted += 1;
+        let gap = KNOWN_GAPS.iter().find(|(n, _)| n == name).map(|(_, why)| *why);
+        let before = diffs.len();
         let Some(h) = helm.get(name) else {
             diffs.push(format!("{name}: Helm rendered nothing for it"));
             continue;
@@ -243,10 +265,24 @@ fn templates_match_helm() {
                 ));
             }
         }
+        if let Some(why) = gap {
+            if diffs.len() == before {
+                diffs.push(format!(
+                    "{name}: listed in KNOWN_GAPS ({why}) but identical to Helm: remove it there"
+                ));
+            } else {
+                let found: Vec<String> = diffs.drain(before..).collect();
+                known.push(format!("{name}: {why}\n    {}", found.join("\n    ")));
+            }
+        }
+    }
+    for k in &known {
+        eprintln!("known gap {k}");
     }
     eprintln!(
         "engine conformance: {identical}/{compared} templates identical ({counted} charts, \
-         {refused_alike} refused alike)"
+         {refused_alike} refused alike, {} known gaps)",
+        known.len()
     );
     assert!(
         diffs.is_empty(),

@@ -52,6 +52,24 @@ fn write(out: &mut String, v: &Value, html: bool, depth: usize) -> Result<(), St
         }
         Value::Obj(o) => match &**o {
             Obj::Semver(s) => string(out, &s.original, html),
+            // A struct's exported fields in declaration order, not sorted as a map's keys.
+            Obj::KubeVersion {
+                version,
+                major,
+                minor,
+                ..
+            } => {
+                for (i, (k, x)) in [("Version", version), ("Major", major), ("Minor", minor)]
+                    .into_iter()
+                    .enumerate()
+                {
+                    out.push(if i == 0 { '{' } else { ',' });
+                    string(out, k, html);
+                    out.push(':');
+                    string(out, x, html);
+                }
+                out.push('}');
+            }
             _ => {
                 let j = v.to_json(depth)?;
                 write(out, &Value::from_json_with(&j, false), html, depth + 1)?;
