@@ -143,6 +143,26 @@ fn format_elem(verb: char, spec: &Spec, arg: &Value) -> String {
     }
 }
 
+/// A map under a verb other than `%v`: keys (sorted) and values both formatted with the verb
+/// (print.go `printValue`, case `reflect.Map`), so `%q` quotes the keys too.
+fn format_map(verb: char, arg: &Value) -> String {
+    let Value::Map(m) = arg else {
+        return bad(verb, arg);
+    };
+    let parts: Vec<String> = m
+        .borrow()
+        .iter()
+        .map(|(k, x)| {
+            format!(
+                "{}:{}",
+                format_one(verb, &Spec::default(), &Value::str(k)),
+                format_elem(verb, &Spec::default(), x)
+            )
+        })
+        .collect();
+    format!("map[{}]", parts.join(" "))
+}
+
 fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
     match verb {
         'T' => pad(arg.type_name().to_string(), spec, false),
@@ -168,14 +188,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                     .collect();
                 pad(format!("[{}]", parts.join(" ")), spec, false)
             }
-            Value::Map(m) => {
-                let parts: Vec<String> = m
-                    .borrow()
-                    .iter()
-                    .map(|(k, x)| format!("{k}:{}", format_elem('s', &Spec::default(), x)))
-                    .collect();
-                pad(format!("map[{}]", parts.join(" ")), spec, false)
-            }
+            Value::Map(_) => pad(format_map('s', arg), spec, false),
             Value::Obj(_) => pad(sprint(arg), spec, false),
             _ => bad('s', arg),
         },
@@ -192,6 +205,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                     .collect();
                 format!("[{}]", parts.join(" "))
             }
+            Value::Map(_) => format_map('q', arg),
             _ => bad('q', arg),
         },
         'd' => match arg {
@@ -203,6 +217,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                     .collect();
                 format!("[{}]", parts.join(" "))
             }
+            Value::Map(_) => format_map('d', arg),
             _ => bad('d', arg),
         },
         'x' | 'X' | 'o' | 'b' => match arg {
