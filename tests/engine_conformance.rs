@@ -33,10 +33,7 @@ fn main() -> std::process::ExitCode {
             harness::test("templates_match_helm", templates_match_helm)
                 .shared("tools/helm_ref.py")
                 .python(),
-            harness::test(
-                "random_functions_are_refused",
-                random_functions_are_refused,
-            ),
+            harness::test("random_functions_are_refused", random_functions_are_refused),
             harness::test("keys_are_sorted", keys_are_sorted),
         ],
     )
@@ -202,7 +199,10 @@ fn templates_match_helm() {
             continue;
         }
         counted += 1;
-        let gap = KNOWN_GAPS.iter().find(|(n, _)| n == name).map(|(_, why)| *why);
+        let gap = KNOWN_GAPS
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, why)| *why);
         let before = diffs.len();
         let Some(h) = helm.get(name) else {
             diffs.push(format!("{name}: Helm rendered nothing for it"));

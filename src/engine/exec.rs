@@ -610,9 +610,9 @@ impl State<'_, '_, '_> {
             "typeOf" if vals.len() == 1 && self.is_values_root(&vals[0]) => {
                 Ok(Value::str("common.Values"))
             }
-            "typeIs" if vals.len() == 2 && self.is_values_root(&vals[1]) => Ok(Value::Bool(
-                vals[0].as_str() == Some("common.Values"),
-            )),
+            "typeIs" if vals.len() == 2 && self.is_values_root(&vals[1]) => {
+                Ok(Value::Bool(vals[0].as_str() == Some("common.Values")))
+            }
             _ => {
                 let r = funcs::call(name, vals).map_err(|e| self.fn_err(pos, name, e));
                 if super::value::clock_leaked() {

@@ -1498,7 +1498,10 @@ fn call_inner(name: &str, a: &[Value]) -> F {
                 return Ok(Value::Str(x));
             }
             let cut = &x.as_bytes()[..(w - 3) as usize];
-            Ok(Value::string(format!("{}...", String::from_utf8_lossy(cut))))
+            Ok(Value::string(format!(
+                "{}...",
+                String::from_utf8_lossy(cut)
+            )))
         }
         // goutils `Initials`: the first byte of every run of non-space bytes.
         "initials" => {
@@ -1518,7 +1521,11 @@ fn call_inner(name: &str, a: &[Value]) -> F {
         }
         "plural" => {
             want(name, a, 3)?;
-            Ok(if int(&a[2])? == 1 { a[0].clone() } else { a[1].clone() })
+            Ok(if int(&a[2])? == 1 {
+                a[0].clone()
+            } else {
+                a[1].clone()
+            })
         }
         "wrap" => {
             want(name, a, 2)?;
@@ -1592,7 +1599,9 @@ fn call_inner(name: &str, a: &[Value]) -> F {
                 (start, end)
             };
             if en < 0 || en > len || st > en {
-                return err(format!("runtime error: slice bounds out of range [{st}:{en}]"));
+                return err(format!(
+                    "runtime error: slice bounds out of range [{st}:{en}]"
+                ));
             }
             Ok(Value::string(
                 String::from_utf8_lossy(&x.as_bytes()[st as usize..en as usize]).into_owned(),
@@ -1692,7 +1701,9 @@ fn call_inner(name: &str, a: &[Value]) -> F {
         "sha1sum" => {
             want(name, a, 1)?;
             let d = sha1(sv(0)?.as_bytes());
-            Ok(Value::string(d.iter().map(|b| format!("{b:02x}")).collect()))
+            Ok(Value::string(
+                d.iter().map(|b| format!("{b:02x}")).collect(),
+            ))
         }
         // hash/adler32 of the bytes, printed in decimal (Sprig crypto.go `adler32sum`).
         "adler32sum" => {
@@ -2370,33 +2381,6 @@ fn same(a: &Value, b: &Value) -> bool {
     a.type_name() == b.type_name() && a.to_json(0).ok() == b.to_json(0).ok()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_and_paths() {
-        assert_eq!(b64enc(b"hello"), "aGVsbG8=");
-        assert_eq!(b64dec("aGVsbG8=").unwrap(), b"hello");
-        assert_eq!(path_dir("cilium/templates/x.yaml"), "cilium/templates");
-        assert_eq!(path_base("a/b/"), "b");
-        assert!(glob_match(
-            "files/hubble/dashboards/*.json",
-            "files/hubble/dashboards/a.json"
-        ));
-        assert!(!glob_match("files/*.json", "files/x/a.json"));
-        assert!(glob_match("files/**.json", "files/x/a.json"));
-    }
-
-    #[test]
-    fn cast_as_sprig_calls_it() {
-        assert_eq!(to_int64(&Value::str("0755")), 493);
-        assert_eq!(to_int64(&Value::str("10.0")), 10);
-        assert_eq!(to_int64(&Value::str("10.5")), 0);
-        assert_eq!(to_int64(&Value::Float(7.9)), 7);
-    }
-}
-
 /// goutils `WrapCustom(s, width, "\n", false)` (Sprig's `wrap`): byte columns, breaking at the
 /// last space within the width; a longer word runs on to the next space; spaces at a line's
 /// start are dropped.
@@ -2481,4 +2465,31 @@ fn sha1(data: &[u8]) -> [u8; 20] {
         out[i * 4..i * 4 + 4].copy_from_slice(&x.to_be_bytes());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_and_paths() {
+        assert_eq!(b64enc(b"hello"), "aGVsbG8=");
+        assert_eq!(b64dec("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(path_dir("cilium/templates/x.yaml"), "cilium/templates");
+        assert_eq!(path_base("a/b/"), "b");
+        assert!(glob_match(
+            "files/hubble/dashboards/*.json",
+            "files/hubble/dashboards/a.json"
+        ));
+        assert!(!glob_match("files/*.json", "files/x/a.json"));
+        assert!(glob_match("files/**.json", "files/x/a.json"));
+    }
+
+    #[test]
+    fn cast_as_sprig_calls_it() {
+        assert_eq!(to_int64(&Value::str("0755")), 493);
+        assert_eq!(to_int64(&Value::str("10.0")), 10);
+        assert_eq!(to_int64(&Value::str("10.5")), 0);
+        assert_eq!(to_int64(&Value::Float(7.9)), 7);
+    }
 }
