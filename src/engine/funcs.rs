@@ -414,9 +414,13 @@ fn strslice(v: &Value) -> Vec<String> {
 pub fn to_int64(v: &Value) -> i64 {
     match v {
         Value::Int(i) => *i,
+        // Go's `int64(f)` truncates; a float beyond int64's range (or NaN) gives what amd64's
+        // conversion gives, the minimum int64 (Helm's reference renders are amd64 builds;
+        // `int64 1e100` is -9223372036854775808 there), where Rust's `as` would saturate.
         Value::Float(f) => {
-            if f.is_nan() {
-                0
+            if f.is_nan() || *f >= 9_223_372_036_854_775_808.0 || *f < -9_223_372_036_854_775_808.0
+            {
+                i64::MIN
             } else {
                 *f as i64
             }
