@@ -198,6 +198,10 @@ impl State<'_, '_, '_> {
                     // exec.go `printValue`: a nil (missing key, nil value) prints `<no value>`.
                     let s = match &v {
                         Value::Nil => "<no value>".to_string(),
+                        Value::Obj(o) => match &**o {
+                            super::value::Obj::KubeVersion { normalized, .. } => normalized.clone(),
+                            _ => sprint(&v),
+                        },
                         other => sprint(other),
                     };
                     if super::value::clock_leaked() {
@@ -289,7 +293,7 @@ impl State<'_, '_, '_> {
                     .enumerate()
                     .map(|(i, x)| (Value::Int(i as i64), Value::str(x)))
                     .collect(),
-                Obj::Semver(_) | Obj::Time(_) => {
+                Obj::Semver(_) | Obj::Time(_) | Obj::KubeVersion { .. } => {
                     return Err(
                         self.exec_err(b.pos, format!("range can't iterate over {}", v.type_name()))
                     )
@@ -601,6 +605,14 @@ impl State<'_, '_, '_> {
         match name {
             "include" => self.include(pos, vals),
             "tpl" => self.tpl(pos, vals),
+            // `.Values` itself is Helm's named map type (`common.Values`), which Sprig's
+            // reflection names as such; every map below it is a plain map.
+            "typeOf" if vals.len() == 1 && self.is_values_root(&vals[0]) => {
+                Ok(Value::str("common.Values"))
+            }
+            "typeIs" if vals.len() == 2 && self.is_values_root(&vals[1]) => {
+                Ok(Value::Bool(vals[0].as_str() == Some("common.Values")))
+            }
             _ => {
                 let r = funcs::call(name, vals).map_err(|e| self.fn_err(pos, name, e));
                 if super::value::clock_leaked() {
@@ -608,6 +620,31 @@ impl State<'_, '_, '_> {
                 }
                 r
             }
+        }
+    }
+
+    /// The chart's own `fail`/`required` reached through `include` or `tpl` is reported at the
+    /// call: Go wraps a function's error with the calling action's place (exec.go `evalCall`,
+    /// "error calling include: ..."), and Helm prints the outermost place with the innermost
+    /// message (engine.go `cleanupExecError`). Through `{{ template }}`, which is no function
+    /// call, the place stays the failing action's.
+    fn at_call(&self, pos: usize, e: TemplateError) -> Flow {
+        if e.kind != ErrorKind::Fail {
+            return Flow::from(e);
+        }
+        let (line, column) = line_col(&self.tree.src, pos);
+        Flow::from(TemplateError {
+            file: self.tree.file.to_string(),
+            line,
+            column,
+            ..e
+        })
+    }
+
+    fn is_values_root(&self, v: &Value) -> bool {
+        match (v, &self.ctx.values_root) {
+            (Value::Map(m), Some(r)) => std::rc::Rc::ptr_eq(m, r),
+            _ => false,
         }
     }
 
@@ -657,7 +694,7 @@ impl State<'_, '_, '_> {
         if let Some(c) = self.ctx.include_counts.get_mut(&*name) {
             *c -= 1;
         }
-        r?;
+        r.map_err(|e| self.at_call(pos, e))?;
         Ok(Value::string(buf))
     }
 
@@ -700,6 +737,10 @@ impl State<'_, '_, '_> {
             None => Ok(()),
         };
         self.ctx.overlay.pop();
+        let r = r.map_err(|e| match self.at_call(pos, e) {
+            Flow::Err(e) => *e,
+            _ => unreachable!("at_call returns an error"),
+        });
         r.map_err(|mut e| {
             if e.kind == ErrorKind::Exec {
                 e.message = format!(

@@ -3,7 +3,6 @@
 //! Sprig's `quote`).
 
 use super::value::{sprint, Value};
-use crate::gofmt::go_g_float;
 
 #[derive(Default, Clone, Copy)]
 struct Spec {
@@ -135,6 +134,35 @@ fn signed(s: String, neg: bool, spec: &Spec) -> String {
     }
 }
 
+/// An element of a list or map: a nil one is an `interface{}` holding nothing, which fmt
+/// prints as `<nil>` whatever the verb (print.go `printValue`, case `reflect.Interface`).
+fn format_elem(verb: char, spec: &Spec, arg: &Value) -> String {
+    match arg {
+        Value::Nil => "<nil>".to_string(),
+        _ => format_one(verb, spec, arg),
+    }
+}
+
+/// A map under a verb other than `%v`: keys (sorted) and values both formatted with the verb
+/// (print.go `printValue`, case `reflect.Map`), so `%q` quotes the keys too.
+fn format_map(verb: char, arg: &Value) -> String {
+    let Value::Map(m) = arg else {
+        return bad(verb, arg);
+    };
+    let parts: Vec<String> = m
+        .borrow()
+        .iter()
+        .map(|(k, x)| {
+            format!(
+                "{}:{}",
+                format_one(verb, &Spec::default(), &Value::str(k)),
+                format_elem(verb, &Spec::default(), x)
+            )
+        })
+        .collect();
+    format!("map[{}]", parts.join(" "))
+}
+
 fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
     match verb {
         'T' => pad(arg.type_name().to_string(), spec, false),
@@ -156,18 +184,11 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             Value::List(l) => {
                 let parts: Vec<String> = l
                     .iter()
-                    .map(|x| format_one('s', &Spec::default(), x))
+                    .map(|x| format_elem('s', &Spec::default(), x))
                     .collect();
                 pad(format!("[{}]", parts.join(" ")), spec, false)
             }
-            Value::Map(m) => {
-                let parts: Vec<String> = m
-                    .borrow()
-                    .iter()
-                    .map(|(k, x)| format!("{k}:{}", format_one('s', &Spec::default(), x)))
-                    .collect();
-                pad(format!("map[{}]", parts.join(" ")), spec, false)
-            }
+            Value::Map(_) => pad(format_map('s', arg), spec, false),
             Value::Obj(_) => pad(sprint(arg), spec, false),
             _ => bad('s', arg),
         },
@@ -180,10 +201,11 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             Value::List(l) => {
                 let parts: Vec<String> = l
                     .iter()
-                    .map(|x| format_one('q', &Spec::default(), x))
+                    .map(|x| format_elem('q', &Spec::default(), x))
                     .collect();
                 format!("[{}]", parts.join(" "))
             }
+            Value::Map(_) => format_map('q', arg),
             _ => bad('q', arg),
         },
         'd' => match arg {
@@ -191,10 +213,11 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
             Value::List(l) => {
                 let parts: Vec<String> = l
                     .iter()
-                    .map(|x| format_one('d', &Spec::default(), x))
+                    .map(|x| format_elem('d', &Spec::default(), x))
                     .collect();
                 format!("[{}]", parts.join(" "))
             }
+            Value::Map(_) => format_map('d', arg),
             _ => bad('d', arg),
         },
         'x' | 'X' | 'o' | 'b' => match arg {
@@ -280,7 +303,7 @@ fn float(verb: char, f: f64, spec: &Spec) -> String {
             }
         }
         _ => match spec.prec {
-            None => go_g_float(f),
+            None => super::value::go_float(f),
             Some(p) => {
                 let p = p.max(1);
                 let exp = if f == 0.0 {

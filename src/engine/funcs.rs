@@ -381,7 +381,7 @@ pub fn empty(v: &Value) -> bool {
         Value::Obj(o) => match &**o {
             Obj::Files(f) => f.is_empty(),
             Obj::ApiVersions(v) => v.is_empty(),
-            Obj::Semver(_) | Obj::Time(_) => false,
+            Obj::Semver(_) | Obj::Time(_) | Obj::KubeVersion { .. } => false,
         },
     }
 }
@@ -414,9 +414,13 @@ fn strslice(v: &Value) -> Vec<String> {
 pub fn to_int64(v: &Value) -> i64 {
     match v {
         Value::Int(i) => *i,
+        // Go's `int64(f)` truncates; a float beyond int64's range (or NaN) gives what amd64's
+        // conversion gives, the minimum int64 (Helm's reference renders are amd64 builds;
+        // `int64 1e100` is -9223372036854775808 there), where Rust's `as` would saturate.
         Value::Float(f) => {
-            if f.is_nan() {
-                0
+            if f.is_nan() || *f >= 9_223_372_036_854_775_808.0 || *f < -9_223_372_036_854_775_808.0
+            {
+                i64::MIN
             } else {
                 *f as i64
             }
@@ -604,6 +608,12 @@ fn mergo(
         if let Some(d) = &dv {
             if !empty(d) {
                 if matches!(sv, Value::List(_)) {
+                    // mergo's slice case replaces the destination's list when overwriting
+                    // (its test reads the emptiness of the maps, not the elements): only
+                    // `merge` keeps a non-empty list already there.
+                    if overwrite {
+                        dst.borrow_mut().insert(k.clone(), sv.clone());
+                    }
                     continue;
                 }
                 if matches!(sv, Value::Map(_)) && matches!(d, Value::Map(_)) {
@@ -866,6 +876,7 @@ fn len_of(v: &Value) -> F {
             Obj::ApiVersions(v) => v.len() as i64,
             Obj::Semver(_) => return err("len of type *semver.Version"),
             Obj::Time(_) => return err("len of type time.Time"),
+            Obj::KubeVersion { .. } => return err("len of type common.KubeVersion"),
         },
         Value::Nil => return err("len of nil pointer"),
         other => return err(format!("len of type {}", other.type_name())),
@@ -1008,10 +1019,43 @@ pub fn method(o: &Obj, name: &str, args: Vec<Value>) -> F {
             }
             _ => err(format!("can't evaluate field {name} in type common.VersionSet")),
         },
+        Obj::KubeVersion {
+            version,
+            normalized,
+            major,
+            minor,
+        } => {
+            want(name, &args, 0)?;
+            Ok(Value::str(match name {
+                "Version" | "GitVersion" => version,
+                "Major" => major,
+                "Minor" => minor,
+                "String" => normalized,
+                _ => return err(format!("can't evaluate field {name} in type common.KubeVersion")),
+            }))
+        }
         Obj::Time(_) => Err(FnError {
             kind: ErrorKind::NonDeterministic { function: "now".into() },
             message: format!("the method {name} of the time `now` returns is not evaluated: it would reveal the clock"),
         }),
+        Obj::Semver(v) if matches!(name, "Compare" | "LessThan" | "GreaterThan" | "Equal") => {
+            // Masterminds semver v3 `version.go`: the other operand is a `*Version`.
+            want(name, &args, 1)?;
+            let other = match &args[0] {
+                Value::Obj(o) => match &**o {
+                    Obj::Semver(w) => w,
+                    _ => return err(format!("wrong type for value; expected *semver.Version; got {}", args[0].type_name())),
+                },
+                a => return err(format!("wrong type for value; expected *semver.Version; got {}", a.type_name())),
+            };
+            let o = super::semver::compare(v, other);
+            Ok(match name {
+                "Compare" => Value::Int(o as i64),
+                "LessThan" => Value::Bool(o.is_lt()),
+                "GreaterThan" => Value::Bool(o.is_gt()),
+                _ => Value::Bool(o.is_eq()),
+            })
+        }
         Obj::Semver(v) => {
             want(name, &args, 0)?;
             Ok(match name {
@@ -1177,6 +1221,8 @@ fn call_inner(name: &str, a: &[Value]) -> F {
             want_at_least(name, a, 1)?;
             let idx: Vec<i64> = a[1..].iter().map(int).collect::<Result<_, _>>()?;
             match &a[0] {
+                // An empty list slices to nil, whatever the indices.
+                Value::List(l) if l.is_empty() => Ok(Value::Nil),
                 Value::List(l) => {
                     let lo = *idx.first().unwrap_or(&0);
                     let hi = *idx.get(1).unwrap_or(&(l.len() as i64));
@@ -1185,20 +1231,11 @@ fn call_inner(name: &str, a: &[Value]) -> F {
                     }
                     Ok(Value::list(l[lo as usize..hi as usize].to_vec()))
                 }
-                Value::Str(st) => {
-                    let lo = *idx.first().unwrap_or(&0);
-                    let hi = *idx.get(1).unwrap_or(&(st.len() as i64));
-                    if lo < 0
-                        || hi < lo
-                        || hi as usize > st.len()
-                        || !st.is_char_boundary(lo as usize)
-                        || !st.is_char_boundary(hi as usize)
-                    {
-                        return err(format!("index out of range: {lo}:{hi}"));
-                    }
-                    Ok(Value::str(&st[lo as usize..hi as usize]))
-                }
-                other => err(format!("can't slice item of type {}", other.type_name())),
+                // Sprig's `slice` replaces Go's builtin (list.go `mustSlice`): lists only.
+                other => err(format!(
+                    "list should be type of slice or array but {}",
+                    other.kind_name()
+                )),
             }
         }
         "eq" => eq(a).map(Value::Bool),
@@ -1348,11 +1385,11 @@ fn call_inner(name: &str, a: &[Value]) -> F {
         }
         "toPrettyJson" | "mustToPrettyJson" => {
             want(name, a, 1)?;
-            let j = a[0].to_json(0).map_err(|e| FnError {
-                kind: ErrorKind::Exec,
-                message: e,
-            })?;
-            string_result(serde_json::to_string_pretty(&j).unwrap_or_default())
+            match json::to_json(&a[0], true) {
+                Ok(t) => string_result(json::indent(&t)),
+                Err(e) if name.starts_with("must") => err(e),
+                Err(_) => Ok(Value::str("")),
+            }
         }
         "fromJson" | "mustFromJson" => {
             want(name, a, 1)?;
@@ -1453,9 +1490,52 @@ fn call_inner(name: &str, a: &[Value]) -> F {
                     .collect(),
             ))
         }
-        "camelcase" | "snakecase" | "kebabcase" | "initials" | "plural" | "wrap" | "abbrev" => err(
-            format!("{name} is not supported by this engine (no Cilium template calls it)"),
-        ),
+        "camelcase" | "snakecase" | "kebabcase" => err(format!(
+            "{name} is not supported by this engine (no Cilium template calls it)"
+        )),
+        // Sprig strings.go `abbrev` over goutils `Abbreviate` (offset 0): byte widths; below
+        // 4 the string is returned whole.
+        "abbrev" => {
+            want(name, a, 2)?;
+            let (w, x) = (int(&a[0])?, sv(1)?);
+            if w < 4 || x.len() as i64 <= w {
+                return Ok(Value::Str(x));
+            }
+            let cut = &x.as_bytes()[..(w - 3) as usize];
+            Ok(Value::string(format!(
+                "{}...",
+                String::from_utf8_lossy(cut)
+            )))
+        }
+        // goutils `Initials`: the first byte of every run of non-space bytes.
+        "initials" => {
+            want(name, a, 1)?;
+            let x = sv(0)?;
+            let mut out = String::new();
+            let mut gap = true;
+            for b in x.bytes() {
+                if matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x85 | 0xa0) {
+                    gap = true;
+                } else if gap {
+                    out.push(char::from(b));
+                    gap = false;
+                }
+            }
+            Ok(Value::string(out))
+        }
+        "plural" => {
+            want(name, a, 3)?;
+            Ok(if int(&a[2])? == 1 {
+                a[0].clone()
+            } else {
+                a[1].clone()
+            })
+        }
+        "wrap" => {
+            want(name, a, 2)?;
+            let (w, x) = (int(&a[0])?, sv(1)?);
+            Ok(Value::string(wrap(&x, w.max(1) as usize)))
+        }
         "contains" => {
             want(name, a, 2)?;
             Ok(Value::Bool(sv(1)?.contains(&*sv(0)?)))
@@ -1510,13 +1590,22 @@ fn call_inner(name: &str, a: &[Value]) -> F {
         "substr" => {
             want(name, a, 3)?;
             let (start, end, x) = (int(&a[0])?, int(&a[1])?, sv(2)?);
-            // Sprig substring: byte offsets; a negative start is 0, an end past the string or
-            // negative is its length.
+            // Sprig strings.go `substring`: byte offsets; a negative start means from the
+            // beginning, an end past the string or negative means to its end; any other
+            // pair Go cannot slice with (start past end or past the string) panics, which the
+            // template reports as an error.
             let len = x.len() as i64;
-            let st = start.max(0);
-            let en = if end < 0 || end > len { len } else { end };
-            if st > en {
-                return Ok(Value::str(""));
+            let (st, en) = if start < 0 {
+                (0, end)
+            } else if end < 0 || end > len {
+                (start, len)
+            } else {
+                (start, end)
+            };
+            if en < 0 || en > len || st > en {
+                return err(format!(
+                    "runtime error: slice bounds out of range [{st}:{en}]"
+                ));
             }
             Ok(Value::string(
                 String::from_utf8_lossy(&x.as_bytes()[st as usize..en as usize]).into_owned(),
@@ -1613,9 +1702,23 @@ fn call_inner(name: &str, a: &[Value]) -> F {
                 d.iter().map(|b| format!("{b:02x}")).collect(),
             ))
         }
-        "sha1sum" | "adler32sum" => err(format!(
-            "{name} is not supported by this engine (no Cilium template calls it)"
-        )),
+        "sha1sum" => {
+            want(name, a, 1)?;
+            let d = sha1(sv(0)?.as_bytes());
+            Ok(Value::string(
+                d.iter().map(|b| format!("{b:02x}")).collect(),
+            ))
+        }
+        // hash/adler32 of the bytes, printed in decimal (Sprig crypto.go `adler32sum`).
+        "adler32sum" => {
+            want(name, a, 1)?;
+            let (mut lo, mut hi) = (1u32, 0u32);
+            for b in sv(0)?.bytes() {
+                lo = (lo + b as u32) % 65521;
+                hi = (hi + lo) % 65521;
+            }
+            Ok(Value::string(((hi << 16) | lo).to_string()))
+        }
         "toStrings" => {
             want(name, a, 1)?;
             list_result(strslice(&a[0]).into_iter().map(Value::string).collect())
@@ -2280,6 +2383,92 @@ pub fn parse_duration(text: &str) -> Result<i64, String> {
 /// reflect.DeepEqual for `has`/`without`: same type and same value.
 fn same(a: &Value, b: &Value) -> bool {
     a.type_name() == b.type_name() && a.to_json(0).ok() == b.to_json(0).ok()
+}
+
+/// goutils `WrapCustom(s, width, "\n", false)` (Sprig's `wrap`): byte columns, breaking at the
+/// last space within the width; a longer word runs on to the next space; spaces at a line's
+/// start are dropped.
+fn wrap(s: &str, width: usize) -> String {
+    let b = s.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len() + 8);
+    let mut off = 0usize;
+    while b.len() - off > width {
+        if b[off] == b' ' {
+            off += 1;
+            continue;
+        }
+        let end = width + off + 1;
+        if let Some(i) = b[off..end].iter().rposition(|&c| c == b' ') {
+            out.extend_from_slice(&b[off..off + i]);
+            out.push(b'\n');
+            off += i + 1;
+        } else {
+            let end = width + off;
+            match b[end..].iter().position(|&c| c == b' ') {
+                None => {
+                    out.extend_from_slice(&b[off..]);
+                    off = b.len();
+                }
+                Some(i) => {
+                    out.extend_from_slice(&b[off..end + i]);
+                    out.push(b'\n');
+                    off = end + i + 1;
+                }
+            }
+        }
+    }
+    out.extend_from_slice(&b[off..]);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// SHA-1 (FIPS 180-4), for Sprig's `sha1sum` (crypto.go: hex of `sha1.Sum`); written out here
+/// rather than adding a crate for one function no Cilium template calls.
+fn sha1(data: &[u8]) -> [u8; 20] {
+    let mut h: [u32; 5] = [0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0];
+    let mut msg = data.to_vec();
+    let bits = (data.len() as u64).wrapping_mul(8);
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&bits.to_be_bytes());
+    for chunk in msg.chunks(64) {
+        let mut w = [0u32; 80];
+        for (i, word) in chunk.chunks(4).enumerate() {
+            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        }
+        for i in 16..80 {
+            w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e] = h;
+        for (i, wi) in w.iter().enumerate() {
+            let (f, k) = match i {
+                0..=19 => ((b & c) | (!b & d), 0x5A827999),
+                20..=39 => (b ^ c ^ d, 0x6ED9EBA1),
+                40..=59 => ((b & c) | (b & d) | (c & d), 0x8F1BBCDC),
+                _ => (b ^ c ^ d, 0xCA62C1D6),
+            };
+            let t = a
+                .rotate_left(5)
+                .wrapping_add(f)
+                .wrapping_add(e)
+                .wrapping_add(k)
+                .wrapping_add(*wi);
+            e = d;
+            d = c;
+            c = b.rotate_left(30);
+            b = a;
+            a = t;
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    let mut out = [0u8; 20];
+    for (i, x) in h.iter().enumerate() {
+        out[i * 4..i * 4 + 4].copy_from_slice(&x.to_be_bytes());
+    }
+    out
 }
 
 #[cfg(test)]

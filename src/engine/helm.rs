@@ -255,8 +255,10 @@ fn coalesce_tables(dst: &mut JMap<String, Json>, src: &JMap<String, Json>) {
     }
 }
 
-/// The `v`-prefixed version and its major and minor (`ParseKubeVersion`, k8s `ParseGeneric`).
-fn kube_version(text: &str) -> Result<(String, String, String), String> {
+/// The `v`-prefixed version as given, the normalised one (`v` and the numeric components, as
+/// k8s `Version.String` prints a generic version), and its major and minor (`ParseKubeVersion`,
+/// k8s `ParseGeneric`).
+fn kube_version(text: &str) -> Result<(String, String, String, String), String> {
     let t = text.strip_prefix('v').unwrap_or(text);
     let core = t.split(['-', '+']).next().unwrap_or("");
     let parts: Vec<&str> = core.split('.').collect();
@@ -275,7 +277,14 @@ fn kube_version(text: &str) -> Result<(String, String, String), String> {
             .map(|n| n.to_string())
             .map_err(|_| format!("the Kubernetes version {text:?} is out of range"))
     };
-    Ok((format!("v{t}"), num(parts[0])?, num(parts[1])?))
+    // ParseGeneric reads each component as a number: `v1.035` normalises to `v1.35`.
+    let normalized: Vec<String> = parts.iter().map(|p| num(p)).collect::<Result<_, _>>()?;
+    Ok((
+        format!("v{t}"),
+        format!("v{}", normalized.join(".")),
+        num(parts[0])?,
+        num(parts[1])?,
+    ))
 }
 
 impl ChartTemplates {
@@ -458,7 +467,7 @@ impl ChartTemplates {
     }
 
     fn top_values(&self, values: &Json, opts: &RenderOptions) -> Result<Value, EngineError> {
-        let (git, major, minor) = kube_version(&opts.kube_version).map_err(|m| {
+        let (git, normalized, major, minor) = kube_version(&opts.kube_version).map_err(|m| {
             EngineError::Template(TemplateError {
                 kind: ErrorKind::Exec,
                 file: "--kube-version".into(),
@@ -467,17 +476,18 @@ impl ChartTemplates {
                 message: m,
             })
         })?;
-        let mut kv = Map::new();
-        kv.insert("Version".into(), Value::str(&git));
-        kv.insert("GitVersion".into(), Value::str(&git));
-        kv.insert("Major".into(), Value::string(major));
-        kv.insert("Minor".into(), Value::string(minor));
+        let kv = Obj::KubeVersion {
+            version: git,
+            normalized,
+            major,
+            minor,
+        };
         let mut apis: Vec<String> = DEFAULT_API_VERSIONS.iter().map(|s| s.to_string()).collect();
         apis.extend(opts.api_versions.iter().cloned());
         let mut hv = Map::new();
         hv.insert("Version".into(), Value::str("v4.2.3"));
         let mut caps = Map::new();
-        caps.insert("KubeVersion".into(), Value::map(kv));
+        caps.insert("KubeVersion".into(), Value::Obj(std::rc::Rc::new(kv)));
         caps.insert(
             "APIVersions".into(),
             Value::Obj(std::rc::Rc::new(Obj::ApiVersions(apis))),

@@ -52,6 +52,24 @@ fn write(out: &mut String, v: &Value, html: bool, depth: usize) -> Result<(), St
         }
         Value::Obj(o) => match &**o {
             Obj::Semver(s) => string(out, &s.original, html),
+            // A struct's exported fields in declaration order, not sorted as a map's keys.
+            Obj::KubeVersion {
+                version,
+                major,
+                minor,
+                ..
+            } => {
+                for (i, (k, x)) in [("Version", version), ("Major", major), ("Minor", minor)]
+                    .into_iter()
+                    .enumerate()
+                {
+                    out.push(if i == 0 { '{' } else { ',' });
+                    string(out, k, html);
+                    out.push(':');
+                    string(out, x, html);
+                }
+                out.push('}');
+            }
             _ => {
                 let j = v.to_json(depth)?;
                 write(out, &Value::from_json_with(&j, false), html, depth + 1)?;
@@ -94,4 +112,64 @@ pub fn string(out: &mut String, s: &str, html: bool) {
         }
     }
     out.push('"');
+}
+
+/// Go's `json.Indent` with no prefix and two spaces (Sprig's `toPrettyJson` is
+/// `json.MarshalIndent(v, "", "  ")`, encoding/json `indent.go` over `Marshal`'s text): a
+/// newline and the depth's indent after `{`, `[` and `,`, a space after `:`, and empty
+/// objects and arrays kept as `{}` and `[]`.
+pub fn indent(compact: &str) -> String {
+    let mut out = String::with_capacity(compact.len() * 2);
+    let mut depth = 0usize;
+    let (mut in_string, mut escaped, mut need_indent) = (false, false, false);
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    };
+    for c in compact.chars() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        if need_indent && c != '}' && c != ']' {
+            need_indent = false;
+            depth += 1;
+            newline(&mut out, depth);
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                need_indent = true;
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            '}' | ']' => {
+                if need_indent {
+                    need_indent = false;
+                } else {
+                    depth = depth.saturating_sub(1);
+                    newline(&mut out, depth);
+                }
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }

@@ -304,7 +304,21 @@ fn split_and(alt: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for chunk in alt.split(',') {
         let mut cur = String::new();
-        for word in chunk.split_whitespace() {
+        // A hyphen range `A - B` is `>= A, <= B` (constraints.go `rewriteRange`).
+        let words: Vec<&str> = chunk.split_whitespace().collect();
+        let mut rewritten: Vec<String> = Vec::with_capacity(words.len());
+        let mut i = 0;
+        while i < words.len() {
+            if i + 2 < words.len() && words[i + 1] == "-" {
+                rewritten.push(format!(">={}", words[i]));
+                rewritten.push(format!("<={}", words[i + 2]));
+                i += 3;
+            } else {
+                rewritten.push(words[i].to_string());
+                i += 1;
+            }
+        }
+        for word in rewritten.iter().map(String::as_str) {
             // A word joins the current part only when that part is a bare operator so far.
             if !cur.is_empty() && !is_op(&cur) {
                 out.push(std::mem::take(&mut cur));

@@ -38,6 +38,18 @@ pub enum Obj {
     ApiVersions(Vec<String>),
     /// A `*semver.Version` of Masterminds semver v3, as Sprig's `semver` returns it.
     Semver(super::semver::Version),
+    /// `.Capabilities.KubeVersion`, Helm 4's `common.KubeVersion` struct
+    /// (`pkg/chart/common/capabilities.go`): the fields `Version`, `Major`, `Minor`, the
+    /// unexported normalised version its pointer method `String` returns, and the method
+    /// `GitVersion` (the `Version`). An action printing the field prints `String()` (exec.go
+    /// `printValue` takes the address of an addressable value whose pointer is a Stringer);
+    /// `print`, `printf` and Sprig's functions get the struct value and print its fields.
+    KubeVersion {
+        version: String,
+        normalized: String,
+        major: String,
+        minor: String,
+    },
     /// A `time.Time` from Sprig's `now`, as nanoseconds after an instant that is never
     /// revealed: the chart only compares `now` with `now | dateModify D` (`hasDuration`,
     /// whether D is zero) and validates D (`validateDuration`), which is deterministic. Printing
@@ -89,7 +101,7 @@ impl Value {
             Value::Obj(o) => match &**o {
                 Obj::Files(f) => !f.is_empty(),
                 Obj::ApiVersions(v) => !v.is_empty(),
-                Obj::Semver(_) | Obj::Time(_) => true,
+                Obj::Semver(_) | Obj::Time(_) | Obj::KubeVersion { .. } => true,
             },
         }
     }
@@ -109,6 +121,7 @@ impl Value {
                 Obj::ApiVersions(_) => "common.VersionSet",
                 Obj::Semver(_) => "*semver.Version",
                 Obj::Time(_) => "time.Time",
+                Obj::KubeVersion { .. } => "common.KubeVersion",
             },
         }
     }
@@ -127,7 +140,7 @@ impl Value {
                 Obj::Files(_) => "map",
                 Obj::ApiVersions(_) => "slice",
                 Obj::Semver(_) => "ptr",
-                Obj::Time(_) => "struct",
+                Obj::Time(_) | Obj::KubeVersion { .. } => "struct",
             },
         }
     }
@@ -208,6 +221,13 @@ impl Value {
                     Json::Array(v.iter().map(|s| Json::String(s.clone())).collect())
                 }
                 Obj::Semver(v) => Json::String(v.original.clone()),
+                // encoding/json writes the exported fields only.
+                Obj::KubeVersion {
+                    version,
+                    major,
+                    minor,
+                    ..
+                } => serde_json::json!({"Version": version, "Major": major, "Minor": minor}),
                 Obj::Time(_) => {
                     mark_clock_leaked();
                     Json::Null
@@ -246,6 +266,16 @@ impl Value {
 /// (the values reader stops at `limits::MAX_DEPTH`), low enough for the stack.
 pub const MAX_VALUE_DEPTH: usize = 200;
 
+/// Go's `%v` of a float64 (strconv `'g'`, shortest): `crate::gofmt::go_g_float`, which prints
+/// zero as `0` whatever its sign, while Go keeps the sign of a negative zero (`-0.0` in a
+/// values file or a template literal prints `-0`).
+pub fn go_float(f: f64) -> String {
+    if f == 0.0 && f.is_sign_negative() {
+        return "-0".into();
+    }
+    go_g_float(f)
+}
+
 /// Go's `fmt` `%v` of a value (`fmt.Sprint` of one operand), as `{{ x }}`, `print` and
 /// `toString` show it.
 pub fn sprint(v: &Value) -> String {
@@ -263,7 +293,7 @@ fn write_v(out: &mut String, v: &Value, depth: usize) {
         Value::Nil => out.push_str("<nil>"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => out.push_str(&i.to_string()),
-        Value::Float(f) => out.push_str(&go_g_float(*f)),
+        Value::Float(f) => out.push_str(&go_float(*f)),
         Value::Str(s) => out.push_str(s),
         Value::List(l) => {
             out.push('[');
@@ -308,6 +338,15 @@ fn write_v(out: &mut String, v: &Value, depth: usize) {
                 out.push(']');
             }
             Obj::Semver(s) => out.push_str(&s.to_string()),
+            // fmt's `%v` of a struct value: its fields in order, the unexported one included.
+            Obj::KubeVersion {
+                version,
+                normalized,
+                major,
+                minor,
+            } => {
+                out.push_str(&format!("{{{version} {normalized} {major} {minor}}}"));
+            }
             Obj::Time(_) => mark_clock_leaked(),
         },
     }

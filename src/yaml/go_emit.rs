@@ -14,7 +14,10 @@ pub fn to_yaml(v: &Value) -> String {
         Value::Object(m) if !m.is_empty() => e.map(m, 0),
         Value::Array(a) if !a.is_empty() => e.seq(a, 0),
         other => {
-            e.scalar(other, 0, false);
+            // A document that is one scalar continues its literal and folded lines two
+            // columns in, as go-yaml writes them (`toYaml "a\nb"` is `|-\n  a\n  b`;
+            // tests/conformance/serialize, checked against Helm).
+            e.scalar(other, 2, false);
             e.out.push('\n');
         }
     }

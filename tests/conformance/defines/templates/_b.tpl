@@ -1,0 +1,1 @@
+{{- define "defines.who" -}}from _b{{- end }}

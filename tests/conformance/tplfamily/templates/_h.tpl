@@ -1,0 +1,1 @@
+{{- define "tplfamily.helper" -}}helper sees {{ .Values.name }}{{- end }}
