@@ -1,4 +1,4 @@
-//! How Go prints a value: `%v` (what `{{ value }}` shows), `%s`, and its float formats (`%g` and
+//! How Go prints a value: `%v` (what `{{ value }}` shows) and its float formats (`%g` and
 //! encoding/json's). The chart's text goes through these, and so does the YAML stack wherever it
 //! must print a number as Helm would; they sit below both so that neither imports the other.
 
@@ -15,40 +15,20 @@ pub fn print(v: &Value) -> String {
             _ => go_g_float(n.as_f64().unwrap_or(0.0)),
         },
         Value::String(s) => s.clone(),
-        Value::Array(_) | Value::Object(_) => go_composite(v, print),
-    }
-}
-
-/// What `printf "%s"` prints: as `%v` for strings, lists and maps, Go's `%!s(type=value)` for
-/// the other kinds.
-pub fn percent_s(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "%!s(<nil>)".into(),
-        Value::Bool(b) => format!("%!s(bool={b})"),
-        Value::Number(n) => format!("%!s(float64={})", go_g_float(n.as_f64().unwrap_or(0.0))),
-        Value::Array(_) | Value::Object(_) => go_composite(v, percent_s),
-    }
-}
-
-/// Go's printing of a list (`[a b]`) or map (`map[k:v]`), each element printed by `item`.
-fn go_composite(v: &Value, item: fn(&Value) -> String) -> String {
-    match v {
-        Value::Array(a) => format!("[{}]", a.iter().map(item).collect::<Vec<_>>().join(" ")),
+        Value::Array(a) => format!("[{}]", a.iter().map(print).collect::<Vec<_>>().join(" ")),
         Value::Object(m) => format!(
             "map[{}]",
             m.iter()
-                .map(|(k, v)| format!("{k}:{}", item(v)))
+                .map(|(k, v)| format!("{k}:{}", print(v)))
                 .collect::<Vec<_>>()
                 .join(" ")
         ),
-        other => item(other),
     }
 }
 
 /// `f` as an integer when it is a whole number other than zero (zero keeps its sign in some
 /// formats) and below `limit` in size, where every float format here prints plain digits.
-pub(crate) fn small_integer(f: f64, limit: f64) -> Option<i64> {
+fn small_integer(f: f64, limit: f64) -> Option<i64> {
     (f != 0.0 && f.fract() == 0.0 && f.abs() < limit).then_some(f as i64)
 }
 

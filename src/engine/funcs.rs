@@ -702,7 +702,7 @@ fn expand(caps: &regex::Captures, repl: &str, out: &mut String) {
     }
 }
 
-fn b64enc(data: &[u8]) -> String {
+pub fn b64enc(data: &[u8]) -> String {
     const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for c in data.chunks(3) {
