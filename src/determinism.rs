@@ -20,24 +20,33 @@ use crate::engine::ErrorKind;
 use crate::error::RenderError;
 use crate::values::Values;
 
-/// The TLS blocks whose `auto.method: helm` makes the chart mint keys, with the values that
-/// must all be on for it to do so (the `if` around each `tls-helm` template).
-const MINTING_METHODS: [(&str, &[&str]); 2] = [
-    (
-        "hubble.tls.auto.method",
-        &[
+/// A TLS block whose `auto.method: helm` makes the chart mint keys.
+struct MintingMethod {
+    path: &'static str,
+    /// The values that must all be on for it to mint (the `if` around each `tls-helm` template).
+    gates: &'static [&'static str],
+    /// The folder of the templates that mint with it.
+    templates: &'static str,
+}
+
+const MINTING_METHODS: [MintingMethod; 2] = [
+    MintingMethod {
+        path: "hubble.tls.auto.method",
+        gates: &[
             "hubble.enabled",
             "hubble.tls.enabled",
             "hubble.tls.auto.enabled",
         ],
-    ),
-    (
-        "clustermesh.apiserver.tls.auto.method",
-        &[
+        templates: "/hubble/tls-helm/",
+    },
+    MintingMethod {
+        path: "clustermesh.apiserver.tls.auto.method",
+        gates: &[
             "clustermesh.useAPIServer",
             "clustermesh.apiserver.tls.auto.enabled",
         ],
-    ),
+        templates: "/clustermesh-apiserver/tls-helm/",
+    },
 ];
 
 const HELM_METHOD: &str = "\"helm\" makes the chart generate random TLS keys on every render, so Argo CD would never be in sync; use \"cronJob\" (Cilium's certgen CronJob creates the certificates in the cluster; the default here), \"certmanager\" (cert-manager issues them), or set auto.enabled: false and provide the certificates in values";
@@ -48,7 +57,7 @@ const SERVICE_HOST_AUTO: &str = "\"auto\" makes the chart look the API server up
 /// keys (`helm`), the method is `cronJob`; an explicit `helm` where it would mint is refused with
 /// the alternatives (a `helm` that mints nothing, its block being off, is left as written).
 pub fn apply_defaults(values: &mut Values) -> Result<(), RenderError> {
-    for (path, gates) in MINTING_METHODS {
+    for MintingMethod { path, gates, .. } in MINTING_METHODS {
         let method = values.get(path).as_str().unwrap_or_default().to_string();
         if method != "helm" {
             continue;
@@ -73,18 +82,12 @@ pub fn explain(e: EngineError, values: &Values) -> RenderError {
         if let ErrorKind::NonDeterministic { function } = &t.kind {
             let file = t.file.as_str();
             let certs = function.starts_with("gen") || function == "lookup";
-            for (path, _) in MINTING_METHODS {
-                let block = if path.starts_with("hubble") {
-                    "/hubble/tls-helm/"
-                } else {
-                    "/clustermesh-apiserver/tls-helm/"
-                };
-                let method = values.get(path).as_str().unwrap_or_default();
-                if certs
-                    && method == "helm"
-                    && (file.contains(block) || file.ends_with("/_helpers.tpl"))
-                {
-                    return value_error(values, path, HELM_METHOD);
+            for m in MINTING_METHODS {
+                let helm = values.get(m.path).as_str() == Some("helm");
+                // The minting templates, or `_helpers.tpl`'s CA helper they call.
+                let there = file.contains(m.templates) || file.ends_with("/_helpers.tpl");
+                if certs && helm && there {
+                    return value_error(values, m.path, HELM_METHOD);
                 }
             }
             if function == "lookup" && values.get("k8sServiceHost").as_str() == Some("auto") {

@@ -219,7 +219,7 @@ fn wanted(version: &str, given: Option<&str>) -> Result<Want, FetchError> {
         Ok(v) => v.to_string(),
         Err(e) => {
             let release = release_name(version)
-                .filter(|r| may_come_after_the_listed(r, version))
+                .filter(|_| crate::versions::is_newer_than_listed(version))
                 .ok_or_else(|| FetchError::Version(e.to_string()))?;
             return Ok(Want {
                 release,
@@ -249,20 +249,6 @@ fn wanted(version: &str, given: Option<&str>) -> Result<Want, FetchError> {
         release,
         expected: Some((pin.to_string(), Against::Pin)),
     })
-}
-
-/// An unlisted release worth fetching: a final release newer than every listed one of its minor
-/// line (`versions::is_newer_than_listed`), or a pre-release on a line not older than the oldest
-/// listed (a pre-release of a line this binary covers, or of the next).
-fn may_come_after_the_listed(release: &ReleaseName, text: &str) -> bool {
-    if !release.is_pre_release() {
-        return crate::versions::is_newer_than_listed(text);
-    }
-    let oldest = crate::versions::supported()
-        .filter_map(crate::versions::numbers)
-        .min()
-        .unwrap_or_default();
-    (release.major, release.minor) >= (oldest.0, oldest.1)
 }
 
 /// Reads the repository's index and finds `release`'s entry and where its archive is.
