@@ -9,11 +9,10 @@
 
 use serde_json::Value;
 
-use crate::changes::Change;
 use crate::error::{Origin, RenderError, Violation, Violations};
-use crate::plan::Plan;
 use crate::tmpl::{print, truthy};
 use crate::values::Values;
+use crate::versions::CiliumVersion;
 
 /// Kubernetes keeps at most this many bytes of data in one ConfigMap or Secret (the API
 /// server's `MaxSecretSize`, which both kinds use).
@@ -52,10 +51,15 @@ const CONFIG_WORDS: &[(&str, &str, &[&str], &str)] = &[
 ];
 
 /// Refuses the render when the cluster would; all findings at once, one line each.
-pub fn check(objects: &[Value], values: &Values, plan: &Plan) -> Result<(), RenderError> {
+pub fn check(objects: &[Value], values: &Values, cilium: CiliumVersion) -> Result<(), RenderError> {
     let mut findings = Vec::new();
-    config_words(objects, values, &mut findings);
-    encryption_type(values, plan, &mut findings);
+    let config = objects
+        .iter()
+        .find(|o| o["kind"] == "ConfigMap" && o["metadata"]["name"] == "cilium-config");
+    if let Some(config) = config {
+        config_words(config, values, &mut findings);
+        encryption_type(config, values, cilium, &mut findings);
+    }
     for object in objects {
         negative_replicas(object, values, &mut findings);
         shapes(object, values, &mut findings);
@@ -104,13 +108,7 @@ fn one_line_per_cause(findings: Vec<Violation>) -> Vec<Violation> {
         .collect()
 }
 
-fn config_words(objects: &[Value], values: &Values, findings: &mut Vec<Violation>) {
-    let Some(config) = objects
-        .iter()
-        .find(|o| o["kind"] == "ConfigMap" && o["metadata"]["name"] == "cilium-config")
-    else {
-        return;
-    };
+fn config_words(config: &Value, values: &Values, findings: &mut Vec<Violation>) {
     for (key, path, accepted, consequence) in CONFIG_WORDS {
         let Some(word) = config["data"][*key].as_str() else {
             continue;
@@ -144,28 +142,31 @@ fn written_by(values: &Values, path: &str, key: &str) -> (String, String) {
     (path, origin)
 }
 
-/// With encryption on, the chart turns on the one mechanism `encryption.type` names; any other
-/// word turns none on, and Cilium runs unencrypted although encryption was asked for.
-fn encryption_type(values: &Values, plan: &Plan, findings: &mut Vec<Violation>) {
+/// With encryption on, the chart turns on the one mechanism `encryption.type` names by writing
+/// its `enable-TYPE` key into cilium-config (`enable-ipsec`, `enable-wireguard`, from 1.19
+/// `enable-ztunnel`, in every release's `cilium-configmap.yaml`); any other word writes none, and
+/// Cilium runs unencrypted although encryption was asked for. Read from the render, so a
+/// mechanism a new release adds is accepted on its day.
+fn encryption_type(
+    config: &Value,
+    values: &Values,
+    cilium: CiliumVersion,
+    findings: &mut Vec<Violation>,
+) {
     if !truthy(values.get("encryption.enabled")) {
         return;
     }
-    let mut accepted = vec!["ipsec", "wireguard"];
-    if plan.has(Change::ZtunnelEncryption) {
-        accepted.push("ztunnel");
-    }
     let word = print(values.get("encryption.type"));
-    if accepted.contains(&word.as_str()) {
+    if config["data"].get(format!("enable-{word}")).is_some() {
         return;
     }
     findings.push(Violation::of_value(
         "encryption.type",
         values.describe_origin("encryption.type"),
         format!(
-            "{} is no encryption Cilium {} knows ({}); with it the chart turns no encryption on and the cluster runs unencrypted although encryption.enabled is true",
+            "{} is no encryption Cilium {cilium} knows ({}); with it the chart turns no encryption on and the cluster runs unencrypted although encryption.enabled is true",
             crate::limits::quoted(&word),
-            plan.cilium,
-            accepted.join(", ")
+            crate::cilium_facts::encryption_types(cilium).join(", ")
         ),
     ));
 }

@@ -1,6 +1,27 @@
-//! The few Cilium facts cilium-cmp needs besides the chart's templates, which evaluates them
-//! itself: what `diff` and the upgrade notes must name because no render shows it. Each cites
-//! the template it comes from; the templates stay the authority for what is rendered.
+//! The few Cilium facts cilium-cmp needs besides the chart's templates, which it evaluates
+//! itself: what `diff`, the upgrade notes and admission's messages must name because no render
+//! shows it. Each cites the template it comes from; the templates stay the authority for what is
+//! rendered.
+
+use crate::versions::CiliumVersion;
+
+/// The `encryption.type` words the chart turns into a mechanism (its `enable-TYPE` key in
+/// `cilium-configmap.yaml`), with the release that added each: `ztunnel` in 1.19.0. For the
+/// message of a refused word only; whether a word works is read from the render.
+const ENCRYPTION_TYPES: [(&str, (u32, u32)); 3] = [
+    ("ipsec", (1, 0)),
+    ("wireguard", (1, 0)),
+    ("ztunnel", (1, 19)),
+];
+
+/// The encryption words release `cilium` knows, as its chart writes them.
+pub fn encryption_types(cilium: CiliumVersion) -> Vec<&'static str> {
+    ENCRYPTION_TYPES
+        .iter()
+        .filter(|(_, since)| (cilium.major, cilium.minor) >= *since)
+        .map(|(word, _)| *word)
+        .collect()
+}
 
 /// A default the chart chooses by `upgradeCompatibility`: new installations get the new
 /// behaviour, an older `upgradeCompatibility` keeps the old one (the chart compares it with

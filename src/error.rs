@@ -61,8 +61,12 @@ pub enum RenderError {
     Empty,
     #[error("--kube-version {0:?} is not a Kubernetes version such as 1.35.0")]
     KubeVersion(String),
-    #[error("--kube-version {given}: the Cilium {cilium} chart requires Kubernetes 1.21 or later (Helm refuses to render it for an older cluster)")]
-    KubeTooOld { given: String, cilium: String },
+    #[error("--kube-version {given}: the Cilium {cilium} chart requires Kubernetes {} (its Chart.yaml kubeVersion; Helm refuses to render it for another cluster)", kube_range(constraint))]
+    KubeTooOld {
+        given: String,
+        cilium: String,
+        constraint: String,
+    },
     /// Input beyond the bounds of `limits` (refused before any work is done).
     #[error(transparent)]
     TooLarge(#[from] TooLarge),
@@ -243,6 +247,18 @@ pub fn archive_advice(e: &RenderError, hint: &ArchiveHint) -> String {
             hint.remedy(version)
         ),
         other => other.to_string(),
+    }
+}
+
+/// A chart's `kubeVersion` as a person reads it: `>= 1.21.0-0` (the `-0` lets pre-releases
+/// match) is "1.21.0 or later"; any other constraint as written.
+fn kube_range(constraint: &str) -> String {
+    let c = constraint.trim();
+    match c.strip_prefix(">=").map(str::trim) {
+        Some(v) if !v.contains([',', '|', '<', '>', ' ']) => {
+            format!("{} or later", v.trim_end_matches("-0"))
+        }
+        _ => c.to_string(),
     }
 }
 

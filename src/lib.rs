@@ -23,16 +23,17 @@ pub mod fleet;
 pub mod git_rev;
 pub mod gofmt;
 pub mod known_keys;
+pub mod kube_version;
 pub mod limits;
 pub mod merge;
 pub mod output;
 pub mod parallel;
-pub mod plan;
+
 pub mod release_name;
 pub mod render;
 pub mod replace_file;
 pub mod schema;
-pub mod semver;
+
 pub mod setexpr;
 pub mod shell;
 pub mod talos;

@@ -6,7 +6,6 @@ use crate::chart::ChartFiles;
 use crate::engine::{self, helm::coalesce, ChartTemplates, RenderOptions};
 use crate::error::{RenderError, TooLarge, Violation, Violations};
 use crate::limits;
-use crate::plan::{self, KubeVersion, Plan};
 use crate::setexpr::SetArgs;
 use crate::values::{Layer, Values};
 use crate::versions;
@@ -117,13 +116,8 @@ fn render_known(
         )));
     }
     crate::determinism::apply_defaults(&mut values)?;
-    let kube = KubeVersion::parse(&inputs.kube_version)?;
-    if !kube.at_least(plan::MIN_KUBE.0, plan::MIN_KUBE.1) {
-        return Err(RenderError::KubeTooOld {
-            given: inputs.kube_version.clone(),
-            cilium: cilium.to_string(),
-        });
-    }
+    // Read first: a malformed version is refused before the archive is needed.
+    let kube_version = crate::kube_version::helm_form(&inputs.kube_version)?;
     let Some(chart) = &inputs.chart else {
         return Err(RenderError::NoChartArchive {
             version: cilium.to_string(),
@@ -138,10 +132,11 @@ fn render_known(
         .filter(|a| !a.is_empty())
         .collect();
     let templates = ChartTemplates::parse_cached(chart).map_err(RenderError::from_engine)?;
+    check_kube_version(&templates, &kube_version, inputs, cilium)?;
     let options = RenderOptions {
         release_name: RELEASE_NAME.to_string(),
         namespace: inputs.namespace.clone(),
-        kube_version: helm_kube_version(&inputs.kube_version),
+        kube_version,
         api_versions: api_versions.iter().cloned().collect(),
     };
     let coalesced = coalesce(&templates.default_values, values.overlay());
@@ -156,8 +151,7 @@ fn render_known(
         other => RenderError::from_engine(other),
     })?;
     if inputs.refuse_what_the_cluster_would {
-        let plan = Plan::new(cilium, &inputs.namespace, kube, api_versions, &values);
-        crate::admission::check(&objects, &values, &plan)?;
+        crate::admission::check(&objects, &values, cilium)?;
     }
     // An empty stream would make Argo CD prune the whole CNI: never return one.
     if objects.is_empty() {
@@ -166,23 +160,33 @@ fn render_known(
     Ok(crate::output::finish(objects)?)
 }
 
+/// Helm's check of the chart's `kubeVersion` (Chart.yaml) against the target cluster
+/// (`pkg/action/install.go`: `chartutil.IsCompatibleRange`, a Masterminds semver constraint),
+/// which refuses `helm template` for a cluster the chart excludes.
+fn check_kube_version(
+    templates: &ChartTemplates,
+    kube_version: &str,
+    inputs: &Inputs,
+    cilium: versions::CiliumVersion,
+) -> Result<(), RenderError> {
+    let constraint = templates.kube_version_constraint();
+    if constraint.is_empty() {
+        return Ok(());
+    }
+    match engine::semver::satisfies(constraint, kube_version) {
+        Ok(true) => Ok(()),
+        // A constraint the chart itself gets wrong refuses every cluster under Helm as well.
+        Ok(false) | Err(_) => Err(RenderError::KubeTooOld {
+            given: inputs.kube_version.clone(),
+            cilium: cilium.to_string(),
+            constraint: constraint.to_string(),
+        }),
+    }
+}
+
 /// The Helm release name the chart is rendered under: Cilium's documented install name, which
 /// `helm template` is given in the reference renders (the chart's objects do not depend on it).
 pub const RELEASE_NAME: &str = "cilium";
-
-/// `--kube-version` as Helm 4 holds it (`chartutil.ParseKubeVersion`: semver's `String()`, so
-/// `1.35` is `1.35.0`), for `.Capabilities.KubeVersion`.
-fn helm_kube_version(text: &str) -> String {
-    let t = text.trim();
-    let t = t.strip_prefix('v').unwrap_or(t);
-    let split = t.find(['-', '+']).unwrap_or(t.len());
-    let (core, rest) = t.split_at(split);
-    if core.matches('.').count() == 1 {
-        format!("{core}.0{rest}")
-    } else {
-        t.to_string()
-    }
-}
 
 /// The values a render of release `cilium` reads: the inputs' values files and `--set`-like
 /// flags, merged over the release's defaults with Helm's rules, nothing checked yet. The fleet

@@ -26,7 +26,6 @@ use std::path::{Path, PathBuf};
 
 use crate::chart::ChartFiles;
 use crate::error::{ArchiveHint, RenderError};
-use crate::plan::KubeVersion;
 use crate::render::Inputs;
 
 pub use folder::{Repo, LOCK_FILE, SETTINGS_FILE};
@@ -214,13 +213,12 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
         "KUBE_VERSION",
         "Argo CD did not pass the cluster's Kubernetes version (it is empty until Argo CD has connected to the cluster); the chart depends on it, so cilium-cmp does not guess",
     )?;
-    let kube_version = KubeVersion::parse(kube_raw)
-        .map_err(|_| GenerateError::Env {
+    let kube_version =
+        crate::kube_version::helm_form(kube_raw).map_err(|_| GenerateError::Env {
             var: "KUBE_VERSION".into(),
             value: kube_raw.into(),
             message: "not a Kubernetes version such as 1.35 or 1.35.0".into(),
-        })?
-        .to_string();
+        })?;
     let api_versions: Vec<String> = var(env, "KUBE_API_VERSIONS")
         .unwrap_or("")
         .split(',')

@@ -9,7 +9,6 @@ use cilium_cmp::argocd::{self, FolderRequest, Overrides};
 use cilium_cmp::chart::obtain::{self, Download};
 use cilium_cmp::chart::store;
 use cilium_cmp::chart::ChartFiles;
-use cilium_cmp::error::{archive_advice, ArchiveHint};
 use cilium_cmp::render::Inputs;
 use cilium_cmp::setexpr;
 use cilium_cmp::RenderError;

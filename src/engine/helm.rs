@@ -389,6 +389,11 @@ impl ChartTemplates {
         Ok(parsed)
     }
 
+    /// Chart.yaml's `kubeVersion` constraint (empty when it has none).
+    pub fn kube_version_constraint(&self) -> &str {
+        self.chart["KubeVersion"].as_str().unwrap_or("")
+    }
+
     /// The template files in Helm's order.
     pub fn template_names(&self) -> &[String] {
         &self.order
