@@ -1,9 +1,9 @@
 //! cilium-cmp: Cilium's Kubernetes manifests rendered natively, identical to the upstream Helm
 //! chart's output for the same values, and deterministic by construction.
 //!
-//! Pipeline: `values` (Helm merge rules) → `plan` (derived facts, version gates) →
-//! `components` (one module per Cilium component) → `admission` (what the cluster would
-//! refuse later) → `output` (canonical YAML, content hash).
+//! Pipeline: `values` (Helm merge rules) → the checks (`known_keys`, `schema`, `determinism`) →
+//! `engine` (the official chart archive's own templates, as Helm 4 renders them) → `admission`
+//! (what the cluster would refuse later) → `output` (canonical YAML, content hash).
 
 pub mod admission;
 pub mod adopt;
