@@ -50,6 +50,11 @@ fn main() -> std::process::ExitCode {
             )
             .shared("charts"),
             harness::test(
+                "the_opt_out_turns_the_refusal_into_warnings",
+                the_opt_out_turns_the_refusal_into_warnings,
+            )
+            .shared("charts"),
+            harness::test(
                 "a_typo_is_removed_and_commented_and_the_render_is_the_opt_out_one",
                 a_typo_is_removed_and_commented_and_the_render_is_the_opt_out_one,
             )

@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// The newest supported release of each minor line, and the unlisted version made from it.
-#[allow(dead_code)] // not every test binary uses every helper
 /// The name of the ConfigMap an edited template adds.
+#[allow(dead_code)] // not every test binary uses every helper
 pub const EDIT_MARK: &str = "release-day-edit";
 
+/// The newest supported release of each minor line, and the unlisted version made from it.
+#[allow(dead_code)] // not every test binary uses every helper
 pub const FROM: [(&str, &str); 3] = [
     ("1.18.12", "1.18.99"),
     ("1.19.6", "1.19.99"),
