@@ -192,10 +192,7 @@ fn main() {
     for (name, figure) in rows {
         println!("  {name:<40} {figure}");
     }
-    println!(
-        "  worst median: {:.3} ms",
-        worst.as_secs_f64() * 1e3
-    );
+    println!("  worst median: {:.3} ms", worst.as_secs_f64() * 1e3);
 
     if let Some(dir) = whole.as_ref().and_then(|(bin, _)| bin.parent()) {
         let _ = std::fs::remove_dir_all(dir);
@@ -229,7 +226,9 @@ fn main() {
                 );
             }
         }
-        None => println!("Helm comparison skipped (needs python3, helm-python-sdk and CILIUM_CMP_CHART_DIR)"),
+        None => println!(
+            "Helm comparison skipped (needs python3, helm-python-sdk and CILIUM_CMP_CHART_DIR)"
+        ),
     }
 }
 

@@ -13,8 +13,6 @@
 //! - `_helpers.tpl`'s `k8sServiceHost`/`k8sServicePort` helpers (`lookup` of the kubeadm
 //!   `kube-public/cluster-info` ConfigMap): `k8sServiceHost: auto`.
 
-use serde_json::Value;
-
 use crate::engine::helm::EngineError;
 use crate::engine::ErrorKind;
 use crate::error::RenderError;
@@ -69,7 +67,9 @@ pub fn apply_defaults(values: &mut Values) -> Result<(), RenderError> {
             }
             return Err(value_error(values, path, HELM_METHOD));
         }
-        set_path(values.root_mut(), path, Value::String("cronJob".into()));
+        // A plain path and word: `--set` syntax sets it exactly as a user's `--set` would.
+        crate::setexpr::apply(values.root_mut(), &format!("{path}=cronJob"))
+            .map_err(|e| value_error(values, path, &e.to_string()))?;
     }
     Ok(())
 }
@@ -103,20 +103,5 @@ fn value_error(values: &Values, path: &str, message: &str) -> RenderError {
         path: path.to_string(),
         origin: values.describe_origin(path),
         message: message.to_string(),
-    }
-}
-
-fn set_path(root: &mut Value, path: &str, value: Value) {
-    let mut node = root;
-    let mut keys = path.split('.').peekable();
-    while let Some(k) = keys.next() {
-        let Value::Object(m) = node else { return };
-        if keys.peek().is_none() {
-            m.insert(k.to_string(), value);
-            return;
-        }
-        node = m
-            .entry(k.to_string())
-            .or_insert_with(|| Value::Object(Default::default()));
     }
 }

@@ -1,7 +1,5 @@
 //! The library's entry point: inputs in, canonical manifest stream out.
 
-use std::collections::BTreeSet;
-
 use crate::chart::ChartFiles;
 use crate::engine::{self, helm::coalesce, ChartTemplates, RenderOptions};
 use crate::error::{RenderError, TooLarge, Violation, Violations};
@@ -124,7 +122,7 @@ fn render_known(
         });
     };
     chart.check_version(&cilium.to_string())?;
-    let api_versions: BTreeSet<String> = inputs
+    let api_versions: Vec<String> = inputs
         .api_versions
         .iter()
         .flat_map(|a| a.split(','))
@@ -137,7 +135,7 @@ fn render_known(
         release_name: RELEASE_NAME.to_string(),
         namespace: inputs.namespace.clone(),
         kube_version,
-        api_versions: api_versions.iter().cloned().collect(),
+        api_versions,
     };
     let coalesced = coalesce(&templates.default_values, values.overlay());
     let manifests = templates

@@ -155,6 +155,10 @@ pub fn numbers(text: &str) -> Option<(u32, u32, u32)> {
     }
 }
 
+/// The oldest release line cilium-cmp renders: the policy layers' facts (`upgradeCompatibility`
+/// gates, renamed values) start there.
+pub const OLDEST_LINE: (u32, u32) = (1, 18);
+
 /// Whether `text` names a release this binary does not list but renders from its archive
 /// (`chart::unlisted`): `X.Y.Z` or a pre-release `X.Y.Z-PRE`, on the 1.18 line or a later one.
 pub fn is_newer_than_listed(text: &str) -> bool {
@@ -162,7 +166,7 @@ pub fn is_newer_than_listed(text: &str) -> bool {
         return false;
     };
     let listed = supported().any(|l| release_number(l) == release_number(text));
-    !listed && (v.major, v.minor) >= (1, 18)
+    !listed && (v.major, v.minor) >= OLDEST_LINE
 }
 
 /// A release's name as `release_name` reads it, printed without a `v` (`1.20.1`,

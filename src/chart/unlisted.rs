@@ -33,9 +33,6 @@ pub enum UnlistedError {
     Unreadable { path: String, message: String },
 }
 
-/// The oldest release line the policy layers know (`upgradeCompatibility` gates, renamed values).
-const OLDEST: (u32, u32) = (1, 18);
-
 /// Reads `chart` as the release `requested`, which this binary does not list (or lists, when the
 /// replay tests ask for a listed release to be read as if it were new).
 pub fn open(chart: &ChartFiles, requested: &str) -> Result<CiliumVersion, Box<UnlistedError>> {
@@ -58,7 +55,7 @@ pub fn open(chart: &ChartFiles, requested: &str) -> Result<CiliumVersion, Box<Un
     let Some(name) = crate::release_name::release_name(&found) else {
         return Err(Box::new(UnlistedError::NotARelease { path, found }));
     };
-    if (name.major, name.minor) < OLDEST {
+    if (name.major, name.minor) < versions::OLDEST_LINE {
         return Err(Box::new(UnlistedError::TooOld { path, found }));
     }
     let facts = super::import::facts(chart).map_err(|e| unreadable(format!("{e:#}")))?;

@@ -121,7 +121,7 @@ pub fn parse_file(
         match &p.peek().tok {
             Tok::Eof => break,
             Tok::Left if matches!(p.peek_non_space_at(p.i + 1), Tok::Define) => {
-                p.next();
+                p.advance();
                 p.next_non_space();
                 let (tname, list) = p.definition()?;
                 trees.push(Tree {
@@ -186,10 +186,15 @@ impl<'a> Parser<'a> {
 
     fn next(&mut self) -> Token {
         let t = self.peek().clone();
+        self.advance();
+        t
+    }
+
+    /// Moves past the current token without copying it (most callers only skip it).
+    fn advance(&mut self) {
         if self.i < self.toks.len() {
             self.i += 1;
         }
-        t
     }
 
     fn next_non_space(&mut self) -> Token {
@@ -268,9 +273,18 @@ impl<'a> Parser<'a> {
         file: &Arc<str>,
         src: &Arc<str>,
     ) -> Result<Item, TemplateError> {
+        // Text is never read twice (only pipelines backtrack), so it is moved out, not copied:
+        // it is most of a template's bytes.
+        if let Some(Token {
+            tok: Tok::Text(s), ..
+        }) = self.toks.get_mut(self.i)
+        {
+            let text = Arc::from(std::mem::take(s).as_str());
+            self.advance();
+            return Ok(Item::Node(Node::Text(text)));
+        }
         let t = self.next();
         match t.tok {
-            Tok::Text(s) => Ok(Item::Node(Node::Text(Arc::from(s)))),
             Tok::Left => self.action(trees, file, src),
             other => Err(self.err(t.pos, &format!("unexpected {other:?} in input"))),
         }
@@ -285,7 +299,7 @@ impl<'a> Parser<'a> {
         let t = self.peek_non_space();
         match t.tok {
             Tok::Block => {
-                self.next();
+                self.advance();
                 // `{{block "name" pipe}} list {{end}}`: a define and a template call.
                 let name = self.string_arg("block clause")?;
                 let pipe = self.pipeline("block", false)?;
@@ -308,7 +322,7 @@ impl<'a> Parser<'a> {
                 }))
             }
             Tok::Break | Tok::Continue => {
-                self.next();
+                self.advance();
                 if self.range_depth == 0 {
                     return Err(self.err(
                         t.pos,
@@ -330,7 +344,7 @@ impl<'a> Parser<'a> {
                 }))
             }
             Tok::Else => {
-                self.next();
+                self.advance();
                 let n = self.peek_non_space();
                 match n.tok {
                     Tok::If | Tok::With => Ok(Item::Else(t.pos, Some(n.tok))),
@@ -341,21 +355,21 @@ impl<'a> Parser<'a> {
                 }
             }
             Tok::End => {
-                self.next();
+                self.advance();
                 self.expect_right("end")?;
                 Ok(Item::End(t.pos))
             }
             Tok::If | Tok::With | Tok::Range => {
-                self.next();
+                self.advance();
                 let b = self.nested(|p| p.control(&t.tok, t.pos, trees, file, src))?;
                 Ok(Item::Node(b))
             }
             Tok::Template => {
-                self.next();
+                self.advance();
                 let name = self.string_arg("template clause")?;
                 let nx = self.peek_non_space();
                 let pipe = if nx.tok == Tok::Right {
-                    self.next();
+                    self.advance();
                     None
                 } else {
                     Some(self.pipeline("template", false)?)
@@ -473,16 +487,16 @@ impl<'a> Parser<'a> {
         // Declarations: `$x :=`, `$x =`, and in range `$i, $v :=`.
         if let Tok::Variable(v) = &start.tok {
             let save = self.i;
-            self.next();
+            self.advance();
             let after = self.peek_non_space();
             match after.tok {
                 Tok::Declare | Tok::Assign => {
-                    self.next();
+                    self.advance();
                     is_assign = after.tok == Tok::Assign;
                     decl.push(Arc::from(v.as_str()));
                 }
                 Tok::Comma if allow_two => {
-                    self.next();
+                    self.advance();
                     let second = self.next_non_space();
                     let Tok::Variable(v2) = second.tok else {
                         return Err(self.err(second.pos, "range can only initialize variables"));
@@ -509,7 +523,7 @@ impl<'a> Parser<'a> {
         loop {
             let t = self.peek_non_space();
             if t.tok == end {
-                self.next();
+                self.advance();
                 break;
             }
             if t.tok == Tok::Eof || t.tok == Tok::Right || t.tok == Tok::RParen {
@@ -518,7 +532,7 @@ impl<'a> Parser<'a> {
             cmds.push(self.command(&end)?);
             let t = self.peek_non_space();
             if t.tok == Tok::Pipe {
-                self.next();
+                self.advance();
                 continue;
             }
         }
@@ -615,7 +629,7 @@ impl<'a> Parser<'a> {
         let mut fields = Vec::new();
         while let Tok::Field(f) = &self.peek().tok {
             fields.push(f.clone());
-            self.next();
+            self.advance();
         }
         Ok(match term {
             Arg::Field(p, mut f) => {
