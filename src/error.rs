@@ -204,6 +204,8 @@ pub enum ArchiveHint {
     /// A caller of the library that did not say.
     #[default]
     Unspecified,
+    /// `render`: `--chart-archive`, after the default folder (`chart::store`) was searched.
+    RenderFlag { searched: Option<String> },
     /// `lock`, `talos-patch`: the folder `--chart-dir` names (or the default one) was searched.
     ChartDirFlag { dir: String },
     /// The plugin in Argo CD: `$CILIUM_CMP_CHART_DIR` (default /opt/cilium-cmp/charts).
@@ -216,6 +218,12 @@ impl ArchiveHint {
         let into = |dir: &str| format!("{fetch} --dir {}", crate::shell::shell_quote(dir));
         match self {
             ArchiveHint::Unspecified => format!("supply it (`{fetch}` downloads it)"),
+            ArchiveHint::RenderFlag { searched: Some(dir) } => format!(
+                "it is not in {dir}; download it there once with `{fetch}`, or pass --chart-archive cilium-{version}.tgz (or an unpacked chart folder)"
+            ),
+            ArchiveHint::RenderFlag { searched: None } => format!(
+                "pass --chart-archive cilium-{version}.tgz (or an unpacked chart folder); `{fetch} --dir DIR` downloads it"
+            ),
             ArchiveHint::ChartDirFlag { dir } => format!(
                 "it is not in {dir}; download it there with `{}`, or pass --chart-dir with a folder holding it",
                 into(dir)

@@ -214,7 +214,7 @@ pub fn check(values: &Values, version: CiliumVersion) -> Report {
     let Value::Object(user) = values.user() else {
         return Report::default();
     };
-    let Some(defaults) = versions::defaults_static(version) else {
+    let Some((defaults, _)) = versions::defaults_indexed(version) else {
         return Report::default();
     };
     let release = Release::new(version, defaults);
@@ -274,7 +274,7 @@ pub enum Known {
 
 /// The known-values tree of a supported release (None for an unsupported one).
 pub fn known_tree(version: CiliumVersion) -> Option<Known> {
-    let defaults = versions::defaults_static(version)?;
+    let (defaults, _) = versions::defaults_indexed(version)?;
     Some(Release::new(version, defaults).tree(&mut Vec::new(), Some(defaults)))
 }
 
@@ -621,7 +621,7 @@ fn other_releases_knowing(keys: &[String], version: CiliumVersion) -> Vec<&'stat
                 return false;
             };
             let in_defaults = versions::defaults_text(v).is_some_and(|t| t.contains(&as_key))
-                && versions::defaults_static(other).is_some_and(|tree| lists(tree, keys));
+                && versions::defaults_indexed(other).is_some_and(|(tree, _)| lists(tree, keys));
             in_defaults || {
                 let keys_text = versions::template_keys_text(v).unwrap_or("");
                 keys_text.contains(&dotted) && {
@@ -929,7 +929,7 @@ clustermesh: {enableMCSAPISupport: null}
     fn removed_values_are_unknown_to_every_supported_release() {
         for v in versions::supported() {
             let version = versions::parse(v).unwrap();
-            let tree = versions::defaults_static(version).unwrap();
+            let (tree, _) = versions::defaults_indexed(version).unwrap();
             let release = Release::new(version, tree);
             for (path, _) in REMOVED {
                 let keys: Vec<&str> = path.split('.').collect();
@@ -954,7 +954,7 @@ clustermesh: {enableMCSAPISupport: null}
                 .unwrap_or_else(|| panic!("{old} is not in RENAMED"));
             assert!(renamed.hint.contains(new), "{old}: {}", renamed.hint);
             let version = versions::parse(gone_in).unwrap();
-            let tree = versions::defaults_static(version).unwrap();
+            let (tree, _) = versions::defaults_indexed(version).unwrap();
             let keys: Vec<&str> = new.split('.').collect();
             assert!(lists(tree, &keys), "{new} is not in {gone_in}'s defaults");
             let old_keys: Vec<String> = old.split('.').map(str::to_string).collect();

@@ -1,80 +1,50 @@
 //! Helm's merge rules, in one place: how values files and `--set` layers merge over each other
 //! (maps deeply, everything else replaced, nulls kept to remove defaults later), how the user's
 //! values coalesce over the chart's defaults (a null removes a default), and what one layer
-//! changed of another. `values` and the engine's render coalesce with them and `setexpr` merges
-//! a whole `--set-json` object with them; they import neither.
+//! changed of another. `values` builds the resolved tree with them and `setexpr` merges a whole
+//! `--set-json` object with them; they import neither.
 
 use serde_json::{Map, Value};
 
-/// Helm 4's coalescing of the user's values over the chart's (`pkg/chart/common/util/coalesce.go`:
-/// `coalesceValues` at the root, `coalesceTablesFullKey` below it, merge off), checked against
-/// the Helm the parity tools run:
-/// - a user's null removes the chart's value it stands on, and stays where the chart has none
-///   or, below the root, a null one (so `hasKey` sees it);
-/// - a user's map over a chart map merges key by key; any other user value replaces the chart's
-///   whole;
-/// - the chart's own nulls are dropped (`cleanNilValues`).
-pub fn coalesce(chart: &Value, user: &Value) -> Value {
-    let mut dest = match user {
-        Value::Object(m) => m.clone(),
-        _ => Map::new(),
-    };
-    if let Value::Object(chart) = chart {
-        for (key, val) in chart {
-            match dest.get_mut(key) {
-                Some(Value::Null) => {
-                    dest.remove(key);
-                }
-                Some(Value::Object(d)) => {
-                    if let Value::Object(src) = val {
-                        let mut src = src.clone();
-                        clean_nil(&mut src);
-                        coalesce_tables(d, &src);
-                    }
-                }
-                Some(_) => {}
-                None => {
-                    if val.is_null() {
-                        continue;
-                    }
-                    let mut v = val.clone();
-                    if let Value::Object(m) = &mut v {
-                        clean_nil(m);
-                    }
-                    dest.insert(key.clone(), v);
-                }
+/// The coalescence of a user map over a default map, built, as Helm 4 coalesces values
+/// (`pkg/chart/common/util/coalesce.go`: `coalesceValues` at the root, `coalesceTablesFullKey`
+/// below it), checked against the Helm the parity tools run:
+/// - a user's null removes the default it stands on (`null_removes`) and is kept otherwise;
+/// - a user's map over a default map merges key by key; any other user value replaces the
+///   default whole, nulls inside it included.
+///
+/// The chart's own null defaults stay in the tree as they are stored; Helm drops them, so
+/// `Values::present` counts them as absent.
+pub(crate) fn merged(d: &Map<String, Value>, u: &Map<String, Value>, top: bool) -> Value {
+    let mut out = d.clone();
+    for (k, uv) in u {
+        match (uv, out.get_mut(k)) {
+            (Value::Null, dv) if null_removes(dv.as_deref(), top) => {
+                out.remove(k);
+            }
+            (Value::Object(um), Some(Value::Object(dm))) => {
+                *dm = match merged(dm, um, false) {
+                    Value::Object(m) => m,
+                    _ => unreachable!("merged builds a map"),
+                };
+            }
+            _ => {
+                out.insert(k.clone(), uv.clone());
             }
         }
     }
-    Value::Object(dest)
+    Value::Object(out)
 }
 
-fn clean_nil(m: &mut Map<String, Value>) {
-    m.retain(|_, v| !v.is_null());
-    for v in m.values_mut() {
-        if let Value::Object(sub) = v {
-            clean_nil(sub);
-        }
-    }
-}
-
-/// `coalesceTablesFullKey` with merge off, `src` already free of nulls.
-fn coalesce_tables(dst: &mut Map<String, Value>, src: &Map<String, Value>) {
-    for (key, val) in src {
-        match dst.get_mut(key) {
-            Some(Value::Null) => {
-                dst.remove(key);
-            }
-            None => {
-                dst.insert(key.clone(), val.clone());
-            }
-            Some(Value::Object(d)) => {
-                if let Value::Object(s) = val {
-                    coalesce_tables(d, s);
-                }
-            }
-            Some(_) => {}
-        }
+/// Whether a user's null on a key removes it, given the chart's default there. At the root of
+/// the values any default removes it (Helm's `coalesceValues` deletes every null key the chart
+/// has); below it only a default that is not null (`coalesceTablesFullKey` keeps a null where
+/// the chart's is null too, so `hasKey` sees it). A key the chart lacks keeps the null.
+pub(crate) fn null_removes(default: Option<&Value>, top: bool) -> bool {
+    match default {
+        None => false,
+        Some(Value::Null) => top,
+        Some(_) => true,
     }
 }
 

@@ -72,7 +72,7 @@ fn order_key(o: &Value) -> (usize, &str, &str, &str) {
     )
 }
 
-/// The objects in install order (a stable sort: equal keys keep the order Helm writes them in).
+/// The objects in install order (a stable sort: equal keys keep the components' order).
 fn sorted(objects: Vec<Value>) -> Vec<Value> {
     let keys: Vec<_> = objects.iter().map(order_key).collect();
     let mut order: Vec<usize> = (0..objects.len()).collect();

@@ -91,7 +91,7 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
     result
 }
 
-/// `render` once the values' keys are known (or allowed): the checks, the engine, the stream.
+/// `render` once the values' keys are known (or allowed): the checks, the components, the stream.
 fn render_known(
     inputs: &Inputs,
     cilium: versions::CiliumVersion,
@@ -204,8 +204,8 @@ pub fn resolve_values(
         let set = Layer::from_set_args_over(&args, &layers)?;
         layers.push(set);
     }
-    let values = match versions::defaults_static(cilium) {
-        Some(tree) => Values::resolve_static(tree, layers),
+    let values = match versions::defaults_indexed(cilium) {
+        Some((tree, index)) => Values::resolve_indexed(tree, index, layers),
         None => Values::resolve(versions::defaults(cilium), layers),
     };
     Ok(values)

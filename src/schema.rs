@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use crate::values::Values;
+use crate::values::{Values, View};
 
 /// One violation, described for a person.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,14 +105,14 @@ impl std::fmt::Debug for LazySchema {
 /// Checks every user-written value against a lazily read schema, reading only what it needs.
 pub fn check_lazy(values: &Values, user: &Value, schema: &LazySchema) -> Vec<Violation> {
     let mut out = Vec::new();
-    walk_lazy(values.root(), user, &schema.root, "", &mut out);
+    walk_lazy(values.view(), user, &schema.root, "", &mut out);
     out
 }
 
 /// Descends along what the user wrote while the schema describes an object by its properties;
 /// anywhere else the whole resolved value is checked at once.
 fn walk_lazy(
-    resolved: &Value,
+    resolved: View<'_>,
     user: &Value,
     schema: &LazyNode,
     path: &str,
@@ -124,11 +124,11 @@ fn walk_lazy(
         if resolved.is_object() {
             let types = schema.member("type").map(LazyNode::value);
             if !types_allow(types, &Value::Object(Map::new())) {
-                out.push(violation(path, schema.value(), resolved));
+                out.push(violation(path, schema.value(), &resolved.to_value()));
                 return;
             }
             for (k, uv) in u {
-                let Some(rv) = resolved.get(k) else {
+                let Some(rv) = resolved.child(k) else {
                     continue;
                 };
                 let child = join(path, k);
@@ -142,8 +142,9 @@ fn walk_lazy(
     if path.is_empty() {
         return;
     }
-    if !resolved.is_null() && !valid(resolved, schema.value()) {
-        out.push(violation(path, schema.value(), resolved));
+    let resolved = resolved.to_value();
+    if !resolved.is_null() && !valid(&resolved, schema.value()) {
+        out.push(violation(path, schema.value(), &resolved));
     }
 }
 
@@ -312,11 +313,17 @@ mod tests {
     /// The reference the lazy walk is held to: the same walk over the whole parsed schema.
     fn check(values: &Values, user: &Value, schema: &Value) -> Vec<Violation> {
         let mut out = Vec::new();
-        walk(values.root(), user, schema, "", &mut out);
+        walk(values.view(), user, schema, "", &mut out);
         out
     }
 
-    fn walk(resolved: &Value, user: &Value, schema: &Value, path: &str, out: &mut Vec<Violation>) {
+    fn walk(
+        resolved: View<'_>,
+        user: &Value,
+        schema: &Value,
+        path: &str,
+        out: &mut Vec<Violation>,
+    ) {
         // Descend along what the user wrote while the schema describes an object by its properties;
         // anywhere else the whole resolved value is checked at once.
         if let (Value::Object(u), Some(props)) =
@@ -325,11 +332,11 @@ mod tests {
             if resolved.is_object() {
                 // A map's type is all `type_allows` reads, so the map itself need not be built.
                 if !type_allows(schema, &Value::Object(Map::new())) {
-                    out.push(violation(path, schema, resolved));
+                    out.push(violation(path, schema, &resolved.to_value()));
                     return;
                 }
                 for (k, uv) in u {
-                    let Some(rv) = resolved.get(k) else {
+                    let Some(rv) = resolved.child(k) else {
                         continue;
                     };
                     let child = join(path, k);
@@ -343,8 +350,9 @@ mod tests {
         if path.is_empty() {
             return;
         }
-        if !resolved.is_null() && !valid(resolved, schema) {
-            out.push(violation(path, schema, resolved));
+        let resolved = resolved.to_value();
+        if !resolved.is_null() && !valid(&resolved, schema) {
+            out.push(violation(path, schema, &resolved));
         }
     }
 

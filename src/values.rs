@@ -4,7 +4,8 @@
 //! Merge rules (the only place they live): maps merge deeply, anything else replaces, a later
 //! file wins over an earlier one, `--set` wins over files, and a null removes a default.
 
-use crate::merge::{changed, coalesce, merge_user};
+use crate::merge::{changed, merge_user, merged};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
@@ -143,8 +144,12 @@ impl Layer {
     }
 }
 
-/// The resolved values the checks read: the chart's defaults with every layer coalesced over
-/// them by Helm's rules (`merge::coalesce`, the engine's too), built once when first read.
+/// The resolved values a renderer reads: defaults with every layer merged in.
+///
+/// The merged tree is never built as a whole: the chart's defaults are shared between renders
+/// and only read, the user's values lie over them, and a lookup walks both at once with Helm's
+/// coalescing rules. Only a node where both sides hold a map (or a user map with nulls to drop)
+/// is built, once, the first time someone asks for it as a whole.
 #[derive(Debug, Clone)]
 pub struct Values {
     /// The chart's defaults (always a map).
@@ -157,8 +162,54 @@ pub struct Values {
     /// The layers as written, for `origin` (only errors and a few checks ask, so nothing is
     /// indexed ahead of them).
     layers: Vec<Layer>,
-    /// `overlay` coalesced over `defaults`.
-    resolved: OnceLock<Value>,
+    /// The nodes that must be built to be returned whole, by path; built on first use.
+    built: OnceLock<Built>,
+}
+
+/// Built nodes: the whole merged tree (only if asked for) and the merged subtrees by path.
+#[derive(Debug, Clone, Default)]
+struct Built {
+    root: OnceLock<Value>,
+    /// Sorted by path; paths whose keys contain a dot are left out (no dotted lookup reaches
+    /// them), so each path names exactly one node.
+    nodes: Vec<(String, OnceLock<Value>)>,
+    /// A one-word Bloom filter of the overlay's top-level keys: most lookups concern values
+    /// the user did not touch, and this tells so without searching the overlay.
+    top_keys: TopKeys,
+}
+
+/// A 512-bit Bloom filter (two bits a key) of the overlay's top-level keys: with the few dozen
+/// a values file has, it turns away all but a few percent of the lookups under keys the user
+/// did not write (a 64-bit one with one bit a key let through about a quarter).
+#[derive(Debug, Clone, Default)]
+struct TopKeys([u64; 8]);
+
+impl TopKeys {
+    fn all() -> TopKeys {
+        TopKeys([u64::MAX; 8])
+    }
+
+    fn bits(key: &[u8]) -> [(usize, u64); 2] {
+        let h = key.iter().fold(0x811c_9dc5u32, |h, &c| {
+            (h ^ c as u32).wrapping_mul(0x0100_0193)
+        });
+        [
+            ((h >> 29) as usize, 1 << ((h >> 23) & 63)),
+            (((h >> 14) & 7) as usize, 1 << ((h >> 8) & 63)),
+        ]
+    }
+
+    fn insert(&mut self, key: &[u8]) {
+        for (word, bit) in TopKeys::bits(key) {
+            self.0[word] |= bit;
+        }
+    }
+
+    fn may_hold(&self, key: &[u8]) -> bool {
+        TopKeys::bits(key)
+            .iter()
+            .all(|&(word, bit)| self.0[word] & bit != 0)
+    }
 }
 
 static NULL: Value = Value::Null;
@@ -166,28 +217,212 @@ static NULL: Value = Value::Null;
 #[derive(Debug, Clone)]
 enum Defaults {
     Shared(Arc<Value>),
-    /// A release's defaults, read once per process (`versions::defaults_static`).
-    Static(&'static Value),
+    /// Read once per process, with an index of every node by path.
+    Indexed(&'static Value, &'static PathIndex),
 }
 
 impl Defaults {
     fn tree(&self) -> &Value {
         match self {
             Defaults::Shared(t) => t,
-            Defaults::Static(t) => t,
+            Defaults::Indexed(t, _) => t,
         }
+    }
+}
+
+/// Every node of a tree reachable by a dotted path (all keys dot-free), by that path: one hash
+/// lookup instead of a string search per level of the tree.
+pub struct PathIndex {
+    /// Every path, end to end.
+    paths: String,
+    /// (start, length) in `paths`, and the node.
+    entries: Vec<(u32, u32, &'static Value)>,
+    /// Open addressing: 0 is empty, n is `entries[n - 1]`.
+    slots: Vec<u32>,
+    bits: u32,
+}
+
+impl std::fmt::Debug for PathIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PathIndex({} paths)", self.entries.len())
+    }
+}
+
+impl PathIndex {
+    pub fn new(root: &'static Value) -> PathIndex {
+        let mut index = PathIndex {
+            paths: String::new(),
+            entries: Vec::new(),
+            slots: Vec::new(),
+            bits: 0,
+        };
+        index.collect(root, &mut String::new());
+        let wanted = (index.entries.len() * 2).next_power_of_two().max(16);
+        index.bits = wanted.trailing_zeros();
+        index.slots = vec![0; wanted];
+        for n in 0..index.entries.len() {
+            let (start, len, _) = index.entries[n];
+            let path = &index.paths.as_bytes()[start as usize..(start + len) as usize];
+            let mut slot = index.slot_of(path);
+            while index.slots[slot] != 0 {
+                slot = (slot + 1) & (wanted - 1);
+            }
+            index.slots[slot] = n as u32 + 1;
+        }
+        index
+    }
+
+    fn collect(&mut self, node: &'static Value, path: &mut String) {
+        let Value::Object(m) = node else { return };
+        for (k, child) in m {
+            if k.contains('.') {
+                continue;
+            }
+            let len = path.len();
+            if len > 0 {
+                path.push('.');
+            }
+            path.push_str(k);
+            self.entries
+                .push((self.paths.len() as u32, path.len() as u32, child));
+            self.paths.push_str(path);
+            self.collect(child, path);
+            path.truncate(len);
+        }
+    }
+
+    fn slot_of(&self, path: &[u8]) -> usize {
+        // FxHash's mixing, eight bytes at a time; the top bits pick the slot.
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut h = path.len() as u64;
+        let mut chunks = path.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = (h.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        let tail = chunks
+            .remainder()
+            .iter()
+            .rev()
+            .fold(0u64, |w, &b| (w << 8) | b as u64);
+        h = (h.rotate_left(5) ^ tail).wrapping_mul(K);
+        (h >> (64 - self.bits)) as usize
+    }
+
+    /// The node at `path`, as `lookup` finds it (None where it finds nothing).
+    pub fn get(&self, path: &str) -> Option<&'static Value> {
+        let path = path.as_bytes();
+        let mask = self.slots.len() - 1;
+        let mut slot = self.slot_of(path);
+        loop {
+            let n = *self.slots.get(slot)?;
+            let (start, len, node) = *self.entries.get(n.checked_sub(1)? as usize)?;
+            if self
+                .paths
+                .as_bytes()
+                .get(start as usize..(start + len) as usize)
+                == Some(path)
+            {
+                return Some(node);
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+}
+
+/// A node of the merged tree, seen without building it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum View<'a> {
+    /// Both the defaults and the overlay hold a map here: their coalescence. The flag marks the
+    /// root of the values, where Helm treats a user's null differently (see `merge::merged`).
+    Merged(&'a Map<String, Value>, &'a Map<String, Value>, bool),
+    /// Only the chart's default is here (a null default counts as absent).
+    Default(&'a Value),
+    /// Only the user's value is here, which replaces the default whole, nulls included.
+    User(&'a Value),
+}
+
+impl<'a> View<'a> {
+    /// The child under `key`, as the merged tree has it (None when absent or deleted).
+    pub(crate) fn child(self, key: &str) -> Option<View<'a>> {
+        match self {
+            View::Merged(d, u, top) => match u.get(key) {
+                Some(Value::Null) if crate::merge::null_removes(d.get(key), top) => None,
+                Some(Value::Null) => Some(View::User(&NULL)),
+                Some(uv) => match (uv, d.get(key)) {
+                    (Value::Object(um), Some(Value::Object(dm))) => {
+                        Some(View::Merged(dm, um, false))
+                    }
+                    _ => Some(View::User(uv)),
+                },
+                None => d.get(key).map(View::Default),
+            },
+            View::Default(v) => match v {
+                Value::Object(m) => m.get(key).map(View::Default),
+                _ => None,
+            },
+            View::User(v) => match v {
+                Value::Object(m) => m.get(key).map(View::User),
+                _ => None,
+            },
+        }
+    }
+
+    pub(crate) fn is_object(self) -> bool {
+        match self {
+            View::Merged(..) => true,
+            View::Default(v) | View::User(v) => v.is_object(),
+        }
+    }
+
+    /// Whether the merged tree holds this node at all: Helm drops the chart's null defaults,
+    /// and keeps the user's nulls that `child` keeps.
+    fn is_present(self) -> bool {
+        !matches!(self, View::Default(Value::Null))
+    }
+
+    /// The value the merged tree has here, built only when it differs from what is stored.
+    pub(crate) fn to_value(self) -> Cow<'a, Value> {
+        match self {
+            View::Merged(d, u, top) => Cow::Owned(merged(d, u, top)),
+            View::Default(v) | View::User(v) => Cow::Borrowed(v),
+        }
+    }
+
+    /// True when the node must be built to be returned whole.
+    fn needs_building(self) -> bool {
+        matches!(self, View::Merged(..))
     }
 }
 
 impl Values {
     /// Merges user layers (in order) over the chart's defaults.
     pub fn resolve(defaults: Value, layers: impl Into<Vec<Layer>>) -> Values {
-        Values::over(Defaults::Shared(Arc::new(defaults)), layers)
+        Values::resolve_shared(Arc::new(defaults), layers)
     }
 
-    /// As `resolve`, over defaults read once per process (never copied until resolved).
-    pub fn resolve_static(defaults: &'static Value, layers: impl Into<Vec<Layer>>) -> Values {
-        Values::over(Defaults::Static(defaults), layers)
+    /// As `resolve`, over defaults read once per process and indexed (never copied).
+    pub fn resolve_indexed(
+        defaults: &'static Value,
+        index: &'static PathIndex,
+        layers: impl Into<Vec<Layer>>,
+    ) -> Values {
+        let defaults = if defaults.is_object() {
+            Defaults::Indexed(defaults, index)
+        } else {
+            Defaults::Shared(Arc::new(Value::Object(Map::new())))
+        };
+        Values::over(defaults, layers)
+    }
+
+    /// As `resolve`, over defaults shared with other renders (never copied).
+    pub fn resolve_shared(defaults: Arc<Value>, layers: impl Into<Vec<Layer>>) -> Values {
+        let defaults = if defaults.is_object() {
+            defaults
+        } else {
+            Arc::new(Value::Object(Map::new()))
+        };
+        Values::over(Defaults::Shared(defaults), layers)
     }
 
     fn over(defaults: Defaults, layers: impl Into<Vec<Layer>>) -> Values {
@@ -201,28 +436,59 @@ impl Values {
             overlay: user.clone(),
             user,
             layers,
-            resolved: OnceLock::new(),
+            built: OnceLock::new(),
         }
     }
 
-    /// The whole resolved tree.
+    /// The merged tree's root, seen without building it.
+    pub(crate) fn view(&self) -> View<'_> {
+        match (self.defaults.tree(), &self.overlay) {
+            (Value::Object(d), Value::Object(u)) => View::Merged(d, u, true),
+            // Both are maps by construction; an overlay replaced through `root_mut` wins whole.
+            (_, u) => View::User(u),
+        }
+    }
+
+    fn built(&self) -> &Built {
+        self.built.get_or_init(|| {
+            let mut nodes = Vec::new();
+            collect_built(self.view(), &mut String::new(), &mut nodes);
+            nodes.sort();
+            let top_keys = match &self.overlay {
+                Value::Object(m) => m.keys().fold(TopKeys::default(), |mut f, k| {
+                    f.insert(k.as_bytes());
+                    f
+                }),
+                _ => TopKeys::all(),
+            };
+            Built {
+                root: OnceLock::new(),
+                nodes: nodes.into_iter().map(|p| (p, OnceLock::new())).collect(),
+                top_keys,
+            }
+        })
+    }
+
+    /// The whole tree. Building it costs a copy of every default: components read single
+    /// values with `get` instead.
     pub fn root(&self) -> &Value {
-        self.resolved
-            .get_or_init(|| coalesce(self.defaults.tree(), &self.overlay))
+        self.built()
+            .root
+            .get_or_init(|| self.view().to_value().into_owned())
     }
 
     /// Helm's `hasKey` on the parent map of `path`: whether the merged tree holds the key, even
     /// with a null value (a user's null on a value whose default is null or absent is kept, and
     /// the chart's `hasKey` tests then pass: `debug.verbose: ~` renders `debug-verbose: ""`).
     pub fn present(&self, path: &str) -> bool {
-        let mut node = self.root();
+        let mut node = self.view();
         for key in path.split('.') {
-            match node.get(key) {
+            match node.child(key) {
                 Some(c) => node = c,
                 None => return false,
             }
         }
-        true
+        node.is_present()
     }
 
     /// What lies over the chart's defaults: the user's values, every layer merged with their
@@ -242,14 +508,108 @@ impl Values {
     /// `plan`): a value set here wins over the default as a user's value would, and a map set
     /// here merges with the default map.
     pub fn root_mut(&mut self) -> &mut Value {
-        self.resolved = OnceLock::new();
+        self.built = OnceLock::new();
         &mut self.overlay
     }
 
     /// The value at a dotted path (`hubble.relay.enabled`), or null when absent, as Helm's
     /// `.Values.a.b` gives nil.
     pub fn get(&self, path: &str) -> &Value {
-        lookup(self.root(), path)
+        match (&self.defaults, &self.overlay) {
+            (Defaults::Indexed(_, index), Value::Object(overlay)) => {
+                self.get_indexed(index, overlay, path)
+            }
+            _ => self.get_walked(path),
+        }
+    }
+
+    fn get_walked(&self, path: &str) -> &Value {
+        let mut node = self.view();
+        for key in path.split('.') {
+            match node.child(key) {
+                Some(c) => node = c,
+                None => return &NULL,
+            }
+        }
+        self.finish_lookup(path, node)
+    }
+
+    /// `get` where the defaults are indexed: walks the user's (small) maps while they cover the
+    /// path, and finds anything below them that only the defaults hold in one index lookup.
+    fn get_indexed<'s>(
+        &'s self,
+        index: &'static PathIndex,
+        overlay: &'s Map<String, Value>,
+        path: &str,
+    ) -> &'s Value {
+        let b = path.as_bytes();
+        let next_dot = |from: usize| {
+            let mut i = from;
+            while i < b.len() && b[i] != b'.' {
+                i += 1;
+            }
+            i
+        };
+        let first = next_dot(0);
+        if !self.built().top_keys.may_hold(&b[..first]) {
+            return index.get(path).unwrap_or(&NULL);
+        }
+        let mut over = overlay;
+        let mut start = 0;
+        let mut end = first;
+        loop {
+            if start > 0 {
+                end = next_dot(start);
+            }
+            let uv = match over.get(&path[start..end]) {
+                // Nothing of the user's here: the rest of the path is the defaults'.
+                None => return index.get(path).unwrap_or(&NULL),
+                Some(Value::Null) => return &NULL,
+                Some(uv) => uv,
+            };
+            if let Value::Object(um) = uv {
+                // Further down, whatever the user's map lacks is the defaults' (and where the
+                // default is no map, the index has nothing below it): no need to look the
+                // default up on the way.
+                if end < path.len() {
+                    over = um;
+                    start = end + 1;
+                    continue;
+                }
+                if let Some(Value::Object(dm)) = index.get(path) {
+                    return self.built_node(path, View::Merged(dm, um, false));
+                }
+            }
+            // The user's value replaces the default here, whole.
+            let mut node = View::User(uv);
+            if end < path.len() {
+                for key in path[end + 1..].split('.') {
+                    match node.child(key) {
+                        Some(c) => node = c,
+                        None => return &NULL,
+                    }
+                }
+            }
+            return self.finish_lookup(path, node);
+        }
+    }
+
+    fn finish_lookup<'s>(&'s self, path: &str, node: View<'s>) -> &'s Value {
+        match node {
+            View::Default(v) => v,
+            View::User(v) => v,
+            View::Merged(..) => self.built_node(path, node),
+        }
+    }
+
+    /// The built form of a node reached by `path` (which has no dotted keys, so it has a slot).
+    fn built_node(&self, path: &str, node: View<'_>) -> &Value {
+        let nodes = &self.built().nodes;
+        match nodes.binary_search_by(|(p, _)| p.as_str().cmp(path)) {
+            Ok(i) => nodes[i].1.get_or_init(|| node.to_value().into_owned()),
+            // Unreachable: every node that needs building and has a dot-free path is listed.
+            Err(_) => &NULL,
+        }
     }
 
     /// Go-template truth of the value at `path`.
@@ -307,6 +667,34 @@ impl Values {
             Some(o) => o.to_string(),
             None => "the chart's default".into(),
         }
+    }
+}
+
+/// Lists (by dotted path) every node below the root that must be built to be returned whole.
+fn collect_built(node: View<'_>, path: &mut String, out: &mut Vec<String>) {
+    let keys: Box<dyn Iterator<Item = &String>> = match node {
+        View::Merged(_, u, _) => Box::new(u.keys()),
+        View::User(Value::Object(m)) => Box::new(m.keys()),
+        _ => return,
+    };
+    for key in keys {
+        if key.contains('.') {
+            continue;
+        }
+        let Some(child) = node.child(key) else {
+            continue;
+        };
+        if !child.needs_building() {
+            continue;
+        }
+        let len = path.len();
+        if len > 0 {
+            path.push('.');
+        }
+        path.push_str(key);
+        out.push(path.clone());
+        collect_built(child, path, out);
+        path.truncate(len);
     }
 }
 
@@ -476,6 +864,100 @@ mod tests {
         let l2 = Layer::from_yaml("two.yaml", "m: {a: 2}\n").unwrap();
         let v = Values::resolve(json!({"m": {"a": 1, "nil": null}}), &[l2]);
         assert!(!v.present("m.nil") && v.present("m.a"));
+    }
+
+    /// Helm's coalescing done the plain way: the whole tree copied, then the user's merged in.
+    fn eager(defaults: &Value, layers: &[Layer]) -> Value {
+        let mut user = Value::Object(Map::new());
+        for layer in layers {
+            merge_user(&mut user, &layer.value);
+        }
+        let empty = Map::new();
+        let d = defaults.as_object().unwrap_or(&empty);
+        merged(d, user.as_object().unwrap(), true)
+    }
+
+    /// Every dotted path into either tree, plus a few that lead nowhere.
+    fn paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
+        if let Value::Object(m) = v {
+            for (k, c) in m {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                out.push(format!("{p}.zz"));
+                out.push(format!("{p}."));
+                paths(c, &p, out);
+                out.push(p);
+            }
+        }
+    }
+
+    fn assert_same_as_eager(defaults: Value, files: &[&str]) {
+        let layers: Vec<Layer> = files
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Layer::from_yaml(&format!("{i}.yaml"), t).unwrap())
+            .collect();
+        let want = eager(&defaults, &layers);
+        let mut all = vec![String::new(), ".".into(), "nope".into()];
+        paths(&want, "", &mut all);
+        paths(&defaults, "", &mut all);
+        for layer in &layers {
+            paths(&layer.value, "", &mut all);
+        }
+        let shared = Arc::new(defaults.clone());
+        // Leaked: an index needs defaults that live as long as the process, as the chart's do.
+        let leaked: &'static Value = Box::leak(Box::new(defaults.clone()));
+        let index: &'static PathIndex = Box::leak(Box::new(PathIndex::new(leaked)));
+        for v in [
+            Values::resolve(defaults.clone(), layers.clone()),
+            Values::resolve_shared(shared, layers.clone()),
+            Values::resolve_indexed(leaked, index, layers.clone()),
+        ] {
+            for p in &all {
+                assert_eq!(v.get(p), lookup(&want, p), "{p}");
+            }
+            assert_eq!(v.root(), &want);
+            // Asked again, the built nodes are reused and still right.
+            for p in &all {
+                assert_eq!(v.get(p), lookup(&want, p), "{p}");
+            }
+        }
+    }
+
+    #[test]
+    fn lookups_see_what_eager_coalescing_builds() {
+        let defaults = json!({
+            "a": {"b": {"c": 1, "d": [1, {"e": null}]}, "f": "x", "g": {}},
+            "n": null, "s": "str", "l": [1, 2],
+            "sel": {"kubernetes.io/os": "linux", "x": {"y.z": 1}},
+            "deep": {"one": {"two": {"three": {"four": 4}}}},
+        });
+        assert_same_as_eager(
+            defaults.clone(),
+            &[
+                "a:\n  b: {c: 2, new: {k: null, m: {n: null, o: 1}}}\n  g: {h: null, i: {j: null}}\nn: {p: 1, q: null}\ns: null\nl: {r: [1, {t: null}]}\n",
+                "sel: {kubernetes.io/os: null, w: 1, x: {y.z: null}}\ndeep: {one: {two: null}}\nfresh: {u: {v: null}, w: 2}\n",
+                "a: {f: {from: map}}\ndeep: {one: {two: {three: {}}}}\n",
+            ],
+        );
+        assert_same_as_eager(defaults.clone(), &[]);
+        assert_same_as_eager(defaults, &["a: null\ndeep: 5\n"]);
+        assert_same_as_eager(json!(null), &["a: {b: null, c: {d: null}}\n"]);
+    }
+
+    #[test]
+    fn lookups_match_eager_coalescing_on_the_chart_defaults() {
+        let cilium = crate::versions::parse("1.18.12").unwrap();
+        assert_same_as_eager(
+            crate::versions::defaults(cilium),
+            &[
+                "hubble:\n  relay: {enabled: true, tls: null}\n  tls: {auto: {method: cronJob}}\nnodeSelector: {kubernetes.io/os: null, disk: ssd}\n",
+                "operator: {replicas: 1, affinity: null}\nextraConfig: {a: '1', b: null}\nipam: {operator: {clusterPoolIPv4PodCIDRList: [10.0.0.0/8]}}\n",
+            ],
+        );
     }
 
     #[test]

@@ -81,8 +81,8 @@ pub fn read_stored(path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
 /// The stored archive of `version` in `dir`; None when it is not there. A supported release's
 /// is checked against its pin before use, so a render that finds it by default is the same on
 /// every machine. A release this binary does not list has no pin: its archive is used because
-/// the user placed it there (or `chart fetch` checked it against the repository index or a
-/// `--sha256`), and a render reads its facts from it (`chart::unlisted`).
+/// the user placed it there (or fetched it naming its digest, `chart fetch --sha256`), and a
+/// render reads it only as the twin of a listed release (`chart::twin`).
 pub fn open_stored(dir: &Path, version: &str) -> Result<Option<ChartFiles>, StoreError> {
     let path = dir.join(archive_name(version));
     let Some(bytes) = read_stored(&path)? else {

@@ -152,8 +152,8 @@ pub fn unknown_in_file(
     version: CiliumVersion,
 ) -> Result<Vec<Unknown>, RenderError> {
     let layer = Layer::from_yaml(name, text)?;
-    let values = match versions::defaults_static(version) {
-        Some(tree) => Values::resolve_static(tree, vec![layer]),
+    let values = match versions::defaults_indexed(version) {
+        Some((tree, index)) => Values::resolve_indexed(tree, index, vec![layer]),
         None => Values::resolve(versions::defaults(version), vec![layer]),
     };
     let report = known_keys::check(&values, version);
