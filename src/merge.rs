@@ -1,39 +1,87 @@
 //! Helm's merge rules, in one place: how values files and `--set` layers merge over each other
 //! (maps deeply, everything else replaced, nulls kept to remove defaults later), how the user's
 //! values coalesce over the chart's defaults (a null removes a default), and what one layer
-//! changed of another. `values` builds the resolved tree with them and `setexpr` merges a whole
-//! `--set-json` object with them; they import neither.
+//! changed of another. `values` and the engine's render coalesce with them and `setexpr` merges
+//! a whole `--set-json` object with them; they import neither.
 
 use serde_json::{Map, Value};
 
-/// The coalescence of a user map over a default map, built, as Helm 4 coalesces values
-/// (`pkg/chart/common/util/coalesce.go`: `coalesceValues` at the root, `coalesceTablesFullKey`
-/// below it), checked against the Helm the parity tools run:
-/// - a user's null removes the default it stands on (`null_removes`) and is kept otherwise;
-/// - a user's map over a default map merges key by key; any other user value replaces the
-///   default whole, nulls inside it included.
+/// Helm 4's coalescing of the user's values over the chart's (`pkg/chart/common/util/coalesce.go`:
+/// `coalesceValues` at the root, `coalesceTablesFullKey` below it, merge off), checked against
+/// the Helm the parity tools run:
+/// - a user's null removes the chart's value it stands on (`null_removes`), and stays where the
+///   chart has none or, below the root, a null one (so `hasKey` sees it);
+/// - a user's map over a chart map merges key by key; any other user value replaces the chart's
+///   whole;
+/// - the chart's own nulls are dropped (`cleanNilValues`).
 ///
-/// The chart's own null defaults stay in the tree as they are stored; Helm drops them, so
-/// `Values::present` counts them as absent.
-pub(crate) fn merged(d: &Map<String, Value>, u: &Map<String, Value>, top: bool) -> Value {
-    let mut out = d.clone();
-    for (k, uv) in u {
-        match (uv, out.get_mut(k)) {
-            (Value::Null, dv) if null_removes(dv.as_deref(), top) => {
-                out.remove(k);
+/// The one implementation: the engine coalesces a render's values with it, and `values` builds
+/// with it the nodes its lazy lookups must return whole.
+pub fn coalesce(chart: &Value, user: &Value) -> Value {
+    let empty = Map::new();
+    let user = user.as_object().unwrap_or(&empty);
+    match chart {
+        Value::Object(chart) => coalesce_maps(chart, user, true, ChartNulls::Dropped),
+        _ => Value::Object(user.clone()),
+    }
+}
+
+/// What becomes of the chart's own null defaults: Helm drops them (`Dropped`); `values` keeps
+/// them (`Kept`) in the nodes it builds, as the default subtrees it returns unbuilt hold them,
+/// and counts them absent where `hasKey` is asked (`Values::present`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChartNulls {
+    Dropped,
+    Kept,
+}
+
+/// `coalesce` of a user map over a chart map, at the root of the values (`top`) or below it.
+pub(crate) fn coalesce_maps(
+    chart: &Map<String, Value>,
+    user: &Map<String, Value>,
+    top: bool,
+    nulls: ChartNulls,
+) -> Value {
+    let mut out = user.clone();
+    for (key, val) in chart {
+        match out.get_mut(key) {
+            Some(Value::Null) if null_removes(Some(val), top) => {
+                out.remove(key);
             }
-            (Value::Object(um), Some(Value::Object(dm))) => {
-                *dm = match merged(dm, um, false) {
-                    Value::Object(m) => m,
-                    _ => unreachable!("merged builds a map"),
-                };
+            Some(Value::Object(u)) => {
+                if let Value::Object(c) = val {
+                    *u = match coalesce_maps(c, u, false, nulls) {
+                        Value::Object(m) => m,
+                        _ => unreachable!("coalesce_maps builds a map"),
+                    };
+                }
             }
-            _ => {
-                out.insert(k.clone(), uv.clone());
-            }
+            Some(_) => {}
+            None => match nulls {
+                ChartNulls::Dropped if val.is_null() => {}
+                ChartNulls::Dropped => {
+                    out.insert(key.clone(), without_nulls(val));
+                }
+                ChartNulls::Kept => {
+                    out.insert(key.clone(), val.clone());
+                }
+            },
         }
     }
     Value::Object(out)
+}
+
+/// A chart value without its null entries (`cleanNilValues`).
+fn without_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), without_nulls(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// Whether a user's null on a key removes it, given the chart's default there. At the root of

@@ -4,7 +4,7 @@
 //! Merge rules (the only place they live): maps merge deeply, anything else replaces, a later
 //! file wins over an earlier one, `--set` wins over files, and a null removes a default.
 
-use crate::merge::{changed, merge_user, merged};
+use crate::merge::{changed, coalesce_maps, merge_user, ChartNulls};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -384,7 +384,7 @@ impl<'a> View<'a> {
     /// The value the merged tree has here, built only when it differs from what is stored.
     pub(crate) fn to_value(self) -> Cow<'a, Value> {
         match self {
-            View::Merged(d, u, top) => Cow::Owned(merged(d, u, top)),
+            View::Merged(d, u, top) => Cow::Owned(coalesce_maps(d, u, top, ChartNulls::Kept)),
             View::Default(v) | View::User(v) => Cow::Borrowed(v),
         }
     }
@@ -874,7 +874,7 @@ mod tests {
         }
         let empty = Map::new();
         let d = defaults.as_object().unwrap_or(&empty);
-        merged(d, user.as_object().unwrap(), true)
+        coalesce_maps(d, user.as_object().unwrap(), true, ChartNulls::Kept)
     }
 
     /// Every dotted path into either tree, plus a few that lead nowhere.

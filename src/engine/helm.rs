@@ -188,72 +188,8 @@ fn chart_metadata(meta: &Json) -> Json {
     Json::Object(m)
 }
 
-/// Helm 4's coalescing of the user's values over the chart's (`coalesce.go` with merge off):
-/// a user's null removes the chart's value, maps merge key by key, and the chart's own nulls are
-/// dropped (`cleanNilValues`), while a user's null where the chart has nothing stays.
-pub fn coalesce(chart: &Json, user: &Json) -> Json {
-    let mut dest = match user {
-        Json::Object(m) => m.clone(),
-        _ => JMap::new(),
-    };
-    if let Json::Object(chart) = chart {
-        for (key, val) in chart {
-            match dest.get_mut(key) {
-                Some(Json::Null) => {
-                    dest.remove(key);
-                }
-                Some(Json::Object(d)) => {
-                    if let Json::Object(src) = val {
-                        let mut src = src.clone();
-                        clean_nil(&mut src);
-                        coalesce_tables(d, &src);
-                    }
-                }
-                Some(_) => {}
-                None => {
-                    if val.is_null() {
-                        continue;
-                    }
-                    let mut v = val.clone();
-                    if let Json::Object(m) = &mut v {
-                        clean_nil(m);
-                    }
-                    dest.insert(key.clone(), v);
-                }
-            }
-        }
-    }
-    Json::Object(dest)
-}
-
-fn clean_nil(m: &mut JMap<String, Json>) {
-    m.retain(|_, v| !v.is_null());
-    for v in m.values_mut() {
-        if let Json::Object(sub) = v {
-            clean_nil(sub);
-        }
-    }
-}
-
-/// `coalesceTablesFullKey` with merge off, `src` already free of nulls.
-fn coalesce_tables(dst: &mut JMap<String, Json>, src: &JMap<String, Json>) {
-    for (key, val) in src {
-        match dst.get_mut(key) {
-            Some(Json::Null) => {
-                dst.remove(key);
-            }
-            None => {
-                dst.insert(key.clone(), val.clone());
-            }
-            Some(Json::Object(d)) => {
-                if let Json::Object(s) = val {
-                    coalesce_tables(d, s);
-                }
-            }
-            Some(_) => {}
-        }
-    }
-}
+/// Helm 4's coalescing of the user's values over the chart's: the project's one copy.
+pub use crate::merge::coalesce;
 
 /// The `v`-prefixed version as given, the normalised one (`v` and the numeric components, as
 /// k8s `Version.String` prints a generic version), and its major and minor (`ParseKubeVersion`,
