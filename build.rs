@@ -38,6 +38,43 @@ fn main() {
     .unwrap();
     let dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR for build scripts");
     std::fs::write(format!("{dir}/releases.rs"), out).expect("OUT_DIR is writable");
+    engine_build();
+}
+
+/// Names the build of the template engine for the compiled charts it caches
+/// (`src/engine/compiled.rs`): a hash of the program's source and locked dependencies, so a
+/// cached parse is never read by a build that could parse or read a chart differently.
+fn engine_build() {
+    println!("cargo:rerun-if-changed=src");
+    println!("cargo:rerun-if-changed=Cargo.lock");
+    let mut paths = vec![std::path::PathBuf::from("Cargo.lock")];
+    let mut dirs = vec![std::path::PathBuf::from("src")];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).expect("src/ is readable") {
+            let path = entry.expect("src/ is readable").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                paths.push(path);
+            }
+        }
+    }
+    paths.sort();
+    // FNV-1a, 64 bits, over each path and its bytes: not a defence (the cache is the user's
+    // own), only a name that changes with the source.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for b in bytes {
+            hash ^= u64::from(*b);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    feed(env!("CARGO_PKG_VERSION").as_bytes());
+    for p in &paths {
+        feed(p.to_string_lossy().as_bytes());
+        feed(&std::fs::read(p).unwrap_or_default());
+    }
+    println!("cargo:rustc-env=CILIUM_CMP_ENGINE_BUILD={hash:016x}");
 }
 
 /// The version of a `SHA256  cilium-1.M.P.tgz` line, when the line has that shape.

@@ -120,7 +120,7 @@ fn every_function_the_charts_call_is_known() {
         .collect();
     archives.sort();
     assert!(!archives.is_empty(), "no archives in {}", dir.display());
-    let mut called = BTreeSet::new();
+    let mut called: BTreeSet<String> = BTreeSet::new();
     for a in &archives {
         let chart = ChartFiles::open(a).unwrap_or_else(|e| panic!("{e}"));
         for f in chart.list("templates") {
@@ -128,7 +128,7 @@ fn every_function_the_charts_call_is_known() {
             let toks = lex(f, &text).unwrap_or_else(|e| panic!("{}: {e}", a.display()));
             for t in toks {
                 if let Tok::Ident(name) = t.tok {
-                    called.insert(name);
+                    called.insert(name.to_string());
                 }
             }
         }

@@ -7,6 +7,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use sha2::{Digest, Sha256};
+
 #[derive(Debug, thiserror::Error)]
 pub enum ChartError {
     #[error("cannot read the chart archive {path}: {message}")]
@@ -27,6 +29,12 @@ pub struct ChartFiles {
     path: String,
     /// Shared, so that renders of many folders in one process reuse one unpacked archive.
     files: Arc<BTreeMap<String, Vec<u8>>>,
+    /// The sha256 of the archive's bytes; None for an unpacked chart folder.
+    digest: Option<[u8; 32]>,
+    /// The parsed templates an earlier process compiled from this archive (`compiled`), for
+    /// the engine to read instead of parsing.
+    parsed: Option<Arc<Vec<u8>>>,
+    version: Arc<OnceLock<String>>,
 }
 
 use crate::limits::{MAX_ARCHIVE_BYTES, MAX_ARCHIVE_ENTRIES};
@@ -55,6 +63,10 @@ impl<R: Read> Read for Bounded<R> {
     }
 }
 
+/// The most a tar header's size may reserve before its bytes are read: the largest file of an
+/// official archive is well below it.
+const MAX_ENTRY_PRESIZE: u64 = 4 << 20;
+
 fn too_large() -> String {
     format!(
         "it unpacks to more than {MAX_ARCHIVE_BYTES} bytes or {MAX_ARCHIVE_ENTRIES} files; the official Cilium chart archives unpack to about 3 MB"
@@ -69,13 +81,19 @@ impl ChartFiles {
             path: shown.clone(),
             message: m,
         };
-        let files = if path.is_dir() {
-            read_dir(path, path).map_err(|e| fail(e.to_string()))?
-        } else {
-            let (file, _) = crate::limits::open_regular(path).map_err(|e| fail(e.to_string()))?;
-            read_tgz(file).map_err(fail)?
-        };
-        ChartFiles::checked(shown, files)
+        if path.is_dir() {
+            let files = read_dir(path, path).map_err(|e| fail(e.to_string()))?;
+            return ChartFiles::checked(shown, files);
+        }
+        let (file, meta) = crate::limits::open_regular(path).map_err(|e| fail(e.to_string()))?;
+        let mut bytes = Vec::with_capacity(meta.len().min(MAX_ARCHIVE_BYTES) as usize + 1);
+        file.take(MAX_ARCHIVE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| fail(e.to_string()))?;
+        if bytes.len() as u64 > MAX_ARCHIVE_BYTES {
+            return Err(fail(too_large()));
+        }
+        ChartFiles::from_tgz_bytes(&shown, &bytes)
     }
 
     /// `open`, once per path and process: commands that render many folders (`diff` of a
@@ -97,12 +115,47 @@ impl ChartFiles {
 
     /// Reads a `.tgz` archive already in memory (one checked against its pinned sha256);
     /// `shown` names it in errors.
+    /// An archive compiled by an earlier process (`compiled`) is read from its compiled form.
     pub fn from_tgz_bytes(shown: &str, bytes: &[u8]) -> Result<ChartFiles, ChartError> {
+        let digest: [u8; 32] = Sha256::digest(bytes).into();
+        if let Some((files, parsed)) = super::compiled::load(&digest) {
+            if let Ok(mut chart) = ChartFiles::checked(shown.to_string(), files) {
+                chart.digest = Some(digest);
+                chart.parsed = Some(Arc::new(parsed));
+                return Ok(chart);
+            }
+        }
         let files = read_tgz(bytes).map_err(|message| ChartError::Unreadable {
             path: shown.to_string(),
             message,
         })?;
+        let mut chart = ChartFiles::checked(shown.to_string(), files)?;
+        chart.digest = Some(digest);
+        Ok(chart)
+    }
+
+    /// The sha256 of the archive's bytes; None for an unpacked chart folder.
+    pub fn digest(&self) -> Option<&[u8; 32]> {
+        self.digest.as_ref()
+    }
+
+    /// The templates section of the compiled chart this was read from, if it was.
+    pub fn parsed(&self) -> Option<&[u8]> {
+        self.parsed.as_deref().map(Vec::as_slice)
+    }
+
+    /// A chart whose files were read elsewhere (a compiled chart, `crate::compiled_chart`);
+    /// `shown` names it in errors.
+    pub fn from_files(
+        shown: &str,
+        files: BTreeMap<String, Vec<u8>>,
+    ) -> Result<ChartFiles, ChartError> {
         ChartFiles::checked(shown.to_string(), files)
+    }
+
+    /// Every file of the chart, keyed by its path inside it.
+    pub fn files(&self) -> &BTreeMap<String, Vec<u8>> {
+        &self.files
     }
 
     fn checked(path: String, files: BTreeMap<String, Vec<u8>>) -> Result<ChartFiles, ChartError> {
@@ -115,11 +168,23 @@ impl ChartFiles {
         Ok(ChartFiles {
             path,
             files: Arc::new(files),
+            digest: None,
+            parsed: None,
+            version: Arc::default(),
         })
     }
 
-    /// The chart's version, from Chart.yaml.
+    /// The chart's version, from Chart.yaml (read once).
     pub fn version(&self) -> Result<String, ChartError> {
+        if let Some(v) = self.version.get() {
+            return Ok(v.clone());
+        }
+        let v = self.read_version()?;
+        let _ = self.version.set(v.clone());
+        Ok(v)
+    }
+
+    fn read_version(&self) -> Result<String, ChartError> {
         let text = self.text("Chart.yaml")?;
         let doc = crate::yaml::parse_values(&text).map_err(|e| ChartError::Unreadable {
             path: self.path.clone(),
@@ -147,7 +212,10 @@ impl ChartFiles {
             path: self.path.clone(),
             file: file.to_string(),
         })?;
-        Ok(String::from_utf8_lossy(data).into_owned())
+        Ok(match std::str::from_utf8(data) {
+            Ok(text) => text.to_string(),
+            Err(_) => String::from_utf8_lossy(data).into_owned(),
+        })
     }
 
     /// A bundled file's bytes; None when there is no such file.
@@ -198,7 +266,9 @@ fn read_tgz(source: impl Read) -> Result<BTreeMap<String, Vec<u8>>, String> {
             Some((_, rest)) => rest.to_string(),
             None => name,
         };
-        let mut data = Vec::new();
+        // Sized from the header (bounded: a header may claim anything), so the buffer is
+        // neither grown nor cleared more than once.
+        let mut data = Vec::with_capacity(entry.size().min(MAX_ENTRY_PRESIZE) as usize);
         entry.read_to_end(&mut data).map_err(|e| e.to_string())?;
         files.insert(inner, data);
     }

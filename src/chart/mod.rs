@@ -5,6 +5,7 @@
 //! not list from its archive (`unlisted`).
 
 pub mod archive;
+pub mod compiled;
 pub mod fetch;
 pub mod import;
 pub mod index;

@@ -20,14 +20,25 @@ use crate::chart::archive::ChartFiles;
 pub struct ChartTemplates {
     /// The chart's name (`cilium`): template names are `NAME/templates/...`.
     pub name: String,
-    templates: Templates,
+    pub(super) templates: Templates,
     /// Template file names in Helm's order (engine.go `sortTemplates`).
-    order: Vec<String>,
+    pub(super) order: Vec<String>,
     files: Arc<BTreeMap<String, Arc<[u8]>>>,
     /// `.Chart`: Chart.yaml under Go's field names (`MetadataAsMap`).
-    chart: Json,
+    pub(super) chart: Json,
     /// The chart's `values.yaml`, read as Helm reads it.
     pub default_values: Json,
+}
+
+type ParseCache = std::sync::Mutex<HashMap<(String, String), Arc<ChartTemplates>>>;
+/// The parsed templates of each archive a process has read, by path and chart version.
+static PARSED: std::sync::OnceLock<ParseCache> = std::sync::OnceLock::new();
+
+fn parse_cache_key(chart: &ChartFiles) -> (String, String) {
+    (
+        chart.path().to_string(),
+        chart.version().unwrap_or_default(),
+    )
 }
 
 /// What `helm template` is told besides values.
@@ -263,16 +274,7 @@ impl ChartTemplates {
                 }
                 continue;
             }
-            if matches!(
-                f,
-                "Chart.yaml"
-                    | "values.yaml"
-                    | "values.schema.json"
-                    | "Chart.lock"
-                    | "requirements.yaml"
-                    | "requirements.lock"
-            ) || f.starts_with("charts/")
-            {
+            if !ChartTemplates::is_bundled_file(f) {
                 continue;
             }
             if let Some(b) = chart.bytes(f) {
@@ -305,20 +307,67 @@ impl ChartTemplates {
         })
     }
 
+    /// Whether `.Files` holds the archive's file `f`: Helm keeps there every file but the
+    /// templates, the chart's own metadata, values and schema, and subcharts
+    /// (`pkg/chart/loader` `LoadFiles`).
+    pub(crate) fn is_bundled_file(f: &str) -> bool {
+        !(f.starts_with("templates/")
+            || f.starts_with("charts/")
+            || matches!(
+                f,
+                "Chart.yaml"
+                    | "values.yaml"
+                    | "values.schema.json"
+                    | "Chart.lock"
+                    | "requirements.yaml"
+                    | "requirements.lock"
+            ))
+    }
+
+    /// What `compiled::decode` read back.
+    pub(super) fn from_parts(
+        name: String,
+        templates: Templates,
+        order: Vec<String>,
+        files: BTreeMap<String, Arc<[u8]>>,
+        chart: Json,
+        default_values: Json,
+    ) -> ChartTemplates {
+        ChartTemplates {
+            name,
+            templates,
+            order,
+            files: Arc::new(files),
+            chart,
+            default_values,
+        }
+    }
+
     /// `parse`, once per archive path and process (as `ChartFiles::open_cached` reads each
     /// archive once): commands that render many folders reuse one parse.
     pub fn parse_cached(chart: &ChartFiles) -> Result<Arc<ChartTemplates>, EngineError> {
-        type Cache = std::sync::Mutex<HashMap<(String, String), Arc<ChartTemplates>>>;
-        static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
-        let key = (
-            chart.path().to_string(),
-            chart.version().unwrap_or_default(),
-        );
-        let cache = CACHE.get_or_init(Default::default);
+        let key = parse_cache_key(chart);
+        let cache = PARSED.get_or_init(Default::default);
         if let Some(t) = cache.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return Ok(t);
         }
-        let parsed = Arc::new(ChartTemplates::parse(chart)?);
+        let parsed = match chart
+            .parsed()
+            .and_then(|s| super::compiled::decode(s, chart))
+        {
+            Some(compiled) => Arc::new(compiled),
+            None => {
+                let parsed = ChartTemplates::parse(chart)?;
+                if let Some(digest) = chart.digest() {
+                    crate::chart::compiled::store(
+                        digest,
+                        chart.files(),
+                        &super::compiled::encode(&parsed),
+                    );
+                }
+                Arc::new(parsed)
+            }
+        };
         if let Ok(mut m) = cache.lock() {
             m.insert(key, parsed.clone());
         }

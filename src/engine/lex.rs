@@ -2,22 +2,26 @@
 //! delimited by `{{ }}`, trim markers `{{- ` and ` -}}` (a dash beside the delimiter and one
 //! space, tab or line break), comments `{{/* */}}`, and the tokens inside an action.
 
+use std::borrow::Cow;
+
 use super::TemplateError;
 
+/// A token; its text borrows the template source (only a quoted string with escapes owns
+/// its unquoted text), so that lexing copies nothing and the parser may look ahead freely.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Tok {
-    Text(String),
+pub enum Tok<'a> {
+    Text(&'a str),
     Left,
     Right,
     Space,
-    Ident(String),
-    Field(String),
-    Variable(String),
+    Ident(&'a str),
+    Field(&'a str),
+    Variable(&'a str),
     Dot,
     Bool(bool),
     Nil,
-    Number(String),
-    Str(String),
+    Number(&'a str),
+    Str(Cow<'a, str>),
     Char(i64),
     Pipe,
     LParen,
@@ -40,8 +44,8 @@ pub enum Tok {
 }
 
 #[derive(Debug, Clone)]
-pub struct Token {
-    pub tok: Tok,
+pub struct Token<'a> {
+    pub tok: Tok<'a>,
     /// Byte offset in the source, for error positions.
     pub pos: usize,
 }
@@ -69,15 +73,16 @@ fn at_right(s: &[u8]) -> Option<(usize, bool)> {
     None
 }
 
-pub fn lex(name: &str, src: &str) -> Result<Vec<Token>, TemplateError> {
+pub fn lex<'a>(name: &str, src: &'a str) -> Result<Vec<Token<'a>>, TemplateError> {
     let b = src.as_bytes();
-    let mut out: Vec<Token> = Vec::new();
+    let mut out: Vec<Token> = Vec::with_capacity(src.len() / 4);
+    let opener = memchr::memmem::Finder::new(b"{{");
     let mut pos = 0usize;
     let mut trim_next = false;
     let err = |pos: usize, msg: String| TemplateError::parse(name, src, pos, msg);
     loop {
         let start = pos;
-        let idx = src[pos..].find("{{").map(|i| i + pos);
+        let idx = opener.find(&b[pos..]).map(|i| i + pos);
         let end = idx.unwrap_or(b.len());
         let mut text = &src[start..end];
         if trim_next {
@@ -86,7 +91,7 @@ pub fn lex(name: &str, src: &str) -> Result<Vec<Token>, TemplateError> {
         let Some(idx) = idx else {
             if !text.is_empty() {
                 out.push(Token {
-                    tok: Tok::Text(text.to_string()),
+                    tok: Tok::Text(text),
                     pos: start,
                 });
             }
@@ -102,7 +107,7 @@ pub fn lex(name: &str, src: &str) -> Result<Vec<Token>, TemplateError> {
         }
         if !text.is_empty() {
             out.push(Token {
-                tok: Tok::Text(text.to_string()),
+                tok: Tok::Text(text),
                 pos: start,
             });
         }
@@ -145,7 +150,7 @@ pub fn lex(name: &str, src: &str) -> Result<Vec<Token>, TemplateError> {
                 return Err(err(idx, "unclosed action".into()));
             };
             let tpos = pos;
-            let push = |out: &mut Vec<Token>, tok: Tok| out.push(Token { tok, pos: tpos });
+            let push = |out: &mut Vec<Token<'a>>, tok: Tok<'a>| out.push(Token { tok, pos: tpos });
             match c {
                 '\r' | '\n' => {
                     // Go 1.16+ allows line breaks inside actions; they count as space.
@@ -208,7 +213,12 @@ pub fn lex(name: &str, src: &str) -> Result<Vec<Token>, TemplateError> {
                         return Err(err(tpos, "unterminated raw quoted string".into()));
                     };
                     // strconv.Unquote drops carriage returns from raw strings.
-                    let s = src[pos + 1..pos + 1 + close].replace('\r', "");
+                    let raw = &src[pos + 1..pos + 1 + close];
+                    let s = if raw.contains('\r') {
+                        Cow::Owned(raw.replace('\r', ""))
+                    } else {
+                        Cow::Borrowed(raw)
+                    };
                     pos += close + 2;
                     push(&mut out, Tok::Str(s));
                 }
@@ -224,14 +234,14 @@ pub fn lex(name: &str, src: &str) -> Result<Vec<Token>, TemplateError> {
                         .find(|(_, c)| !is_alnum(*c))
                         .map(|(i, _)| i)
                         .unwrap_or(src.len() - pos - 1);
-                    push(&mut out, Tok::Variable(src[pos..pos + n].to_string()));
+                    push(&mut out, Tok::Variable(&src[pos..pos + n]));
                     pos += n;
                 }
                 '.' => {
                     let next = src[pos + 1..].chars().next();
                     if next.is_some_and(|c| c.is_ascii_digit()) {
                         let n = number_len(&src[pos..]);
-                        push(&mut out, Tok::Number(src[pos..pos + n].to_string()));
+                        push(&mut out, Tok::Number(&src[pos..pos + n]));
                         pos += n;
                     } else if next.is_some_and(is_alnum) {
                         let n = 1 + src[pos + 1..]
@@ -239,7 +249,7 @@ pub fn lex(name: &str, src: &str) -> Result<Vec<Token>, TemplateError> {
                             .find(|(_, c)| !is_alnum(*c))
                             .map(|(i, _)| i)
                             .unwrap_or(src.len() - pos - 1);
-                        push(&mut out, Tok::Field(src[pos + 1..pos + n].to_string()));
+                        push(&mut out, Tok::Field(&src[pos + 1..pos + n]));
                         pos += n;
                     } else {
                         pos += 1;
@@ -258,7 +268,7 @@ pub fn lex(name: &str, src: &str) -> Result<Vec<Token>, TemplateError> {
                     if src[pos + n..].chars().next().is_some_and(is_alnum) {
                         return Err(err(tpos, format!("bad number syntax: {text:?}")));
                     }
-                    push(&mut out, Tok::Number(text.to_string()));
+                    push(&mut out, Tok::Number(text));
                     pos += n;
                 }
                 c if is_alnum(c) => {
@@ -283,7 +293,7 @@ pub fn lex(name: &str, src: &str) -> Result<Vec<Token>, TemplateError> {
                         "block" => Tok::Block,
                         "break" => Tok::Break,
                         "continue" => Tok::Continue,
-                        w => Tok::Ident(w.to_string()),
+                        w => Tok::Ident(w),
                     };
                     push(&mut out, tok);
                 }
@@ -352,8 +362,21 @@ fn number_len(s: &str) -> usize {
     i
 }
 
-/// An interpreted string literal (strconv.Unquote's escapes); returns it and its length.
-fn quoted(s: &str) -> Option<(String, usize)> {
+/// An interpreted string literal (strconv.Unquote's escapes); returns it and its length. One
+/// without escapes is borrowed.
+fn quoted(s: &str) -> Option<(Cow<'_, str>, usize)> {
+    let plain = s.as_bytes()[1..]
+        .iter()
+        .position(|&c| matches!(c, b'"' | b'\\' | b'\n'));
+    if let Some(end) = plain {
+        if s.as_bytes()[1 + end] == b'"' {
+            return Some((Cow::Borrowed(&s[1..1 + end]), end + 2));
+        }
+    }
+    unquote_escaped(s).map(|(o, n)| (Cow::Owned(o), n))
+}
+
+fn unquote_escaped(s: &str) -> Option<(String, usize)> {
     let mut out = String::new();
     let mut it = s.char_indices().skip(1).peekable();
     while let Some((i, c)) = it.next() {
@@ -413,7 +436,7 @@ fn char_const(s: &str) -> Option<(i64, usize)> {
     };
     let inner = &rest[..close];
     let c = if inner.starts_with('\\') {
-        let (q, _) = quoted(&format!("\"{inner}\""))?;
+        let (q, _) = unquote_escaped(&format!("\"{inner}\""))?;
         let mut cs = q.chars();
         let c = cs.next()?;
         if cs.next().is_some() {

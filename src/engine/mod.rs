@@ -26,6 +26,7 @@
 //! Go's `exec.go` and `funcs.go`, `funcs` Sprig v3 and Helm's `funcs.go`/`files.go`, `helm`
 //! Helm's `engine.go` render loop and `releaseutil`'s manifest splitting.
 
+pub mod compiled;
 pub mod exec;
 pub mod fmt;
 pub mod funcs;

@@ -88,7 +88,7 @@ pub const MAX_PARSE_NESTING: usize = 100;
 struct Parser<'a> {
     name: &'a str,
     src: &'a str,
-    toks: Vec<Token>,
+    toks: Vec<Token<'a>>,
     i: usize,
     vars: Vec<String>,
     depth: usize,
@@ -123,7 +123,7 @@ pub fn parse_file(
             Tok::Left if matches!(p.peek_non_space_at(p.i + 1), Tok::Define) => {
                 p.advance();
                 p.next_non_space();
-                let (tname, list) = p.definition()?;
+                let (tname, list) = p.definition(&file, &srca)?;
                 trees.push(Tree {
                     name: tname,
                     file: file.clone(),
@@ -159,10 +159,10 @@ pub fn is_empty_tree(nodes: &[Node]) -> bool {
     })
 }
 
-enum Item {
+enum Item<'a> {
     Node(Node),
     End(usize),
-    Else(usize, Option<Tok>),
+    Else(usize, Option<Tok<'a>>),
 }
 
 /// Lookup of built-in tree maps, kept for definitions parsed inside templates.
@@ -173,18 +173,18 @@ impl<'a> Parser<'a> {
         TemplateError::parse(self.name, self.src, pos, msg.to_string())
     }
 
-    fn peek(&self) -> &Token {
+    fn peek(&self) -> &Token<'a> {
         &self.toks[self.i.min(self.toks.len() - 1)]
     }
 
-    fn peek_non_space_at(&self, mut i: usize) -> Tok {
+    fn peek_non_space_at(&self, mut i: usize) -> Tok<'a> {
         while i < self.toks.len() && self.toks[i].tok == Tok::Space {
             i += 1;
         }
         self.toks.get(i).map(|t| t.tok.clone()).unwrap_or(Tok::Eof)
     }
 
-    fn next(&mut self) -> Token {
+    fn next(&mut self) -> Token<'a> {
         let t = self.peek().clone();
         self.advance();
         t
@@ -197,7 +197,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn next_non_space(&mut self) -> Token {
+    fn next_non_space(&mut self) -> Token<'a> {
         loop {
             let t = self.next();
             if t.tok != Tok::Space {
@@ -206,7 +206,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn peek_non_space(&mut self) -> Token {
+    fn peek_non_space(&mut self) -> Token<'a> {
         while self.peek().tok == Tok::Space {
             self.i += 1;
         }
@@ -224,20 +224,22 @@ impl<'a> Parser<'a> {
     fn string_arg(&mut self, ctx: &str) -> Result<String, TemplateError> {
         let t = self.next_non_space();
         match t.tok {
-            Tok::Str(s) => Ok(s),
+            Tok::Str(s) => Ok(s.into_owned()),
             other => Err(self.err(t.pos, &format!("unexpected {other:?} in {ctx}"))),
         }
     }
 
     /// `{{define "name"}} list {{end}}` (after `define`).
-    fn definition(&mut self) -> Result<(String, Vec<Node>), TemplateError> {
+    fn definition(
+        &mut self,
+        file: &Arc<str>,
+        src: &Arc<str>,
+    ) -> Result<(String, Vec<Node>), TemplateError> {
         let name = self.string_arg("define clause")?;
         self.expect_right("define clause")?;
         let saved = std::mem::replace(&mut self.vars, vec!["$".into()]);
         let mut dummy = Vec::new();
-        let file: Arc<str> = Arc::from(self.name);
-        let src: Arc<str> = Arc::from(self.src);
-        let (list, end) = self.item_list(&mut dummy, &file, &src)?;
+        let (list, end) = self.item_list(&mut dummy, file, src)?;
         self.vars = saved;
         if let Item::Else(pos, _) = end {
             return Err(self.err(pos, "unexpected {{else}} in define"));
@@ -254,7 +256,7 @@ impl<'a> Parser<'a> {
         trees: &mut Vec<Tree>,
         file: &Arc<str>,
         src: &Arc<str>,
-    ) -> Result<(Vec<Node>, Item), TemplateError> {
+    ) -> Result<(Vec<Node>, Item<'a>), TemplateError> {
         let mut list = Vec::new();
         loop {
             if self.peek().tok == Tok::Eof {
@@ -272,14 +274,12 @@ impl<'a> Parser<'a> {
         trees: &mut Vec<Tree>,
         file: &Arc<str>,
         src: &Arc<str>,
-    ) -> Result<Item, TemplateError> {
-        // Text is never read twice (only pipelines backtrack), so it is moved out, not copied:
-        // it is most of a template's bytes.
+    ) -> Result<Item<'a>, TemplateError> {
         if let Some(Token {
             tok: Tok::Text(s), ..
-        }) = self.toks.get_mut(self.i)
+        }) = self.toks.get(self.i)
         {
-            let text = Arc::from(std::mem::take(s).as_str());
+            let text = Arc::from(*s);
             self.advance();
             return Ok(Item::Node(Node::Text(text)));
         }
@@ -295,7 +295,7 @@ impl<'a> Parser<'a> {
         trees: &mut Vec<Tree>,
         file: &Arc<str>,
         src: &Arc<str>,
-    ) -> Result<Item, TemplateError> {
+    ) -> Result<Item<'a>, TemplateError> {
         let t = self.peek_non_space();
         match t.tok {
             Tok::Block => {
@@ -412,7 +412,7 @@ impl<'a> Parser<'a> {
     /// `else with` chains as Go desugars them: a nested node ending at the same `{{end}}`).
     fn control(
         &mut self,
-        kind: &Tok,
+        kind: &Tok<'a>,
         pos: usize,
         trees: &mut Vec<Tree>,
         file: &Arc<str>,
@@ -479,7 +479,7 @@ impl<'a> Parser<'a> {
         &mut self,
         ctx: &str,
         allow_two: bool,
-        end: Tok,
+        end: Tok<'a>,
     ) -> Result<Pipe, TemplateError> {
         let start = self.peek_non_space();
         let mut decl: Vec<Arc<str>> = Vec::new();
@@ -493,7 +493,7 @@ impl<'a> Parser<'a> {
                 Tok::Declare | Tok::Assign => {
                     self.advance();
                     is_assign = after.tok == Tok::Assign;
-                    decl.push(Arc::from(v.as_str()));
+                    decl.push(Arc::from(*v));
                 }
                 Tok::Comma if allow_two => {
                     self.advance();
@@ -506,8 +506,8 @@ impl<'a> Parser<'a> {
                         return Err(self.err(op.pos, "range can only initialize variables"));
                     }
                     is_assign = op.tok == Tok::Assign;
-                    decl.push(Arc::from(v.as_str()));
-                    decl.push(Arc::from(v2.as_str()));
+                    decl.push(Arc::from(*v));
+                    decl.push(Arc::from(v2));
                 }
                 _ => self.i = save,
             }
@@ -560,7 +560,7 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn command(&mut self, end: &Tok) -> Result<Cmd, TemplateError> {
+    fn command(&mut self, end: &Tok<'a>) -> Result<Cmd, TemplateError> {
         let pos = self.peek_non_space().pos;
         let mut args = Vec::new();
         loop {
@@ -590,20 +590,20 @@ impl<'a> Parser<'a> {
         let t = self.next();
         let term = match t.tok {
             Tok::Ident(name) => {
-                if !(self.is_func)(&name) {
+                if !(self.is_func)(name) {
                     return Err(self.err(t.pos, &format!("function {name:?} not defined")));
                 }
-                Arg::Ident(t.pos, name)
+                Arg::Ident(t.pos, name.to_string())
             }
             Tok::Dot => Arg::Dot(t.pos),
             Tok::Nil => Arg::Nil(t.pos),
             Tok::Variable(v) => {
-                if !self.vars.contains(&v) {
+                if !self.vars.iter().any(|x| x == v) {
                     return Err(self.err(t.pos, &format!("undefined variable {v:?}")));
                 }
-                Arg::Variable(t.pos, v, Vec::new())
+                Arg::Variable(t.pos, v.to_string(), Vec::new())
             }
-            Tok::Field(f) => Arg::Field(t.pos, vec![f]),
+            Tok::Field(f) => Arg::Field(t.pos, vec![f.to_string()]),
             Tok::Bool(b) => Arg::Bool(b),
             Tok::Char(c) => Arg::Number(Num {
                 int: Some(c),
@@ -612,10 +612,10 @@ impl<'a> Parser<'a> {
                 text: format!("{c}"),
             }),
             Tok::Number(text) => Arg::Number(
-                number(&text)
+                number(text)
                     .ok_or_else(|| self.err(t.pos, &format!("bad number syntax: {text:?}")))?,
             ),
-            Tok::Str(s) => Arg::Str(Arc::from(s)),
+            Tok::Str(s) => Arg::Str(Arc::from(s.as_ref())),
             Tok::LParen => {
                 let p = self
                     .nested(|p| p.pipeline_until("parenthesized pipeline", false, Tok::RParen))?;
@@ -628,7 +628,7 @@ impl<'a> Parser<'a> {
         }
         let mut fields = Vec::new();
         while let Tok::Field(f) = &self.peek().tok {
-            fields.push(f.clone());
+            fields.push(f.to_string());
             self.advance();
         }
         Ok(match term {
