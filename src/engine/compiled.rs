@@ -97,6 +97,9 @@ pub fn decode(section: &[u8], chart: &ChartFiles) -> Option<ChartTemplates> {
         let tree_name = r.str()?.to_string();
         let (file, src) = sources.get(r.len()?)?.clone();
         let root = r.nodes()?;
+        if !texts_within(&root, &src) {
+            return None;
+        }
         templates.insert(
             tree_name.clone(),
             Arc::new(Tree {
@@ -127,6 +130,18 @@ pub fn decode(section: &[u8], chart: &ChartFiles) -> Option<ChartTemplates> {
 }
 
 /// Strings go to a table of their own, so that reading checks their UTF-8 once, not per string.
+/// Whether every text of `nodes` is a slice of `src` (what exec writes).
+fn texts_within(nodes: &[Node], src: &str) -> bool {
+    nodes.iter().all(|n| match n {
+        Node::Text(t) => src.get(t.clone()).is_some(),
+        Node::If(b) | Node::With(b) | Node::Range(b) => {
+            texts_within(&b.list, src)
+                && b.else_list.as_deref().is_none_or(|e| texts_within(e, src))
+        }
+        _ => true,
+    })
+}
+
 struct Writer {
     out: Vec<u8>,
     text: String,
@@ -169,7 +184,8 @@ impl Writer {
         match n {
             Node::Text(t) => {
                 self.out.push(0);
-                self.str(t);
+                self.len(t.start);
+                self.len(t.end);
             }
             Node::Action(p) => {
                 self.out.push(1);
@@ -368,7 +384,12 @@ impl<'a> Reader<'a> {
     }
     fn node(&mut self) -> Option<Node> {
         Some(match self.byte()? {
-            0 => Node::Text(Arc::from(self.str()?)),
+            0 => {
+                let (start, end) = (self.len()?, self.len()?);
+                // Within the tree's text, on character boundaries: checked once the tree's
+                // text is known (`decode`).
+                Node::Text(start..end)
+            }
             1 => Node::Action(self.pipe()?),
             2 => Node::If(self.branch()?),
             3 => Node::With(self.branch()?),

@@ -190,7 +190,10 @@ impl State<'_, '_, '_> {
 
     fn walk(&mut self, dot: &Value, node: &Node, out: &mut String) -> R<()> {
         match node {
-            Node::Text(t) => self.write(0, out, t),
+            Node::Text(t) => {
+                let tree = self.tree;
+                self.write(0, out, tree.src.get(t.clone()).unwrap_or(""))
+            }
             Node::Action(pipe) => {
                 self.step(pipe.pos)?;
                 let v = self.eval_pipe(dot, pipe)?;
@@ -726,7 +729,7 @@ impl State<'_, '_, '_> {
         for t in trees {
             if t.name == "gotpl" {
                 body = Some(Arc::new(t));
-            } else if !super::parse::is_empty_tree(&t.root) || !overlay.contains_key(&t.name) {
+            } else if !super::parse::is_empty_tree(&t) || !overlay.contains_key(&t.name) {
                 overlay.insert(t.name.clone(), Arc::new(t));
             }
         }

@@ -291,7 +291,7 @@ impl ChartTemplates {
                 parse_file(full, &text, &funcs::is_function).map_err(EngineError::Template)?;
             for t in trees {
                 // text/template `associate`: an empty redefinition keeps the earlier one.
-                if is_empty_tree(&t.root) && templates.contains_key(&t.name) {
+                if is_empty_tree(&t) && templates.contains_key(&t.name) {
                     continue;
                 }
                 templates.insert(t.name.clone(), Arc::new(t));
@@ -620,7 +620,7 @@ pub fn render_text(name: &str, text: &str, values: &Json) -> Result<String, Temp
             let trees = parse_file(name, text, &funcs::is_function)?;
             let mut templates: Templates = HashMap::new();
             for t in trees {
-                if is_empty_tree(&t.root) && templates.contains_key(&t.name) {
+                if is_empty_tree(&t) && templates.contains_key(&t.name) {
                     continue;
                 }
                 templates.insert(t.name.clone(), Arc::new(t));

@@ -21,7 +21,9 @@ pub struct Tree {
 
 #[derive(Debug)]
 pub enum Node {
-    Text(Arc<str>),
+    /// Text between actions: where it lies in the tree's `src` (the lexer's text is always a
+    /// slice of the source, trim markers only narrow it), so text is never copied.
+    Text(std::ops::Range<usize>),
     Action(Pipe),
     If(Branch),
     With(Branch),
@@ -152,9 +154,9 @@ pub fn parse_file(
 
 /// Whether a tree holds only space text: Go keeps an earlier definition over such a one
 /// (template.go `AddParseTree` via `parse.IsEmptyTree`).
-pub fn is_empty_tree(nodes: &[Node]) -> bool {
-    nodes.iter().all(|n| match n {
-        Node::Text(t) => t.trim().is_empty(),
+pub fn is_empty_tree(tree: &Tree) -> bool {
+    tree.root.iter().all(|n| match n {
+        Node::Text(t) => tree.src.get(t.clone()).is_some_and(|t| t.trim().is_empty()),
         _ => false,
     })
 }
@@ -279,7 +281,9 @@ impl<'a> Parser<'a> {
             tok: Tok::Text(s), ..
         }) = self.toks.get(self.i)
         {
-            let text = Arc::from(*s);
+            // A slice of `self.src`: its offset is the distance between the two.
+            let start = s.as_ptr() as usize - self.src.as_ptr() as usize;
+            let text = start..start + s.len();
             self.advance();
             return Ok(Item::Node(Node::Text(text)));
         }
