@@ -1,7 +1,8 @@
 //! `diff`: two renders of Cilium compared with the engine `adopt-check` uses (`adopt::compare`
 //! and `adopt::rules`), and what the change does once Argo CD syncs it.
 //!
-//! - `engine` pairs the objects of both renders and lists the fields that differ;
+//! - `engine` pairs the objects of both renders and lists the fields that differ (with
+//!   `empty_strings`: the "" values the API server keeps, and integers printed as integers);
 //! - `consequences` says what those differences do (rolls, Jobs, prunes, images, RBAC, CRD order);
 //! - `upgrade` adds what a move between releases asks of the values;
 //! - `report_text`, `report_markdown`, `report_json` print the result;
@@ -9,6 +10,7 @@
 //!   whose inputs changed.
 
 pub mod consequences;
+pub mod empty_strings;
 pub mod engine;
 pub mod repo;
 pub mod report_json;
@@ -182,18 +184,20 @@ pub fn exit_code(sections: &[Section]) -> i32 {
         .exit_code()
 }
 
+/// Characters of a value a one-line report shows.
+const SHOWN: usize = 160;
+
 /// A value shown in a one-line report, within bounds (a ConfigMap entry can be kilobytes): as
 /// JSON, so its type shows (`"1"` is not `1`), with what serde leaves as itself escaped
 /// (`escape::json`: nothing hidden, no workflow command).
 pub fn short(v: Option<&serde_json::Value>) -> String {
-    const MAX: usize = 160;
     let text = match v {
         None => return "(absent)".into(),
         Some(serde_json::Value::String(s)) => serde_json::to_string(s).unwrap_or_default(),
         Some(other) => other.to_string(),
     };
-    if text.chars().count() > MAX {
-        let cut: String = text.chars().take(MAX).collect();
+    if text.chars().count() > SHOWN {
+        let cut: String = text.chars().take(SHOWN).collect();
         format!(
             "{}… ({} characters)",
             crate::escape::json(&cut),
@@ -201,5 +205,69 @@ pub fn short(v: Option<&serde_json::Value>) -> String {
         )
     } else {
         crate::escape::json(&text)
+    }
+}
+
+/// A value's before and after, for one line. Two long strings are shown around where they
+/// first differ, with what they share before it cut (a certgen configuration of kilobytes that
+/// changes in its last line would otherwise show the same first characters twice).
+pub fn short_pair(
+    before: Option<&serde_json::Value>,
+    after: Option<&serde_json::Value>,
+) -> (String, String) {
+    use serde_json::Value;
+    let (Some(Value::String(a)), Some(Value::String(b))) = (before, after) else {
+        return (short(before), short(after));
+    };
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len() <= SHOWN && b.len() <= SHOWN {
+        return (short(before), short(after));
+    }
+    let first = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    // Some context before the difference, so that a reader finds the place.
+    const CONTEXT: usize = 40;
+    let start = first.saturating_sub(CONTEXT);
+    let window = |s: &[char]| -> String {
+        let end = (start + SHOWN).min(s.len());
+        let part: String = s[start.min(s.len())..end].iter().collect();
+        let json = serde_json::to_string(&part).unwrap_or_default();
+        // The quotes go: the ellipses say the text goes on.
+        let inner = &json[1..json.len() - 1];
+        format!(
+            "{}{}{}",
+            if start > 0 { "…" } else { "\"" },
+            crate::escape::json(inner),
+            if end < s.len() { "…" } else { "\"" }
+        )
+    };
+    let at = first + 1;
+    (
+        format!("{} ({} characters)", window(&a), a.len()),
+        format!(
+            "{} ({} characters, first difference at character {at})",
+            window(&b),
+            b.len()
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn long_strings_show_where_they_differ() {
+        let a = format!("{}tail-one", "x".repeat(500));
+        let b = format!("{}tail-two", "x".repeat(500));
+        let (x, y) = short_pair(Some(&json!(a)), Some(&json!(b)));
+        assert!(
+            x.contains("tail-one") && y.contains("tail-two"),
+            "{x} / {y}"
+        );
+        assert!(y.contains("first difference at character 506"), "{y}");
+        assert!(x.starts_with('…'));
+        let (x, _) = short_pair(Some(&json!("a")), Some(&json!(2)));
+        assert_eq!(x, "\"a\"");
     }
 }

@@ -42,7 +42,10 @@ pub fn render(sections: &[Section]) -> String {
                 let _ = writeln!(s, "== {name}: no input changed");
             }
             Outcome::Failed(e) => {
-                let _ = writeln!(s, "== {name}: cannot be compared");
+                let _ = writeln!(
+                    s,
+                    "== {name}: cannot be compared (it does not render; the exit status is 1)"
+                );
                 for line in escape::lines(e).lines() {
                     let _ = writeln!(s, "  {line}");
                 }
