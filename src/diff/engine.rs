@@ -191,7 +191,9 @@ pub fn field_changes(group: &str, kind: &str, old: &Value, new: &Value) -> Vec<F
     // enough.
     let mut dropped: HashSet<u128> = HashSet::new();
     compare::each_difference(old, new, &|_| false, &mut |d| {
-        if d.live.is_some() || dropped_zero(d.path, d.render) {
+        // A null in the new render sets nothing (the API server decodes it as absent): what the
+        // old one set there is dropped, as when the field is missing.
+        if d.live.is_some_and(|v| !v.is_null()) || dropped_zero(d.path, d.render) {
             return;
         }
         let prefixes = hashing.prefixes(d.path);
@@ -327,6 +329,15 @@ mod tests {
         );
         assert!(c[0].in_pod_template);
         assert!(c[0].after.is_none());
+    }
+
+    #[test]
+    fn a_map_the_new_render_leaves_null_is_dropped() {
+        let old = json!({"spec": {"template": {"metadata": {"annotations": {"a": "1"}}}}});
+        let new = json!({"spec": {"template": {"metadata": {"annotations": null}}}});
+        let c = field_changes("apps", "Deployment", &old, &new);
+        assert_eq!(c.len(), 1, "{:?}", shown(&c));
+        assert!(c[0].in_pod_template && c[0].after.is_none());
     }
 
     #[test]
