@@ -781,8 +781,9 @@ fn a_values_file_linking_outside_the_repository_is_refused_at_the_base_too() {
 /// scenario from one release to the next (1.18.12 → 1.19.6 → 1.20.0), and on each release the
 /// default scenario edited into every other one. For each pair the tests' own differ
 /// (`support/render_diff.py`, PyYAML, no cilium-cmp) says which objects are created and
-/// deleted, which cilium-config keys change (an empty string is a value), which workloads roll
-/// and which images change; `diff` of the same two streams must say exactly that.
+/// deleted, which cilium-config keys change (an empty string is a value), which workloads roll,
+/// which images change and which kinds of other projects (CRDs the cluster must have) are
+/// created; `diff` of the same two streams must say exactly that.
 fn two_helm_renders_and_the_diff_agree_key_for_key() {
     let rendered = harness::shared("cilium-reference/rendered");
     let scenarios = |v: &str| -> Vec<String> {
@@ -838,6 +839,8 @@ fn two_helm_renders_and_the_diff_agree_key_for_key() {
             .collect()
     };
     let mut empty_strings_seen = 0;
+    let mut foreign_seen = 0;
+    let mut gateway_seen = 0;
     for ((from, to, a, b), want) in pairs.iter().zip(&expected) {
         let case = format!("{} → {}", a.display(), b.display());
         let side = |v: &str, file: &Path| Side {
@@ -917,6 +920,43 @@ fn two_helm_renders_and_the_diff_agree_key_for_key() {
             .collect();
         images.sort();
         assert_eq!(images, strings(&want["images"]), "{case}: images");
+        // Kinds of other projects the render creates: each named as a CRD the cluster needs.
+        let mut foreign: Vec<String> = d
+            .of_kind(Kind::CrdPrerequisite)
+            .map(|c| c.subject.clone())
+            .filter(|s| !s.starts_with("Gateway API CRDs"))
+            .collect();
+        foreign.sort();
+        assert_eq!(
+            foreign,
+            strings(&want["foreign"]),
+            "{case}: CRD prerequisites"
+        );
+        foreign_seen += foreign.len();
+        // Gateway API turned on (Helm's cilium-config says so): its CRDs are named, with the page
+        // of the new release's documentation that says which version.
+        let gateway = d
+            .of_kind(Kind::CrdPrerequisite)
+            .find(|c| c.subject.starts_with("Gateway API CRDs"));
+        // Read from Helm's text: on when cilium-config says so. Named when it turns on, or moves to
+        // another minor release (whose operator may expect another Gateway API version).
+        let on = |file: &Path| {
+            std::fs::read_to_string(file)
+                .unwrap()
+                .contains("\n  enable-gateway-api: \"true\"\n")
+        };
+        let minor = |v: &str| v.rsplit_once('.').unwrap().0.to_string();
+        let named = on(b) && (!on(a) || minor(from) != minor(to));
+        assert_eq!(gateway.is_some(), named, "{case}: Gateway API CRDs");
+        if let Some(g) = gateway {
+            let v = cilium_cmp::versions::parse(to).unwrap();
+            let page = format!(
+                "https://docs.cilium.io/en/v{}.{}/network/servicemesh/gateway-api/",
+                v.major, v.minor
+            );
+            assert!(g.why.contains(&page), "{case}: {}", g.why);
+            gateway_seen += 1;
+        }
         let moves = !want["created"].as_array().unwrap().is_empty()
             || !want["deleted"].as_array().unwrap().is_empty()
             || !want["rolls"].as_array().unwrap().is_empty();
@@ -929,6 +969,9 @@ fn two_helm_renders_and_the_diff_agree_key_for_key() {
     }
     // The upgrades to 1.20 bring `devices: ""`: the empty strings were part of the check.
     assert!(empty_strings_seen > 0);
+    // The ServiceMonitor scenario creates kinds of the Prometheus Operator.
+    assert!(foreign_seen > 0);
+    assert!(gateway_seen > 0);
 }
 
 /// `-f v.yaml --set debug.enabled=true`: the --set is the new side's, so the diff shows the flip

@@ -30,6 +30,8 @@ pub enum Kind {
     Image,
     /// Agents would wait for CRDs the operator has not registered yet.
     CrdOrder,
+    /// CRDs of other projects the cluster must serve before the sync (`prerequisites`).
+    CrdPrerequisite,
     /// Configuration that running pods read only at start changes and nothing restarts them.
     ReadAtStart,
     /// A value the user sets that the new release renamed or removed.
@@ -53,6 +55,7 @@ impl Kind {
             Kind::RbacAdded => "rbac-added",
             Kind::Image => "image",
             Kind::CrdOrder => "crd-order",
+            Kind::CrdPrerequisite => "crd-prerequisite",
             Kind::ReadAtStart => "read-at-start",
             Kind::RenamedValue => "renamed-value",
             Kind::DefaultChanged => "default-changed",
@@ -86,6 +89,7 @@ impl Kind {
             Kind::RbacAdded => "Permissions added",
             Kind::Image => "Images",
             Kind::CrdOrder => "Sync order",
+            Kind::CrdPrerequisite => "CRDs the cluster must have",
             Kind::ReadAtStart => "Configuration read only at start",
             Kind::RenamedValue => "Values the new release renamed or removed",
             Kind::DefaultChanged => "Defaults that change under these values",

@@ -5,6 +5,7 @@
 //!   `empty_strings`: the "" values the API server keeps, and integers printed as integers);
 //! - `consequences` says what those differences do (rolls, Jobs, prunes, images, RBAC, CRD order);
 //! - `upgrade` adds what a move between releases asks of the values;
+//! - `prerequisites` names the CRDs of other projects the new render needs in the cluster;
 //! - `report_text`, `report_markdown`, `report_json` print the result;
 //! - `repo` finds every application folder of a repository at two revisions and diffs those
 //!   whose inputs changed.
@@ -12,6 +13,7 @@
 pub mod consequences;
 pub mod empty_strings;
 pub mod engine;
+pub mod prerequisites;
 pub mod repo;
 pub mod report_json;
 pub mod report_markdown;
@@ -108,6 +110,13 @@ pub fn diff(
     let renders = Renders::read(&old.text, &new.text, namespace)?;
     let (objects, unchanged) = engine::compare_objects(&renders);
     let mut consequences = consequences::of_objects(&objects, &renders);
+    consequences.extend(prerequisites::of_renders(
+        &objects,
+        &renders,
+        old.version,
+        new.version,
+        namespace,
+    ));
     if old.version != new.version {
         consequences.extend(consequences::upgrade_order(&objects));
         if let Some(values) = values {

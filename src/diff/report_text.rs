@@ -7,9 +7,10 @@ use super::engine::Change;
 use super::{Diff, Outcome, Section};
 use crate::escape;
 
-const KINDS: [Kind; 13] = [
+const KINDS: [Kind; 14] = [
     Kind::RenamedValue,
     Kind::CrdOrder,
+    Kind::CrdPrerequisite,
     Kind::Rolls,
     Kind::RunsAgain,
     Kind::Pruned,

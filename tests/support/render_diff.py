@@ -21,6 +21,10 @@ Output:
   images             "KEY, container(s) A, B: OLD → NEW" (or "new container: NEW"), one line per
                      image change of the objects with a pod template, the containers sharing one
                      change together
+  foreign            "Kind (apiVersion)" of each kind created that neither Kubernetes nor Cilium
+                     serves: the core group, apps, batch, policy, autoscaling and the *.k8s.io
+                     groups are Kubernetes' own (but gateway.networking.k8s.io, a CRD), *cilium.io
+                     is Cilium's
 """
 import json, sys
 
@@ -92,7 +96,7 @@ def compare(old_path, new_path):
     result = {
         "created": sorted(k for k in new if k not in old),
         "deleted": sorted(k for k in old if k not in new),
-        "config": {}, "rolls": [], "images": [],
+        "config": {}, "rolls": [], "images": [], "foreign": set(),
     }
     for key, n in new.items():
         o = old.get(key)
@@ -113,6 +117,14 @@ def compare(old_path, new_path):
             noun = "container" if len(names) == 1 else "containers"
             what = "%s → %s" % (was, image) if was else "new container: %s" % image
             result["images"].append("%s, %s %s: %s" % (key, noun, ", ".join(names), what))
+    for key in result["created"]:
+        api = new[key]["apiVersion"]
+        group = api.split("/")[0] if "/" in api else ""
+        kubernetes = group in ("", "apps", "batch", "policy", "autoscaling") or (
+            group.endswith(".k8s.io") and group != "gateway.networking.k8s.io")
+        if not kubernetes and not group.endswith("cilium.io"):
+            result["foreign"].add("%s (%s)" % (new[key]["kind"], api))
+    result["foreign"] = sorted(result["foreign"])
     result["rolls"].sort()
     result["images"].sort()
     return result
