@@ -94,6 +94,11 @@ fn main() -> std::process::ExitCode {
             )
             .shared("charts"),
             harness::test(
+                "inputs_that_render_the_same_are_not_called_changed",
+                inputs_that_render_the_same_are_not_called_changed,
+            )
+            .shared("charts"),
+            harness::test(
                 "a_values_file_linking_outside_the_repository_is_refused_at_the_base_too",
                 a_values_file_linking_outside_the_repository_is_refused_at_the_base_too,
             )
@@ -1117,4 +1122,25 @@ fn a_folder_that_does_not_render_fails_the_run_and_the_others_are_reported() {
     assert!(out.contains("#### `broken`: cannot be compared"), "{out}");
     assert!(out.contains("noSuchValue"), "{out}");
     assert!(out.contains("#### `cilium` (changed)"), "{out}");
+}
+
+/// A comment added to a values file changes the inputs and not the render: the folder is not
+/// called "changed"; the folder against itself says its inputs are unchanged. Both exit 0.
+fn inputs_that_render_the_same_are_not_called_changed() {
+    let repo = example_repo("1.20.0", "");
+    let (code, out, err) = diff_in(&repo.0, &["cilium", "--base", "HEAD"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("== cilium (inputs unchanged):"), "{out}");
+    let values = repo.0.join("cilium/values.yaml");
+    let text = std::fs::read_to_string(&values).unwrap();
+    std::fs::write(&values, format!("{text}# reviewed\n")).unwrap();
+    for args in [vec!["cilium", "--base", "HEAD"], vec!["--base", "HEAD"]] {
+        let (code, out, err) = diff_in(&repo.0, &args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(
+            out.contains("== cilium (inputs differ, same render):"),
+            "{args:?}: {out}"
+        );
+        assert!(!out.contains("(changed)"), "{args:?}: {out}");
+    }
 }

@@ -161,6 +161,9 @@ pub enum FolderState {
     Changed,
     Added,
     Removed,
+    /// The single-folder form with inputs byte-identical on both sides: rendered and compared
+    /// all the same (which proves the render the same), never called "changed".
+    Unchanged,
 }
 
 impl FolderState {
@@ -169,7 +172,19 @@ impl FolderState {
             FolderState::Changed => "changed",
             FolderState::Added => "added",
             FolderState::Removed => "removed",
+            FolderState::Unchanged => "inputs-unchanged",
         }
+    }
+}
+
+/// A compared folder's state for people: inputs that differ and render the same are not called
+/// "changed" (a values file reformatted, a comment added), so a reader does not look for a
+/// change that is not there.
+pub fn state_label(state: FolderState, diff: &Diff) -> &'static str {
+    match state {
+        FolderState::Changed if diff.status() == Status::Same => "inputs differ, same render",
+        FolderState::Unchanged => "inputs unchanged",
+        other => other.id(),
     }
 }
 

@@ -51,7 +51,7 @@ pub fn render(sections: &[Section]) -> String {
                 let _ = writeln!(
                     s,
                     "| {name} | {} ({}) | {} | {} | {} | {} | {} | {} | {} |",
-                    state.id(),
+                    super::state_label(*state, diff),
                     diff.status().id(),
                     diff.count(Change::Created),
                     diff.count(Change::Deleted),
@@ -93,7 +93,7 @@ pub fn render(sections: &[Section]) -> String {
                 let _ = writeln!(
                     s,
                     "\n#### {name} ({})\n\nFrom {} (Cilium {}) → {} (Cilium {}); {} objects unchanged\n",
-                    state.id(),
+                    super::state_label(*state, diff),
                     escape::md_code(&diff.from),
                     diff.from_version,
                     escape::md_code(&diff.to),

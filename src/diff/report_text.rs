@@ -61,7 +61,7 @@ pub fn render(sections: &[Section]) -> String {
                 let _ = writeln!(
                     s,
                     "== {name} ({}): {} (Cilium {}) → {} (Cilium {})",
-                    state.id(),
+                    super::state_label(*state, diff),
                     escape::text(&diff.from),
                     diff.from_version,
                     escape::text(&diff.to),
