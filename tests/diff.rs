@@ -99,6 +99,11 @@ fn main() -> std::process::ExitCode {
             )
             .shared("charts"),
             harness::test(
+                "renamed_values_are_those_the_old_release_knew",
+                renamed_values_are_those_the_old_release_knew,
+            )
+            .shared("charts"),
+            harness::test(
                 "a_values_file_linking_outside_the_repository_is_refused_at_the_base_too",
                 a_values_file_linking_outside_the_repository_is_refused_at_the_base_too,
             )
@@ -1143,4 +1148,41 @@ fn inputs_that_render_the_same_are_not_called_changed() {
         );
         assert!(!out.contains("(changed)"), "{args:?}: {out}");
     }
+}
+
+/// `nodePort.enabled` and `externalIPs.enabled` are known to no 1.19 release: a patch upgrade
+/// within 1.19 (with unknown keys allowed, so that both sides render) does not call them renamed;
+/// the move from 1.18, which knew `nodePort.enabled`, does.
+fn renamed_values_are_those_the_old_release_knew() {
+    let dir = charts("renamed_values_are_those_the_old_release_knew");
+    let renamed = |from: &str, to: &str| -> Vec<String> {
+        let (code, out, err) = run(bin().env("CILIUM_CMP_CHART_DIR", &dir).args([
+            "diff",
+            "--from-version",
+            from,
+            "--cilium-version",
+            to,
+            "--set",
+            "nodePort.enabled=true",
+            "--from-set",
+            "nodePort.enabled=true",
+            "--set",
+            "externalIPs.enabled=true",
+            "--from-set",
+            "externalIPs.enabled=true",
+            "--allow-unknown-keys",
+            "--output",
+            "json",
+        ]));
+        assert!(code == 2 || code == 3, "{from} → {to}: {err}");
+        consequence_ids(&json_of(&out)["folders"][0])
+            .into_iter()
+            .filter(|c| c.starts_with("renamed-value"))
+            .collect()
+    };
+    assert_eq!(renamed("1.19.5", "1.19.6"), Vec::<String>::new());
+    assert_eq!(
+        renamed("1.18.12", "1.19.6"),
+        ["renamed-value nodePort.enabled"]
+    );
 }
