@@ -72,6 +72,38 @@ fn main() -> std::process::ExitCode {
             )
             .shared("charts"),
             harness::test(
+                "two_helm_renders_and_the_diff_agree_key_for_key",
+                two_helm_renders_and_the_diff_agree_key_for_key,
+            )
+            .shared("cilium-reference/rendered")
+            .python(),
+            harness::test(
+                "a_set_applies_to_the_new_side_and_identical_sides_are_refused",
+                a_set_applies_to_the_new_side_and_identical_sides_are_refused,
+            )
+            .shared("charts"),
+            harness::test(
+                "an_empty_config_value_added_is_a_change",
+                an_empty_config_value_added_is_a_change,
+            )
+            .shared("charts")
+            .shared("cilium-reference/rendered"),
+            harness::test(
+                "a_folder_that_does_not_render_fails_the_run_and_the_others_are_reported",
+                a_folder_that_does_not_render_fails_the_run_and_the_others_are_reported,
+            )
+            .shared("charts"),
+            harness::test(
+                "inputs_that_render_the_same_are_not_called_changed",
+                inputs_that_render_the_same_are_not_called_changed,
+            )
+            .shared("charts"),
+            harness::test(
+                "renamed_values_are_those_the_old_release_knew",
+                renamed_values_are_those_the_old_release_knew,
+            )
+            .shared("charts"),
+            harness::test(
                 "a_values_file_linking_outside_the_repository_is_refused_at_the_base_too",
                 a_values_file_linking_outside_the_repository_is_refused_at_the_base_too,
             )
@@ -238,7 +270,12 @@ fn images_are_named_old_and_new() {
         );
         let agent = d
             .of_kind(Kind::Image)
-            .find(|c| c.subject == "DaemonSet kube-system/cilium, container cilium-agent")
+            .find(|c| {
+                // The init containers that run the agent's image share its line.
+                c.subject
+                    .starts_with("DaemonSet kube-system/cilium, container")
+                    && c.subject.contains(" cilium-agent")
+            })
             .unwrap_or_else(|| panic!("{v}: the agent's image changes"));
         let (before, after) = agent.what.split_once(" → ").expect("old → new");
         assert!(
@@ -747,5 +784,405 @@ fn a_values_file_linking_outside_the_repository_is_refused_at_the_base_too() {
     assert!(
         err.contains("cilium/values.yaml at HEAD: a symbolic link that leaves the repository"),
         "{err}"
+    );
+}
+
+/// The reference renders of real Helm (`../shared/cilium-reference/rendered`), in pairs: every
+/// scenario from one release to the next (1.18.12 → 1.19.6 → 1.20.0), and on each release the
+/// default scenario edited into every other one. For each pair the tests' own differ
+/// (`support/render_diff.py`, PyYAML, no cilium-cmp) says which objects are created and
+/// deleted, which cilium-config keys change (an empty string is a value), which workloads roll,
+/// which images change and which kinds of other projects (CRDs the cluster must have) are
+/// created; `diff` of the same two streams must say exactly that.
+fn two_helm_renders_and_the_diff_agree_key_for_key() {
+    let rendered = harness::shared("cilium-reference/rendered");
+    let scenarios = |v: &str| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(rendered.join(v))
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().into_string().unwrap();
+                name.strip_suffix(".yaml").map(str::to_string)
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    let mut pairs: Vec<(String, String, PathBuf, PathBuf)> = Vec::new();
+    for (from, to) in [("1.18.12", "1.19.6"), ("1.19.6", "1.20.0")] {
+        let later = scenarios(to);
+        for name in scenarios(from).into_iter().filter(|n| later.contains(n)) {
+            let (a, b) = (
+                rendered.join(from).join(format!("{name}.yaml")),
+                rendered.join(to).join(format!("{name}.yaml")),
+            );
+            pairs.push((from.into(), to.into(), a, b));
+        }
+    }
+    for v in VERSIONS {
+        let base = rendered.join(v).join("default-cronjob.yaml");
+        for name in scenarios(v) {
+            if name != "default-cronjob" {
+                let other = rendered.join(v).join(format!("{name}.yaml"));
+                pairs.push((v.into(), v.into(), base.clone(), other));
+            }
+        }
+    }
+    let scratch = Scratch::new("render-diff");
+    let list: Vec<[&Path; 2]> = pairs
+        .iter()
+        .map(|(_, _, a, b)| [a.as_path(), b.as_path()])
+        .collect();
+    let jobs = scratch.write("pairs.json", &serde_json::to_string(&list).unwrap());
+    let o = Command::new(harness::python())
+        .arg(root().join("tests/support/render_diff.py"))
+        .arg(&jobs)
+        .output()
+        .expect("python runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let expected: Vec<Value> = serde_json::from_slice(&o.stdout).expect("the differ's JSON");
+    assert_eq!(expected.len(), pairs.len());
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut empty_strings_seen = 0;
+    let mut foreign_seen = 0;
+    let mut gateway_seen = 0;
+    for ((from, to, a, b), want) in pairs.iter().zip(&expected) {
+        let case = format!("{} → {}", a.display(), b.display());
+        let side = |v: &str, file: &Path| Side {
+            label: file.display().to_string(),
+            version: cilium_cmp::versions::parse(v).unwrap(),
+            text: std::fs::read_to_string(file).unwrap(),
+        };
+        let d = diff::diff(&side(from, a), &side(to, b), "kube-system", None)
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
+        let of = |change: diff::engine::Change| -> Vec<String> {
+            let mut v: Vec<String> = d
+                .objects
+                .iter()
+                .filter(|o| o.change == change)
+                .map(|o| o.key.to_string())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            of(diff::engine::Change::Created),
+            strings(&want["created"]),
+            "{case}: created"
+        );
+        assert_eq!(
+            of(diff::engine::Change::Deleted),
+            strings(&want["deleted"]),
+            "{case}: deleted"
+        );
+        // cilium-config, key for key: None where a side has no such key.
+        let mut config = std::collections::BTreeMap::new();
+        for o in d
+            .objects
+            .iter()
+            .filter(|o| o.key.kind == "ConfigMap" && o.key.name == "cilium-config")
+        {
+            for f in &o.fields {
+                if let (Some("data"), Some(key), 2) =
+                    (f.path.key_at(0), f.path.key_at(1), f.path.0.len())
+                {
+                    config.insert(key.to_string(), (f.before.clone(), f.after.clone()));
+                }
+            }
+        }
+        let want_config: std::collections::BTreeMap<String, (Option<Value>, Option<Value>)> = want
+            ["config"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| {
+                let side = |x: &Value| (!x.is_null()).then(|| x.clone());
+                (k.clone(), (side(&v[0]), side(&v[1])))
+            })
+            .collect();
+        empty_strings_seen += want_config
+            .values()
+            .filter(|(x, y)| {
+                x.is_none() && y == &Some(Value::from(""))
+                    || y.is_none() && x == &Some(Value::from(""))
+            })
+            .count();
+        assert_eq!(config, want_config, "{case}: cilium-config");
+        let mut rolls: Vec<String> = d
+            .of_kind(Kind::Rolls)
+            .map(|c| c.subject.clone())
+            .filter(|s| {
+                ["DaemonSet ", "Deployment ", "StatefulSet "]
+                    .iter()
+                    .any(|k| s.starts_with(k))
+            })
+            .collect();
+        rolls.sort();
+        assert_eq!(rolls, strings(&want["rolls"]), "{case}: rolls");
+        let mut images: Vec<String> = d
+            .of_kind(Kind::Image)
+            .map(|c| format!("{}: {}", c.subject, c.what.as_str()))
+            .collect();
+        images.sort();
+        assert_eq!(images, strings(&want["images"]), "{case}: images");
+        // Kinds of other projects the render creates: each named as a CRD the cluster needs.
+        let mut foreign: Vec<String> = d
+            .of_kind(Kind::CrdPrerequisite)
+            .map(|c| c.subject.clone())
+            .filter(|s| !s.starts_with("Gateway API CRDs"))
+            .collect();
+        foreign.sort();
+        assert_eq!(
+            foreign,
+            strings(&want["foreign"]),
+            "{case}: CRD prerequisites"
+        );
+        foreign_seen += foreign.len();
+        // Gateway API turned on (Helm's cilium-config says so): its CRDs are named, with the page
+        // of the new release's documentation that says which version.
+        let gateway = d
+            .of_kind(Kind::CrdPrerequisite)
+            .find(|c| c.subject.starts_with("Gateway API CRDs"));
+        // Read from Helm's text: on when cilium-config says so. Named when it turns on, or moves to
+        // another minor release (whose operator may expect another Gateway API version).
+        let on = |file: &Path| {
+            std::fs::read_to_string(file)
+                .unwrap()
+                .contains("\n  enable-gateway-api: \"true\"\n")
+        };
+        let minor = |v: &str| v.rsplit_once('.').unwrap().0.to_string();
+        let named = on(b) && (!on(a) || minor(from) != minor(to));
+        assert_eq!(gateway.is_some(), named, "{case}: Gateway API CRDs");
+        if let Some(g) = gateway {
+            let v = cilium_cmp::versions::parse(to).unwrap();
+            let page = format!(
+                "https://docs.cilium.io/en/v{}.{}/network/servicemesh/gateway-api/",
+                v.major, v.minor
+            );
+            assert!(g.why.contains(&page), "{case}: {}", g.why);
+            gateway_seen += 1;
+        }
+        let moves = !want["created"].as_array().unwrap().is_empty()
+            || !want["deleted"].as_array().unwrap().is_empty()
+            || !want["rolls"].as_array().unwrap().is_empty();
+        if moves {
+            assert_eq!(d.status(), Status::Consequences, "{case}");
+        }
+        if !want_config.is_empty() {
+            assert_ne!(d.status(), Status::Same, "{case}");
+        }
+    }
+    // The upgrades to 1.20 bring `devices: ""`: the empty strings were part of the check.
+    assert!(empty_strings_seen > 0);
+    // The ServiceMonitor scenario creates kinds of the Prometheus Operator.
+    assert!(foreign_seen > 0);
+    assert!(gateway_seen > 0);
+}
+
+/// `-f v.yaml --set debug.enabled=true`: the --set is the new side's, so the diff shows the flip
+/// (the Helm references of `default-cronjob` and `debug-and-probes` differ in `debug` the same
+/// way); a diff whose two sides have the same inputs is refused, never "nothing changes".
+fn a_set_applies_to_the_new_side_and_identical_sides_are_refused() {
+    let dir = charts("a_set_applies_to_the_new_side");
+    let s = Scratch::new("set-side");
+    s.write("v.yaml", "hubble:\n  enabled: true\n");
+    s.write("same.yaml", "hubble:\n  enabled: true\n");
+    let diff = |args: &[&str]| {
+        let mut c = bin();
+        c.env("CILIUM_CMP_CHART_DIR", &dir)
+            .current_dir(&s.0)
+            .arg("diff");
+        run(c.args(args))
+    };
+    for v in VERSIONS {
+        let (code, out, err) = diff(&[
+            "--cilium-version",
+            v,
+            "-f",
+            "v.yaml",
+            "--set",
+            "debug.enabled=true",
+            "--output",
+            "json",
+        ]);
+        assert!(code == 2 || code == 3, "{v}: {code} {err}");
+        let j = json_of(&out);
+        let folder = &j["folders"][0];
+        let fields: Vec<String> = folder["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["name"] == "cilium-config")
+            .flat_map(|o| o["fields"].as_array().unwrap().iter())
+            .map(|f| format!("{} {} {}", f["path"], f["before"], f["after"]))
+            .collect();
+        assert!(
+            fields.contains(&"\"data.debug\" \"false\" \"true\"".to_string()),
+            "{v}: {fields:?}"
+        );
+        assert!(
+            folder["from"]["label"].as_str().unwrap() == "v.yaml",
+            "{v}: {folder}"
+        );
+        // Both sides the same: refused, with how to say what the old side is.
+        for args in [
+            vec!["--cilium-version", v, "-f", "v.yaml"],
+            vec![
+                "--cilium-version",
+                v,
+                "-f",
+                "v.yaml",
+                "--from-values",
+                "same.yaml",
+            ],
+            vec![
+                "--cilium-version",
+                v,
+                "--set",
+                "debug.enabled=true",
+                "--from-set",
+                "debug.enabled=true",
+            ],
+        ] {
+            let (code, out, err) = diff(&args);
+            assert_eq!(code, 1, "{args:?}: {out} {err}");
+            assert!(out.is_empty(), "{args:?}: {out}");
+            assert!(
+                err.contains("same inputs") && err.contains("--from-values"),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}
+
+/// `devices: ""` added to the values of 1.19.6 (whose default leaves the key out, as Helm's
+/// reference of the default scenario shows) is a cilium-config key the sync writes: a change,
+/// and the agents read it only at start.
+fn an_empty_config_value_added_is_a_change() {
+    let reference = std::fs::read_to_string(
+        harness::shared("cilium-reference/rendered").join("1.19.6/default-cronjob.yaml"),
+    )
+    .unwrap();
+    assert!(
+        !reference.contains("\n  devices:"),
+        "the premise: 1.19.6 leaves devices out"
+    );
+    let dir = charts("an_empty_config_value_added_is_a_change");
+    let s = Scratch::new("empty-devices");
+    s.write("old.yaml", "{}\n");
+    s.write("new.yaml", "devices: \"\"\n");
+    let (code, out, err) = run(bin()
+        .env("CILIUM_CMP_CHART_DIR", &dir)
+        .current_dir(&s.0)
+        .args([
+            "diff",
+            "--cilium-version",
+            "1.19.6",
+            "-f",
+            "new.yaml",
+            "--from-values",
+            "old.yaml",
+        ]));
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("data.devices: (absent) → \"\""), "{out}");
+    assert!(out.contains("the ConfigMap's key devices changes"), "{out}");
+}
+
+/// The repository form with one folder that does not render: the report is still written for
+/// the others (a reviewer sees them), the failing folder has its row and a section saying so,
+/// and the run exits 1 (docs/review.md).
+fn a_folder_that_does_not_render_fails_the_run_and_the_others_are_reported() {
+    let repo = example_repo("1.20.0", "");
+    repo.write(
+        "broken/cilium-cmp.yaml",
+        "ciliumVersion: \"1.20.0\"\nvaluesFiles: [values.yaml]\n",
+    );
+    repo.write("broken/values.yaml", "{}\n");
+    git(&repo.0, &["add", "-A"]);
+    git(
+        &repo.0,
+        &[
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "broken",
+        ],
+    );
+    repo.write("broken/values.yaml", "noSuchValue: 1\n");
+    set_version(&repo.0, "cilium", "1.19.6");
+    let (code, out, err) = diff_in(&repo.0, &["--base", "HEAD", "--output", "markdown"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.contains("| `broken` | **cannot be compared** |"),
+        "{out}"
+    );
+    assert!(out.contains("#### `broken`: cannot be compared"), "{out}");
+    assert!(out.contains("noSuchValue"), "{out}");
+    assert!(out.contains("#### `cilium` (changed)"), "{out}");
+}
+
+/// A comment added to a values file changes the inputs and not the render: the folder is not
+/// called "changed"; the folder against itself says its inputs are unchanged. Both exit 0.
+fn inputs_that_render_the_same_are_not_called_changed() {
+    let repo = example_repo("1.20.0", "");
+    let (code, out, err) = diff_in(&repo.0, &["cilium", "--base", "HEAD"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("== cilium (inputs unchanged):"), "{out}");
+    let values = repo.0.join("cilium/values.yaml");
+    let text = std::fs::read_to_string(&values).unwrap();
+    std::fs::write(&values, format!("{text}# reviewed\n")).unwrap();
+    for args in [vec!["cilium", "--base", "HEAD"], vec!["--base", "HEAD"]] {
+        let (code, out, err) = diff_in(&repo.0, &args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(
+            out.contains("== cilium (inputs differ, same render):"),
+            "{args:?}: {out}"
+        );
+        assert!(!out.contains("(changed)"), "{args:?}: {out}");
+    }
+}
+
+/// `nodePort.enabled` and `externalIPs.enabled` are known to no 1.19 release: a patch upgrade
+/// within 1.19 (with unknown keys allowed, so that both sides render) does not call them renamed;
+/// the move from 1.18, which knew `nodePort.enabled`, does.
+fn renamed_values_are_those_the_old_release_knew() {
+    let dir = charts("renamed_values_are_those_the_old_release_knew");
+    let renamed = |from: &str, to: &str| -> Vec<String> {
+        let (code, out, err) = run(bin().env("CILIUM_CMP_CHART_DIR", &dir).args([
+            "diff",
+            "--from-version",
+            from,
+            "--cilium-version",
+            to,
+            "--set",
+            "nodePort.enabled=true",
+            "--from-set",
+            "nodePort.enabled=true",
+            "--set",
+            "externalIPs.enabled=true",
+            "--from-set",
+            "externalIPs.enabled=true",
+            "--allow-unknown-keys",
+            "--output",
+            "json",
+        ]));
+        assert!(code == 2 || code == 3, "{from} → {to}: {err}");
+        consequence_ids(&json_of(&out)["folders"][0])
+            .into_iter()
+            .filter(|c| c.starts_with("renamed-value"))
+            .collect()
+    };
+    assert_eq!(renamed("1.19.5", "1.19.6"), Vec::<String>::new());
+    assert_eq!(
+        renamed("1.18.12", "1.19.6"),
+        ["renamed-value nodePort.enabled"]
     );
 }

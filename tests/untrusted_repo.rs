@@ -270,8 +270,9 @@ fn a_committed_bare_repository_in_the_folder_never_runs_its_upload_pack() {
     let o = w.cilium_cmp(&repo.0, &["diff", folder, "--base", "HEAD"]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert!(
-        o.stdout
-            .starts_with(&format!("== {folder} (changed): base HEAD (Cilium 1.20.0)")),
+        o.stdout.starts_with(&format!(
+            "== {folder} (inputs unchanged): base HEAD (Cilium 1.20.0)"
+        )),
         "{}",
         o.stdout
     );

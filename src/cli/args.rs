@@ -235,10 +235,12 @@ pub struct DiffArgs {
     /// Values file of the old render; repeatable [default: the files of -f]
     #[arg(long)]
     pub from_values: Vec<PathBuf>,
-    /// PATH=VALUE of the new render (as Helm's --set); repeatable
+    /// PATH=VALUE of the new render only (as Helm's --set; the old render has --from-set);
+    /// repeatable
     #[arg(long)]
     pub set: Vec<String>,
-    /// PATH=VALUE of the old render; repeatable [default: the --set of the new render]
+    /// PATH=VALUE of the old render; repeatable [default: none; repeat a --set here to apply it
+    /// to both sides]
     #[arg(long)]
     pub from_set: Vec<String>,
     /// Release namespace (the Application's spec.destination.namespace)
@@ -269,6 +271,10 @@ Examples:
   cilium-cmp diff --base origin/main --output markdown > diff.md
   cilium-cmp diff --cilium-version 1.20.0 --from-version 1.19.6 -f values.yaml
   cilium-cmp diff --cilium-version 1.20.0 -f new.yaml --from-values old.yaml
+  cilium-cmp diff --cilium-version 1.20.0 -f values.yaml --set debug.enabled=true
+
+-f files are both sides' unless --from-values is given; --set is the new side's only (the old
+side has --from-set). Two sides with the same inputs are refused (exit 1).
 
 Exit status: 0 nothing changes; 2 objects change without consequences; 3 something restarts,
 is pruned, loses a permission, may hang at start, or a value the new release renamed is set;

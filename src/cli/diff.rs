@@ -90,16 +90,17 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
         );
     };
     let from = a.from_version.clone().unwrap_or_else(|| to.clone());
+    // Which side each input is on (docs/diff.md): values files are the configuration both
+    // sides start from unless --from-values gives the old side its own; a --set is an edit,
+    // so it is the new side's alone, and the old side has only its --from-set. A reviewer
+    // trying `-f v.yaml --set debug.enabled=true` sees what the flip does, never the same
+    // edit on both sides.
     let old_values = if a.from_values.is_empty() {
         &a.values
     } else {
         &a.from_values
     };
-    let old_set = if a.from_set.is_empty() {
-        &a.set
-    } else {
-        &a.from_set
-    };
+    let old_set = &a.from_set;
     let inputs = |version: &str, files: &[PathBuf], set: &[String]| -> anyhow::Result<Inputs> {
         let v = cilium_cmp::versions::parse(version)?.to_string();
         let mut i = Inputs::new(&v);
@@ -121,6 +122,17 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
     let new_inputs = inputs(to, &a.values, &a.set)?;
     let old_inputs = inputs(&from, old_values, old_set)?;
     let upgrade = new_inputs.cilium_version != old_inputs.cilium_version;
+    let same_files = old_inputs.values_files.len() == new_inputs.values_files.len()
+        && old_inputs
+            .values_files
+            .iter()
+            .zip(&new_inputs.values_files)
+            .all(|((_, a), (_, b))| a == b);
+    if !upgrade && same_files && old_inputs.set == new_inputs.set {
+        anyhow::bail!(
+            "both sides of the diff have the same inputs (Cilium {to}, the same values files and --set), so nothing could change; give the old side its own with --from-values FILE or --from-set PATH=VALUE, or another release with --from-version (a --set applies to the new side only)"
+        );
+    }
     let label = |files: &[PathBuf], set: &[String]| {
         let mut parts: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         parts.extend(set.iter().map(|s| format!("--set {s}")));

@@ -30,6 +30,8 @@ pub enum Kind {
     Image,
     /// Agents would wait for CRDs the operator has not registered yet.
     CrdOrder,
+    /// CRDs of other projects the cluster must serve before the sync (`prerequisites`).
+    CrdPrerequisite,
     /// Configuration that running pods read only at start changes and nothing restarts them.
     ReadAtStart,
     /// A value the user sets that the new release renamed or removed.
@@ -53,6 +55,7 @@ impl Kind {
             Kind::RbacAdded => "rbac-added",
             Kind::Image => "image",
             Kind::CrdOrder => "crd-order",
+            Kind::CrdPrerequisite => "crd-prerequisite",
             Kind::ReadAtStart => "read-at-start",
             Kind::RenamedValue => "renamed-value",
             Kind::DefaultChanged => "default-changed",
@@ -86,6 +89,7 @@ impl Kind {
             Kind::RbacAdded => "Permissions added",
             Kind::Image => "Images",
             Kind::CrdOrder => "Sync order",
+            Kind::CrdPrerequisite => "CRDs the cluster must have",
             Kind::ReadAtStart => "Configuration read only at start",
             Kind::RenamedValue => "Values the new release renamed or removed",
             Kind::DefaultChanged => "Defaults that change under these values",
@@ -175,11 +179,48 @@ fn read_at_start(objects: &[ObjectDiff], r: &Renders) -> Vec<Consequence> {
                 subject: format!("{} ← {}", reader.workload, o.key),
                 // The sentence is adopt::startup's, with the ConfigMap's name in it: a name whole.
                 what: reader.consequence(&o.key.name).into(),
-                why: "the ConfigMap changes and the workload's pod template does not: nothing restarts at the sync".into(),
+                why: changed_keys(o).words(
+                    " and the workload's pod template does not: nothing restarts at the sync",
+                ),
             });
         }
     }
     out
+}
+
+/// Keys of a ConfigMap's data named as what changed; the rest are counted.
+const LISTED_KEYS: usize = 8;
+
+/// What changed in a ConfigMap, by key: `the ConfigMap's keys a, b (and 3 more) change`.
+fn changed_keys(o: &ObjectDiff) -> Prose {
+    let keys: BTreeSet<String> = o
+        .fields
+        .iter()
+        .filter(|f| !f.inert)
+        .map(|f| match (f.path.key_at(0), f.path.key_at(1)) {
+            (Some("data" | "binaryData"), Some(k)) => k.to_string(),
+            _ => f.path.to_string(),
+        })
+        .collect();
+    let mut why = Prose::new().words(if keys.len() == 1 {
+        "the ConfigMap's key "
+    } else {
+        "the ConfigMap's keys "
+    });
+    for (i, k) in keys.iter().take(LISTED_KEYS).enumerate() {
+        if i > 0 {
+            why = why.words(", ");
+        }
+        why = why.name(k);
+    }
+    if keys.len() > LISTED_KEYS {
+        why = why.words(&format!(" and {} more", keys.len() - LISTED_KEYS));
+    }
+    why.words(if keys.len() == 1 {
+        " changes"
+    } else {
+        " change"
+    })
 }
 
 /// Field paths listed as the reason a pod template changed; the rest are counted.
@@ -352,24 +393,46 @@ fn container_images(o: &Object) -> BTreeMap<String, String> {
     out
 }
 
+/// One line per image change of an object, the containers that share it named together: the
+/// agent's init containers all run the agent's image, and seven equal lines hide the one that
+/// differs.
 fn images(key: &ObjectKey, old: Option<&Object>, new: Option<&Object>) -> Vec<Consequence> {
     let before = old.map(container_images).unwrap_or_default();
     let after = new.map(container_images).unwrap_or_default();
-    let mut out = Vec::new();
+    // (old image, new image) to the containers with that change, in container-name order.
+    let mut changes: BTreeMap<(Option<&String>, &String), Vec<&String>> = BTreeMap::new();
     for (name, image) in &after {
-        let what = match before.get(name) {
-            Some(b) if b == image => continue,
-            Some(b) => Prose::of_name(b).words(" → ").name(image),
-            None => Prose::new().words("new container: ").name(image),
-        };
-        out.push(Consequence {
-            kind: Kind::Image,
-            subject: format!("{key}, container {name}"),
-            what,
-            why: "the image the pod template names".into(),
-        });
+        let was = before.get(name);
+        if was == Some(image) {
+            continue;
+        }
+        changes.entry((was, image)).or_default().push(name);
     }
-    out
+    changes
+        .into_iter()
+        .map(|((was, image), names)| {
+            let what = match was {
+                Some(b) => Prose::of_name(b).words(" → ").name(image),
+                None => Prose::new().words("new container: ").name(image),
+            };
+            let containers = names
+                .iter()
+                .map(|n| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let noun = if names.len() == 1 {
+                "container"
+            } else {
+                "containers"
+            };
+            Consequence {
+                kind: Kind::Image,
+                subject: format!("{key}, {noun} {containers}"),
+                what,
+                why: "the image the pod template names".into(),
+            }
+        })
+        .collect()
 }
 
 /// One permission: where it applies, and one verb on one resource (or non-resource URL).

@@ -16,6 +16,7 @@ use crate::adopt::bounds;
 use crate::adopt::compare::{self, Path, Step};
 use crate::adopt::live::{self, Object, ObjectKey};
 use crate::adopt::rules;
+use crate::adopt::zero;
 
 /// What happens to one object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -60,11 +61,8 @@ impl FieldChange {
         if matches!(self.path.0.last(), Some(Step::More(_))) {
             return path;
         }
-        format!(
-            "{path}: {} → {}",
-            super::short(self.before.as_ref()),
-            super::short(self.after.as_ref())
-        )
+        let (before, after) = super::short_pair(self.before.as_ref(), self.after.as_ref());
+        format!("{path}: {before} → {after}")
     }
 }
 
@@ -86,7 +84,8 @@ pub struct Renders {
 
 impl Renders {
     /// Reads both streams; the content-hash annotation is left out (it changes with any object,
-    /// and nothing in the cluster reads it).
+    /// and nothing in the cluster reads it), and whole numbers are integers, as the API server
+    /// prints them (`empty_strings::integers_as_integers`).
     pub fn read(old: &str, new: &str, namespace: &str) -> Result<Renders, String> {
         let read = |label: &str, text: &str| -> Result<BTreeMap<ObjectKey, Object>, String> {
             let mut out = BTreeMap::new();
@@ -96,6 +95,7 @@ impl Renders {
             }
             for mut o in live::objects_of(label, text, namespace).map_err(|e| e.to_string())? {
                 crate::output::remove_content_hash(&mut o.value);
+                super::empty_strings::integers_as_integers(&mut o.value);
                 out.insert(o.key.clone(), o);
             }
             Ok(out)
@@ -121,7 +121,7 @@ pub fn compare_objects(r: &Renders) -> (Vec<ObjectDiff>, usize) {
                 fields: Vec::new(),
             }),
             Some(old) => {
-                let fields = field_changes(&key.kind, &old.value, &new.value);
+                let fields = field_changes(&key.group, &key.kind, &old.value, &new.value);
                 if fields.is_empty() {
                     same += 1;
                 } else {
@@ -155,7 +155,10 @@ pub fn compare_objects(r: &Renders) -> (Vec<ObjectDiff>, usize) {
 /// Linear in both objects: each tree is walked once per direction (`compare::each_difference`),
 /// and a dropped field is checked against what the first direction already reported through
 /// hashes of its path's prefixes, not by scanning that report.
-pub fn field_changes(kind: &str, old: &Value, new: &Value) -> Vec<FieldChange> {
+///
+/// An empty string that comes or goes where the API server keeps it (a ConfigMap entry, an
+/// annotation, any field of a custom resource) is a change too (`empty_strings`).
+pub fn field_changes(group: &str, kind: &str, old: &Value, new: &Value) -> Vec<FieldChange> {
     let template = rules::pod_template(kind);
     let mut out = Changes {
         kind,
@@ -168,7 +171,16 @@ pub fn field_changes(kind: &str, old: &Value, new: &Value) -> Vec<FieldChange> {
     // what the second direction finds below them is that same change.
     let mut items_reported: HashSet<u128> = HashSet::new();
     // Set or changed by the new render (and list items it drops, which the comparison reports).
+    // A zero value of a plain typed field (`adopt::zero`) is never stored: its coming or going
+    // is no change the cluster sees.
+    let dropped_zero = |path: &[Step], v: Option<&Value>| {
+        v.is_some_and(zero::is_zero)
+            && zero::classify(group, kind, &Path(path.to_vec())) == Some(zero::Zero::Dropped)
+    };
     compare::each_difference(new, old, &|_| false, &mut |d| {
+        if d.live.is_none() && dropped_zero(d.path, d.render) {
+            return;
+        }
         if matches!(d.path.last(), Some(Step::Item(_) | Step::Index(_))) {
             items_reported.insert(hashing.of(d.path));
         }
@@ -179,7 +191,9 @@ pub fn field_changes(kind: &str, old: &Value, new: &Value) -> Vec<FieldChange> {
     // enough.
     let mut dropped: HashSet<u128> = HashSet::new();
     compare::each_difference(old, new, &|_| false, &mut |d| {
-        if d.live.is_some() {
+        // A null in the new render sets nothing (the API server decodes it as absent): what the
+        // old one set there is dropped, as when the field is missing.
+        if d.live.is_some_and(|v| !v.is_null()) || dropped_zero(d.path, d.render) {
             return;
         }
         let prefixes = hashing.prefixes(d.path);
@@ -196,6 +210,12 @@ pub fn field_changes(kind: &str, old: &Value, new: &Value) -> Vec<FieldChange> {
         }
         out.push(d.path, d.render, None);
     });
+    for (path, before, after) in super::empty_strings::kept_empty_strings(group, kind, old, new) {
+        // The comparison may come to report these itself: once is enough.
+        if !out.fields.iter().any(|f| f.path.0 == path) {
+            out.push(&path, before.as_ref(), after.as_ref());
+        }
+    }
     out.finish()
 }
 
@@ -283,7 +303,7 @@ mod tests {
     fn fields_added_changed_and_dropped_are_all_seen() {
         let old = json!({"data": {"a": "1", "b": "2"}});
         let new = json!({"data": {"a": "9", "c": "3"}});
-        let c = field_changes("ConfigMap", &old, &new);
+        let c = field_changes("", "ConfigMap", &old, &new);
         assert_eq!(
             shown(&c),
             [
@@ -292,7 +312,7 @@ mod tests {
                 "data.b Some(String(\"2\")) -> None",
             ]
         );
-        assert!(field_changes("ConfigMap", &old, &old).is_empty());
+        assert!(field_changes("", "ConfigMap", &old, &old).is_empty());
     }
 
     #[test]
@@ -301,7 +321,7 @@ mod tests {
             {"name": "a", "image": "x"}, {"name": "b", "image": "y", "args": ["--z"]}]}}}});
         let new =
             json!({"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}]}}}});
-        let c = field_changes("DaemonSet", &old, &new);
+        let c = field_changes("apps", "DaemonSet", &old, &new);
         assert_eq!(c.len(), 1, "{:?}", shown(&c));
         assert_eq!(
             c[0].path.to_string(),
@@ -312,8 +332,18 @@ mod tests {
     }
 
     #[test]
+    fn a_map_the_new_render_leaves_null_is_dropped() {
+        let old = json!({"spec": {"template": {"metadata": {"annotations": {"a": "1"}}}}});
+        let new = json!({"spec": {"template": {"metadata": {"annotations": null}}}});
+        let c = field_changes("apps", "Deployment", &old, &new);
+        assert_eq!(c.len(), 1, "{:?}", shown(&c));
+        assert!(c[0].in_pod_template && c[0].after.is_none());
+    }
+
+    #[test]
     fn metadata_of_inert_kinds_is_marked() {
         let c = field_changes(
+            "",
             "ConfigMap",
             &json!({"metadata": {"labels": {"a": "1"}}}),
             &json!({"metadata": {"labels": {"a": "2"}}}),

@@ -1,15 +1,19 @@
 //! `diff`: two renders of Cilium compared with the engine `adopt-check` uses (`adopt::compare`
 //! and `adopt::rules`), and what the change does once Argo CD syncs it.
 //!
-//! - `engine` pairs the objects of both renders and lists the fields that differ;
+//! - `engine` pairs the objects of both renders and lists the fields that differ (with
+//!   `empty_strings`: the "" values the API server keeps, and integers printed as integers);
 //! - `consequences` says what those differences do (rolls, Jobs, prunes, images, RBAC, CRD order);
 //! - `upgrade` adds what a move between releases asks of the values;
+//! - `prerequisites` names the CRDs of other projects the new render needs in the cluster;
 //! - `report_text`, `report_markdown`, `report_json` print the result;
 //! - `repo` finds every application folder of a repository at two revisions and diffs those
 //!   whose inputs changed.
 
 pub mod consequences;
+pub mod empty_strings;
 pub mod engine;
+pub mod prerequisites;
 pub mod repo;
 pub mod report_json;
 pub mod report_markdown;
@@ -106,6 +110,13 @@ pub fn diff(
     let renders = Renders::read(&old.text, &new.text, namespace)?;
     let (objects, unchanged) = engine::compare_objects(&renders);
     let mut consequences = consequences::of_objects(&objects, &renders);
+    consequences.extend(prerequisites::of_renders(
+        &objects,
+        &renders,
+        old.version,
+        new.version,
+        namespace,
+    ));
     if old.version != new.version {
         consequences.extend(consequences::upgrade_order(&objects));
         if let Some(values) = values {
@@ -150,6 +161,9 @@ pub enum FolderState {
     Changed,
     Added,
     Removed,
+    /// The single-folder form with inputs byte-identical on both sides: rendered and compared
+    /// all the same (which proves the render the same), never called "changed".
+    Unchanged,
 }
 
 impl FolderState {
@@ -158,7 +172,19 @@ impl FolderState {
             FolderState::Changed => "changed",
             FolderState::Added => "added",
             FolderState::Removed => "removed",
+            FolderState::Unchanged => "inputs-unchanged",
         }
+    }
+}
+
+/// A compared folder's state for people: inputs that differ and render the same are not called
+/// "changed" (a values file reformatted, a comment added), so a reader does not look for a
+/// change that is not there.
+pub fn state_label(state: FolderState, diff: &Diff) -> &'static str {
+    match state {
+        FolderState::Changed if diff.status() == Status::Same => "inputs differ, same render",
+        FolderState::Unchanged => "inputs unchanged",
+        other => other.id(),
     }
 }
 
@@ -182,18 +208,20 @@ pub fn exit_code(sections: &[Section]) -> i32 {
         .exit_code()
 }
 
+/// Characters of a value a one-line report shows.
+const SHOWN: usize = 160;
+
 /// A value shown in a one-line report, within bounds (a ConfigMap entry can be kilobytes): as
 /// JSON, so its type shows (`"1"` is not `1`), with what serde leaves as itself escaped
 /// (`escape::json`: nothing hidden, no workflow command).
 pub fn short(v: Option<&serde_json::Value>) -> String {
-    const MAX: usize = 160;
     let text = match v {
         None => return "(absent)".into(),
         Some(serde_json::Value::String(s)) => serde_json::to_string(s).unwrap_or_default(),
         Some(other) => other.to_string(),
     };
-    if text.chars().count() > MAX {
-        let cut: String = text.chars().take(MAX).collect();
+    if text.chars().count() > SHOWN {
+        let cut: String = text.chars().take(SHOWN).collect();
         format!(
             "{}… ({} characters)",
             crate::escape::json(&cut),
@@ -201,5 +229,69 @@ pub fn short(v: Option<&serde_json::Value>) -> String {
         )
     } else {
         crate::escape::json(&text)
+    }
+}
+
+/// A value's before and after, for one line. Two long strings are shown around where they
+/// first differ, with what they share before it cut (a certgen configuration of kilobytes that
+/// changes in its last line would otherwise show the same first characters twice).
+pub fn short_pair(
+    before: Option<&serde_json::Value>,
+    after: Option<&serde_json::Value>,
+) -> (String, String) {
+    use serde_json::Value;
+    let (Some(Value::String(a)), Some(Value::String(b))) = (before, after) else {
+        return (short(before), short(after));
+    };
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len() <= SHOWN && b.len() <= SHOWN {
+        return (short(before), short(after));
+    }
+    let first = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    // Some context before the difference, so that a reader finds the place.
+    const CONTEXT: usize = 40;
+    let start = first.saturating_sub(CONTEXT);
+    let window = |s: &[char]| -> String {
+        let end = (start + SHOWN).min(s.len());
+        let part: String = s[start.min(s.len())..end].iter().collect();
+        let json = serde_json::to_string(&part).unwrap_or_default();
+        // The quotes go: the ellipses say the text goes on.
+        let inner = &json[1..json.len() - 1];
+        format!(
+            "{}{}{}",
+            if start > 0 { "…" } else { "\"" },
+            crate::escape::json(inner),
+            if end < s.len() { "…" } else { "\"" }
+        )
+    };
+    let at = first + 1;
+    (
+        format!("{} ({} characters)", window(&a), a.len()),
+        format!(
+            "{} ({} characters, first difference at character {at})",
+            window(&b),
+            b.len()
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn long_strings_show_where_they_differ() {
+        let a = format!("{}tail-one", "x".repeat(500));
+        let b = format!("{}tail-two", "x".repeat(500));
+        let (x, y) = short_pair(Some(&json!(a)), Some(&json!(b)));
+        assert!(
+            x.contains("tail-one") && y.contains("tail-two"),
+            "{x} / {y}"
+        );
+        assert!(y.contains("first difference at character 506"), "{y}");
+        assert!(x.starts_with('…'));
+        let (x, _) = short_pair(Some(&json!("a")), Some(&json!(2)));
+        assert_eq!(x, "\"a\"");
     }
 }

@@ -323,7 +323,9 @@ pub fn diff_folder(
         ),
         _ => None,
     };
+    let identical = matches!((&old_files, &new_files), (Some(a), Some(b)) if a == b);
     let state = match (&old, &new) {
+        _ if identical => FolderState::Unchanged,
         (None, _) => FolderState::Added,
         (_, None) => FolderState::Removed,
         _ => FolderState::Changed,

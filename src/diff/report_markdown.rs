@@ -51,7 +51,7 @@ pub fn render(sections: &[Section]) -> String {
                 let _ = writeln!(
                     s,
                     "| {name} | {} ({}) | {} | {} | {} | {} | {} | {} | {} |",
-                    state.id(),
+                    super::state_label(*state, diff),
                     diff.status().id(),
                     diff.count(Change::Created),
                     diff.count(Change::Deleted),
@@ -79,9 +79,11 @@ pub fn render(sections: &[Section]) -> String {
                 }
             }
             Outcome::Failed(e) => {
+                // The other folders are compared above and below; this one says why it is not,
+                // and that the run fails for it (exit status 1, docs/review.md).
                 let _ = write!(
                     s,
-                    "\n#### {name}: cannot be compared\n\n{}",
+                    "\n#### {name}: cannot be compared\n\n**This folder does not render, so what the change does to it is not known; the run exits 1 until it renders.**\n\n{}",
                     escape::md_fenced("text", e)
                 );
             }
@@ -91,7 +93,7 @@ pub fn render(sections: &[Section]) -> String {
                 let _ = writeln!(
                     s,
                     "\n#### {name} ({})\n\nFrom {} (Cilium {}) → {} (Cilium {}); {} objects unchanged\n",
-                    state.id(),
+                    super::state_label(*state, diff),
                     escape::md_code(&diff.from),
                     diff.from_version,
                     escape::md_code(&diff.to),

@@ -7,9 +7,10 @@ use super::engine::Change;
 use super::{Diff, Outcome, Section};
 use crate::escape;
 
-const KINDS: [Kind; 13] = [
+const KINDS: [Kind; 14] = [
     Kind::RenamedValue,
     Kind::CrdOrder,
+    Kind::CrdPrerequisite,
     Kind::Rolls,
     Kind::RunsAgain,
     Kind::Pruned,
@@ -42,7 +43,10 @@ pub fn render(sections: &[Section]) -> String {
                 let _ = writeln!(s, "== {name}: no input changed");
             }
             Outcome::Failed(e) => {
-                let _ = writeln!(s, "== {name}: cannot be compared");
+                let _ = writeln!(
+                    s,
+                    "== {name}: cannot be compared (it does not render; the exit status is 1)"
+                );
                 for line in escape::lines(e).lines() {
                     let _ = writeln!(s, "  {line}");
                 }
@@ -57,7 +61,7 @@ pub fn render(sections: &[Section]) -> String {
                 let _ = writeln!(
                     s,
                     "== {name} ({}): {} (Cilium {}) → {} (Cilium {})",
-                    state.id(),
+                    super::state_label(*state, diff),
                     escape::text(&diff.from),
                     diff.from_version,
                     escape::text(&diff.to),

@@ -73,8 +73,24 @@ fn user_decides(values: &Values, path: &str) -> bool {
 /// resolved over `to`'s defaults).
 pub fn consequences(from: CiliumVersion, to: CiliumVersion, values: &Values) -> Vec<Consequence> {
     let mut out = Vec::new();
-    // Renamed and removed values: the render refuses them until they are rewritten.
+    // Renamed and removed values: the render refuses them until they are rewritten. Only those
+    // the old release knew are the move's doing: a value neither release knows did nothing
+    // before and does nothing after (a patch upgrade does not make it stop working).
+    let unknown_before = crate::known_keys::check(values, from);
+    let unknown_before: std::collections::BTreeSet<Vec<String>> = unknown_before
+        .values
+        .iter()
+        .map(|u| u.keys.clone())
+        .chain(unknown_before.unlisted.iter().cloned())
+        .collect();
+    let known_before = |keys: &[String]| {
+        // The old check names the topmost unknown key: a value below it was unknown too.
+        !(1..=keys.len()).any(|n| unknown_before.contains(&keys[..n]))
+    };
     for u in crate::known_keys::check(values, to).values {
+        if !known_before(&u.keys) {
+            continue;
+        }
         if let crate::known_keys::Reason::OtherRelease { .. }
         | crate::known_keys::Reason::Removed { .. } = u.reason
         {
@@ -232,6 +248,23 @@ mod tests {
             .iter()
             .any(|c| c.kind == Kind::UpgradeNotes
                 && c.what.contains("https://docs.cilium.io/en/v1.20/")));
+    }
+
+    #[test]
+    fn values_neither_release_knows_are_not_renamed_by_the_move() {
+        // nodePort.enabled is gone from every 1.19 release: a patch upgrade within 1.19 changes
+        // nothing for it, the move from 1.18 (which knew it) does.
+        let yaml = "nodePort:\n  enabled: true\n";
+        let renamed = |from: &str, to: &str| -> Vec<String> {
+            let (from, to) = (versions::parse(from).unwrap(), versions::parse(to).unwrap());
+            consequences(from, to, &values(to, yaml))
+                .into_iter()
+                .filter(|c| c.kind == Kind::RenamedValue)
+                .map(|c| c.subject)
+                .collect()
+        };
+        assert!(renamed("1.19.0", "1.19.6").is_empty());
+        assert_eq!(renamed("1.18.12", "1.19.6"), ["nodePort.enabled"]);
     }
 
     #[test]

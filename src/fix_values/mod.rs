@@ -132,10 +132,10 @@ pub fn fix(
     let renamed = fix.files.iter().any(|f| f.moved.iter().any(|m| !m.2));
     if rendered_after != rendered_before {
         if !renamed {
-            let changes = render_changes(&rendered_before, &rendered_after);
+            let changes = render_changes(&rendered_before, &rendered_after, &base.namespace);
             return Err(FixError::RenderChanged(changes.join("; ")));
         }
-        fix.render_changes = render_changes(&rendered_before, &rendered_after);
+        fix.render_changes = render_changes(&rendered_before, &rendered_after, &base.namespace);
     }
     Ok(fix)
 }
@@ -456,39 +456,27 @@ fn set_path(root: &mut Value, keys: &[String], value: Value) {
     }
 }
 
-/// How two renders differ, one line per object or field: what `--apply-renames` reports.
-/// (Kept to one function so that it can become a call of `diff` when that command exists.)
-pub fn render_changes(before: &str, after: &str) -> Vec<String> {
+/// How two renders differ, one line per object or field: what `--apply-renames` reports. The
+/// comparison is `diff`'s (`diff::engine`): cilium-cmp's own content-hash annotation is left
+/// out, lists are matched item by item (a changed argument is named, not `[...]`), whole
+/// numbers print as the API server prints them.
+pub fn render_changes(before: &str, after: &str, namespace: &str) -> Vec<String> {
     const SHOWN: usize = 40;
-    let index = |text: &str| -> std::collections::BTreeMap<String, Value> {
-        crate::yaml::parse_stream_values(text)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|o| {
-                let name = format!(
-                    "{} {}/{}",
-                    o["kind"].as_str().unwrap_or("?"),
-                    o["metadata"]["namespace"].as_str().unwrap_or("-"),
-                    o["metadata"]["name"].as_str().unwrap_or("?")
-                );
-                (name, o)
-            })
-            .collect()
+    let renders = match crate::diff::engine::Renders::read(before, after, namespace) {
+        Ok(r) => r,
+        // Both are renders of this run; one that does not read back is said, not hidden.
+        Err(e) => return vec![format!("the renders cannot be compared: {e}")],
     };
-    let (a, b) = (index(before), index(after));
+    let (objects, _) = crate::diff::engine::compare_objects(&renders);
     let mut lines = Vec::new();
-    for (name, old) in &a {
-        match b.get(name) {
-            None => lines.push(format!("{name}: removed")),
-            Some(new) => {
-                let mut fields = Vec::new();
-                changed_fields(old, new, &mut String::new(), &mut fields);
-                lines.extend(fields.into_iter().map(|f| format!("{name}: {f}")));
+    for o in &objects {
+        match o.change {
+            crate::diff::engine::Change::Created => lines.push(format!("{}: added", o.key)),
+            crate::diff::engine::Change::Deleted => lines.push(format!("{}: removed", o.key)),
+            crate::diff::engine::Change::Changed => {
+                lines.extend(o.fields.iter().map(|f| format!("{}: {}", o.key, f.line())))
             }
         }
-    }
-    for name in b.keys().filter(|n| !a.contains_key(*n)) {
-        lines.push(format!("{name}: added"));
     }
     if lines.len() > SHOWN {
         let more = lines.len() - SHOWN;
@@ -496,52 +484,6 @@ pub fn render_changes(before: &str, after: &str) -> Vec<String> {
         lines.push(format!("and {more} more changes"));
     }
     lines
-}
-
-/// A value in a change line: scalars as JSON, bounded; collections by their kind.
-fn shown(v: &Value) -> String {
-    match v {
-        Value::Null => "(none)".into(),
-        Value::Object(_) => "{...}".into(),
-        Value::Array(_) => "[...]".into(),
-        other => {
-            let text = other.to_string();
-            if text.chars().count() > 80 {
-                format!("{}...", text.chars().take(77).collect::<String>())
-            } else {
-                text
-            }
-        }
-    }
-}
-
-fn changed_fields(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>) {
-    if a == b {
-        return;
-    }
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-            for k in keys {
-                let len = path.len();
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(k);
-                changed_fields(
-                    x.get(k).unwrap_or(&Value::Null),
-                    y.get(k).unwrap_or(&Value::Null),
-                    path,
-                    out,
-                );
-                path.truncate(len);
-            }
-        }
-        _ => {
-            let field = if path.is_empty() { "the object" } else { path };
-            out.push(format!("{field}: {} -> {}", shown(a), shown(b)));
-        }
-    }
 }
 
 /// The line editor against random block-style files: comments everywhere, odd quoting, block
