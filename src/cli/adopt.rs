@@ -55,10 +55,13 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
     for f in &a.live {
         dumps.push(cilium_cmp::adopt::live::read_dump(f, &mut budget)?);
     }
-    let sync = match &a.argocd_application {
+    let mut sync = match &a.argocd_application {
         Some(file) => sync_model(file)?,
         None => cilium_cmp::adopt::SyncModel::default(),
     };
+    if let Some(file) = &a.argocd_cm {
+        sync.tracking = tracking_of(file)?;
+    }
     let filter = argocd_filter(a.argocd_cm.as_deref())?;
     let mut report =
         cilium_cmp::adopt::check_with(&text, &dumps, &a.render.namespace, &a.release, &sync)?;
@@ -128,7 +131,20 @@ fn sync_model(file: &std::path::Path) -> anyhow::Result<cilium_cmp::adopt::SyncM
         .unwrap_or("kubectl-client-side-apply");
     Ok(cilium_cmp::adopt::SyncModel {
         migrated_manager: (server_side && migration).then(|| manager.to_string()),
+        application: app
+            .pointer("/metadata/name")
+            .and_then(|n| n.as_str())
+            .map(String::from),
+        ..Default::default()
     })
+}
+
+/// How the user's Argo CD tracks its objects (`argocd-cm`'s resource tracking keys).
+fn tracking_of(file: &std::path::Path) -> anyhow::Result<cilium_cmp::adopt::tracking::Tracking> {
+    let shown = file.display().to_string();
+    let text = cilium_cmp::limits::read_text(file, &shown)?;
+    let cm = cilium_cmp::yaml::parse_value(&text).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+    cilium_cmp::adopt::tracking::Tracking::from_argocd_cm(&cm, &shown).map_err(anyhow::Error::msg)
 }
 
 /// The resource filter of the user's argocd-cm, or Argo CD's defaults.
