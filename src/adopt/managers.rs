@@ -70,15 +70,18 @@ const CONTROLLER_PREFIXES: &[&str] = &[
 ];
 
 /// Deploy tools whose names would otherwise read as controllers.
-const DEPLOY_TOOLS: &[&str] = &["kustomize-controller", "helm-controller", "argocd-controller"];
+const DEPLOY_TOOLS: &[&str] = &[
+    "kustomize-controller",
+    "helm-controller",
+    "argocd-controller",
+];
 
 /// The role of the manager named `manager`.
 pub fn role(manager: &str) -> Role {
     if DEPLOY_TOOLS.contains(&manager) {
         return Role::DeployTool;
     }
-    if CONTROLLERS.contains(&manager)
-        || CONTROLLER_PREFIXES.iter().any(|p| manager.starts_with(p))
+    if CONTROLLERS.contains(&manager) || CONTROLLER_PREFIXES.iter().any(|p| manager.starts_with(p))
     {
         return Role::Controller;
     }

@@ -278,7 +278,13 @@ pub fn check_with(
             .namespace
             .as_ref()
             .filter(|ns| !render_namespaces.contains(*ns));
-        objects.push(live_only(l, elsewhere.map(String::as_str), release, namespace, sync));
+        objects.push(live_only(
+            l,
+            elsewhere.map(String::as_str),
+            release,
+            namespace,
+            sync,
+        ));
     }
     objects.sort_by(|a, b| a.class.cmp(&b.class).then_with(|| a.key.cmp(&b.key)));
     let mut warnings = Vec::new();
@@ -339,7 +345,8 @@ fn live_only(
                 l,
                 Class::NotInRelease,
                 Some(format!(
-                    "Argo CD Application {app:?} tracks it ({how}), not the Application synced                      here: this sync leaves it alone"
+                    "Argo CD Application {app:?} tracks it ({how}), not the Application synced \
+                         here: this sync leaves it alone"
                 )),
             );
         }
@@ -363,7 +370,8 @@ fn live_only(
                 l,
                 Class::Unmanaged,
                 Some(format!(
-                    "{why}, but Argo CD does not track it (no {} naming it{}): no sync deletes                      it, it stays in the cluster unmanaged; to delete it: {}",
+                    "{why}, but Argo CD does not track it (no {} naming it{}): no sync deletes \
+                         it, it stays in the cluster unmanaged; to delete it: {}",
                     tracking::TRACKING_ANNOTATION,
                     match sync.tracking.method {
                         tracking::Method::Label =>
@@ -381,9 +389,11 @@ fn live_only(
             Class::NotInRelease,
             Some(match elsewhere {
                 Some(ns) => format!(
-                    "in namespace {ns:?}, which the render does not use, and neither Argo CD's                      tracking nor Helm's release annotations mark it as the release's: left alone"
+                    "in namespace {ns:?}, which the render does not use, and neither Argo CD's \
+                         tracking nor Helm's release annotations mark it as the release's: left alone"
                 ),
-                None => "nothing marks it as the release's (no Helm release annotation, Argo CD                          tracking or chart label); the switch leaves it alone"
+                None => "nothing marks it as the release's (no Helm release annotation, Argo CD \
+                     tracking or chart label); the switch leaves it alone"
                     .into(),
             }),
         ),
@@ -703,7 +713,8 @@ fn fate<'a>(
             || (e.operation == ownership::Operation::Update
                 && sync.migrated_manager.as_deref() == Some(e.manager.as_str()))
     };
-    let staying: Vec<&ownership::Entry> = owners.iter().copied().filter(|e| !taken_over(e)).collect();
+    let staying: Vec<&ownership::Entry> =
+        owners.iter().copied().filter(|e| !taken_over(e)).collect();
     let named = |e: &ownership::Entry| {
         format!(
             "{} ({})",

@@ -23,7 +23,9 @@ fn title(class: Class) -> &'static str {
         Class::Changed => "differ elsewhere",
         Class::Created => "would be created",
         Class::Pruned => "would be pruned (Argo CD tracks them)",
-        Class::Unmanaged => "stay in the cluster, unmanaged (the old release's, untracked by Argo CD)",
+        Class::Unmanaged => {
+            "stay in the cluster, unmanaged (the old release's, untracked by Argo CD)"
+        }
         Class::NotInRelease => "live, not the release's (left alone)",
     }
 }

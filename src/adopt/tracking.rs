@@ -86,12 +86,19 @@ impl Tracking {
                     .get(TRACKING_ANNOTATION)?
                     .as_str()?;
                 let app = names_object(id, o)?;
-                Some((app.to_string(), format!("its annotation {TRACKING_ANNOTATION}")))
+                Some((
+                    app.to_string(),
+                    format!("its annotation {TRACKING_ANNOTATION}"),
+                ))
             }
             Method::Label => {
                 let app = meta?.get("labels")?.get(&self.label_key)?.as_str()?;
-                (!app.is_empty())
-                    .then(|| (app.to_string(), format!("its label {} (label tracking)", self.label_key)))
+                (!app.is_empty()).then(|| {
+                    (
+                        app.to_string(),
+                        format!("its label {} (label tracking)", self.label_key),
+                    )
+                })
             }
         }
     }
@@ -135,9 +142,13 @@ mod tests {
     #[test]
     fn the_annotation_must_name_the_object() {
         let t = Tracking::default();
-        let own = object(json!({"annotations": {TRACKING_ANNOTATION: "cilium:/Secret:kube-system/cilium-ca"}}));
+        let own = object(
+            json!({"annotations": {TRACKING_ANNOTATION: "cilium:/Secret:kube-system/cilium-ca"}}),
+        );
         assert_eq!(t.tracked_by(&own).unwrap().0, "cilium");
-        let copied = object(json!({"annotations": {TRACKING_ANNOTATION: "cilium:apps/Deployment:kube-system/x"}}));
+        let copied = object(
+            json!({"annotations": {TRACKING_ANNOTATION: "cilium:apps/Deployment:kube-system/x"}}),
+        );
         assert!(t.tracked_by(&copied).is_none());
         let helm_only = object(json!({"annotations": {"meta.helm.sh/release-name": "cilium"}}));
         assert!(t.tracked_by(&helm_only).is_none());
@@ -152,6 +163,9 @@ mod tests {
         assert_eq!(t.tracked_by(&labelled).unwrap().0, "cilium");
         let bad = json!({"data": {"application.resourceTrackingMethod": "uid"}});
         let err = Tracking::from_argocd_cm(&bad, "argocd-cm.yaml").unwrap_err();
-        assert!(err.contains("argocd-cm.yaml") && err.contains("annotation+label"), "{err}");
+        assert!(
+            err.contains("argocd-cm.yaml") && err.contains("annotation+label"),
+            "{err}"
+        );
     }
 }
