@@ -370,15 +370,17 @@ fn live_only(
                 l,
                 Class::Unmanaged,
                 Some(format!(
-                    "{why}, but Argo CD does not track it (no {} naming it{}): no sync deletes \
-                         it, it stays in the cluster unmanaged; to delete it: {}",
-                    tracking::TRACKING_ANNOTATION,
-                    match sync.tracking.method {
-                        tracking::Method::Label =>
-                            format!(", no {} label", sync.tracking.label_key),
-                        _ => String::new(),
-                    },
-                    rules::delete_command(&l.key)
+                    "{why}, but Argo CD does not track it ({}): no sync deletes it, it stays in \
+                     the cluster unmanaged; to delete it: {}{}",
+                    sync.tracking.untracked(),
+                    rules::delete_command(&l.key),
+                    if l.from_cluster() {
+                        ""
+                    } else {
+                        " (a manifest export shows Argo CD's tracking only when it is one of Argo \
+                         CD's, such as argocd app manifests --source live; a cluster dump tells \
+                         for sure)"
+                    }
                 )),
             );
             r.expected = rules::expected_alone(l, false, false);
@@ -786,4 +788,62 @@ fn secret_as_stored<'a>(kind: &str, v: &'a serde_json::Value) -> Cow<'a, serde_j
         }
     }
     Cow::Owned(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(class: Class, expected: bool) -> ObjectReport {
+        ObjectReport {
+            key: ObjectKey {
+                group: "apps".into(),
+                kind: "DaemonSet".into(),
+                namespace: Some("kube-system".into()),
+                name: "cilium".into(),
+            },
+            api_version: "apps/v1".into(),
+            class,
+            findings: vec![Finding {
+                difference: Difference {
+                    path: compare::Path(vec![compare::Step::Key("spec".into())]),
+                    render: Some(serde_json::json!(1)),
+                    live: Some(serde_json::json!(2)),
+                },
+                restarts: class == Class::RestartsPods,
+                expected: expected.then(|| "the move brings it".to_string()),
+                removed_by: None,
+            }],
+            live_only: Vec::new(),
+            notes: Vec::new(),
+            expected: None,
+            read_at_start: Vec::new(),
+            left_behind: Vec::new(),
+            kept: Vec::new(),
+        }
+    }
+
+    fn report(objects: Vec<ObjectReport>) -> Report {
+        Report {
+            objects,
+            rendered: 1,
+            live: 1,
+            live_sources: vec!["live.yaml".into()],
+            namespace: "kube-system".into(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Exit 3 means something restarts or is pruned, whatever the cause: a restart the move
+    /// brings by design rolls the pods like any other. Objects that stay unmanaged do not count.
+    #[test]
+    fn an_expected_restart_is_disruptive_and_unmanaged_objects_are_not() {
+        assert!(report(vec![object(Class::RestartsPods, true)]).disruptive());
+        assert!(report(vec![object(Class::RestartsPods, false)]).disruptive());
+        assert!(report(vec![object(Class::Pruned, true)]).disruptive());
+        assert!(!report(vec![object(Class::Unmanaged, true)]).disruptive());
+        assert!(!report(vec![object(Class::Changed, false)]).disruptive());
+        let text = report::human(&report(vec![object(Class::RestartsPods, true)]));
+        assert!(text.contains("the pods restart all the same"), "{text}");
+    }
 }

@@ -76,6 +76,16 @@ impl Tracking {
         Ok(Tracking { method, label_key })
     }
 
+    /// What an object this Argo CD does not track lacks, for a report.
+    pub fn untracked(&self) -> String {
+        match self.method {
+            Method::Annotation | Method::AnnotationAndLabel => {
+                format!("no {TRACKING_ANNOTATION} annotation naming it")
+            }
+            Method::Label => format!("no {} label (label tracking)", self.label_key),
+        }
+    }
+
     /// The Application that tracks `o`, and how, if one does.
     pub fn tracked_by(&self, o: &Object) -> Option<(String, String)> {
         let meta = o.value.get("metadata");
