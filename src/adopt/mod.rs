@@ -11,6 +11,7 @@
 pub mod bounds;
 pub mod compare;
 pub mod defaults;
+pub mod helm3;
 pub mod live;
 pub mod managers;
 pub mod ownership;
@@ -167,6 +168,9 @@ pub struct Report {
     pub namespace: String,
     /// What the reader should know about the input (a dump without managedFields, ...).
     pub warnings: Vec<String>,
+    /// The live release was rendered by Helm 3, and these nulls render differently under Helm 4
+    /// (`helm3`; set by the caller that has the render's inputs).
+    pub helm3: Option<helm3::Helm3Install>,
 }
 
 impl Report {
@@ -315,6 +319,7 @@ pub fn check_with(
         live_sources: dumps.iter().map(|(s, _)| s.clone()).collect(),
         namespace: namespace.to_string(),
         warnings,
+        helm3: None,
     })
 }
 
@@ -831,6 +836,7 @@ mod tests {
             live_sources: vec!["live.yaml".into()],
             namespace: "kube-system".into(),
             warnings: Vec::new(),
+            helm3: None,
         }
     }
 

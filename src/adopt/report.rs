@@ -219,6 +219,19 @@ pub fn human(r: &Report) -> String {
             }
         }
     }
+    if let Some(h) = &r.helm3 {
+        let _ = writeln!(
+            out,
+            "Installed by Helm 3 ({}): Helm 3 keeps the chart's null defaults where Helm 4 (cilium-cmp, Argo CD 3.5) drops them (argoproj/argo-cd#29068); these nulls render differently, and the first sync changes what they rendered:",
+            escape::message(&h.evidence)
+        );
+        for n in &h.nulls {
+            let _ = writeln!(out, "  {}", escape::text(&n.value));
+            for d in &n.differences {
+                let _ = writeln!(out, "      {}", escape::message(&d.to_string()));
+            }
+        }
+    }
     let waiting: Vec<(&ObjectReport, &super::startup::Reader)> = r
         .objects
         .iter()
@@ -334,7 +347,8 @@ fn of(r: &Report, class: Class) -> Vec<&ObjectReport> {
 }
 
 /// The JSON report. Shape (version 3; docs/adopt-check.md):
-/// `{"adoptCheck": 3, "namespace", "disruptive": bool, "warnings": [..], "counts": {CLASS: n},
+/// `{"adoptCheck": 3, "namespace", "disruptive": bool, "warnings": [..],
+///   "helm3": null or {"evidence", "nulls": [{"value", "differences": [..]}]}, "counts": {CLASS: n},
 ///   "objects": [{"class", "apiVersion", "kind", "namespace" (null when cluster-scoped), "name",
 ///   "notes": [..], "expected": string or null, "liveOnly": [paths],
 ///   "leftBehind": [{"path", "value", "owners": [..], "fix": string or null}],
@@ -344,7 +358,7 @@ fn of(r: &Report, class: Class) -> Vec<&ObjectReport> {
 ///   "expected": string or null, "removedBy": string or null}]}]}`.
 /// Version 2 added the class `left-behind` and the fields `warnings`, `leftBehind`,
 /// `readAtStart` and `removedBy`; version 3 the class `unmanaged` (prunes are only what Argo CD
-/// tracks), `keptByControllers` and a left-behind field's `fix`.
+/// tracks), `keptByControllers`, a left-behind field's `fix` and `helm3`.
 pub fn json(r: &Report) -> String {
     let counts: serde_json::Map<String, Value> = Class::ALL
         .iter()
@@ -410,6 +424,13 @@ pub fn json(r: &Report) -> String {
         "namespace": r.namespace,
         "disruptive": r.disruptive(),
         "warnings": r.warnings,
+        "helm3": r.helm3.as_ref().map(|h| json!({
+            "evidence": h.evidence,
+            "nulls": h.nulls.iter().map(|n| json!({
+                "value": n.value,
+                "differences": n.differences.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        })),
         "counts": counts,
         "objects": objects,
     });

@@ -3,18 +3,18 @@
 use cilium_cmp::argocd::{self, GenerateError};
 
 use super::args::{AdoptCheckArgs, FolderArgs};
-use super::inputs::{folder_request, render_finding_archive};
+use super::inputs::{folder_request, inputs_finding_archive};
 use super::io::write_stdout;
 
 /// Renders (flags or folder), compares with the live dumps, prints the report; exits 3 when the
 /// switch would restart pods or prune objects.
 pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
-    let text = match &a.folder {
+    let (inputs, text) = match &a.folder {
         None => {
             if a.render.cilium_version.is_empty() {
                 anyhow::bail!("adopt-check needs --cilium-version (or --folder DIR, an application folder naming it)");
             }
-            render_finding_archive(&a.render)?
+            inputs_finding_archive(&a.render)?
         }
         Some(dir) => {
             if a.render.chart_archive.is_some() {
@@ -38,9 +38,9 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
                 allow_unknown_keys: a.render.allow_unknown_keys,
             };
             let req = folder_request(&folder);
-            argocd::render_folder(&req.env()?, dir, folder.allow_unknown_keys)
-                .map_err(GenerateError::on_command_line)?
-                .text
+            let rendered = argocd::render_folder(&req.env()?, dir, folder.allow_unknown_keys)
+                .map_err(GenerateError::on_command_line)?;
+            (rendered.generation.inputs, rendered.text)
         }
     };
     if a.live.len() > cilium_cmp::limits::MAX_LIVE_FILES {
@@ -65,6 +65,14 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
     let filter = argocd_filter(a.argocd_cm.as_deref())?;
     let mut report =
         cilium_cmp::adopt::check_with(&text, &dumps, &a.render.namespace, &a.release, &sync)?;
+    // A release Helm 3 rendered differs from the Helm 4 render where the chart's nulls are read.
+    match cilium_cmp::adopt::helm3::assess(&inputs, &text, &dumps, &a.render.namespace) {
+        Ok(found) => report.helm3 = found,
+        Err(e) => report.warnings.push(format!(
+            "the render as Helm 3 would coalesce the values failed, so the nulls whose render \
+             differs under Helm 3 are not named: {e}"
+        )),
+    }
     print_exclusions(&filter, &text)?;
     let excluded =
         argocd::exclusions::excluded_in_stream(&filter, &text).map_err(anyhow::Error::msg)?;
