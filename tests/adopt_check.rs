@@ -76,6 +76,13 @@ fn main() -> std::process::ExitCode {
             .shared("charts"),
             harness::test("bad_live_input_is_refused", bad_live_input_is_refused).shared("charts"),
             harness::test(
+                "a_helm_3_install_names_the_nulls_that_render_differently",
+                a_helm_3_install_names_the_nulls_that_render_differently,
+            )
+            .shared("charts")
+            .shared("cilium-reference/scenarios/hubble-full.yaml")
+            .shared("cilium-reference/rendered"),
+            harness::test(
                 "a_dump_of_every_namespace_is_read",
                 a_dump_of_every_namespace_is_read,
             )
@@ -1093,6 +1100,122 @@ fn malformed_managed_fields_are_refused() {
                 && ((e.contains("managedFields[0]") && e.contains("cilium-config"))
                     || (what == "too deep" && e.contains("nested too deeply"))),
             "{what}: {e}"
+        );
+    }
+}
+
+/// (i) A release Helm 3 rendered. Helm 3 keeps the chart's null defaults where Helm 4 drops them;
+/// on a live fleet rendered by Argo CD 3.4's Helm 3, cilium-config held `debug-verbose`,
+/// `nodeport-addresses` and `policy-cidr-match-mode` as `""` where Helm 4 renders none
+/// (sholdee/drydock#157). On 1.18, 1.19 and 1.20, Helm's reference render stored as Helm 3 stores
+/// it (helm's Update) names those three values; stored by Helm 4 (helm's Apply) with Helm 4's
+/// content nothing is named; a manifest export holding Helm 3's keys is recognised by them.
+fn a_helm_3_install_names_the_nulls_that_render_differently() {
+    let scenario = harness::shared("cilium-reference/scenarios/hubble-full.yaml");
+    let doc = cilium_cmp::yaml::parse_values(&std::fs::read_to_string(&scenario).unwrap())
+        .unwrap()
+        .value;
+    let s = Scratch::new("adopt-helm3");
+    let values = s.write("values.json", &doc["values"].to_string());
+    let helm3_keys = [
+        ("debug.verbose", "debug-verbose"),
+        ("nodePort.addresses", "nodeport-addresses"),
+        ("policyCIDRMatchMode", "policy-cidr-match-mode"),
+    ];
+    for version in ["1.18.12", "1.19.6", "1.20.0"] {
+        let reference = harness::shared("cilium-reference/rendered")
+            .join(version)
+            .join("hubble-full.yaml");
+        let objects: Vec<Value> =
+            cilium_cmp::yaml::parse_stream_values(&std::fs::read_to_string(&reference).unwrap())
+                .unwrap()
+                .into_iter()
+                .filter(|o| o.is_object())
+                .collect();
+        let stored = |operation: &str, helm3_content: bool| -> String {
+            let items: Vec<Value> = objects
+                .iter()
+                .map(|o| {
+                    let mut o = o.clone();
+                    if helm3_content
+                        && o["kind"] == "ConfigMap"
+                        && o["metadata"]["name"] == "cilium-config"
+                    {
+                        for (_, key) in helm3_keys {
+                            o["data"][key] = json!("");
+                        }
+                    }
+                    if operation.is_empty() {
+                        return o;
+                    }
+                    cilium_cmp::adopt::defaults::apply(&mut o);
+                    let fields = cilium_cmp::adopt::ownership::fields_v1_of(&o);
+                    o["metadata"]["uid"] = json!("1");
+                    o["metadata"]["managedFields"] = json!([{"manager": "helm",
+                        "operation": operation, "fieldsType": "FieldsV1", "fieldsV1": fields}]);
+                    o
+                })
+                .collect();
+            cilium_cmp::yaml::to_string(
+                &json!({"apiVersion": "v1", "kind": "List", "items": items}),
+            )
+        };
+        let check = |file: &str, text: String| {
+            let live = s.write(file, &text);
+            check_json(&[
+                "--cilium-version",
+                version,
+                "-f",
+                values.to_str().unwrap(),
+                "--live",
+                live.to_str().unwrap(),
+            ])
+            .1
+        };
+        // helm install with Helm 3: its Update, its content (Helm 4's reference plus the keys
+        // only Helm 3 renders).
+        let report = check("helm3.yaml", stored("Update", true));
+        let helm3 = &report["helm3"];
+        assert!(
+            helm3["evidence"]
+                .as_str()
+                .unwrap_or("")
+                .contains("helm writing with Update"),
+            "{version}: {helm3}"
+        );
+        let named: Vec<&str> = helm3["nulls"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{version}: no nulls named: {report}"))
+            .iter()
+            .map(|n| n["value"].as_str().unwrap())
+            .collect();
+        for (value, key) in helm3_keys {
+            let n = helm3["nulls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|n| n["value"] == value)
+                .unwrap_or_else(|| panic!("{version}: {value} not in {named:?}"));
+            let d = n["differences"].to_string();
+            assert!(
+                d.contains("ConfigMap kube-system/cilium-config")
+                    && d.contains(&format!(
+                        "data.{key}: Helm 3 renders \\\"\\\", Helm 4 nothing"
+                    )),
+                "{version} {value}: {d}"
+            );
+        }
+        // Helm 4's server-side apply of Helm 4's render: nothing to name.
+        let report = check("helm4.yaml", stored("Apply", false));
+        assert!(report["helm3"].is_null(), "{version}: {}", report["helm3"]);
+        // A manifest export of what Argo CD 3.4's Helm 3 rendered: recognised by its content.
+        let report = check("export.yaml", stored("", true));
+        let evidence = report["helm3"]["evidence"].as_str().unwrap_or("");
+        assert!(
+            evidence.contains("ConfigMap kube-system/cilium-config")
+                && evidence.contains("which only Helm 3 renders"),
+            "{version}: {}",
+            report["helm3"]
         );
     }
 }
