@@ -346,6 +346,30 @@ fn helm_minted_certificates_are_expected_differences() {
             assert!(why.contains("it is not deleted"), "{why}");
         }
     }
+    // Without Hubble Relay the render's certgen no longer writes the relay's client
+    // certificate: that Secret is pruned whatever the sync options.
+    let (_, report) = check_json(&[
+        "--cilium-version",
+        VERSION,
+        "-f",
+        values.to_str().unwrap(),
+        "--set",
+        "hubble.relay.enabled=false",
+        "--set",
+        "hubble.ui.enabled=false",
+        "--live",
+        tracked_live.to_str().unwrap(),
+    ]);
+    let relay = objects_of(&report, "pruned")
+        .into_iter()
+        .find(|o| o["name"] == "hubble-relay-client-certs")
+        .expect("the relay's certificate is pruned");
+    let why = relay["expected"].as_str().unwrap();
+    assert!(
+        why.contains("does not write hubble-relay-client-certs")
+            && why.contains("with PruneLast or without"),
+        "{why}"
+    );
 }
 
 fn indent(text: &str) -> String {

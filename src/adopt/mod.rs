@@ -255,6 +255,7 @@ pub fn check_with(
         }
         live.insert(o.key.clone(), o);
     }
+    let certgen = rules::Certgen::of(&rendered);
     let mut objects = Vec::new();
     let mut render_keys = BTreeSet::new();
     let mut steps = bounds::MAX_OWNERSHIP_STEPS;
@@ -264,7 +265,7 @@ pub fn check_with(
             Some(l) => compare_pair(r, l, sync, &mut steps)?,
             None => {
                 let mut o = alone(r, Class::Created, None);
-                o.expected = rules::expected_alone(r, true, false);
+                o.expected = rules::expected_alone(r, true, false, &certgen);
                 o
             }
         };
@@ -288,6 +289,7 @@ pub fn check_with(
             release,
             namespace,
             sync,
+            &certgen,
         ));
     }
     objects.sort_by(|a, b| a.class.cmp(&b.class).then_with(|| a.key.cmp(&b.key)));
@@ -334,6 +336,7 @@ fn live_only(
     release: &str,
     namespace: &str,
     sync: &SyncModel,
+    certgen: &rules::Certgen,
 ) -> ObjectReport {
     if let Some(owner) = rules::owner(&l.value) {
         return alone(
@@ -362,7 +365,7 @@ fn live_only(
                 "Argo CD Application {app:?} tracks it ({how}): a sync with prune deletes it"
             )),
         );
-        r.expected = rules::expected_alone(l, false, true);
+        r.expected = rules::expected_alone(l, false, true, certgen);
         return r;
     }
     let marker = match elsewhere {
@@ -388,7 +391,7 @@ fn live_only(
                     }
                 )),
             );
-            r.expected = rules::expected_alone(l, false, false);
+            r.expected = rules::expected_alone(l, false, false, certgen);
             r
         }
         None => alone(

@@ -134,12 +134,17 @@ fn is_certgen(name: &str) -> bool {
 
 /// Why an object that only one side has is an expected difference of the move, if it is one.
 /// `tracked`: Argo CD tracks the live object (a sync with prune deletes it).
-pub fn expected_alone(o: &Object, in_render: bool, tracked: bool) -> Option<String> {
+pub fn expected_alone(
+    o: &Object,
+    in_render: bool,
+    tracked: bool,
+    certgen: &Certgen,
+) -> Option<String> {
     let kind = o.key.kind.as_str();
     let name = o.key.name.as_str();
     if kind == "Secret" && !in_render && minted_by_helm(&o.value) {
         return Some(if tracked {
-            minted_and_tracked(name)
+            minted_and_tracked(name, certgen)
         } else {
             "a certificate the chart minted with random keys (tls.auto.method: helm); cilium-cmp \
              never mints certificates, certgen issues them in the cluster instead. Argo CD does \
@@ -191,8 +196,17 @@ pub fn expected_alone(o: &Object, in_render: bool, tracked: bool) -> Option<Stri
 ///
 /// So a Secret certgen has rewritten is never pruned (Argo CD no longer tracks it), and which one
 /// Argo CD deletes depends on the order.
-fn minted_and_tracked(name: &str) -> String {
-    let ca = name == "cilium-ca" || name.ends_with("-ca");
+fn minted_and_tracked(name: &str, certgen: &Certgen) -> String {
+    let ca = certgen.ca.contains(name);
+    if !ca && !certgen.certs.contains(name) {
+        return format!(
+            "a certificate the chart minted with random keys (tls.auto.method: helm), tracked by \
+             Argo CD; the render's certgen does not write {name} (its certificate list does not \
+             name it), so the first sync with prune deletes it, with PruneLast or without. Take it \
+             out of Argo CD's tracking first (remove the annotation argocd.argoproj.io/tracking-id) \
+             if something still mounts it"
+        );
+    }
     format!(
         "a certificate the chart minted with random keys (tls.auto.method: helm), tracked by Argo \
          CD; cilium-cmp never mints certificates, certgen issues them in the cluster. On the first \
@@ -215,6 +229,63 @@ fn minted_and_tracked(name: &str) -> String {
              is not deleted (cilium-ca, which certgen leaves as it is, is)"
         }
     )
+}
+
+/// The Secrets the render's certgen writes: its CA (`--ca-secret-name=`) and the certificates its
+/// `CILIUM_CERTGEN_CONFIG` lists (`certs: - name: ...`), in the certgen Jobs and CronJobs.
+#[derive(Debug, Clone, Default)]
+pub struct Certgen {
+    pub ca: std::collections::BTreeSet<String>,
+    pub certs: std::collections::BTreeSet<String>,
+}
+
+impl Certgen {
+    pub fn of(rendered: &[Object]) -> Certgen {
+        let mut out = Certgen::default();
+        for o in rendered.iter().filter(|o| is_certgen(&o.key.name)) {
+            let Some(t) = pod_template(&o.key.kind) else {
+                continue;
+            };
+            let pointer = format!("/{}/spec/containers", t.join("/"));
+            for c in o
+                .value
+                .pointer(&pointer)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                for a in c
+                    .get("args")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(ca) = a.as_str().and_then(|a| a.strip_prefix("--ca-secret-name=")) {
+                        out.ca.insert(ca.to_string());
+                    }
+                }
+                for e in c.get("env").and_then(Value::as_array).into_iter().flatten() {
+                    if e.get("name").and_then(Value::as_str) != Some("CILIUM_CERTGEN_CONFIG") {
+                        continue;
+                    }
+                    let config = e.get("value").and_then(Value::as_str).unwrap_or("");
+                    if let Ok(v) = crate::yaml::parse_value(config) {
+                        for cert in v
+                            .get("certs")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                        {
+                            if let Some(n) = cert.get("name").and_then(Value::as_str) {
+                                out.certs.insert(n.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The chart labels every Secret it fills with keys it generated at render time.
