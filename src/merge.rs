@@ -26,6 +26,20 @@ pub fn coalesce(chart: &Value, user: &Value) -> Value {
     }
 }
 
+/// Helm 3's coalescing, for telling what a release Helm 3 rendered holds: the same rules except
+/// that the chart's own nulls stay in the values (helm/helm v3.21.4 `pkg/chartutil/coalesce.go`
+/// copies a default the user lacks as it is; Helm 4 skips it and cleans nested ones,
+/// `cleanNilValues` in v4.2.3 `pkg/chart/common/util/coalesce.go`), so `hasKey` finds them and
+/// a template prints them as empty (argoproj/argo-cd#29068).
+pub fn coalesce_as_helm3(chart: &Value, user: &Value) -> Value {
+    let empty = Map::new();
+    let user = user.as_object().unwrap_or(&empty);
+    match chart {
+        Value::Object(chart) => coalesce_maps(chart, user, true, ChartNulls::Kept),
+        _ => Value::Object(user.clone()),
+    }
+}
+
 /// What becomes of the chart's own null defaults: Helm drops them (`Dropped`); `values` keeps
 /// them (`Kept`) in the nodes it builds, as the default subtrees it returns unbuilt hold them,
 /// and counts them absent where `hasKey` is asked (`Values::present`).

@@ -62,6 +62,15 @@ impl Inputs {
 
 /// Renders the manifests for the inputs: the canonical stream with its content hash stamped.
 pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
+    render_coalesced(inputs, &coalesce)
+}
+
+/// `render` with another coalescing of the user's values over the chart's (`coalesce` is
+/// Helm 4's, what every front end renders with); `adopt::helm3` renders as Helm 3 coalesces.
+pub fn render_coalesced(
+    inputs: &Inputs,
+    coalescing: &dyn Fn(&serde_json::Value, &serde_json::Value) -> serde_json::Value,
+) -> Result<String, RenderError> {
     check_bounds(inputs)?;
     let cilium = release_of(inputs)?;
     let values = resolve_values(inputs, cilium)?;
@@ -78,7 +87,7 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
                 .collect(),
         });
     }
-    let result = render_known(inputs, cilium, values);
+    let result = render_known(inputs, cilium, values, coalescing);
     // A render stopped for want of the chart archive is run again with it (`render` without
     // `--chart-archive` finds the stored one): its warnings are printed by that second run only.
     if !matches!(result, Err(RenderError::NoChartArchive { .. })) {
@@ -96,6 +105,7 @@ fn render_known(
     inputs: &Inputs,
     cilium: versions::CiliumVersion,
     mut values: Values,
+    coalescing: &dyn Fn(&serde_json::Value, &serde_json::Value) -> serde_json::Value,
 ) -> Result<String, RenderError> {
     let violations =
         crate::schema::check_lazy(&values, values.user(), versions::schema_lazy(cilium));
@@ -137,7 +147,7 @@ fn render_known(
         kube_version,
         api_versions,
     };
-    let coalesced = coalesce(&templates.default_values, values.overlay());
+    let coalesced = coalescing(&templates.default_values, values.overlay());
     let manifests = templates
         .render(&coalesced, &options)
         .map_err(|e| crate::determinism::explain(e, &values))?;

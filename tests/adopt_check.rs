@@ -76,6 +76,18 @@ fn main() -> std::process::ExitCode {
             .shared("charts"),
             harness::test("bad_live_input_is_refused", bad_live_input_is_refused).shared("charts"),
             harness::test(
+                "a_helm_3_install_names_the_nulls_that_render_differently",
+                a_helm_3_install_names_the_nulls_that_render_differently,
+            )
+            .shared("charts")
+            .shared("cilium-reference/scenarios/hubble-full.yaml")
+            .shared("cilium-reference/rendered"),
+            harness::test(
+                "a_dump_of_every_namespace_is_read",
+                a_dump_of_every_namespace_is_read,
+            )
+            .shared("charts"),
+            harness::test(
                 "folder_form_and_several_dumps_as_in_the_readme",
                 folder_form_and_several_dumps_as_in_the_readme,
             )
@@ -165,7 +177,9 @@ fn only_expected_differences(report: &Value, what: &str) {
         let name = format!("{what}: {} {}", o["kind"], o["name"]);
         match o["class"].as_str().unwrap() {
             "identical" => {}
-            "created" | "pruned" => assert!(o["expected"].is_string(), "{name} is {}", o),
+            "created" | "pruned" | "unmanaged" => {
+                assert!(o["expected"].is_string(), "{name} is {}", o)
+            }
             "no-runtime-effect" | "restarts-pods" => {
                 for d in o["differences"].as_array().unwrap() {
                     assert!(d["expected"].is_string(), "{name}: unexpected {d}");
@@ -220,7 +234,10 @@ fn helm_references_differ_only_as_documented() {
 }
 
 /// (a) A fresh Helm render with the chart's default `hubble.tls.auto.method: helm`: the minted
-/// certificate Secrets are expected prunes and certgen's objects expected creations.
+/// certificate Secrets are expected differences and certgen's objects expected creations. As
+/// `helm install` leaves them (Helm's marks only) Argo CD does not track them: they stay
+/// unmanaged, no prune, exit 0. As Argo CD's Helm source leaves them (tracked) they are pruned,
+/// exit 3, and the report says what certgen and the prune then do, with and without PruneLast.
 fn helm_minted_certificates_are_expected_differences() {
     let tools = harness::shared("tools/helm_ref.py");
     let archive = harness::shared(ARCHIVE);
@@ -256,22 +273,103 @@ fn helm_minted_certificates_are_expected_differences() {
         live.to_str().unwrap(),
     ]);
     only_expected_differences(&report, "minted");
-    assert_eq!(code, 3);
-    let pruned: Vec<&str> = objects_of(&report, "pruned")
-        .iter()
-        .map(|o| o["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        pruned,
-        [
-            "cilium-ca",
-            "hubble-relay-client-certs",
-            "hubble-server-certs"
-        ]
+    assert_eq!(code, 0, "unmanaged objects are no prunes: {report}");
+    let minted = [
+        "cilium-ca",
+        "hubble-relay-client-certs",
+        "hubble-server-certs",
+    ];
+    let names = |report: &Value, class: &str| -> Vec<String> {
+        objects_of(report, class)
+            .iter()
+            .map(|o| o["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&report, "unmanaged"), minted);
+    assert!(names(&report, "pruned").is_empty());
+    let ca = objects_of(&report, "unmanaged")[0];
+    assert!(
+        ca["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("kubectl delete -n kube-system secret cilium-ca"),
+        "{ca}"
     );
     assert!(objects_of(&report, "created")
         .iter()
         .any(|o| o["kind"] == "CronJob" && o["name"] == "hubble-generate-certs"));
+    // Tracked by the Application that synced Helm's render.
+    let text = std::fs::read_to_string(&live).unwrap();
+    let tracked: Vec<String> = cilium_cmp::yaml::parse_stream_values(&text)
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.is_object())
+        .map(|mut o| {
+            let id = format!(
+                "cilium:{}/{}:{}/{}",
+                o["apiVersion"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit_once('/')
+                    .map_or("", |(g, _)| g),
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["namespace"].as_str().unwrap_or(""),
+                o["metadata"]["name"].as_str().unwrap()
+            );
+            o["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"] = json!(id);
+            cilium_cmp::yaml::to_string(&o)
+        })
+        .collect();
+    let tracked_live = s.write("tracked.yaml", &tracked.join("---\n"));
+    let (code, report) = check_json(&[
+        "--cilium-version",
+        VERSION,
+        "-f",
+        values.to_str().unwrap(),
+        "--live",
+        tracked_live.to_str().unwrap(),
+    ]);
+    only_expected_differences(&report, "minted and tracked");
+    assert_eq!(code, 3);
+    assert_eq!(names(&report, "pruned"), minted);
+    for o in objects_of(&report, "pruned") {
+        let why = o["expected"].as_str().unwrap();
+        assert!(
+            why.contains("without PruneLast") && why.contains("With PruneLast=true"),
+            "{why}"
+        );
+        // certgen rewrites the leaf certificates without the tracking annotation; it leaves
+        // cilium-ca as it is, which is then pruned.
+        if o["name"] == "cilium-ca" {
+            assert!(why.contains("deletes the CA"), "{why}");
+        } else {
+            assert!(why.contains("it is not deleted"), "{why}");
+        }
+    }
+    // Without Hubble Relay the render's certgen no longer writes the relay's client
+    // certificate: that Secret is pruned whatever the sync options.
+    let (_, report) = check_json(&[
+        "--cilium-version",
+        VERSION,
+        "-f",
+        values.to_str().unwrap(),
+        "--set",
+        "hubble.relay.enabled=false",
+        "--set",
+        "hubble.ui.enabled=false",
+        "--live",
+        tracked_live.to_str().unwrap(),
+    ]);
+    let relay = objects_of(&report, "pruned")
+        .into_iter()
+        .find(|o| o["name"] == "hubble-relay-client-certs")
+        .expect("the relay's certificate is pruned");
+    let why = relay["expected"].as_str().unwrap();
+    assert!(
+        why.contains("does not write hubble-relay-client-certs")
+            && why.contains("with PruneLast or without"),
+        "{why}"
+    );
 }
 
 fn indent(text: &str) -> String {
@@ -438,11 +536,11 @@ fn a_changed_agent_argument_restarts_the_agent() {
     );
 }
 
-/// (d) A component the render drops is pruned; here from a stdin dump.
+/// (d) A component the render drops is pruned when Argo CD tracks it; here from a stdin dump.
 fn a_removed_component_is_pruned() {
     let s = Scratch::new("adopt-prune");
     let values = s.write("values.yaml", BASE_VALUES);
-    let live = render(&values, &[]);
+    let live = tracked_by_argo_cd(&render(&values, &[]), "cilium");
     let o = run(
         &[
             "adopt-check",
@@ -485,25 +583,66 @@ fn a_removed_component_is_pruned() {
         );
     }
     assert_eq!(report["disruptive"], true);
+    assert!(objects_of(&report, "unmanaged").is_empty(), "{report}");
+}
+
+/// A render's objects as an Application named `app` leaves them: its tracking annotation on
+/// each.
+fn tracked_by_argo_cd(render: &str, app: &str) -> String {
+    cilium_cmp::yaml::parse_stream_values(render)
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.is_object())
+        .map(|mut o| {
+            let id = format!(
+                "{app}:{}/{}:{}/{}",
+                o["apiVersion"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit_once('/')
+                    .map_or("", |(g, _)| g),
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["namespace"].as_str().unwrap_or(""),
+                o["metadata"]["name"].as_str().unwrap()
+            );
+            o["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"] = json!(id);
+            cilium_cmp::yaml::to_string(&o)
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
 }
 
 /// (e) Bad input: exit 1, a message naming the file and what is wrong, nothing on stdout.
 fn bad_live_input_is_refused() {
     let s = Scratch::new("adopt-bad");
     let values = s.write("values.yaml", BASE_VALUES);
-    let good = render(&values, &[]);
     let cases: Vec<(&str, String, &str)> = vec![
-        ("text.yaml", "just some words\n".into(), "not a Kubernetes object"),
+        (
+            "text.yaml",
+            "just some words\n".into(),
+            "not a Kubernetes object",
+        ),
         ("syntax.yaml", "a: [1, 2\n".into(), "syntax.yaml:2:1: "),
         ("empty.yaml", "# nothing\n".into(), "holds no objects"),
-        ("nokind.yaml", "apiVersion: v1\nmetadata:\n  name: x\n".into(), "no kind"),
-        ("noname.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n".into(), "metadata.name"),
-        ("list.yaml", "apiVersion: v1\nkind: List\nitems: [1, 2]\n".into(), "item 1"),
-        ("listnoitems.yaml", "apiVersion: v1\nkind: List\n".into(), "items"),
         (
-            "othernamespace.yaml",
-            format!("{good}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: default\n"),
-            "namespace \"default\"",
+            "nokind.yaml",
+            "apiVersion: v1\nmetadata:\n  name: x\n".into(),
+            "no kind",
+        ),
+        (
+            "noname.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n".into(),
+            "metadata.name",
+        ),
+        (
+            "list.yaml",
+            "apiVersion: v1\nkind: List\nitems: [1, 2]\n".into(),
+            "item 1",
+        ),
+        (
+            "listnoitems.yaml",
+            "apiVersion: v1\nkind: List\n".into(),
+            "items",
         ),
         ("binary.yaml", "kind: \u{0}\u{1}".into(), "binary.yaml"),
     ];
@@ -553,6 +692,48 @@ fn bad_live_input_is_refused() {
     let o = run(&["adopt-check", "--live", "x.yaml"], None);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("--cilium-version"), "{}", stderr(&o));
+}
+
+/// (e) `kubectl get -A -o yaml`: what is in namespaces the release does not use is reported as
+/// left alone, not refused; nothing restarts or is pruned, exit 0.
+fn a_dump_of_every_namespace_is_read() {
+    let s = Scratch::new("adopt-all-namespaces");
+    let values = s.write("values.yaml", BASE_VALUES);
+    let live = s.write(
+        "live.yaml",
+        &format!(
+            "{}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: default\n  uid: '7'\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: grafana\n  namespace: monitoring\n  uid: '8'\n  annotations:\n    meta.helm.sh/release-name: grafana\n    meta.helm.sh/release-namespace: monitoring\nspec:\n  ports:\n  - port: 80\n",
+            render(&values, &[])
+        ),
+    );
+    let o = run(
+        &[
+            "adopt-check",
+            "--cilium-version",
+            VERSION,
+            "-f",
+            values.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    for object in ["ConfigMap default/app-config", "Service monitoring/grafana"] {
+        let details = text
+            .split(&format!("{object} [not-in-release]"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("{object} not reported as left alone: {text}"));
+        assert!(
+            details
+                .lines()
+                .nth(1)
+                .unwrap()
+                .contains("which the render does not use"),
+            "{details}"
+        );
+    }
 }
 
 /// The README's folder form (with Argo CD's inputs spelled out, JSON output) and several dumps:
@@ -612,12 +793,19 @@ fn folder_form_and_several_dumps_as_in_the_readme() {
         ])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    // The leftover carries the chart's label but no Argo CD tracking: it stays, unmanaged, and
+    // is no prune.
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let pruned = objects_of(&report, "pruned");
-    assert_eq!(pruned.len(), 1, "{report}");
-    assert_eq!(pruned[0]["name"], "leftover");
-    assert!(pruned[0]["notes"][0].as_str().unwrap().contains("part-of"));
+    assert!(objects_of(&report, "pruned").is_empty(), "{report}");
+    let unmanaged = objects_of(&report, "unmanaged");
+    assert_eq!(unmanaged.len(), 1, "{report}");
+    assert_eq!(unmanaged[0]["name"], "leftover");
+    let why = unmanaged[0]["notes"][0].as_str().unwrap();
+    assert!(
+        why.contains("part-of") && why.contains("kubectl delete -n kube-system configmap leftover"),
+        "{why}"
+    );
     // Compared as the cluster returned them: defaults show, nothing changes.
     assert!(!objects_of(&report, "tooling-only").is_empty(), "{report}");
     for class in ["restarts-pods", "changed", "created"] {
@@ -819,7 +1007,7 @@ fn a_dropped_memory_limit_is_left_behind_and_exits_3() {
         "spec.template.spec.containers[\"cilium-agent\"].resources.limits.memory"
     );
     assert!(!agent["liveOnly"].to_string().contains("memory"), "{agent}");
-    assert_eq!(report["adoptCheck"], 2);
+    assert_eq!(report["adoptCheck"], 3);
     let app = s.write(
         "app.yaml",
         "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: cilium\n  annotations:\n    argocd.argoproj.io/client-side-apply-migration-manager: helm\nspec:\n  syncPolicy:\n    syncOptions: [ServerSideApply=true]\n",
@@ -865,6 +1053,12 @@ fn a_dropped_memory_limit_is_left_behind_and_exits_3() {
     assert_eq!(agent["class"], "left-behind", "{agent}");
     assert_eq!(
         agent["leftBehind"][0]["owners"][0], "helm (Update)",
+        "{agent}"
+    );
+    assert!(
+        agent["leftBehind"][0]["fix"]
+            .as_str()
+            .is_some_and(|f| f.contains("client-side-apply-migration-manager: helm")),
         "{agent}"
     );
     let mut with_app = on_cluster.to_vec();
@@ -930,6 +1124,122 @@ fn malformed_managed_fields_are_refused() {
                 && ((e.contains("managedFields[0]") && e.contains("cilium-config"))
                     || (what == "too deep" && e.contains("nested too deeply"))),
             "{what}: {e}"
+        );
+    }
+}
+
+/// (i) A release Helm 3 rendered. Helm 3 keeps the chart's null defaults where Helm 4 drops them;
+/// on a live fleet rendered by Argo CD 3.4's Helm 3, cilium-config held `debug-verbose`,
+/// `nodeport-addresses` and `policy-cidr-match-mode` as `""` where Helm 4 renders none
+/// (sholdee/drydock#157). On 1.18, 1.19 and 1.20, Helm's reference render stored as Helm 3 stores
+/// it (helm's Update) names those three values; stored by Helm 4 (helm's Apply) with Helm 4's
+/// content nothing is named; a manifest export holding Helm 3's keys is recognised by them.
+fn a_helm_3_install_names_the_nulls_that_render_differently() {
+    let scenario = harness::shared("cilium-reference/scenarios/hubble-full.yaml");
+    let doc = cilium_cmp::yaml::parse_values(&std::fs::read_to_string(&scenario).unwrap())
+        .unwrap()
+        .value;
+    let s = Scratch::new("adopt-helm3");
+    let values = s.write("values.json", &doc["values"].to_string());
+    let helm3_keys = [
+        ("debug.verbose", "debug-verbose"),
+        ("nodePort.addresses", "nodeport-addresses"),
+        ("policyCIDRMatchMode", "policy-cidr-match-mode"),
+    ];
+    for version in ["1.18.12", "1.19.6", "1.20.0"] {
+        let reference = harness::shared("cilium-reference/rendered")
+            .join(version)
+            .join("hubble-full.yaml");
+        let objects: Vec<Value> =
+            cilium_cmp::yaml::parse_stream_values(&std::fs::read_to_string(&reference).unwrap())
+                .unwrap()
+                .into_iter()
+                .filter(|o| o.is_object())
+                .collect();
+        let stored = |operation: &str, helm3_content: bool| -> String {
+            let items: Vec<Value> = objects
+                .iter()
+                .map(|o| {
+                    let mut o = o.clone();
+                    if helm3_content
+                        && o["kind"] == "ConfigMap"
+                        && o["metadata"]["name"] == "cilium-config"
+                    {
+                        for (_, key) in helm3_keys {
+                            o["data"][key] = json!("");
+                        }
+                    }
+                    if operation.is_empty() {
+                        return o;
+                    }
+                    cilium_cmp::adopt::defaults::apply(&mut o);
+                    let fields = cilium_cmp::adopt::ownership::fields_v1_of(&o);
+                    o["metadata"]["uid"] = json!("1");
+                    o["metadata"]["managedFields"] = json!([{"manager": "helm",
+                        "operation": operation, "fieldsType": "FieldsV1", "fieldsV1": fields}]);
+                    o
+                })
+                .collect();
+            cilium_cmp::yaml::to_string(
+                &json!({"apiVersion": "v1", "kind": "List", "items": items}),
+            )
+        };
+        let check = |file: &str, text: String| {
+            let live = s.write(file, &text);
+            check_json(&[
+                "--cilium-version",
+                version,
+                "-f",
+                values.to_str().unwrap(),
+                "--live",
+                live.to_str().unwrap(),
+            ])
+            .1
+        };
+        // helm install with Helm 3: its Update, its content (Helm 4's reference plus the keys
+        // only Helm 3 renders).
+        let report = check("helm3.yaml", stored("Update", true));
+        let helm3 = &report["helm3"];
+        assert!(
+            helm3["evidence"]
+                .as_str()
+                .unwrap_or("")
+                .contains("helm writing with Update"),
+            "{version}: {helm3}"
+        );
+        let named: Vec<&str> = helm3["nulls"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{version}: no nulls named: {report}"))
+            .iter()
+            .map(|n| n["value"].as_str().unwrap())
+            .collect();
+        for (value, key) in helm3_keys {
+            let n = helm3["nulls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|n| n["value"] == value)
+                .unwrap_or_else(|| panic!("{version}: {value} not in {named:?}"));
+            let d = n["differences"].to_string();
+            assert!(
+                d.contains("ConfigMap kube-system/cilium-config")
+                    && d.contains(&format!(
+                        "data.{key}: Helm 3 renders \\\"\\\", Helm 4 nothing"
+                    )),
+                "{version} {value}: {d}"
+            );
+        }
+        // Helm 4's server-side apply of Helm 4's render: nothing to name.
+        let report = check("helm4.yaml", stored("Apply", false));
+        assert!(report["helm3"].is_null(), "{version}: {}", report["helm3"]);
+        // A manifest export of what Argo CD 3.4's Helm 3 rendered: recognised by its content.
+        let report = check("export.yaml", stored("", true));
+        let evidence = report["helm3"]["evidence"].as_str().unwrap_or("");
+        assert!(
+            evidence.contains("ConfigMap kube-system/cilium-config")
+                && evidence.contains("which only Helm 3 renders"),
+            "{version}: {}",
+            report["helm3"]
         );
     }
 }

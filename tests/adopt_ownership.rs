@@ -51,6 +51,31 @@ fn main() -> std::process::ExitCode {
                 a_field_only_argo_cd_applied_is_removed_by_the_sync,
             )
             .shared("cilium-reference/README.md"),
+            harness::test(
+                "a_controllers_finalizer_is_kept_never_left_behind",
+                a_controllers_finalizer_is_kept_never_left_behind,
+            )
+            .shared("cilium-reference/README.md"),
+            harness::test(
+                "only_what_argo_cd_tracks_is_pruned",
+                only_what_argo_cd_tracks_is_pruned,
+            )
+            .shared("cilium-reference/README.md"),
+            harness::test(
+                "a_dump_of_every_namespace_leaves_other_objects_alone",
+                a_dump_of_every_namespace_leaves_other_objects_alone,
+            )
+            .shared("cilium-reference/README.md"),
+            harness::test(
+                "argo_cd_client_side_fields_name_the_migration_fix",
+                argo_cd_client_side_fields_name_the_migration_fix,
+            )
+            .shared("cilium-reference/README.md"),
+            harness::test(
+                "empty_strings_of_cilium_config_are_values",
+                empty_strings_of_cilium_config_are_values,
+            )
+            .shared("cilium-reference/README.md"),
         ],
     )
 }
@@ -69,6 +94,8 @@ enum Writer {
     KubectlClientSide,
     /// A server-side apply by Argo CD: owns what it applied, not the defaults.
     ArgoServerSide,
+    /// Argo CD's default client-side sync: an Update by its manager, owning the defaults too.
+    ArgoClientSide,
     /// `kubectl get -o yaml` without `--show-managed-fields`.
     NoManagedFields,
 }
@@ -81,6 +108,11 @@ fn as_stored(object: &Value, writer: Writer) -> Value {
         Writer::Helm => ("helm", "Update", ownership::fields_v1_of(&stored)),
         Writer::KubectlClientSide => (
             "kubectl-client-side-apply",
+            "Update",
+            ownership::fields_v1_of(&stored),
+        ),
+        Writer::ArgoClientSide => (
+            "argocd-controller",
             "Update",
             ownership::fields_v1_of(&stored),
         ),
@@ -107,7 +139,7 @@ fn as_stored(object: &Value, writer: Writer) -> Value {
                 "subresource": "status", "time": "2026-01-12T09:14:05Z"}]),
         );
     }
-    if matches!(writer, Writer::KubectlClientSide) {
+    if matches!(writer, Writer::KubectlClientSide | Writer::ArgoClientSide) {
         let annotations = meta.entry("annotations").or_insert_with(|| json!({}));
         if !annotations.is_object() {
             *annotations = json!({});
@@ -297,6 +329,7 @@ fn a_dropped_value_is_left_behind_never_a_default() {
                 // Argo CD's default migration names kubectl's manager, not Helm's.
                 SyncModel {
                     migrated_manager: Some("kubectl-client-side-apply".into()),
+                    ..Default::default()
                 },
             ),
             (
@@ -356,6 +389,7 @@ fn a_dropped_value_is_left_behind_never_a_default() {
             "cilium",
             &SyncModel {
                 migrated_manager: Some("helm".into()),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -585,5 +619,393 @@ fn a_field_only_argo_cd_applied_is_removed_by_the_sync() {
             .collect();
         assert_eq!(removed, [MEMORY], "{name}");
         assert_eq!(agent.class, Class::RestartsPods, "{name}");
+    }
+}
+
+/// `objects` as the recommended Application's first syncs leave them: each carries Argo CD's
+/// tracking annotation naming Application `app` and the object itself.
+fn tracked_by(objects: &[Value], app: &str, ns: &str) -> Vec<Value> {
+    objects
+        .iter()
+        .map(|o| {
+            let mut o = o.clone();
+            let api = o["apiVersion"].as_str().unwrap_or("");
+            let group = api
+                .rsplit_once('/')
+                .map(|(g, _)| g)
+                .unwrap_or("")
+                .to_string();
+            let kind = o["kind"].as_str().unwrap().to_string();
+            let name = o["metadata"]["name"].as_str().unwrap().to_string();
+            let namespace = if adopt::live::is_cluster_scoped(&kind) {
+                String::new()
+            } else {
+                o["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or(ns)
+                    .to_string()
+            };
+            let meta = o["metadata"].as_object_mut().unwrap();
+            let annotations = meta.entry("annotations").or_insert_with(|| json!({}));
+            if !annotations.is_object() {
+                *annotations = json!({});
+            }
+            annotations.as_object_mut().unwrap().insert(
+                "argocd.argoproj.io/tracking-id".into(),
+                json!(format!("{app}:{group}/{kind}:{namespace}/{name}")),
+            );
+            o
+        })
+        .collect()
+}
+
+/// `objects` as Helm stores its release's: its ownership annotations and managed-by label
+/// (helm/helm `pkg/action/validate.go` checks the annotations, `pkg/action/install.go` sets them).
+fn marked_by_helm(objects: &[Value], ns: &str) -> Vec<Value> {
+    objects
+        .iter()
+        .map(|o| {
+            let mut o = o.clone();
+            let meta = o["metadata"].as_object_mut().unwrap();
+            let annotations = meta.entry("annotations").or_insert_with(|| json!({}));
+            if !annotations.is_object() {
+                *annotations = json!({});
+            }
+            let a = annotations.as_object_mut().unwrap();
+            a.insert("meta.helm.sh/release-name".into(), json!("cilium"));
+            a.insert("meta.helm.sh/release-namespace".into(), json!(ns));
+            let labels = meta.entry("labels").or_insert_with(|| json!({}));
+            if !labels.is_object() {
+                *labels = json!({});
+            }
+            labels
+                .as_object_mut()
+                .unwrap()
+                .insert("app.kubernetes.io/managed-by".into(), json!("Helm"));
+            o
+        })
+        .collect()
+}
+
+fn object_named<'a>(report: &'a adopt::Report, kind: &str, name: &str) -> &'a adopt::ObjectReport {
+    report
+        .objects
+        .iter()
+        .find(|o| o.key.kind == kind && o.key.name == name)
+        .unwrap_or_else(|| panic!("no {kind} {name}"))
+}
+
+/// The service controller's `service.kubernetes.io/load-balancer-cleanup` finalizer on the
+/// ingress controller's LoadBalancer Service, owned by kube-controller-manager: kept (the sync
+/// leaves it, and must), never left behind, exit 0, on every release. The same finalizer owned
+/// by a deploy tool is left behind.
+fn a_controllers_finalizer_is_kept_never_left_behind() {
+    let refs = references();
+    for version in VERSIONS {
+        let (name, ns, text) = reference(&refs, version, "ingress-controller");
+        for writer in [Writer::Helm, Writer::ArgoServerSide] {
+            let mut live: Vec<Value> = objects(text).iter().map(|o| as_stored(o, writer)).collect();
+            let service = live
+                .iter_mut()
+                .find(|o| o["kind"] == "Service" && o["spec"]["type"] == "LoadBalancer")
+                .unwrap_or_else(|| panic!("{name}: a LoadBalancer Service"));
+            let finalizer = "service.kubernetes.io/load-balancer-cleanup";
+            service["metadata"]["finalizers"] = json!([finalizer]);
+            service["metadata"]["managedFields"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({
+                "apiVersion": "v1", "fieldsType": "FieldsV1", "manager": "kube-controller-manager",
+                "operation": "Update", "time": "2026-01-12T09:14:06Z",
+                "fieldsV1": {"f:metadata": {"f:finalizers": {".": {},
+                    format!("v:{}", json!(finalizer)): {}}}}}));
+            let service_name = service["metadata"]["name"].as_str().unwrap().to_string();
+            let dump = cilium_cmp::yaml::to_string(
+                &json!({"apiVersion": "v1", "kind": "List", "items": live.clone()}),
+            );
+            let report = adopt::check(text, &[("live.yaml".into(), dump)], ns, "cilium").unwrap();
+            let o = object_named(&report, "Service", &service_name);
+            assert!(
+                o.left_behind.is_empty(),
+                "{name} {writer:?}: {:?}",
+                o.left_behind
+            );
+            assert_eq!(o.class, Class::ToolingOnly, "{name} {writer:?}");
+            assert_eq!(o.kept.len(), 1, "{name} {writer:?}: {:?}", o.kept);
+            assert_eq!(o.kept[0].path.to_string(), "metadata.finalizers");
+            assert_eq!(o.kept[0].owners, ["kube-controller-manager (Update)"]);
+            assert!(!report.disruptive(), "{name} {writer:?}");
+            // Written by a person's tool instead, it is the old configuration: left behind.
+            let service = live
+                .iter_mut()
+                .find(|o| o["metadata"]["name"] == service_name.as_str())
+                .unwrap();
+            let entries = service["metadata"]["managedFields"].as_array_mut().unwrap();
+            entries.last_mut().unwrap()["manager"] = json!("kubectl-edit");
+            let dump = cilium_cmp::yaml::to_string(
+                &json!({"apiVersion": "v1", "kind": "List", "items": live}),
+            );
+            let report = adopt::check(text, &[("live.yaml".into(), dump)], ns, "cilium").unwrap();
+            let o = object_named(&report, "Service", &service_name);
+            assert_eq!(o.class, Class::LeftBehind, "{name} {writer:?}");
+            assert!(report.disruptive(), "{name} {writer:?}");
+        }
+    }
+}
+
+/// The render drops Hubble Relay (its objects taken out of the real render): Argo CD prunes
+/// only what it tracks. Objects only Helm marks stay unmanaged, with the command that deletes
+/// them, and are no prunes (exit 0); tracked by the Application's annotation they are pruned
+/// (exit 3); label tracking counts the instance label only when argocd-cm says so.
+fn only_what_argo_cd_tracks_is_pruned() {
+    let refs = references();
+    for version in VERSIONS {
+        let (name, ns, text) = reference(&refs, version, "hubble-full");
+        let all = objects(text);
+        let is_relay = |o: &Value| {
+            o["metadata"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("hubble-relay"))
+                && o["kind"] != "Secret"
+        };
+        let dropped: Vec<String> = all
+            .iter()
+            .filter(|o| is_relay(o))
+            .map(|o| {
+                format!(
+                    "{} {}",
+                    o["kind"].as_str().unwrap(),
+                    o["metadata"]["name"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert!(dropped.len() >= 3, "{name}: {dropped:?}");
+        let render = all
+            .iter()
+            .filter(|o| !is_relay(o))
+            .map(cilium_cmp::yaml::to_string)
+            .collect::<Vec<_>>()
+            .join("---\n");
+        let check = |live: &[Value], sync: &SyncModel| {
+            adopt::check_with(
+                &render,
+                &[("live.yaml".into(), dump(live, Writer::Helm))],
+                ns,
+                "cilium",
+                sync,
+            )
+            .unwrap()
+        };
+        let gone = |report: &adopt::Report, class: Class| -> Vec<String> {
+            report
+                .objects
+                .iter()
+                .filter(|o| o.class == class)
+                .map(|o| format!("{} {}", o.key.kind, o.key.name))
+                .collect()
+        };
+        // helm install: Helm's marks only.
+        let report = check(&marked_by_helm(&all, ns), &SyncModel::default());
+        let mut unmanaged = gone(&report, Class::Unmanaged);
+        unmanaged.sort();
+        let mut want = dropped.clone();
+        want.sort();
+        assert_eq!(unmanaged, want, "{name}");
+        assert!(gone(&report, Class::Pruned).is_empty(), "{name}");
+        assert!(
+            !report.disruptive(),
+            "{name}: unmanaged objects are no prunes"
+        );
+        let relay = object_named(&report, "Deployment", "hubble-relay");
+        assert!(
+            relay.notes[0].contains(&format!(
+                "kubectl delete -n {ns} deployment.apps hubble-relay"
+            )),
+            "{name}: {:?}",
+            relay.notes
+        );
+        // Argo CD's Helm source: every object carries the tracking annotation.
+        let tracked = tracked_by(&marked_by_helm(&all, ns), "cilium", ns);
+        let report = check(&tracked, &SyncModel::default());
+        let mut pruned = gone(&report, Class::Pruned);
+        pruned.sort();
+        assert_eq!(pruned, want, "{name}");
+        assert!(report.disruptive(), "{name}");
+        // Tracked by another Application: not this one's to prune.
+        let other = SyncModel {
+            application: Some("cilium-cmp".into()),
+            ..Default::default()
+        };
+        let report = check(&tracked, &other);
+        assert!(gone(&report, Class::Pruned).is_empty(), "{name}");
+        // Label tracking: the instance label counts only when argocd-cm asks for it.
+        let labelled: Vec<Value> = all
+            .iter()
+            .map(|o| {
+                let mut o = o.clone();
+                o["metadata"]["labels"]["app.kubernetes.io/instance"] = json!("cilium");
+                o
+            })
+            .collect();
+        let report = check(&labelled, &SyncModel::default());
+        assert_eq!(gone(&report, Class::Pruned).len(), 0, "{name}");
+        let label = adopt::tracking::Tracking::from_argocd_cm(
+            &json!({"data": {"application.resourceTrackingMethod": "label"}}),
+            "argocd-cm.yaml",
+        )
+        .unwrap();
+        let report = check(
+            &labelled,
+            &SyncModel {
+                tracking: label,
+                ..Default::default()
+            },
+        );
+        assert_eq!(gone(&report, Class::Pruned).len(), want.len(), "{name}");
+    }
+}
+
+/// `kubectl get -A`: objects in namespaces the render does not use are left alone and said to
+/// be, not refused; one there that the Application tracks is still pruned.
+fn a_dump_of_every_namespace_leaves_other_objects_alone() {
+    let refs = references();
+    for version in VERSIONS {
+        let (name, ns, text) = reference(&refs, version, "hubble-full");
+        let mut live: Vec<Value> = objects(text);
+        live.push(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+            "name": "grafana", "namespace": "monitoring",
+            "annotations": {"meta.helm.sh/release-name": "grafana",
+                "meta.helm.sh/release-namespace": "monitoring"},
+            "labels": {"app.kubernetes.io/part-of": "cilium"}},
+            "spec": {"template": {"spec": {"containers": [{"name": "grafana", "image": "grafana/grafana:12.0.0"}]}}}}));
+        live.push(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "kube-root-ca.crt", "namespace": "default"}, "data": {"ca.crt": "x"}}),
+        );
+        let mut stray = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "cilium-dashboard", "namespace": "monitoring"}, "data": {"a": "b"}});
+        stray = tracked_by(&[stray], "cilium", ns).remove(0);
+        live.push(stray);
+        let report = adopt::check(
+            text,
+            &[("live.yaml".into(), dump(&live, Writer::Helm))],
+            ns,
+            "cilium",
+        )
+        .unwrap_or_else(|e| panic!("{name}: a dump of every namespace is refused: {e}"));
+        for n in ["grafana", "kube-root-ca.crt"] {
+            let o = report.objects.iter().find(|o| o.key.name == n).unwrap();
+            assert_eq!(o.class, Class::NotInRelease, "{name} {n}");
+            assert!(
+                o.notes[0].contains("which the render does not use"),
+                "{:?}",
+                o.notes
+            );
+        }
+        let o = object_named(&report, "ConfigMap", "cilium-dashboard");
+        assert_eq!(o.class, Class::Pruned, "{name}");
+        assert!(report.disruptive());
+    }
+}
+
+/// Objects an Argo CD Helm-source Application synced client-side (argocd-controller's
+/// Update): a value the render drops is left behind, and the report names the fix, the
+/// migration annotation naming argocd-controller; with that migration the sync removes it.
+fn argo_cd_client_side_fields_name_the_migration_fix() {
+    let refs = references();
+    for version in VERSIONS {
+        let (name, ns, text) = reference(&refs, version, "hubble-full");
+        let live = dump(&with_memory_limit(&objects(text)), Writer::ArgoClientSide);
+        let report =
+            adopt::check(text, &[("live.yaml".into(), live.clone())], ns, "cilium").unwrap();
+        let agent = object_named(&report, "DaemonSet", "cilium");
+        assert_eq!(agent.class, Class::LeftBehind, "{name}");
+        assert_eq!(
+            agent.left_behind.len(),
+            1,
+            "{name}: {:?}",
+            agent.left_behind
+        );
+        let fix = agent.left_behind[0].fix.as_deref().unwrap_or_default();
+        assert!(
+            fix.contains(
+                "argocd.argoproj.io/client-side-apply-migration-manager: argocd-controller"
+            ) && fix.contains("ServerSideApply=true"),
+            "{name}: {fix}"
+        );
+        let human = adopt::report::human(&report);
+        assert!(
+            human.contains("fix: set the Application annotation"),
+            "{human}"
+        );
+        let migrated = SyncModel {
+            migrated_manager: Some("argocd-controller".into()),
+            ..Default::default()
+        };
+        let report =
+            adopt::check_with(text, &[("live.yaml".into(), live)], ns, "cilium", &migrated)
+                .unwrap();
+        let agent = object_named(&report, "DaemonSet", "cilium");
+        assert!(agent.left_behind.is_empty(), "{name}");
+        assert_eq!(agent.class, Class::RestartsPods, "{name}");
+    }
+}
+
+/// cilium-config keys valued `""` are values the API server keeps: a live object without them
+/// differs (the sync writes them), on every release; with them it is the same.
+fn empty_strings_of_cilium_config_are_values() {
+    let refs = references();
+    for version in VERSIONS {
+        let (name, ns, text) = reference(&refs, version, "hubble-full");
+        let mut live = objects(text);
+        let config = live
+            .iter_mut()
+            .find(|o| o["kind"] == "ConfigMap" && o["metadata"]["name"] == "cilium-config")
+            .unwrap();
+        let empty: Vec<String> = config["data"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(_, v)| v.as_str() == Some(""))
+            .map(|(k, _)| k.clone())
+            .collect();
+        assert!(empty.len() >= 5, "{name}: {empty:?}");
+        let data = config["data"].as_object_mut().unwrap();
+        for k in &empty {
+            data.remove(k);
+        }
+        let report = adopt::check(
+            text,
+            &[("live.yaml".into(), dump(&live, Writer::Helm))],
+            ns,
+            "cilium",
+        )
+        .unwrap();
+        let o = object_named(&report, "ConfigMap", "cilium-config");
+        assert_eq!(o.class, Class::Changed, "{name}");
+        let mut paths: Vec<String> = o
+            .findings
+            .iter()
+            .map(|f| f.difference.path.to_string())
+            .collect();
+        paths.sort();
+        let mut want: Vec<String> = empty
+            .iter()
+            .map(|k| {
+                adopt::compare::Path(vec![
+                    adopt::compare::Step::Key("data".into()),
+                    adopt::compare::Step::Key(k.clone()),
+                ])
+                .to_string()
+            })
+            .collect();
+        want.sort();
+        assert_eq!(paths, want, "{name}");
+        assert!(o
+            .findings
+            .iter()
+            .all(|f| f.difference.render == Some(json!(""))));
+        // The workloads that read it only at start are named.
+        assert!(!o.read_at_start.is_empty(), "{name}");
     }
 }

@@ -119,6 +119,8 @@ pub(crate) fn list_map_keys(field: &str, item: &Value) -> &'static [&'static str
 
 /// Whether a render value is one the API server drops when it stores an object (an empty map
 /// or list, an empty string, null), so its absence from the live object is no difference.
+/// An empty string of a free-form string map (ConfigMap data, labels, annotations) is kept:
+/// `Walk::dropped` asks `zero::keeps_empty_string` first.
 fn is_empty(v: &Value) -> bool {
     match v {
         Value::Null => true,
@@ -223,6 +225,13 @@ impl Walk<'_> {
         })
     }
 
+    /// Whether the API server drops `render` at the current path (`is_empty`), so that its
+    /// absence live is no difference.
+    fn dropped(&self, render: &Value) -> bool {
+        is_empty(render)
+            && !(matches!(render, Value::String(_)) && super::zero::keeps_empty_string(&self.path))
+    }
+
     fn at(&mut self, step: Step, render: &Value, live: Option<&Value>) {
         self.path.push(step);
         self.node(render, live);
@@ -240,7 +249,7 @@ impl Walk<'_> {
             // A missing map is reported field by field, so each path says what it sets.
             if let Value::Object(r) = render {
                 self.entries(r, None);
-            } else if !is_empty(render) {
+            } else if !self.dropped(render) {
                 self.emit(Some(render), None);
             }
             return;
@@ -503,6 +512,17 @@ mod tests {
         let render = json!({"resources": {}, "value": "", "list": []});
         assert!(differences(&render, &json!({})).is_empty());
         assert_eq!(differences(&json!({"a": 1}), &json!({"a": 1.0})), vec![]);
+    }
+
+    #[test]
+    fn empty_strings_of_config_maps_and_annotations_are_values() {
+        let render = json!({"data": {"devices": ""},
+            "metadata": {"annotations": {"a": ""}}, "spec": {"type": ""}});
+        let paths: Vec<String> = differences(&render, &json!({}))
+            .iter()
+            .map(|d| d.path.to_string())
+            .collect();
+        assert_eq!(paths, ["data.devices", "metadata.annotations.a"]);
     }
 
     #[test]

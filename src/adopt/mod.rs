@@ -11,12 +11,15 @@
 pub mod bounds;
 pub mod compare;
 pub mod defaults;
+pub mod helm3;
 pub mod live;
+pub mod managers;
 pub mod ownership;
 pub mod quantity;
 pub mod report;
 pub mod rules;
 pub mod startup;
+pub mod tracking;
 pub mod zero;
 
 use std::borrow::Cow;
@@ -53,14 +56,17 @@ pub enum Class {
     RestartsPods,
     /// Only in the render.
     Created,
-    /// Only live, and it belongs to the release.
+    /// Only live, and Argo CD tracks it: a sync with prune deletes it.
     Pruned,
+    /// Only live, the old release's (Helm's annotations, the chart's labels, a manifest export),
+    /// but Argo CD does not track it: no sync deletes it, it stays in the cluster unmanaged.
+    Unmanaged,
     /// Only live, and nothing says it belongs to the release: the switch leaves it alone.
     NotInRelease,
 }
 
 impl Class {
-    pub const ALL: [Class; 9] = [
+    pub const ALL: [Class; 10] = [
         Class::Identical,
         Class::ToolingOnly,
         Class::NoRuntimeEffect,
@@ -69,6 +75,7 @@ impl Class {
         Class::Changed,
         Class::Created,
         Class::Pruned,
+        Class::Unmanaged,
         Class::NotInRelease,
     ];
 
@@ -83,6 +90,7 @@ impl Class {
             Class::Changed => "changed",
             Class::Created => "created",
             Class::Pruned => "pruned",
+            Class::Unmanaged => "unmanaged",
             Class::NotInRelease => "not-in-release",
         }
     }
@@ -117,6 +125,9 @@ pub struct ObjectReport {
     pub read_at_start: Vec<startup::Reader>,
     /// Fields only the live object has that no sync removes and that are no defaults.
     pub left_behind: Vec<LeftBehind>,
+    /// Fields only the live object has that a running controller owns (`managers`): the
+    /// cluster's own state, which the sync keeps, as it must.
+    pub kept: Vec<LeftBehind>,
 }
 
 /// A field only the live object has, which stays after the sync although the render lacks it.
@@ -126,6 +137,8 @@ pub struct LeftBehind {
     pub value: serde_json::Value,
     /// Who keeps it there: the managers that own it, or why ownership is not known.
     pub owners: Vec<String>,
+    /// How to have the first sync remove it, when Argo CD can (`managers::migration_fix`).
+    pub fix: Option<String>,
 }
 
 /// What Argo CD's sync does that decides the fate of fields only the live object has.
@@ -134,6 +147,11 @@ pub struct SyncModel {
     /// The manager whose `Update` ownership Argo CD's client-side-apply migration moves to its
     /// own manager on a server-side apply sync (None: no migration, or not a server-side sync).
     pub migrated_manager: Option<String>,
+    /// How Argo CD tells the objects it tracks, the only ones it prunes.
+    pub tracking: tracking::Tracking,
+    /// The Application being synced (`--argocd-application`), when known: an object another
+    /// Application tracks is not this one's to prune.
+    pub application: Option<String>,
 }
 
 /// Argo CD's field manager for its server-side applies (and the name its client-side syncs
@@ -150,6 +168,9 @@ pub struct Report {
     pub namespace: String,
     /// What the reader should know about the input (a dump without managedFields, ...).
     pub warnings: Vec<String>,
+    /// The live release was rendered by Helm 3, and these nulls render differently under Helm 4
+    /// (`helm3`; set by the caller that has the render's inputs).
+    pub helm3: Option<helm3::Helm3Install>,
 }
 
 impl Report {
@@ -158,7 +179,9 @@ impl Report {
     }
 
     /// Whether the switch would restart pods, prune objects or leave fields behind (exit
-    /// status 3).
+    /// status 3), whatever the cause: a restart the move brings by design ("expected") restarts
+    /// the pods all the same. Objects that stay unmanaged and fields a controller keeps are not
+    /// counted: nothing happens to them.
     pub fn disruptive(&self) -> bool {
         self.count(Class::RestartsPods) + self.count(Class::Pruned) > 0
             || self.objects.iter().any(|o| !o.left_behind.is_empty())
@@ -211,29 +234,14 @@ pub fn check_with(
     }
     let rendered_count = rendered.len();
     let live_count = live_objects.len();
-    let render_namespaces: BTreeSet<&str> = rendered
+    // A dump of several namespaces (`kubectl get -A`) holds objects of other releases and of
+    // nobody's: those outside the namespaces the render uses are judged only by what marks them
+    // as this release's (Argo CD's tracking, Helm's release annotations), never refused.
+    let render_namespaces: BTreeSet<String> = rendered
         .iter()
-        .filter_map(|o| o.key.namespace.as_deref())
-        .chain([namespace])
+        .filter_map(|o| o.key.namespace.clone())
+        .chain([namespace.to_string()])
         .collect();
-    for o in &live_objects {
-        if let Some(ns) = o.key.namespace.as_deref() {
-            if !render_namespaces.contains(ns) {
-                return Err(AdoptError::Live {
-                    file: o.source.clone(),
-                    message: format!(
-                        "{} is in namespace {}, but the release namespace is {} and the render has \
-                         nothing in {0}: dump only the release namespace (kubectl get -n {}), or \
-                         pass the release's namespace with --namespace",
-                        crate::limits::quoted(&o.key.to_string()),
-                        crate::limits::quoted(ns),
-                        crate::limits::quoted(namespace),
-                        namespace
-                    ),
-                });
-            }
-        }
-    }
     // An object dumped twice (a manifest export and a cluster read): what the cluster returned
     // is what runs.
     let mut live: BTreeMap<ObjectKey, Object> = BTreeMap::new();
@@ -247,6 +255,7 @@ pub fn check_with(
         }
         live.insert(o.key.clone(), o);
     }
+    let certgen = rules::Certgen::of(&rendered);
     let mut objects = Vec::new();
     let mut render_keys = BTreeSet::new();
     let mut steps = bounds::MAX_OWNERSHIP_STEPS;
@@ -256,7 +265,7 @@ pub fn check_with(
             Some(l) => compare_pair(r, l, sync, &mut steps)?,
             None => {
                 let mut o = alone(r, Class::Created, None);
-                o.expected = rules::expected_alone(r, true);
+                o.expected = rules::expected_alone(r, true, false, &certgen);
                 o
             }
         };
@@ -269,29 +278,19 @@ pub fn check_with(
         if render_keys.contains(key) {
             continue;
         }
-        let report = if let Some(owner) = rules::owner(&l.value) {
-            alone(
-                l,
-                Class::NotInRelease,
-                Some(format!(
-                    "made by its controller {owner}; an apply never prunes it"
-                )),
-            )
-        } else {
-            match rules::release_marker(l, release, namespace) {
-                Some(why) => {
-                    let mut r = alone(l, Class::Pruned, Some(why));
-                    r.expected = rules::expected_alone(l, false);
-                    r
-                }
-                None => alone(
-                    l,
-                    Class::NotInRelease,
-                    Some("nothing marks it as the release's (no Helm release annotation, Argo CD tracking or chart label); the switch leaves it alone".into()),
-                ),
-            }
-        };
-        objects.push(report);
+        let elsewhere = l
+            .key
+            .namespace
+            .as_ref()
+            .filter(|ns| !render_namespaces.contains(*ns));
+        objects.push(live_only(
+            l,
+            elsewhere.map(String::as_str),
+            release,
+            namespace,
+            sync,
+            &certgen,
+        ));
     }
     objects.sort_by(|a, b| a.class.cmp(&b.class).then_with(|| a.key.cmp(&b.key)));
     let mut warnings = Vec::new();
@@ -322,7 +321,93 @@ pub fn check_with(
         live_sources: dumps.iter().map(|(s, _)| s.clone()).collect(),
         namespace: namespace.to_string(),
         warnings,
+        helm3: None,
     })
+}
+
+/// What the first sync does to an object only the live side has: Argo CD prunes it only when it
+/// tracks it (`tracking`); the old release's other objects stay in the cluster, unmanaged;
+/// anything else is left alone. `elsewhere`: the object is in a namespace the render does not
+/// use (a dump of several namespaces), where only Argo CD's tracking and Helm's release
+/// annotations mark it as the release's.
+fn live_only(
+    l: &Object,
+    elsewhere: Option<&str>,
+    release: &str,
+    namespace: &str,
+    sync: &SyncModel,
+    certgen: &rules::Certgen,
+) -> ObjectReport {
+    if let Some(owner) = rules::owner(&l.value) {
+        return alone(
+            l,
+            Class::NotInRelease,
+            Some(format!(
+                "made by its controller {owner}; an apply never prunes it"
+            )),
+        );
+    }
+    if let Some((app, how)) = sync.tracking.tracked_by(l) {
+        if sync.application.as_deref().is_some_and(|a| a != app) {
+            return alone(
+                l,
+                Class::NotInRelease,
+                Some(format!(
+                    "Argo CD Application {app:?} tracks it ({how}), not the Application synced \
+                         here: this sync leaves it alone"
+                )),
+            );
+        }
+        let mut r = alone(
+            l,
+            Class::Pruned,
+            Some(format!(
+                "Argo CD Application {app:?} tracks it ({how}): a sync with prune deletes it"
+            )),
+        );
+        r.expected = rules::expected_alone(l, false, true, certgen);
+        return r;
+    }
+    let marker = match elsewhere {
+        None => rules::release_marker(l, release, namespace),
+        Some(_) => rules::helm_release_marker(l, release, namespace),
+    };
+    match marker {
+        Some(why) => {
+            let mut r = alone(
+                l,
+                Class::Unmanaged,
+                Some(format!(
+                    "{why}, but Argo CD does not track it ({}): no sync deletes it, it stays in \
+                     the cluster unmanaged; to delete it: {}{}",
+                    sync.tracking.untracked(),
+                    rules::delete_command(&l.key),
+                    if l.from_cluster() {
+                        ""
+                    } else {
+                        " (a manifest export shows Argo CD's tracking only when it is one of Argo \
+                         CD's, such as argocd app manifests --source live; a cluster dump tells \
+                         for sure)"
+                    }
+                )),
+            );
+            r.expected = rules::expected_alone(l, false, false, certgen);
+            r
+        }
+        None => alone(
+            l,
+            Class::NotInRelease,
+            Some(match elsewhere {
+                Some(ns) => format!(
+                    "in namespace {ns:?}, which the render does not use, and neither Argo CD's \
+                         tracking nor Helm's release annotations mark it as the release's: left alone"
+                ),
+                None => "nothing marks it as the release's (no Helm release annotation, Argo CD \
+                     tracking or chart label); the switch leaves it alone"
+                    .into(),
+            }),
+        ),
+    }
 }
 
 fn alone(o: &Object, class: Class, note: Option<String>) -> ObjectReport {
@@ -336,6 +421,7 @@ fn alone(o: &Object, class: Class, note: Option<String>) -> ObjectReport {
         expected: None,
         read_at_start: Vec::new(),
         left_behind: Vec::new(),
+        kept: Vec::new(),
     }
 }
 
@@ -419,6 +505,7 @@ fn compare_pair(
     };
     let mut live_only = Vec::new();
     let mut left_behind = Vec::new();
+    let mut kept = Vec::new();
     let mut left_behind_omitted = compare::Omitted::default();
     let mut harmless = 0usize;
     let mut failed: Option<String> = None;
@@ -461,15 +548,27 @@ fn compare_pair(
                     live_only.push(path.to_string());
                 }
             }
-            Fate::LeftBehind(owners) => {
+            Fate::LeftBehind(owners, fix) => {
                 if left_behind.len() < bounds::MAX_RECORDED_DIFFERENCES {
                     left_behind.push(LeftBehind {
                         path,
                         value: value.clone(),
                         owners,
+                        fix,
                     });
                 } else {
                     left_behind_omitted.count(d.path);
+                }
+            }
+            Fate::Kept(owners) => {
+                harmless += 1;
+                if kept.len() < MAX_LIVE_ONLY_PATHS {
+                    kept.push(LeftBehind {
+                        path,
+                        value: value.clone(),
+                        owners,
+                        fix: None,
+                    });
                 }
             }
             Fate::Removed(manager) => {
@@ -505,7 +604,7 @@ fn compare_pair(
     let class = if findings.is_empty() && omitted.is_empty() {
         if !left_behind.is_empty() {
             Class::LeftBehind
-        } else if harmless == 0 {
+        } else if harmless == 0 && kept.is_empty() {
             Class::Identical
         } else {
             Class::ToolingOnly
@@ -534,6 +633,7 @@ fn compare_pair(
         expected: None,
         read_at_start: Vec::new(),
         left_behind,
+        kept,
     })
 }
 
@@ -551,8 +651,11 @@ enum Fate {
     /// It stays and is harmless: the API server filled it in (nobody owns it, or its value is
     /// the default the API server would fill in again).
     Stays,
-    /// It stays and is no default: these owners keep it (or ownership is unknown).
-    LeftBehind(Vec<String>),
+    /// It stays and is no default: these owners keep it (or ownership is unknown); and how to
+    /// have the sync take it over, when Argo CD can.
+    LeftBehind(Vec<String>, Option<String>),
+    /// It stays because a running controller owns it (`managers`): the cluster's own state.
+    Kept(Vec<String>),
     /// The sync removes it: Argo CD's manager ends up its sole owner and does not apply it.
     Removed(String),
 }
@@ -585,10 +688,13 @@ fn fate<'a>(
     }
     if !live.from_cluster() {
         // An export of the release's manifest holds only what the old tool sent.
-        return Ok(Fate::LeftBehind(vec![format!(
-            "the old release ({} is a manifest export: it holds what the release wrote, no ownership)",
-            live.source
-        )]));
+        return Ok(Fate::LeftBehind(
+            vec![format!(
+                "the old release ({} is a manifest export: it holds what the release wrote, no ownership)",
+                live.source
+            )],
+            None,
+        ));
     }
     let is_default = || {
         defaults::default_at_with(kind, path, &live.value, items).is_some_and(|d| {
@@ -599,9 +705,13 @@ fn fate<'a>(
         return Ok(if is_default() {
             Fate::Stays
         } else {
-            Fate::LeftBehind(vec![
-                "unknown: the dump has no managedFields (kubectl get --show-managed-fields)".into(),
-            ])
+            Fate::LeftBehind(
+                vec![
+                    "unknown: the dump has no managedFields (kubectl get --show-managed-fields)"
+                        .into(),
+                ],
+                None,
+            )
         });
     };
     let owners = ownership::owners(entries, path, value, steps)?;
@@ -613,20 +723,25 @@ fn fate<'a>(
             || (e.operation == ownership::Operation::Update
                 && sync.migrated_manager.as_deref() == Some(e.manager.as_str()))
     };
-    let staying: Vec<String> = owners
-        .iter()
-        .filter(|e| !taken_over(e))
-        .map(|e| {
-            format!(
-                "{} ({})",
-                e.manager,
-                match e.operation {
-                    ownership::Operation::Apply => "Apply",
-                    ownership::Operation::Update => "Update",
-                }
-            )
-        })
-        .collect();
+    let staying: Vec<&ownership::Entry> =
+        owners.iter().copied().filter(|e| !taken_over(e)).collect();
+    let named = |e: &ownership::Entry| {
+        format!(
+            "{} ({})",
+            e.manager,
+            match e.operation {
+                ownership::Operation::Apply => "Apply",
+                ownership::Operation::Update => "Update",
+            }
+        )
+    };
+    if !staying.is_empty()
+        && staying
+            .iter()
+            .all(|e| managers::role(&e.manager) == managers::Role::Controller)
+    {
+        return Ok(Fate::Kept(staying.iter().map(|e| named(e)).collect()));
+    }
     if staying.is_empty() {
         let migrated = owners
             .iter()
@@ -637,7 +752,20 @@ fn fate<'a>(
             None => format!("owned only by {ARGOCD_MANAGER}, which no longer applies it"),
         }));
     }
-    Ok(Fate::LeftBehind(staying))
+    // Argo CD's migration takes over one manager's Update entry: name it when that is the only
+    // deploy tool keeping the field.
+    let tools: Vec<&&ownership::Entry> = staying
+        .iter()
+        .filter(|e| managers::role(&e.manager) == managers::Role::DeployTool)
+        .collect();
+    let fix = match tools.as_slice() {
+        [e] if e.operation == ownership::Operation::Update => managers::migration_fix(&e.manager),
+        _ => None,
+    };
+    Ok(Fate::LeftBehind(
+        staying.iter().map(|e| named(e)).collect(),
+        fix,
+    ))
 }
 
 /// The API server stores a Secret's `stringData` base64-encoded under `data`; compare the render
@@ -668,4 +796,63 @@ fn secret_as_stored<'a>(kind: &str, v: &'a serde_json::Value) -> Cow<'a, serde_j
         }
     }
     Cow::Owned(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(class: Class, expected: bool) -> ObjectReport {
+        ObjectReport {
+            key: ObjectKey {
+                group: "apps".into(),
+                kind: "DaemonSet".into(),
+                namespace: Some("kube-system".into()),
+                name: "cilium".into(),
+            },
+            api_version: "apps/v1".into(),
+            class,
+            findings: vec![Finding {
+                difference: Difference {
+                    path: compare::Path(vec![compare::Step::Key("spec".into())]),
+                    render: Some(serde_json::json!(1)),
+                    live: Some(serde_json::json!(2)),
+                },
+                restarts: class == Class::RestartsPods,
+                expected: expected.then(|| "the move brings it".to_string()),
+                removed_by: None,
+            }],
+            live_only: Vec::new(),
+            notes: Vec::new(),
+            expected: None,
+            read_at_start: Vec::new(),
+            left_behind: Vec::new(),
+            kept: Vec::new(),
+        }
+    }
+
+    fn report(objects: Vec<ObjectReport>) -> Report {
+        Report {
+            objects,
+            rendered: 1,
+            live: 1,
+            live_sources: vec!["live.yaml".into()],
+            namespace: "kube-system".into(),
+            warnings: Vec::new(),
+            helm3: None,
+        }
+    }
+
+    /// Exit 3 means something restarts or is pruned, whatever the cause: a restart the move
+    /// brings by design rolls the pods like any other. Objects that stay unmanaged do not count.
+    #[test]
+    fn an_expected_restart_is_disruptive_and_unmanaged_objects_are_not() {
+        assert!(report(vec![object(Class::RestartsPods, true)]).disruptive());
+        assert!(report(vec![object(Class::RestartsPods, false)]).disruptive());
+        assert!(report(vec![object(Class::Pruned, true)]).disruptive());
+        assert!(!report(vec![object(Class::Unmanaged, true)]).disruptive());
+        assert!(!report(vec![object(Class::Changed, false)]).disruptive());
+        let text = report::human(&report(vec![object(Class::RestartsPods, true)]));
+        assert!(text.contains("the pods restart all the same"), "{text}");
+    }
 }

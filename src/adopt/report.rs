@@ -22,7 +22,10 @@ fn title(class: Class) -> &'static str {
         Class::RestartsPods => "differ in a pod template: pods restart",
         Class::Changed => "differ elsewhere",
         Class::Created => "would be created",
-        Class::Pruned => "would be pruned",
+        Class::Pruned => "would be pruned (Argo CD tracks them)",
+        Class::Unmanaged => {
+            "stay in the cluster, unmanaged (the old release's, untracked by Argo CD)"
+        }
         Class::NotInRelease => "live, not the release's (left alone)",
     }
 }
@@ -111,7 +114,7 @@ pub fn human(r: &Report) -> String {
                 escape::text(&o.key.to_string()),
                 super::rules::restart_effect(&o.key.kind),
                 if expected {
-                    " (expected difference of the move, see below)"
+                    " (an expected difference of the move, see below; the pods restart all the same)"
                 } else {
                     ""
                 }
@@ -130,7 +133,7 @@ pub fn human(r: &Report) -> String {
     } else {
         let _ = writeln!(
             out,
-            "Prunes (Argo CD deletes these on a sync with prune when it tracks them; otherwise they stay, running unmanaged):"
+            "Prunes (Argo CD tracks these: a sync with prune deletes them):"
         );
         for o in &pruned {
             let _ = writeln!(
@@ -143,6 +146,21 @@ pub fn human(r: &Report) -> String {
                 } else {
                     ""
                 }
+            );
+        }
+    }
+    let unmanaged = of(r, Class::Unmanaged);
+    if !unmanaged.is_empty() {
+        let _ = writeln!(
+            out,
+            "Stay unmanaged (the old release's, but Argo CD does not track them: no sync deletes them; not counted as prunes):"
+        );
+        for o in &unmanaged {
+            let _ = writeln!(
+                out,
+                "  {}: {}",
+                escape::text(&o.key.to_string()),
+                escape::message(o.notes.first().map_or("", String::as_str)),
             );
         }
     }
@@ -168,6 +186,9 @@ pub fn human(r: &Report) -> String {
                     shown(Some(&f.value), o.key.kind == "Secret").unwrap_or_default(),
                     names(&f.owners)
                 );
+                if let Some(fix) = &f.fix {
+                    let _ = writeln!(out, "      fix: {}", escape::message(fix));
+                }
             }
             if o.left_behind.len() > MAX_SHOWN_DIFFERENCES {
                 let _ = writeln!(
@@ -176,6 +197,38 @@ pub fn human(r: &Report) -> String {
                     escape::text(&o.key.to_string()),
                     o.left_behind.len() - MAX_SHOWN_DIFFERENCES
                 );
+            }
+        }
+    }
+    let kept: Vec<&ObjectReport> = r.objects.iter().filter(|o| !o.kept.is_empty()).collect();
+    if !kept.is_empty() {
+        let _ = writeln!(
+            out,
+            "Kept by controllers (only live, owned by a controller running in the cluster: its state, which the sync keeps, as it must):"
+        );
+        for o in kept {
+            for f in &o.kept {
+                let _ = writeln!(
+                    out,
+                    "  {}: {} = {} (owned by {})",
+                    escape::text(&o.key.to_string()),
+                    path(&f.path),
+                    shown(Some(&f.value), o.key.kind == "Secret").unwrap_or_default(),
+                    names(&f.owners)
+                );
+            }
+        }
+    }
+    if let Some(h) = &r.helm3 {
+        let _ = writeln!(
+            out,
+            "Installed by Helm 3 ({}): Helm 3 keeps the chart's null defaults where Helm 4 (cilium-cmp, Argo CD 3.5) drops them (argoproj/argo-cd#29068); these nulls render differently, and the first sync changes what they rendered:",
+            escape::message(&h.evidence)
+        );
+        for n in &h.nulls {
+            let _ = writeln!(out, "  {}", escape::text(&n.value));
+            for d in &n.differences {
+                let _ = writeln!(out, "      {}", escape::message(&d.to_string()));
             }
         }
     }
@@ -256,6 +309,18 @@ pub fn human(r: &Report) -> String {
                 shown(Some(&f.value), o.key.kind == "Secret").unwrap_or_default(),
                 names(&f.owners)
             );
+            if let Some(fix) = &f.fix {
+                let _ = writeln!(out, "    fix: {}", escape::message(fix));
+            }
+        }
+        for f in &o.kept {
+            let _ = writeln!(out, "  {}", path(&f.path));
+            let _ = writeln!(
+                out,
+                "    kept by a controller: {} (owned by {})",
+                shown(Some(&f.value), o.key.kind == "Secret").unwrap_or_default(),
+                names(&f.owners)
+            );
         }
         if !o.live_only.is_empty() {
             // Paths as compare::Path shows them (escaped already).
@@ -281,16 +346,19 @@ fn of(r: &Report, class: Class) -> Vec<&ObjectReport> {
     r.objects.iter().filter(|o| o.class == class).collect()
 }
 
-/// The JSON report. Shape (version 2; docs/adopt-check.md):
-/// `{"adoptCheck": 2, "namespace", "disruptive": bool, "warnings": [..], "counts": {CLASS: n},
+/// The JSON report. Shape (version 3; docs/adopt-check.md):
+/// `{"adoptCheck": 3, "namespace", "disruptive": bool, "warnings": [..],
+///   "helm3": null or {"evidence", "nulls": [{"value", "differences": [..]}]}, "counts": {CLASS: n},
 ///   "objects": [{"class", "apiVersion", "kind", "namespace" (null when cluster-scoped), "name",
 ///   "notes": [..], "expected": string or null, "liveOnly": [paths],
-///   "leftBehind": [{"path", "value", "owners": [..]}],
+///   "leftBehind": [{"path", "value", "owners": [..], "fix": string or null}],
+///   "keptByControllers": [{"path", "value", "owners": [..]}],
 ///   "readAtStart": [{"kind", "namespace", "name", "takesEffect", "rollValue", "consequence"}],
 ///   "differences": [{"path", "render", "live" (strings, or null when absent), "restarts": bool,
 ///   "expected": string or null, "removedBy": string or null}]}]}`.
 /// Version 2 added the class `left-behind` and the fields `warnings`, `leftBehind`,
-/// `readAtStart` and `removedBy`.
+/// `readAtStart` and `removedBy`; version 3 the class `unmanaged` (prunes are only what Argo CD
+/// tracks), `keptByControllers`, a left-behind field's `fix` and `helm3`.
 pub fn json(r: &Report) -> String {
     let counts: serde_json::Map<String, Value> = Class::ALL
         .iter()
@@ -328,6 +396,12 @@ pub fn json(r: &Report) -> String {
                     "path": f.path.to_string(),
                     "value": shown(Some(&f.value), o.key.kind == "Secret"),
                     "owners": f.owners,
+                    "fix": f.fix,
+                })).collect::<Vec<_>>(),
+                "keptByControllers": o.kept.iter().map(|f| json!({
+                    "path": f.path.to_string(),
+                    "value": shown(Some(&f.value), o.key.kind == "Secret"),
+                    "owners": f.owners,
                 })).collect::<Vec<_>>(),
                 "readAtStart": o.read_at_start.iter().map(|w| json!({
                     "kind": w.workload.kind,
@@ -346,10 +420,17 @@ pub fn json(r: &Report) -> String {
         })
         .collect();
     let doc = json!({
-        "adoptCheck": 2,
+        "adoptCheck": 3,
         "namespace": r.namespace,
         "disruptive": r.disruptive(),
         "warnings": r.warnings,
+        "helm3": r.helm3.as_ref().map(|h| json!({
+            "evidence": h.evidence,
+            "nulls": h.nulls.iter().map(|n| json!({
+                "value": n.value,
+                "differences": n.differences.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        })),
         "counts": counts,
         "objects": objects,
     });

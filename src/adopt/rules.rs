@@ -133,17 +133,26 @@ fn is_certgen(name: &str) -> bool {
 }
 
 /// Why an object that only one side has is an expected difference of the move, if it is one.
-pub fn expected_alone(o: &Object, in_render: bool) -> Option<String> {
+/// `tracked`: Argo CD tracks the live object (a sync with prune deletes it).
+pub fn expected_alone(
+    o: &Object,
+    in_render: bool,
+    tracked: bool,
+    certgen: &Certgen,
+) -> Option<String> {
     let kind = o.key.kind.as_str();
     let name = o.key.name.as_str();
     if kind == "Secret" && !in_render && minted_by_helm(&o.value) {
-        return Some(
+        return Some(if tracked {
+            minted_and_tracked(name, certgen)
+        } else {
             "a certificate the chart minted with random keys (tls.auto.method: helm); cilium-cmp \
-             never mints certificates, certgen issues them in the cluster instead. Take it out of \
-             Argo CD's tracking before the first sync (README, \"Moving an Application from Argo \
-             CD's Helm source\", step 3) so a prune does not delete it before certgen replaces it"
-                .into(),
-        );
+             never mints certificates, certgen issues them in the cluster instead. Argo CD does \
+             not track it, so no sync deletes it: certgen's Job writes its certificates under the \
+             same name (it creates the Secret, or replaces it whole when it exists), reusing the \
+             CA in cilium-ca when that Secret exists"
+                .into()
+        });
     }
     if kind == "Job" && is_certgen(name) {
         return Some(if in_render {
@@ -167,6 +176,118 @@ pub fn expected_alone(o: &Object, in_render: bool) -> Option<String> {
     None
 }
 
+/// What the first sync with prune does to a minted certificate Secret Argo CD tracks, found in
+/// the sources:
+///
+/// - certgen (cilium/certgen `cmd/certgen.go`, `internal/generate/generate.go`) runs with
+///   `--ca-generate --ca-reuse-secret`: when `cilium-ca` exists it keeps it untouched and signs
+///   with it, otherwise it generates a new CA and creates `cilium-ca`; each certificate Secret is
+///   created, or, when it exists, replaced by an Update of a new object that carries only name,
+///   namespace, type and data: the Argo CD tracking annotation (and every label) is gone after it.
+/// - Argo CD recomputes what to prune on every pass of the operation from what it then tracks
+///   (argoproj/argo-cd `controller/sync.go`, `SyncAppState` compares afresh), deletes by name
+///   (argoproj/gitops-engine `pkg/sync/sync_context.go`, `pruneObject`), and within one wave runs
+///   the prunes before the applies ("prune first" in `runTasks`). `PruneLast=true` moves prunes
+///   to a wave after every other Sync-phase wave, run once those are healthy, and a Job is healthy
+///   when it completed (`pkg/health/health_job.go`).
+/// - The certgen Job is a plain Sync-phase object from 1.19 on; on 1.18 it carries
+///   `helm.sh/hook: post-install,post-upgrade`, which Argo CD runs as a PostSync hook
+///   (gitops-engine `pkg/sync/hook/helm/type.go`), after the whole Sync phase, prunes included.
+///
+/// So a Secret certgen has rewritten is never pruned (Argo CD no longer tracks it), and which one
+/// Argo CD deletes depends on the order.
+fn minted_and_tracked(name: &str, certgen: &Certgen) -> String {
+    let ca = certgen.ca.contains(name);
+    if !ca && !certgen.certs.contains(name) {
+        return format!(
+            "a certificate the chart minted with random keys (tls.auto.method: helm), tracked by \
+             Argo CD; the render's certgen does not write {name} (its certificate list does not \
+             name it), so the first sync with prune deletes it, with PruneLast or without. Take it \
+             out of Argo CD's tracking first (remove the annotation argocd.argoproj.io/tracking-id) \
+             if something still mounts it"
+        );
+    }
+    format!(
+        "a certificate the chart minted with random keys (tls.auto.method: helm), tracked by Argo \
+         CD; cilium-cmp never mints certificates, certgen issues them in the cluster. On the first \
+         sync with prune: without PruneLast (and always on 1.18, whose certgen Job is a PostSync \
+         hook) Argo CD deletes it before certgen runs, so certgen finds no cilium-ca, generates a \
+         new CA and issues every certificate anew: the Secret is missing until certgen has run \
+         (new Hubble and clustermesh pods cannot mount it meanwhile), and everything that trusted \
+         the old CA (Hubble clients outside the cluster, the other clusters of a clustermesh) \
+         must be given the new one. With PruneLast=true (1.19 and later) certgen runs first: {}. \
+         To keep the Helm-minted CA and certificates, take the Secrets out of Argo CD's tracking \
+         before the first sync (remove the annotation argocd.argoproj.io/tracking-id, or add \
+         argocd.argoproj.io/sync-options: Prune=false to them)",
+        if ca {
+            "it reuses this CA and leaves the Secret as it is, still tracked, so the prune at the \
+             end deletes the CA; the certificates it signed keep working, and certgen's next run \
+             (the CronJob) generates a new CA and re-issues every certificate"
+        } else {
+            "it signs with the existing cilium-ca and replaces this Secret under the same name \
+             without Argo CD's tracking annotation, so the prune at the end no longer sees it: it \
+             is not deleted (cilium-ca, which certgen leaves as it is, is)"
+        }
+    )
+}
+
+/// The Secrets the render's certgen writes: its CA (`--ca-secret-name=`) and the certificates its
+/// `CILIUM_CERTGEN_CONFIG` lists (`certs: - name: ...`), in the certgen Jobs and CronJobs.
+#[derive(Debug, Clone, Default)]
+pub struct Certgen {
+    pub ca: std::collections::BTreeSet<String>,
+    pub certs: std::collections::BTreeSet<String>,
+}
+
+impl Certgen {
+    pub fn of(rendered: &[Object]) -> Certgen {
+        let mut out = Certgen::default();
+        for o in rendered.iter().filter(|o| is_certgen(&o.key.name)) {
+            let Some(t) = pod_template(&o.key.kind) else {
+                continue;
+            };
+            let pointer = format!("/{}/spec/containers", t.join("/"));
+            for c in o
+                .value
+                .pointer(&pointer)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                for a in c
+                    .get("args")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(ca) = a.as_str().and_then(|a| a.strip_prefix("--ca-secret-name=")) {
+                        out.ca.insert(ca.to_string());
+                    }
+                }
+                for e in c.get("env").and_then(Value::as_array).into_iter().flatten() {
+                    if e.get("name").and_then(Value::as_str) != Some("CILIUM_CERTGEN_CONFIG") {
+                        continue;
+                    }
+                    let config = e.get("value").and_then(Value::as_str).unwrap_or("");
+                    if let Ok(v) = crate::yaml::parse_value(config) {
+                        for cert in v
+                            .get("certs")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                        {
+                            if let Some(n) = cert.get("name").and_then(Value::as_str) {
+                                out.certs.insert(n.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 /// The chart labels every Secret it fills with keys it generated at render time.
 pub fn minted_by_helm(v: &Value) -> bool {
     v.pointer("/metadata/labels/cilium.io~1helm-template-non-idempotent")
@@ -178,26 +299,14 @@ pub fn minted_by_helm(v: &Value) -> bool {
 /// would be left running unmanaged); None when nothing says it does.
 pub fn release_marker(o: &Object, release: &str, namespace: &str) -> Option<String> {
     let v = &o.value;
-    let annotation = |k: &str| {
-        v.get("metadata")
-            .and_then(|m| m.get("annotations"))
-            .and_then(|a| a.get(k))
-            .and_then(Value::as_str)
-    };
     let label = |k: &str| {
         v.get("metadata")
             .and_then(|m| m.get("labels"))
             .and_then(|a| a.get(k))
             .and_then(Value::as_str)
     };
-    if annotation("meta.helm.sh/release-name") == Some(release)
-        && annotation("meta.helm.sh/release-namespace").is_none_or(|ns| ns == namespace)
-    {
-        return Some(format!("Helm release {release:?} installed it"));
-    }
-    if let Some(id) = annotation("argocd.argoproj.io/tracking-id") {
-        let app = id.split(':').next().unwrap_or("");
-        return Some(format!("Argo CD Application {app:?} tracks it"));
+    if let Some(why) = helm_release_marker(o, release, namespace) {
+        return Some(why);
     }
     if minted_by_helm(v) {
         return Some("the chart minted it".into());
@@ -211,6 +320,41 @@ pub fn release_marker(o: &Object, release: &str, namespace: &str) -> Option<Stri
         ));
     }
     None
+}
+
+/// Helm's own mark of a release's object: its `meta.helm.sh/release-name` and
+/// `release-namespace` annotations (helm/helm `pkg/action/validate.go`, the ownership check
+/// Helm makes before adopting an object).
+pub fn helm_release_marker(o: &Object, release: &str, namespace: &str) -> Option<String> {
+    let annotation = |k: &str| {
+        o.value
+            .get("metadata")
+            .and_then(|m| m.get("annotations"))
+            .and_then(|a| a.get(k))
+            .and_then(Value::as_str)
+    };
+    (annotation("meta.helm.sh/release-name") == Some(release)
+        && annotation("meta.helm.sh/release-namespace").is_none_or(|ns| ns == namespace))
+    .then(|| format!("Helm release {release:?} installed it"))
+}
+
+/// The kubectl command that deletes `key`.
+pub fn delete_command(key: &super::live::ObjectKey) -> String {
+    let resource = if key.group.is_empty() {
+        key.kind.to_lowercase()
+    } else {
+        format!("{}.{}", key.kind.to_lowercase(), key.group)
+    };
+    let mut words = vec!["kubectl".to_string(), "delete".into()];
+    if let Some(ns) = &key.namespace {
+        words.extend(["-n".into(), ns.clone()]);
+    }
+    words.extend([resource, key.name.clone()]);
+    words
+        .iter()
+        .map(|w| crate::shell::shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The controller that made a live object, if one did (then nobody applied it: it is never

@@ -195,6 +195,27 @@ pub fn classify(group: &str, kind: &str, path: &Path) -> Option<Zero> {
     }
 }
 
+/// Maps whose values are free-form strings (Go `map[string]string`, or `[]byte` for a Secret's
+/// `data`): an entry whose value is `""` is stored as it is sent, so its absence from the live
+/// object is a real difference (a ConfigMap key `devices: ""` is kept, and Argo CD shows it
+/// OutOfSync until it is applied). Only a typed string field with `omitempty` drops `""`.
+/// k8s.io/api `core/v1/types.go` (`ConfigMap.Data`, `BinaryData`, `Secret.Data`, `StringData`,
+/// `PodSpec.NodeSelector`), k8s.io/apimachinery `pkg/apis/meta/v1/types.go`
+/// (`ObjectMeta.Labels`, `Annotations`, `LabelSelector.MatchLabels`).
+const STRING_MAPS: &[&str] = &["labels", "annotations", "matchLabels", "nodeSelector"];
+const TOP_LEVEL_STRING_MAPS: &[&str] = &["data", "binaryData", "stringData"];
+
+/// Whether an empty string at `path` is a value the API server keeps: an entry of a free-form
+/// string map (`STRING_MAPS`, anywhere; `data`, `binaryData`, `stringData` at the top of the
+/// object).
+pub fn keeps_empty_string(path: &[Step]) -> bool {
+    let parent = match path.len().checked_sub(2).map(|i| &path[i]) {
+        Some(Step::Key(k)) => k.as_str(),
+        _ => return false,
+    };
+    STRING_MAPS.contains(&parent) || (path.len() == 2 && TOP_LEVEL_STRING_MAPS.contains(&parent))
+}
+
 /// Whether `value` is a zero value a plain field would drop.
 pub fn is_zero(value: &serde_json::Value) -> bool {
     match value {
@@ -217,6 +238,20 @@ mod tests {
                 })
                 .collect(),
         )
+    }
+
+    #[test]
+    fn empty_strings_of_string_maps_are_kept() {
+        let p = |keys: &[&str]| path(keys).0;
+        assert!(keeps_empty_string(&p(&["data", "devices"])));
+        assert!(keeps_empty_string(&p(&["metadata", "annotations", "a"])));
+        assert!(keeps_empty_string(&p(&[
+            "spec", "template", "metadata", "labels", "x"
+        ])));
+        assert!(!keeps_empty_string(&p(&["spec", "data", "x"])));
+        assert!(!keeps_empty_string(&p(&[
+            "spec", "template", "spec", "volumes", "*", "hostPath", "type"
+        ])));
     }
 
     #[test]

@@ -3,18 +3,18 @@
 use cilium_cmp::argocd::{self, GenerateError};
 
 use super::args::{AdoptCheckArgs, FolderArgs};
-use super::inputs::{folder_request, render_finding_archive};
+use super::inputs::{folder_request, inputs_finding_archive};
 use super::io::write_stdout;
 
 /// Renders (flags or folder), compares with the live dumps, prints the report; exits 3 when the
 /// switch would restart pods or prune objects.
 pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
-    let text = match &a.folder {
+    let (inputs, text) = match &a.folder {
         None => {
             if a.render.cilium_version.is_empty() {
                 anyhow::bail!("adopt-check needs --cilium-version (or --folder DIR, an application folder naming it)");
             }
-            render_finding_archive(&a.render)?
+            inputs_finding_archive(&a.render)?
         }
         Some(dir) => {
             if a.render.chart_archive.is_some() {
@@ -38,9 +38,9 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
                 allow_unknown_keys: a.render.allow_unknown_keys,
             };
             let req = folder_request(&folder);
-            argocd::render_folder(&req.env()?, dir, folder.allow_unknown_keys)
-                .map_err(GenerateError::on_command_line)?
-                .text
+            let rendered = argocd::render_folder(&req.env()?, dir, folder.allow_unknown_keys)
+                .map_err(GenerateError::on_command_line)?;
+            (rendered.generation.inputs, rendered.text)
         }
     };
     if a.live.len() > cilium_cmp::limits::MAX_LIVE_FILES {
@@ -55,13 +55,24 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
     for f in &a.live {
         dumps.push(cilium_cmp::adopt::live::read_dump(f, &mut budget)?);
     }
-    let sync = match &a.argocd_application {
+    let mut sync = match &a.argocd_application {
         Some(file) => sync_model(file)?,
         None => cilium_cmp::adopt::SyncModel::default(),
     };
+    if let Some(file) = &a.argocd_cm {
+        sync.tracking = tracking_of(file)?;
+    }
     let filter = argocd_filter(a.argocd_cm.as_deref())?;
     let mut report =
         cilium_cmp::adopt::check_with(&text, &dumps, &a.render.namespace, &a.release, &sync)?;
+    // A release Helm 3 rendered differs from the Helm 4 render where the chart's nulls are read.
+    match cilium_cmp::adopt::helm3::assess(&inputs, &text, &dumps, &a.render.namespace) {
+        Ok(found) => report.helm3 = found,
+        Err(e) => report.warnings.push(format!(
+            "the render as Helm 3 would coalesce the values failed, so the nulls whose render \
+             differs under Helm 3 are not named: {e}"
+        )),
+    }
     print_exclusions(&filter, &text)?;
     let excluded =
         argocd::exclusions::excluded_in_stream(&filter, &text).map_err(anyhow::Error::msg)?;
@@ -128,7 +139,20 @@ fn sync_model(file: &std::path::Path) -> anyhow::Result<cilium_cmp::adopt::SyncM
         .unwrap_or("kubectl-client-side-apply");
     Ok(cilium_cmp::adopt::SyncModel {
         migrated_manager: (server_side && migration).then(|| manager.to_string()),
+        application: app
+            .pointer("/metadata/name")
+            .and_then(|n| n.as_str())
+            .map(String::from),
+        ..Default::default()
     })
+}
+
+/// How the user's Argo CD tracks its objects (`argocd-cm`'s resource tracking keys).
+fn tracking_of(file: &std::path::Path) -> anyhow::Result<cilium_cmp::adopt::tracking::Tracking> {
+    let shown = file.display().to_string();
+    let text = cilium_cmp::limits::read_text(file, &shown)?;
+    let cm = cilium_cmp::yaml::parse_value(&text).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+    cilium_cmp::adopt::tracking::Tracking::from_argocd_cm(&cm, &shown).map_err(anyhow::Error::msg)
 }
 
 /// The resource filter of the user's argocd-cm, or Argo CD's defaults.

@@ -156,7 +156,8 @@ pub struct AdoptCheckArgs {
     #[arg(long, default_value = ".", requires = "folder")]
     pub repo_root: PathBuf,
     /// A dump of the live objects: `helm get manifest RELEASE -n NS` or `kubectl get -n NS -o
-    /// yaml KINDS`; `-` reads stdin; repeatable
+    /// yaml KINDS` (or `-A`: other namespaces' objects are left alone); `-` reads stdin;
+    /// repeatable
     #[arg(long, required = true, value_name = "FILE")]
     pub live: Vec<PathBuf>,
     /// Helm release name, to recognise the release's objects by Helm's annotations
@@ -168,12 +169,15 @@ pub struct AdoptCheckArgs {
     /// The Argo CD Application that will sync the folder (YAML): with ServerSideApply=true its
     /// client-side-apply migration (on unless ClientSideApplyMigration=false; the manager named by
     /// the argocd.argoproj.io/client-side-apply-migration-manager annotation, default
-    /// kubectl-client-side-apply) decides which left-behind fields the first sync removes
+    /// kubectl-client-side-apply) decides which left-behind fields the first sync removes; an
+    /// object another Application tracks is not this one's to prune
     #[arg(long, value_name = "FILE")]
     pub argocd_application: Option<PathBuf>,
     /// Argo CD's argocd-cm ConfigMap (YAML): name on stderr the rendered objects its
-    /// resource.exclusions / resource.inclusions keep Argo CD from applying [default: Argo CD 3.0
-    /// or later with its default exclusions]
+    /// resource.exclusions / resource.inclusions keep Argo CD from applying, and read its
+    /// application.resourceTrackingMethod (which live objects Argo CD tracks, the only ones it
+    /// prunes) [default: Argo CD 3.0 or later with its default exclusions and annotation
+    /// tracking]
     #[arg(long, value_name = "FILE")]
     pub argocd_cm: Option<PathBuf>,
 }
@@ -393,7 +397,8 @@ pub enum Command {
     },
     /// Before switching a running Cilium to cilium-cmp: compare the render with dumps of the
     /// live objects and say what the first sync would change, restart, create and prune.
-    /// Exit status 0: nothing restarts or is pruned; 3: something would; 1: bad input.
+    /// Exit status 0: nothing restarts, is pruned or is left behind; 3: something would, expected
+    /// differences of the move included; 1: bad input.
     // In folder mode the version comes from the folder, so the flag is optional here.
     #[command(
         mut_arg("cilium_version", |a| a.required(false).default_value("").hide_default_value(true)),

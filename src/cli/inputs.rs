@@ -70,11 +70,21 @@ pub fn obtained_archive(version: &str) -> anyhow::Result<ChartFiles> {
 /// renders again with the stored one (checked against its pin), downloaded first on first use
 /// for a pinned release; only renders that ask pay for finding and reading it.
 pub fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
+    Ok(inputs_finding_archive(a)?.1)
+}
+
+/// `render_finding_archive`, with the inputs that rendered (the archive found included).
+pub fn inputs_finding_archive(a: &RenderArgs) -> anyhow::Result<(Inputs, String)> {
     let mut inputs = render_inputs(a)?;
-    match cilium_cmp::render(&inputs) {
+    let text = render_found(a, &mut inputs)?;
+    Ok((inputs, text))
+}
+
+fn render_found(a: &RenderArgs, inputs: &mut Inputs) -> anyhow::Result<String> {
+    match cilium_cmp::render(inputs) {
         Err(RenderError::NoChartArchive { version }) if a.chart_archive.is_none() => {
             inputs.chart = Some(obtained_archive(&version)?);
-            Ok(cilium_cmp::render(&inputs)?)
+            Ok(cilium_cmp::render(inputs)?)
         }
         // A release this binary does not list: its archive in the chart folder, placed there by
         // the user (or `chart fetch VERSION`), is read with its own facts (`chart::unlisted`).
@@ -85,7 +95,7 @@ pub fn render_finding_archive(a: &RenderArgs) -> anyhow::Result<String> {
             let (version, chart) = stored_unlisted(&a.cilium_version, e)?;
             inputs.chart = Some(chart);
             inputs.cilium_version = version;
-            Ok(cilium_cmp::render(&inputs)?)
+            Ok(cilium_cmp::render(inputs)?)
         }
         other => Ok(other?),
     }
