@@ -9,23 +9,21 @@ use super::io::write_stdout;
 /// Renders (flags or folder), compares with the live dumps, prints the report; exits 3 when the
 /// switch would restart pods or prune objects.
 pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
-    let text = match &a.folder {
+    let (text, namespace) = match &a.folder {
         None => {
             if a.render.cilium_version.is_empty() {
                 anyhow::bail!("adopt-check needs --cilium-version (or --folder DIR, an application folder naming it)");
             }
-            render_finding_archive(&a.render)?
+            (
+                render_finding_archive(&a.render)?,
+                a.render.cluster.namespace_or_default(),
+            )
         }
         Some(dir) => {
-            if a.render.chart_archive.is_some() {
-                anyhow::bail!("with --folder the chart archive comes from $CILIUM_CMP_CHART_DIR (a folder of cilium-VERSION.tgz), as for the plugin; --chart-archive is for the flag form");
-            }
             let folder = FolderArgs {
                 app_dir: dir.clone(),
                 repo_root: a.repo_root.clone(),
-                namespace: a.render.namespace.clone(),
-                kube_version: a.render.kube_version.clone(),
-                api_versions: a.render.api_versions.clone(),
+                cluster: a.render.cluster.clone(),
                 cilium_version: Some(a.render.cilium_version.clone()).filter(|v| !v.is_empty()),
                 values: a
                     .render
@@ -33,14 +31,14 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
                     .iter()
                     .map(|p| p.display().to_string())
                     .collect(),
-                set: a.render.set.clone(),
-                chart_dir: None,
+                set: a.render.set.set.clone(),
+                chart_archive: a.render.chart_archive.clone(),
                 allow_unknown_keys: a.render.allow_unknown_keys,
             };
             let req = folder_request(&folder);
-            argocd::render_folder(&req.env()?, dir, folder.allow_unknown_keys)
-                .map_err(GenerateError::on_command_line)?
-                .text
+            let r = argocd::render_folder(&req.env()?, dir, folder.allow_unknown_keys)
+                .map_err(GenerateError::on_command_line)?;
+            (r.text, r.generation.inputs.namespace)
         }
     };
     if a.live.len() > cilium_cmp::limits::MAX_LIVE_FILES {
@@ -60,8 +58,7 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
         None => cilium_cmp::adopt::SyncModel::default(),
     };
     let filter = argocd_filter(a.argocd_cm.as_deref())?;
-    let mut report =
-        cilium_cmp::adopt::check_with(&text, &dumps, &a.render.namespace, &a.release, &sync)?;
+    let mut report = cilium_cmp::adopt::check_with(&text, &dumps, &namespace, &a.release, &sync)?;
     print_exclusions(&filter, &text)?;
     let excluded =
         argocd::exclusions::excluded_in_stream(&filter, &text).map_err(anyhow::Error::msg)?;
