@@ -9,8 +9,11 @@
 //! 2. the Application's plugin env (`ARGOCD_ENV_CILIUM_VERSION`, `_VALUES_FILES`, `_SET`);
 //! 3. the Application's plugin parameters (`cilium-version`, `values-files`, `set`).
 //!
-//! The cluster facts come from Argo CD only: `ARGOCD_APP_NAMESPACE` (release namespace),
-//! `KUBE_VERSION`, `KUBE_API_VERSIONS`. The chart archive for bundled files is
+//! The cluster facts come from Argo CD: `ARGOCD_APP_NAMESPACE` (release namespace),
+//! `KUBE_VERSION`, `KUBE_API_VERSIONS`; the settings file may write them down (`namespace`,
+//! `kubeVersion`, `apiVersions`) for the commands run outside Argo CD, and serves where Argo CD
+//! passes nothing; where both say and differ, Argo CD's are rendered and the difference is
+//! reported (`Generation::cluster_differs`). The chart archive for bundled files is
 //! `$CILIUM_CMP_CHART_DIR/cilium-VERSION.tgz`.
 
 pub mod discover;
@@ -252,27 +255,19 @@ fn cluster_facts(
     let api_versions = match (var(env, "KUBE_API_VERSIONS"), &folder.api_versions) {
         (Some(list), mine) => {
             let theirs = split(list);
-            if let Some(mine) = mine {
-                let set =
-                    |l: &[String]| l.iter().cloned().collect::<std::collections::BTreeSet<_>>();
-                let (a, b) = (set(&theirs), set(mine));
-                if a != b {
-                    let only =
-                        |x: &std::collections::BTreeSet<String>,
-                         y: &std::collections::BTreeSet<String>| {
-                            let d: Vec<&str> = x.difference(y).map(String::as_str).collect();
-                            if d.is_empty() {
-                                "none".to_string()
-                            } else {
-                                d.join(", ")
-                            }
-                        };
-                    differs.push(format!(
-                        "Argo CD's KUBE_API_VERSIONS differ from apiVersions in {settings_shown} (only Argo CD's: {}; only the folder's: {})",
-                        only(&a, &b),
-                        only(&b, &a)
-                    ));
-                }
+            // Argo CD lists every API the cluster serves, the folder those its values depend
+            // on: only a listed one the cluster does not serve is a difference worth a warning.
+            let missing: Vec<&str> = mine
+                .iter()
+                .flatten()
+                .filter(|m| !theirs.contains(m))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                differs.push(format!(
+                    "Argo CD's KUBE_API_VERSIONS lack {} of apiVersions in {settings_shown}",
+                    missing.join(", ")
+                ));
             }
             theirs
         }

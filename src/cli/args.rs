@@ -353,9 +353,7 @@ pub enum Command {
     /// environment (ARGOCD_APP_NAMESPACE, KUBE_VERSION, KUBE_API_VERSIONS, ARGOCD_APP_PARAMETERS,
     /// ARGOCD_ENV_*, CILIUM_CMP_CHART_DIR) and check it against the folder's lock
     Generate,
-    /// Preview an application folder: print its render to stdout exactly as the plugin would
-    /// generate it, and say on stderr whether it matches the folder's lock and which objects
-    /// differ. Writes nothing.
+    /// Preview an application folder: print its render to stdout exactly as the plugin would generate it, and say on stderr whether it matches the folder's lock and which objects differ. Writes nothing.
     ///
     /// Example, anywhere in the repository (the folder's cilium-cmp.yaml may name the namespace,
     /// kubeVersion and apiVersions Argo CD passes; the flags override them):
@@ -368,9 +366,7 @@ pub enum Command {
         #[command(flatten)]
         argocd: ArgocdSettingsArgs,
     },
-    /// Write an application folder's lock (cilium-cmp.lock) with the content hash of its render,
-    /// after the render succeeded; prints no render (preview it with render-folder). With
-    /// --check, write nothing and fail when the lock is missing or stale.
+    /// Write an application folder's lock (cilium-cmp.lock) with the content hash of its render, after the render succeeded; prints no render (preview it with render-folder). With --check, write nothing and fail when the lock is missing or stale.
     ///
     /// Examples:
     ///   cilium-cmp lock examples/argocd/cilium -n kube-system --kube-version 1.35.0
@@ -455,18 +451,14 @@ pub enum Command {
     /// defaults it changes.
     #[command(after_help = DIFF_HELP)]
     Diff(DiffArgs),
-    /// Check the Cluster Mesh of every application folder in the repository: meshed clusters
-    /// need unique cluster.name and cluster.id (within maxConnectedClusters), one
-    /// maxConnectedClusters, peers that exist, pod CIDRs apart and one certificate authority.
-    /// Exit status 0: no findings; 3: findings; 1: bad input; 64: a usage error.
+    /// Check the Cluster Mesh of every application folder in the repository: meshed clusters need unique cluster.name and cluster.id (within maxConnectedClusters), one maxConnectedClusters, peers that exist, pod CIDRs apart and one certificate authority. Exit status 0: no findings; 3: findings; 1: bad input; 64: a usage error.
     ///
     /// Examples, from the repository root:
     ///   cilium-cmp fleet-check
     ///   cilium-cmp fleet-check examples/fleet/clusters/eu-1 --output json
     #[command(verbatim_doc_comment)]
     FleetCheck(FleetCheckArgs),
-    /// Print a JSON Schema (draft-07) of a release's values for editors: the chart's types, and
-    /// only the keys cilium-cmp accepts, so an editor underlines a typo as it is typed.
+    /// Print a JSON Schema (draft-07) of a release's values for editors: the chart's types, and only the keys cilium-cmp accepts, so an editor underlines a typo as it is typed.
     ///
     /// Example:
     ///   cilium-cmp schema --cilium-version 1.20.0 > cilium-values.schema.json
