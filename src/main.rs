@@ -1,7 +1,8 @@
 //! The `cilium-cmp` command line: a thin front end over the library.
 
 // A render allocates tens of thousands of small, short-lived map nodes and strings; mimalloc
-// serves them in about 60% of the system allocator's time (see README, "Dependencies").
+// serves them in about 60% of the system allocator's time (see ARCHITECTURE.md,
+// "Dependencies, and why").
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -69,6 +70,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 std::io::read_to_string(f)
                     .with_context(|| format!("cannot read {}", file.display()))?
             };
+            // A Talos patch (`talos-patch`) holds the render in its inline manifests: each is
+            // checked as the stream it is.
+            if let Some(manifests) = cilium_cmp::talos::inline_manifests(&text) {
+                return cli::verify::inline_manifests(&manifests);
+            }
             let (stamped, computed) =
                 cilium_cmp::output::verify(&text).map_err(anyhow::Error::msg)?;
             match stamped {
@@ -179,7 +185,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let mut script = Vec::new();
             clap_complete::generate(
                 shell,
-                &mut <Cli as clap::CommandFactory>::command(),
+                &mut cli::usage::with_version_candidates(<Cli as clap::CommandFactory>::command()),
                 "cilium-cmp",
                 &mut script,
             );

@@ -82,6 +82,15 @@ fn main() -> std::process::ExitCode {
                 the_talos_example_is_a_folder_talos_patch_renders,
             )
             .shared("charts"),
+            harness::test(
+                "verify_checks_the_render_inside_a_talos_patch",
+                verify_checks_the_render_inside_a_talos_patch,
+            )
+            .shared("charts"),
+            harness::test(
+                "completion_offers_the_supported_releases",
+                completion_offers_the_supported_releases,
+            ),
         ],
     )
 }
@@ -644,4 +653,45 @@ fn the_talos_example_is_a_folder_talos_patch_renders() {
         .trim_matches(|c| c == '"' || c == '\'')
         .to_string();
     assert!(patch.contains(hash.trim_start_matches("sha256:")), "{hash}");
+}
+
+fn verify_checks_the_render_inside_a_talos_patch() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let patch = ok(&folder_command(root, &["talos-patch", "examples/talos"]));
+    let s = Scratch::new("verify");
+    let file = s.write("patch.yaml", &patch);
+    let o = bin().arg("verify").arg(&file).output().unwrap();
+    let out = ok(&o);
+    assert!(
+        out.starts_with("ok sha256:") && out.contains("(inline manifest cilium)"),
+        "{out}"
+    );
+    // One value of the manifest changed: refused, naming the manifest and both hashes.
+    let tampered = patch.replacen("namespace: kube-system", "namespace: kube-systen", 1);
+    assert_ne!(tampered, patch);
+    let file = s.write("tampered.yaml", &tampered);
+    let o = bin().arg("verify").arg(&file).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert!(
+        stderr(&o).contains("inline manifest cilium: content hash mismatch"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+fn completion_offers_the_supported_releases() {
+    let versions = ok(&run(&["versions"]));
+    let newest = versions.lines().last().expect("a release");
+    for shell in ["bash", "zsh", "fish"] {
+        let script = ok(&run(&["completions", shell]));
+        assert!(
+            script.contains(newest) && script.contains("1.18.0"),
+            "{shell}"
+        );
+    }
+    // Parsing still takes a release the binary does not list (it renders from its archive).
+    let o = run(&["render", "--cilium-version", "1.99.0"]);
+    assert_ne!(o.status.code(), Some(64), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("possible values"), "{}", stderr(&o));
 }

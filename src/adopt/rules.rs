@@ -116,7 +116,7 @@ pub fn expected_difference(path: &Path) -> Option<String> {
     {
         return Some(
             "cilium-cmp stamps the content hash of the whole render on cilium-config (on the \
-             first object when there is none; README, \"How the output relates to the chart's\"); \
+             first object when there is none; docs/parity.md, \"How the output relates to the chart's\"); \
              nothing reads it at run time"
                 .into(),
         );
@@ -140,8 +140,8 @@ pub fn expected_alone(o: &Object, in_render: bool) -> Option<String> {
         return Some(
             "a certificate the chart minted with random keys (tls.auto.method: helm); cilium-cmp \
              never mints certificates, certgen issues them in the cluster instead. Take it out of \
-             Argo CD's tracking before the first sync (README, \"Moving an Application from Argo \
-             CD's Helm source\", step 3) so a prune does not delete it before certgen replaces it"
+             Argo CD's tracking before the first sync (docs/moving-from-helm.md, \"Moving from a \
+             Helm Application\", step 3) so a prune does not delete it before certgen replaces it"
                 .into(),
         );
     }

@@ -85,7 +85,7 @@ pub enum GenerateError {
     #[error("cannot read back the render: {0}")]
     ReadBack(crate::yaml::ReadError),
     /// Values need a file bundled in the chart and the archive is not in the chart folder; the
-    /// advice names the plugin's folder (`on_command_line` turns it into `--chart-dir`'s).
+    /// advice names the plugin's folder (`on_command_line` turns it into `--chart-archive`'s).
     #[error("{}", crate::error::archive_advice(error, hint))]
     NeedsChartArchive {
         error: Box<RenderError>,
@@ -125,7 +125,7 @@ impl From<RenderError> for GenerateError {
 
 impl GenerateError {
     /// The same error as the commands that render a folder outside Argo CD (`lock`,
-    /// `talos-patch`) report it: a missing archive's advice names `--chart-dir`.
+    /// `talos-patch`) report it: a missing archive's advice names `--chart-archive`.
     pub fn on_command_line(self) -> GenerateError {
         match self {
             GenerateError::NeedsChartArchive {

@@ -12,3 +12,4 @@ pub mod io;
 pub mod lock;
 pub mod log;
 pub mod usage;
+pub mod verify;

@@ -56,3 +56,25 @@ fn subcommand_takes(mut args: impl Iterator<Item = String>, id: &str) -> bool {
     cmd.find_subcommand(&name)
         .is_some_and(|sub| sub.get_arguments().any(|a| a.get_id() == id))
 }
+
+/// The command as the completion scripts describe it: `--cilium-version` offers the supported
+/// releases. Only for the scripts: parsing still takes any release, since a newer one renders
+/// from its archive (docs/release-day.md).
+pub fn with_version_candidates(cmd: clap::Command) -> clap::Command {
+    let versions: Vec<&'static str> = cilium_cmp::versions::supported().collect();
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .filter(|s| s.get_arguments().any(|a| a.get_id() == "cilium_version"))
+        .map(|s| s.get_name().to_string())
+        .collect();
+    let mut cmd = cmd;
+    for name in names {
+        let versions = versions.clone();
+        cmd = cmd.mut_subcommand(name, move |sub| {
+            sub.mut_arg("cilium_version", move |a| {
+                a.value_parser(clap::builder::PossibleValuesParser::new(versions))
+            })
+        });
+    }
+    cmd
+}
