@@ -55,6 +55,11 @@ fn main() -> std::process::ExitCode {
             )
             .shared("charts"),
             harness::test(
+                "diff_base_renders_each_side_for_the_folders_own_cluster",
+                diff_base_renders_each_side_for_the_folders_own_cluster,
+            )
+            .shared("charts"),
+            harness::test(
                 "generate_says_when_argo_cds_cluster_differs_from_the_folders",
                 generate_says_when_argo_cds_cluster_differs_from_the_folders,
             )
@@ -694,4 +699,52 @@ fn completion_offers_the_supported_releases() {
     let o = run(&["render", "--cilium-version", "1.99.0"]);
     assert_ne!(o.status.code(), Some(64), "{}", stderr(&o));
     assert!(!stderr(&o).contains("possible values"), "{}", stderr(&o));
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let o = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+}
+
+fn diff_base_renders_each_side_for_the_folders_own_cluster() {
+    let s = Scratch::new("diff-cluster");
+    let values = std::fs::read_to_string(talos_values()).unwrap();
+    s.write("common/values.yaml", &values);
+    s.write("clusters/eu/values.yaml", "debug:\n  enabled: false\n");
+    let older = FOLDER.replace("\"1.33\"", "\"1.32\"");
+    s.write("clusters/eu/cilium-cmp.yaml", &older);
+    git(&s.0, &["init", "-q"]);
+    git(&s.0, &["add", "-A"]);
+    git(&s.0, &["commit", "-qm", "1.32"]);
+    // The cluster is upgraded: the folder says so, and the render changes with it.
+    s.write("clusters/eu/cilium-cmp.yaml", FOLDER);
+    let o = folder_command(
+        &s.0,
+        &["diff", "clusters/eu", "--base", "HEAD", "--output", "json"],
+    );
+    let code = o.status.code();
+    assert!(
+        code == Some(2) || code == Some(3),
+        "{code:?}: {}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("\"changed\""), "{}", stdout(&o));
+    // The flag overrides both sides' folders: then nothing changes.
+    let o = folder_command(
+        &s.0,
+        &[
+            "diff",
+            "clusters/eu",
+            "--base",
+            "HEAD",
+            "--kube-version",
+            "1.33",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
