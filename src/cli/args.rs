@@ -56,24 +56,30 @@ pub struct SetArgs {
 
 /// What Argo CD passes about the target cluster (and Helm's flags of the same names). Unset, a
 /// folder command takes the folder's `namespace`, `kubeVersion` and `apiVersions` from
-/// cilium-cmp.yaml; a command without a folder, Helm's defaults.
+/// cilium-cmp.yaml, and where the folder names none, Helm's defaults, as a command without a
+/// folder does.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ClusterArgs {
     /// Release namespace (as Helm's -n; the Application's spec.destination.namespace), e.g.
-    /// -n kube-system [default: the folder's `namespace` in cilium-cmp.yaml; without a folder,
-    /// kube-system]
+    /// -n kube-system [default: the folder's `namespace` in cilium-cmp.yaml, else kube-system]
     #[arg(short = 'n', long)]
     pub namespace: Option<String>,
-    /// Kubernetes version of the target cluster (as Helm's --kube-version; Argo CD's
-    /// KUBE_VERSION), e.g. --kube-version 1.33 [default: the folder's `kubeVersion`; without a
-    /// folder, Helm's default]
-    #[arg(long)]
+    #[arg(long, help = kube_version_help())]
     pub kube_version: Option<String>,
     /// API versions the cluster serves, comma-separated, repeatable (as Helm's --api-versions;
-    /// Argo CD's KUBE_API_VERSIONS), e.g. --api-versions monitoring.coreos.com/v1 [default: the
-    /// folder's `apiVersions`; without a folder, none]
+    /// Argo CD's KUBE_API_VERSIONS; '' for none), e.g. --api-versions monitoring.coreos.com/v1
+    /// [default: the folder's `apiVersions`, else none]
     #[arg(long)]
     pub api_versions: Vec<String>,
+}
+
+/// `--kube-version`'s help, naming the default the program renders with.
+fn kube_version_help() -> String {
+    format!(
+        "Kubernetes version of the target cluster (as Helm's --kube-version; Argo CD's \
+         KUBE_VERSION), e.g. --kube-version 1.33 [default: the folder's `kubeVersion`, else \
+         {DEFAULT_KUBE_VERSION}]"
+    )
 }
 
 impl ClusterArgs {
