@@ -206,7 +206,7 @@ pub enum ArchiveHint {
     Unspecified,
     /// `render`: `--chart-archive`, after the default folder (`chart::store`) was searched.
     RenderFlag { searched: Option<String> },
-    /// `lock`, `talos-patch`: the folder `--chart-dir` names (or the default one) was searched.
+    /// `lock`, `talos-patch`: the folder `--chart-archive` names (or the default one) was searched.
     ChartDirFlag { dir: String },
     /// The plugin in Argo CD: `$CILIUM_CMP_CHART_DIR` (default /opt/cilium-cmp/charts).
     PluginDir { dir: String },
@@ -225,7 +225,7 @@ impl ArchiveHint {
                 "pass --chart-archive cilium-{version}.tgz (or an unpacked chart folder); `{fetch} --dir DIR` downloads it"
             ),
             ArchiveHint::ChartDirFlag { dir } => format!(
-                "it is not in {dir}; download it there with `{}`, or pass --chart-dir with a folder holding it",
+                "it is not in {dir}; download it there with `{}`, or pass --chart-archive with it or a folder holding it",
                 into(dir)
             ),
             ArchiveHint::PluginDir { dir } => format!(

@@ -657,6 +657,13 @@ fn closeness(written: &str, known: &str) -> Option<usize> {
     (d <= allowed).then_some(d + 1)
 }
 
+/// `edit_distance` of two strings, for the other files' did-you-mean (the settings file's keys).
+pub fn edit_distance_of(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    edit_distance(&a, &b)
+}
+
 /// Edits (insert, delete, replace, swap of neighbours) that turn `a` into `b`.
 fn edit_distance(a: &[char], b: &[char]) -> usize {
     let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];

@@ -1,7 +1,8 @@
 //! The `cilium-cmp` command line: a thin front end over the library.
 
 // A render allocates tens of thousands of small, short-lived map nodes and strings; mimalloc
-// serves them in about 60% of the system allocator's time (see README, "Dependencies").
+// serves them in about 60% of the system allocator's time (see ARCHITECTURE.md,
+// "Dependencies, and why").
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -20,14 +21,18 @@ use cli::inputs::{argocd_env, folder_request, render_finding_archive};
 use cli::io::{self as cli_io, write_stdout, ClosedStdout};
 
 fn main() -> ExitCode {
-    // Colour only on a terminal: Argo CD shows the plugin's stderr verbatim.
+    // Colour only on a terminal, and never with NO_COLOR set (https://no-color.org): Argo CD
+    // shows the plugin's stderr verbatim.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .without_time()
+        .with_ansi(cli::log::colour())
+        .event_format(cli::log::Plain)
         .init();
-    match run() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return cli::usage::exit(e),
+    };
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of stdout went away (`| head`): nothing to report, see `ClosedStdout`.
         Err(e) if e.is::<ClosedStdout>() => ExitCode::SUCCESS,
@@ -39,8 +44,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Render(a) => {
             let text = render_finding_archive(&a.inputs)?;
@@ -66,6 +70,11 @@ fn run() -> anyhow::Result<()> {
                 std::io::read_to_string(f)
                     .with_context(|| format!("cannot read {}", file.display()))?
             };
+            // A Talos patch (`talos-patch`) holds the render in its inline manifests: each is
+            // checked as the stream it is.
+            if let Some(manifests) = cilium_cmp::talos::inline_manifests(&text) {
+                return cli::verify::inline_manifests(&manifests);
+            }
             let (stamped, computed) =
                 cilium_cmp::output::verify(&text).map_err(anyhow::Error::msg)?;
             match stamped {
@@ -77,8 +86,21 @@ fn run() -> anyhow::Result<()> {
         Command::Generate => {
             let env = argocd_env()?;
             let dir = std::env::current_dir().context("cannot read the current directory")?;
-            let r = argocd::generate(&env, &dir)?;
-            write_stdout(&r.text)
+            let r = argocd::generate(&env, &dir);
+            // Said before the render or its error: a lock mismatch is often this difference.
+            let differs = match &r {
+                Ok(r) => r.generation.cluster_differs.clone(),
+                Err(_) => argocd::plan(&env, &dir)
+                    .map(|g| g.cluster_differs)
+                    .unwrap_or_default(),
+            };
+            for d in differs {
+                tracing::warn!(
+                    "{}; rendering for what Argo CD passed (update the folder's cilium-cmp.yaml, or the Application, so they agree)",
+                    cilium_cmp::escape::message(&d)
+                );
+            }
+            write_stdout(&r?.text)
         }
         Command::RenderFolder { folder: a, argocd } => {
             let req = folder_request(&a);
@@ -89,11 +111,17 @@ fn run() -> anyhow::Result<()> {
             cli::adopt::print_exclusions(&filter, &p.rendered.text)?;
             write_stdout(&p.rendered.text)
         }
-        Command::Lock { folder, check, .. } if folder.app_dir.as_os_str().is_empty() => {
-            if !check {
-                anyhow::bail!("lock needs the application folder to write the lock of (only `lock --check` checks every folder)");
+        Command::Lock {
+            folder,
+            check,
+            force,
+            ..
+        } if folder.app_dir.as_os_str().is_empty() => {
+            if check {
+                cli::diff::lock_check_all(&folder)
+            } else {
+                cli::lock::lock_all(&folder, Force::flag(force))
             }
-            cli::diff::lock_check_all(&folder)
         }
         Command::Lock {
             folder,
@@ -157,7 +185,7 @@ fn run() -> anyhow::Result<()> {
             let mut script = Vec::new();
             clap_complete::generate(
                 shell,
-                &mut <Cli as clap::CommandFactory>::command(),
+                &mut cli::usage::with_version_candidates(<Cli as clap::CommandFactory>::command()),
                 "cilium-cmp",
                 &mut script,
             );
@@ -166,8 +194,11 @@ fn run() -> anyhow::Result<()> {
         Command::AdoptCheck(a) => cli::adopt::adopt_check(&a),
         Command::Diff(a) => cli::diff::diff(&a),
         Command::FleetCheck(a) => cli::fleet::fleet_check(&a),
-        Command::Schema { cilium_version } => {
-            let version = cli::inputs::schema_release(&cilium_version)?;
+        Command::Schema {
+            cilium_version,
+            chart_archive,
+        } => {
+            let version = cli::inputs::schema_release(&cilium_version, chart_archive.as_deref())?;
             let schema = cilium_cmp::editor_schema::values_schema(version)
                 .with_context(|| format!("no values schema for Cilium {version}"))?;
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&schema)?))

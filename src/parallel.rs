@@ -25,12 +25,14 @@ pub fn map<T: Sync, R: Send>(items: &[T], what: &str, f: impl Fn(&T) -> R + Sync
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(item) = items.get(i) else { break };
                 let r = f(item);
+                // Counted and printed under the lock: two workers finishing at once would
+                // otherwise print their counts in either order, and the counter go backwards.
                 if let Ok(mut all) = results.lock() {
                     all[i] = Some(r);
-                }
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if progress {
-                    eprint!("\r{what}: {n}/{} folders", items.len());
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    if progress {
+                        eprint!("\r{what}: {n}/{} folders", items.len());
+                    }
                 }
             });
         }

@@ -132,13 +132,38 @@ fn unknown_message(requested: &str) -> String {
     let shown = crate::limits::quoted(requested);
     if !is_newer_than_listed(requested) {
         return format!(
-            "Cilium {shown} is not a Cilium release cilium-cmp renders (X.Y.Z from 1.18.0 on, or X.Y.Z-PRE for a pre-release); releases with their defaults compiled in: {all}"
+            "Cilium {shown} is not a Cilium release cilium-cmp renders (X.Y.Z from 1.18.0 on, or X.Y.Z-PRE for a pre-release); {}releases with their defaults compiled in: {all}",
+            meant_release(requested)
+                .map(|m| format!("did you mean {m}? "))
+                .unwrap_or_default()
         );
     }
     let name = release_number(requested).unwrap_or_default();
     format!(
         "Cilium {shown} is not compiled into this cilium-cmp, which renders it from its official chart archive: `cilium-cmp chart fetch {name}` downloads it (checked against Cilium's Helm repository index) into the chart folder, or pass --chart-archive cilium-{name}.tgz. Releases compiled in: {all}"
     )
+}
+
+/// For a release line named without its patch (`1.20`, as Helm's `--version 1.20` is read as a
+/// constraint), the release meant: its `.0`, and the newest listed patch when that is another,
+/// e.g. `1.19.0 (the newest listed 1.19 is 1.19.6)`. None when no listed release is of that line.
+fn meant_release(requested: &str) -> Option<String> {
+    let line = requested
+        .trim()
+        .strip_prefix('v')
+        .unwrap_or(requested.trim());
+    let (major, minor) = line.split_once('.')?;
+    if minor.contains('.') || numbers(&format!("{major}.{minor}.0")).is_none() {
+        return None;
+    }
+    let prefix = format!("{major}.{minor}.");
+    let newest = supported().filter(|v| v.starts_with(&prefix)).last()?;
+    let first = format!("{prefix}0");
+    Some(if newest == first {
+        first
+    } else {
+        format!("{first} (the newest listed {major}.{minor} is {newest})")
+    })
 }
 
 /// `X.Y.Z` (a leading `v` allowed) as numbers; None for anything else. A version the binary does

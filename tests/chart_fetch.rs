@@ -361,7 +361,7 @@ fn a_fetched_archive_is_stored_byte_for_byte_and_found_by_render_and_folder_comm
     assert_refused(
         &folder(&elsewhere.0),
         &[
-            "--chart-dir",
+            "--chart-archive",
             "cilium-cmp chart fetch 1.20.0 --dir",
             "cilium-1.20.0.tgz",
         ],

@@ -7,7 +7,10 @@
 //! one that needs no cluster, network or placeholder input then runs, page by page, in a scratch
 //! repository holding the documented example folder, and must succeed. The others are listed with
 //! why they cannot run here and which test covers what they do. Every relative link must point
-//! at a file that exists, and at a heading of it when it names one.
+//! at a file that exists, and at a heading of it when it names one; so must every section named
+//! in prose or code (`page.md#anchor`, `README, "Heading"`, also in the program's messages and
+//! comments), and every path into `examples/` (the README's commands use only folders the
+//! repository ships).
 
 #[path = "support/charts.rs"]
 mod charts;
@@ -48,6 +51,15 @@ fn main() -> std::process::ExitCode {
             harness::test("every_relative_link_resolves", every_relative_link_resolves)
                 .shared("charts"),
             harness::test("a_broken_link_is_caught", a_broken_link_is_caught).shared("charts"),
+            harness::test(
+                "every_named_section_reference_resolves",
+                every_named_section_reference_resolves,
+            ),
+            harness::test(
+                "a_wrong_section_reference_is_caught",
+                a_wrong_section_reference_is_caught,
+            ),
+            harness::test("every_example_path_exists", every_example_path_exists),
         ],
     )
 }
@@ -215,7 +227,8 @@ fn check_flags(words: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The scratch repository the documented runnable commands work in: its example folder
+/// The scratch repository the documented runnable commands work in: the shipped example folders
+/// (`examples/talos`, `examples/argocd`), a user's folder as the pages name it
 /// (`clusters/prod/cilium` with the shared `clusters/common/values.yaml`), a `values.yaml`, and a
 /// rendered `out.yaml`.
 fn example_repository() -> Scratch {
@@ -235,12 +248,16 @@ fn example_repository() -> Scratch {
         "clusters/common/values.yaml",
         &read("examples/argocd/common/values.yaml"),
     );
-    std::fs::create_dir_all(s.0.join("examples/talos")).unwrap();
-    std::fs::copy(
-        root().join("examples/talos/values.yaml"),
-        s.0.join("examples/talos/values.yaml"),
-    )
-    .unwrap();
+    // The example folders the repository ships, which the README's quick starts render.
+    for rel in [
+        "examples/talos/values.yaml",
+        "examples/talos/cilium-cmp.yaml",
+        "examples/argocd/cilium/cilium-cmp.yaml",
+        "examples/argocd/cilium/values.yaml",
+        "examples/argocd/common/values.yaml",
+    ] {
+        s.write(rel, &read(rel));
+    }
     let out = Command::new(bin())
         .current_dir(&s.0)
         .env("CILIUM_CMP_CHART_DIR", charts::dir())
@@ -629,4 +646,279 @@ fn a_broken_link_is_caught() {
     assert!(check_link(readme, "docs/README.md#no-such-heading").is_err());
     assert!(check_link(readme, "CONTRIBUTING.md#tests").is_ok());
     assert!(check_link(readme, "https://cilium.io").is_ok());
+}
+
+/// A section a text names: the file (as written), the anchor or heading title, and whether it is
+/// a title (`README, "Heading"`) rather than an anchor (`page.md#anchor`).
+#[derive(Debug, PartialEq)]
+struct SectionRef {
+    file: String,
+    section: String,
+    title: bool,
+}
+
+/// The sections `text` names, in any of the forms the repository writes: `page.md#anchor`
+/// (links, code spans, messages) and a page followed by a quoted heading, `README, "Heading"`,
+/// `the README ("Heading")`, `docs/x.md, "Heading"` (with `\"` in Rust string literals).
+fn section_refs(text: &str) -> Vec<SectionRef> {
+    let mut found = Vec::new();
+    let is_path = |c: char| c.is_ascii_alphanumeric() || "/._-".contains(c);
+    let is_anchor = |c: char| c.is_ascii_alphanumeric() || "_-".contains(c);
+    // `page.md#anchor`.
+    let mut rest = text;
+    while let Some(at) = rest.find(".md#") {
+        let start = rest[..at].rfind(|c: char| !is_path(c)).map_or(0, |i| i + 1);
+        let after = &rest[at + 4..];
+        let end = after.find(|c: char| !is_anchor(c)).unwrap_or(after.len());
+        if start < at && end > 0 {
+            found.push(SectionRef {
+                file: format!("{}.md", &rest[start..at]),
+                section: after[..end].to_string(),
+                title: false,
+            });
+        }
+        rest = &after[end..];
+    }
+    // A page name, then `, "` or ` ("`, then the title up to the closing quote.
+    let words: Vec<(usize, &str)> = text
+        .match_indices(|c: char| !is_path(c))
+        .scan(0, |from, (i, sep)| {
+            let w = (*from, &text[*from..i]);
+            *from = i + sep.len();
+            Some(w)
+        })
+        .collect();
+    for (at, word) in words {
+        let page = word.trim_end_matches('.');
+        let named = matches!(page, "README" | "ARCHITECTURE" | "CONTRIBUTING")
+            || (page.ends_with(".md") && page.len() > 3);
+        if !named {
+            continue;
+        }
+        let after = &text[at + word.len()..];
+        let Some(quoted) = [", \"", " (\"", ", \\\"", " (\\\"", " section \""]
+            .iter()
+            .find_map(|open| after.strip_prefix(open))
+        else {
+            continue;
+        };
+        let Some(end) = quoted.find(['"', '\\']) else {
+            continue;
+        };
+        let file = if page.ends_with(".md") {
+            page.to_string()
+        } else {
+            format!("{page}.md")
+        };
+        found.push(SectionRef {
+            file,
+            section: quoted[..end].trim().to_string(),
+            title: true,
+        });
+    }
+    found
+}
+
+/// The headings of a markdown text, as written (code marks dropped).
+fn heading_titles(text: &str) -> Vec<String> {
+    let mut titles = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced || !line.starts_with('#') {
+            continue;
+        }
+        let title = line.trim_start_matches('#');
+        if title.starts_with(' ') {
+            titles.push(title.trim().replace('`', ""));
+        }
+    }
+    titles
+}
+
+/// Whether `r`, named in the file `from` (relative to the repository), resolves: the file, found
+/// beside `from` or else from the repository root (the bare `README` is the root's), holds a
+/// heading of that anchor, or a heading that starts with that title (a title may be cut where a
+/// message's line continues).
+fn check_section(from: &Path, r: &SectionRef) -> Result<(), String> {
+    let candidates = [
+        root()
+            .join(from.parent().unwrap_or(Path::new("")))
+            .join(&r.file),
+        root().join(&r.file),
+    ];
+    let top_level = matches!(
+        r.file.as_str(),
+        "README.md" | "ARCHITECTURE.md" | "CONTRIBUTING.md"
+    );
+    let path = if top_level && r.title {
+        root().join(&r.file)
+    } else {
+        match candidates.iter().find(|p| p.is_file()) {
+            Some(p) => p.clone(),
+            None => return Err(format!("{}: no such page", r.file)),
+        }
+    };
+    let text = std::fs::read_to_string(&path).unwrap();
+    let ok = if r.title {
+        let wanted = r.section.replace('`', "");
+        heading_titles(&text)
+            .iter()
+            .any(|t| t.starts_with(&wanted) && !wanted.is_empty())
+    } else {
+        heading_anchors(&text).contains(&r.section)
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} names the section {:?} of {}, which has no such heading",
+            from.display(),
+            r.section,
+            path.strip_prefix(root()).unwrap_or(&path).display()
+        ))
+    }
+}
+
+/// The repository's texts that name sections: every markdown page, and the program's sources
+/// (messages and comments cite the pages) and Cargo.toml.
+fn texts_naming_sections() -> Vec<PathBuf> {
+    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, found);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                found.push(path.strip_prefix(root()).unwrap().to_path_buf());
+            }
+        }
+    }
+    let mut files = markdown_files();
+    walk(&root().join("src"), &mut files);
+    files.push(PathBuf::from("Cargo.toml"));
+    files
+}
+
+fn every_named_section_reference_resolves() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for file in texts_naming_sections() {
+        for r in section_refs(&read(&file)) {
+            checked += 1;
+            if let Err(e) = check_section(&file, &r) {
+                failures.push(e);
+            }
+        }
+    }
+    eprintln!("{checked} section references checked");
+    assert!(checked >= 20, "found only {checked} section references");
+    assert!(
+        failures.is_empty(),
+        "sections named that do not exist:\n{}",
+        failures.join("\n")
+    );
+}
+
+fn a_wrong_section_reference_is_caught() {
+    assert_eq!(
+        section_refs("see `docs/parity.md#bad-input` and the README (\"Performance\"); README, \\\"Install\\\""),
+        [
+            SectionRef {
+                file: "docs/parity.md".into(),
+                section: "bad-input".into(),
+                title: false
+            },
+            SectionRef {
+                file: "README.md".into(),
+                section: "Performance".into(),
+                title: true
+            },
+            SectionRef {
+                file: "README.md".into(),
+                section: "Install".into(),
+                title: true
+            },
+        ]
+    );
+    let from = Path::new("docs/review.md");
+    let refs =
+        section_refs("the README (\"Performance\"), README, \"Install\", parity.md#nothing-here");
+    assert!(check_section(from, &refs[0]).is_err(), "{refs:?}");
+    assert!(check_section(from, &refs[2]).is_ok(), "{refs:?}");
+    assert!(check_section(from, &refs[1]).is_err(), "{refs:?}");
+    let refs = section_refs("[x](command-line.md#chart-archives)");
+    assert!(check_section(from, &refs[0]).is_ok(), "{refs:?}");
+}
+
+/// The paths into `examples/` that README.md and docs/ name, and the folders the README's
+/// commands render: each must exist in the repository (a quick start that names a folder the
+/// reader does not have fails at its first step).
+fn every_example_path_exists() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let is_path = |c: char| c.is_ascii_alphanumeric() || "/._-".contains(c);
+    for page in markdown_files() {
+        let name = page.to_string_lossy().into_owned();
+        if name != "README.md" && !name.starts_with("docs/") {
+            continue;
+        }
+        let text = read(&page);
+        for (at, _) in text.match_indices("examples/") {
+            if at > 0 && is_path(text[..at].chars().last().unwrap()) {
+                continue;
+            }
+            let path: String = text[at..].chars().take_while(|c| is_path(*c)).collect();
+            let path = path.trim_end_matches('.');
+            checked += 1;
+            if !root().join(path).exists() {
+                failures.push(format!("{name}: {path} does not exist"));
+            }
+        }
+        if name != "README.md" {
+            continue;
+        }
+        // The folder each folder command of the README's shell blocks renders.
+        for line in shell_lines(&text) {
+            let Some(words) = cilium_cmp_words(&line) else {
+                continue;
+            };
+            let Some(cmd) = words.get(1) else { continue };
+            if !["render-folder", "lock", "talos-patch", "diff"].contains(&cmd.as_str()) {
+                continue;
+            }
+            let mut i = 2;
+            while i < words.len() {
+                let w = &words[i];
+                if w.starts_with('-') {
+                    // Flags with a value (all of these commands' flags but the switches).
+                    let switch = ["--check", "--force", "--allow-unknown-keys"]
+                        .contains(&w.as_str())
+                        || w.contains('=');
+                    i += if switch { 1 } else { 2 };
+                    continue;
+                }
+                checked += 1;
+                if !root().join(w).is_dir() {
+                    failures.push(format!(
+                        "README.md: `{line}` renders {w}, which the repository does not ship"
+                    ));
+                }
+                break;
+            }
+        }
+    }
+    eprintln!("{checked} example paths checked");
+    assert!(checked >= 5, "found only {checked} example paths");
+    assert!(
+        failures.is_empty(),
+        "example paths that do not exist:\n{}",
+        failures.join("\n")
+    );
 }

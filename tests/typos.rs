@@ -134,7 +134,7 @@ fn allow_unknown_keys_renders_with_one_warning_line_each() {
     let out = render(&f, &["--allow-unknown-keys"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("WARN")).collect();
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
     assert_eq!(warnings.len(), 3, "{err}");
     assert!(warnings
         .iter()

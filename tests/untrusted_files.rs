@@ -520,7 +520,7 @@ fn force_is_refused_where_nothing_is_written() {
         ][..],
     ] {
         let r = run(&s.0, args);
-        assert_eq!(r.code, Some(2), "clap's usage error: {}", r.stderr);
+        assert_eq!(r.code, Some(64), "a usage error (EX_USAGE): {}", r.stderr);
         assert!(
             r.stdout.is_empty() && r.stderr.contains("--force"),
             "{}",

@@ -116,7 +116,7 @@ pub fn expected_difference(path: &Path) -> Option<String> {
     {
         return Some(
             "cilium-cmp stamps the content hash of the whole render on cilium-config (on the \
-             first object when there is none; README, \"How the output relates to the chart's\"); \
+             first object when there is none; docs/parity.md, \"How the output relates to the chart's\"); \
              nothing reads it at run time"
                 .into(),
         );

@@ -19,6 +19,9 @@ const SETTINGS_KEYS: &[&str] = &[
     "ciliumVersion",
     "valuesFiles",
     "allowUnknownKeys",
+    "namespace",
+    "kubeVersion",
+    "apiVersions",
     "clusterMesh",
 ];
 const MESH_KEYS: &[&str] = &["externalPeers", "sharedCA"];
@@ -34,9 +37,22 @@ pub struct Settings {
     /// Values the chart does not know are warnings instead of errors (for values files written
     /// for older charts, while they are migrated).
     pub allow_unknown_keys: bool,
+    /// The cluster facts Argo CD passes (the Application's destination namespace, KUBE_VERSION,
+    /// KUBE_API_VERSIONS), written down so that commands run outside Argo CD render for the
+    /// same cluster without flags; Argo CD's own values win in the plugin.
+    pub cluster: ClusterSettings,
     /// What the fleet checks cannot read from the values (see `crate::fleet`); the render
     /// ignores it.
     pub cluster_mesh: MeshSettings,
+}
+
+/// The settings file's `namespace`, `kubeVersion` and `apiVersions`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterSettings {
+    pub namespace: Option<String>,
+    /// As written (a Kubernetes version such as 1.33 or 1.33.0, checked when read).
+    pub kube_version: Option<String>,
+    pub api_versions: Option<Vec<String>>,
 }
 
 /// The `clusterMesh` key of the settings file: facts about this cluster's Cluster Mesh that live
@@ -341,15 +357,20 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
     let map = match doc.value {
         Value::Object(m) => m,
         Value::Null => Default::default(),
-        _ => return Err(fail(
-            "must be a YAML mapping with the keys ciliumVersion, valuesFiles, allowUnknownKeys and clusterMesh"
-                .into(),
-        )),
+        _ => {
+            return Err(fail(format!(
+                "must be a YAML mapping with the keys {}",
+                SETTINGS_KEYS.join(", ")
+            )))
+        }
     };
     for key in map.keys() {
         if !SETTINGS_KEYS.contains(&key.as_str()) {
+            let meant = likely_meant(key, SETTINGS_KEYS)
+                .map(|k| format!("did you mean {k}? "))
+                .unwrap_or_default();
             return Err(fail(format!(
-                "unknown key {}; valid keys: {}",
+                "unknown key {}; {meant}valid keys: {}",
                 crate::limits::quoted(key),
                 SETTINGS_KEYS.join(", ")
             )));
@@ -406,11 +427,122 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
         }
     };
     let cluster_mesh = parse_mesh_settings(map.get("clusterMesh"), &lines, shown)?;
+    let cluster = parse_cluster_settings(&map, &lines, shown)?;
     Ok(Settings {
         cilium_version,
         values_files,
         allow_unknown_keys,
+        cluster,
         cluster_mesh,
+    })
+}
+
+/// The valid key a mistyped one most likely meant: the same in another case or within two
+/// edits (a missing `s`, as in `valuesFile`, or swapped letters), or None.
+fn likely_meant(key: &str, valid: &[&'static str]) -> Option<&'static str> {
+    let lower = key.to_ascii_lowercase();
+    valid
+        .iter()
+        .map(|v| {
+            (
+                crate::known_keys::edit_distance_of(&lower, &v.to_ascii_lowercase()),
+                *v,
+            )
+        })
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, v)| v)
+}
+
+/// Reads `namespace`, `kubeVersion` and `apiVersions`, checked as the plugin checks what Argo
+/// CD passes for them.
+fn parse_cluster_settings(
+    map: &serde_json::Map<String, Value>,
+    lines: &BTreeMap<String, usize>,
+    shown: &str,
+) -> Result<ClusterSettings, GenerateError> {
+    let fail = |key: &str, message: String| GenerateError::Folder {
+        path: match lines.get(key) {
+            Some(line) => format!("{shown}:{line}"),
+            None => shown.to_string(),
+        },
+        message,
+    };
+    let text = |key: &str, example: &str| -> Result<Option<String>, GenerateError> {
+        match map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.trim().to_string())),
+            Some(other) => Err(fail(
+                key,
+                format!(
+                    "{key} must be a quoted string such as {example}; YAML reads the unquoted {} as a {}",
+                    crate::limits::quoted(&other.to_string()),
+                    type_name(other)
+                ),
+            )),
+        }
+    };
+    let namespace = text("namespace", "\"kube-system\"")?;
+    if let Some(ns) = &namespace {
+        if !super::valid_namespace(ns) {
+            return Err(fail(
+                "namespace",
+                format!(
+                    "namespace {} is not a namespace name (lowercase letters, digits and '-', at most 63)",
+                    crate::limits::quoted(ns)
+                ),
+            ));
+        }
+    }
+    let kube_version = text("kubeVersion", "\"1.33\"")?;
+    if let Some(v) = &kube_version {
+        if crate::kube_version::helm_form(v).is_err() {
+            return Err(fail(
+                "kubeVersion",
+                format!(
+                    "kubeVersion {} is not a Kubernetes version such as \"1.33\" or \"1.33.2\"",
+                    crate::limits::quoted(v)
+                ),
+            ));
+        }
+    }
+    let api_versions = match map.get("apiVersions") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) if !s.trim().is_empty() => out.push(s.trim().to_string()),
+                    other => {
+                        return Err(fail(
+                            &format!("apiVersions[{i}]"),
+                            format!(
+                                "apiVersions[{i}] must be an API version such as monitoring.coreos.com/v1 or a resource such as monitoring.coreos.com/v1/ServiceMonitor, not the {} {}",
+                                type_name(other),
+                                crate::limits::quoted(&other.to_string())
+                            ),
+                        ))
+                    }
+                }
+            }
+            Some(out)
+        }
+        Some(other) => {
+            return Err(fail(
+                "apiVersions",
+                format!(
+                    "apiVersions must be a list of the API versions the cluster serves (Argo CD's KUBE_API_VERSIONS), e.g. [monitoring.coreos.com/v1], not the {} {}",
+                    type_name(other),
+                    crate::limits::quoted(&other.to_string())
+                ),
+            ))
+        }
+    };
+    Ok(ClusterSettings {
+        namespace,
+        kube_version,
+        api_versions,
     })
 }
 

@@ -9,8 +9,11 @@
 //! 2. the Application's plugin env (`ARGOCD_ENV_CILIUM_VERSION`, `_VALUES_FILES`, `_SET`);
 //! 3. the Application's plugin parameters (`cilium-version`, `values-files`, `set`).
 //!
-//! The cluster facts come from Argo CD only: `ARGOCD_APP_NAMESPACE` (release namespace),
-//! `KUBE_VERSION`, `KUBE_API_VERSIONS`. The chart archive for bundled files is
+//! The cluster facts come from Argo CD: `ARGOCD_APP_NAMESPACE` (release namespace),
+//! `KUBE_VERSION`, `KUBE_API_VERSIONS`; the settings file may write them down (`namespace`,
+//! `kubeVersion`, `apiVersions`) for the commands run outside Argo CD, and serves where Argo CD
+//! passes nothing; where both say and differ, Argo CD's are rendered and the difference is
+//! reported (`Generation::cluster_differs`). The chart archive for bundled files is
 //! `$CILIUM_CMP_CHART_DIR/cilium-VERSION.tgz`.
 
 pub mod discover;
@@ -82,7 +85,7 @@ pub enum GenerateError {
     #[error("cannot read back the render: {0}")]
     ReadBack(crate::yaml::ReadError),
     /// Values need a file bundled in the chart and the archive is not in the chart folder; the
-    /// advice names the plugin's folder (`on_command_line` turns it into `--chart-dir`'s).
+    /// advice names the plugin's folder (`on_command_line` turns it into `--chart-archive`'s).
     #[error("{}", crate::error::archive_advice(error, hint))]
     NeedsChartArchive {
         error: Box<RenderError>,
@@ -122,7 +125,7 @@ impl From<RenderError> for GenerateError {
 
 impl GenerateError {
     /// The same error as the commands that render a folder outside Argo CD (`lock`,
-    /// `talos-patch`) report it: a missing archive's advice names `--chart-dir`.
+    /// `talos-patch`) report it: a missing archive's advice names `--chart-archive`.
     pub fn on_command_line(self) -> GenerateError {
         match self {
             GenerateError::NeedsChartArchive {
@@ -148,6 +151,135 @@ pub struct Generation {
     /// files and `--set` expressions of plugin env and parameters, in order): what a command
     /// reproducing this render must pass.
     pub outside_folder: Overrides,
+    /// The folder's own `namespace`, `kubeVersion` and `apiVersions` (cilium-cmp.yaml).
+    pub folder_cluster: folder::ClusterSettings,
+    /// Where what Argo CD passed differs from what the folder says, one sentence each (the
+    /// plugin renders what Argo CD passed and says so on stderr).
+    pub cluster_differs: Vec<String>,
+}
+
+/// The cluster a generation renders for.
+struct ClusterFacts {
+    namespace: String,
+    kube_version: String,
+    api_versions: Vec<String>,
+    differs: Vec<String>,
+}
+
+/// The cluster facts, each from Argo CD's variable when it is set and not empty, else from the
+/// folder's settings file. A variable that is absent (not merely empty: Argo CD always passes
+/// them, `lock` and the other folder commands leave out the flags not given) falls back last to
+/// Helm's default, as `helm template` does; Argo CD's empty one is an error instead, since the
+/// chart depends on it and the plugin does not guess.
+fn cluster_facts(
+    env: &BTreeMap<String, String>,
+    folder: &folder::ClusterSettings,
+    settings_shown: &str,
+) -> Result<ClusterFacts, GenerateError> {
+    let given = |name: &str| var(env, name).map(str::trim).filter(|v| !v.is_empty());
+    let mut differs = Vec::new();
+    let namespace = match (given("ARGOCD_APP_NAMESPACE"), &folder.namespace) {
+        (Some(ns), mine) => {
+            if !valid_namespace(ns) {
+                return Err(GenerateError::Env {
+                    var: "ARGOCD_APP_NAMESPACE".into(),
+                    value: ns.into(),
+                    message: "not a namespace name (lowercase letters, digits and '-', at most 63)"
+                        .into(),
+                });
+            }
+            if let Some(mine) = mine.as_deref().filter(|m| *m != ns) {
+                differs.push(format!(
+                    "the Application's destination namespace {ns} differs from namespace {mine} in {settings_shown}"
+                ));
+            }
+            ns.to_string()
+        }
+        (None, Some(mine)) => mine.clone(),
+        (None, None) if var(env, "ARGOCD_APP_NAMESPACE").is_none() => {
+            crate::render::DEFAULT_NAMESPACE.to_string()
+        }
+        (None, None) => {
+            return Err(GenerateError::Env {
+                var: "ARGOCD_APP_NAMESPACE".into(),
+                value: String::new(),
+                message: format!(
+                    "the release namespace comes from the Application's spec.destination.namespace, else `namespace:` in {settings_shown}; set one of them to the namespace Cilium runs in (usually kube-system)"
+                ),
+            })
+        }
+    };
+    let helm_form = |raw: &str, source: &str| {
+        crate::kube_version::helm_form(raw).map_err(|_| GenerateError::Env {
+            var: source.into(),
+            value: raw.into(),
+            message: "not a Kubernetes version such as 1.35 or 1.35.0".into(),
+        })
+    };
+    let mine = match &folder.kube_version {
+        Some(v) => Some(helm_form(v, &format!("kubeVersion in {settings_shown}"))?),
+        None => None,
+    };
+    let kube_version = match (given("KUBE_VERSION"), mine) {
+        (Some(raw), mine) => {
+            let theirs = helm_form(raw, "KUBE_VERSION")?;
+            if let Some(mine) = mine.filter(|m| *m != theirs) {
+                differs.push(format!(
+                    "Argo CD's KUBE_VERSION {raw} differs from kubeVersion {} in {settings_shown}",
+                    folder.kube_version.as_deref().unwrap_or(&mine)
+                ));
+            }
+            theirs
+        }
+        (None, Some(mine)) => mine,
+        (None, None) if var(env, "KUBE_VERSION").is_none() => {
+            crate::render::DEFAULT_KUBE_VERSION.to_string()
+        }
+        (None, None) => {
+            return Err(GenerateError::Env {
+                var: "KUBE_VERSION".into(),
+                value: String::new(),
+                message: format!(
+                    "Argo CD did not pass the cluster's Kubernetes version (it is empty until Argo CD has connected to the cluster) and {settings_shown} names no kubeVersion; the chart depends on it, so cilium-cmp does not guess"
+                ),
+            })
+        }
+    };
+    let split = |list: &str| -> Vec<String> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let api_versions = match (var(env, "KUBE_API_VERSIONS"), &folder.api_versions) {
+        (Some(list), mine) => {
+            let theirs = split(list);
+            // Argo CD lists every API the cluster serves, the folder those its values depend
+            // on: only a listed one the cluster does not serve is a difference worth a warning.
+            let missing: Vec<&str> = mine
+                .iter()
+                .flatten()
+                .filter(|m| !theirs.contains(m))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                differs.push(format!(
+                    "Argo CD's KUBE_API_VERSIONS lack {} of apiVersions in {settings_shown}",
+                    missing.join(", ")
+                ));
+            }
+            theirs
+        }
+        (None, Some(mine)) => mine.clone(),
+        (None, None) => Vec::new(),
+    };
+    Ok(ClusterFacts {
+        namespace,
+        kube_version,
+        api_versions,
+        differs,
+    })
 }
 
 /// A finished render: the stream and its content hash (`sha256:HEX`).
@@ -162,23 +294,8 @@ fn var<'a>(env: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str> {
     env.get(name).map(String::as_str)
 }
 
-fn required<'a>(
-    env: &'a BTreeMap<String, String>,
-    name: &str,
-    why: &str,
-) -> Result<&'a str, GenerateError> {
-    match var(env, name).map(str::trim) {
-        Some(v) if !v.is_empty() => Ok(v),
-        other => Err(GenerateError::Env {
-            var: name.into(),
-            value: other.unwrap_or("").into(),
-            message: why.into(),
-        }),
-    }
-}
-
 /// A Kubernetes namespace name (RFC 1123 label).
-fn valid_namespace(ns: &str) -> bool {
+pub(crate) fn valid_namespace(ns: &str) -> bool {
     let b = ns.as_bytes();
     !b.is_empty()
         && b.len() <= 63
@@ -196,38 +313,8 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
     let from_env = params::plugin_env(env)?;
     let from_params = params::parameters(env)?;
 
-    let namespace = required(
-        env,
-        "ARGOCD_APP_NAMESPACE",
-        "the release namespace comes from the Application's spec.destination.namespace; set it to the namespace Cilium runs in (usually kube-system)",
-    )?;
-    if !valid_namespace(namespace) {
-        return Err(GenerateError::Env {
-            var: "ARGOCD_APP_NAMESPACE".into(),
-            value: namespace.into(),
-            message: "not a namespace name (lowercase letters, digits and '-', at most 63)".into(),
-        });
-    }
-    let kube_raw = required(
-        env,
-        "KUBE_VERSION",
-        "Argo CD did not pass the cluster's Kubernetes version (it is empty until Argo CD has connected to the cluster); the chart depends on it, so cilium-cmp does not guess",
-    )?;
-    let kube_version =
-        crate::kube_version::helm_form(kube_raw).map_err(|_| GenerateError::Env {
-            var: "KUBE_VERSION".into(),
-            value: kube_raw.into(),
-            message: "not a Kubernetes version such as 1.35 or 1.35.0".into(),
-        })?;
-    let api_versions: Vec<String> = var(env, "KUBE_API_VERSIONS")
-        .unwrap_or("")
-        .split(',')
-        .map(str::trim)
-        .filter(|a| !a.is_empty())
-        .map(str::to_string)
-        .collect();
-
     let settings_shown = repo.shown(&repo.app_dir.join(SETTINGS_FILE));
+    let cluster = cluster_facts(env, &settings.cluster, &settings_shown)?;
     let (version, version_source) = match (
         &from_params.cilium_version,
         &from_env.cilium_version,
@@ -275,9 +362,9 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
     };
 
     let mut inputs = Inputs::new(&cilium);
-    inputs.namespace = namespace.to_string();
-    inputs.kube_version = kube_version;
-    inputs.api_versions = api_versions;
+    inputs.namespace = cluster.namespace;
+    inputs.kube_version = cluster.kube_version;
+    inputs.api_versions = cluster.api_versions;
     inputs.allow_unknown_keys = settings.allow_unknown_keys;
     let layers: [(&[String], String); 3] = [
         (&settings.values_files, settings_shown.clone()),
@@ -334,6 +421,8 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
         inputs,
         repo,
         lock,
+        folder_cluster: settings.cluster,
+        cluster_differs: cluster.differs,
         outside_folder: Overrides {
             cilium_version: Some(cilium),
             values_files: from_env
@@ -487,9 +576,26 @@ fn folder_command(g: &Generation, subcommand: &str) -> String {
         args.push(value.to_string());
     };
     flag("--cilium-version", &g.inputs.cilium_version);
-    flag("--namespace", &g.inputs.namespace);
-    flag("--kube-version", &g.inputs.kube_version);
-    flag("--api-versions", &g.inputs.api_versions.join(","));
+    // What the folder's settings file says already is left out: the command stays the one to
+    // type, and it keeps following the folder when the file changes.
+    let folder = &g.folder_cluster;
+    if folder.namespace.as_deref() != Some(g.inputs.namespace.as_str()) {
+        flag("--namespace", &g.inputs.namespace);
+    }
+    let folder_kube = folder
+        .kube_version
+        .as_deref()
+        .and_then(|v| crate::kube_version::helm_form(v).ok());
+    if folder_kube.as_deref() != Some(g.inputs.kube_version.as_str()) {
+        flag("--kube-version", &g.inputs.kube_version);
+    }
+    match &folder.api_versions {
+        Some(mine) if *mine == g.inputs.api_versions => {}
+        // The folder lists some and this render used none: only an empty flag says so.
+        Some(_) if g.inputs.api_versions.is_empty() => flag("--api-versions", ""),
+        _ if g.inputs.api_versions.is_empty() => {}
+        _ => flag("--api-versions", &g.inputs.api_versions.join(",")),
+    }
     for f in &g.outside_folder.values_files {
         flag("--values", f);
     }
@@ -508,8 +614,10 @@ fn folder_command(g: &Generation, subcommand: &str) -> String {
 pub struct FolderRequest {
     pub app_dir: PathBuf,
     pub repo_root: PathBuf,
+    /// Empty: the folder's `namespace` (else Helm's default); the same for the two below.
     pub namespace: String,
     pub kube_version: String,
+    /// Empty: the folder's `apiVersions`; a list of one empty string: none.
     pub api_versions: Vec<String>,
     /// Command-line overrides, with the precedence of plugin parameters.
     pub overrides: Overrides,
@@ -558,18 +666,25 @@ impl FolderRequest {
                 rel.join("/")
             },
         );
-        env.insert("ARGOCD_APP_NAMESPACE".into(), self.namespace.clone());
-        env.insert("KUBE_VERSION".into(), self.kube_version.clone());
-        env.insert(
-            "KUBE_API_VERSIONS".into(),
-            self.api_versions
-                .iter()
-                .flat_map(|a| a.split(','))
-                .map(str::trim)
-                .filter(|a| !a.is_empty())
-                .collect::<Vec<_>>()
-                .join(","),
-        );
+        // A fact not given is left out, so the folder's settings file supplies it (`plan`).
+        if !self.namespace.trim().is_empty() {
+            env.insert("ARGOCD_APP_NAMESPACE".into(), self.namespace.clone());
+        }
+        if !self.kube_version.trim().is_empty() {
+            env.insert("KUBE_VERSION".into(), self.kube_version.clone());
+        }
+        if !self.api_versions.is_empty() {
+            env.insert(
+                "KUBE_API_VERSIONS".into(),
+                self.api_versions
+                    .iter()
+                    .flat_map(|a| a.split(','))
+                    .map(str::trim)
+                    .filter(|a| !a.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+        }
         env.insert(
             "ARGOCD_APP_PARAMETERS".into(),
             params::to_json(&self.overrides),

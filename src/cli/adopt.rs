@@ -17,15 +17,10 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
             inputs_finding_archive(&a.render)?
         }
         Some(dir) => {
-            if a.render.chart_archive.is_some() {
-                anyhow::bail!("with --folder the chart archive comes from $CILIUM_CMP_CHART_DIR (a folder of cilium-VERSION.tgz), as for the plugin; --chart-archive is for the flag form");
-            }
             let folder = FolderArgs {
                 app_dir: dir.clone(),
                 repo_root: a.repo_root.clone(),
-                namespace: a.render.namespace.clone(),
-                kube_version: a.render.kube_version.clone(),
-                api_versions: a.render.api_versions.clone(),
+                cluster: a.render.cluster.clone(),
                 cilium_version: Some(a.render.cilium_version.clone()).filter(|v| !v.is_empty()),
                 values: a
                     .render
@@ -33,8 +28,8 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
                     .iter()
                     .map(|p| p.display().to_string())
                     .collect(),
-                set: a.render.set.clone(),
-                chart_dir: None,
+                set: a.render.set.set.clone(),
+                chart_archive: a.render.chart_archive.clone(),
                 allow_unknown_keys: a.render.allow_unknown_keys,
             };
             let req = folder_request(&folder);
@@ -63,10 +58,10 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
         sync.tracking = tracking_of(file)?;
     }
     let filter = argocd_filter(a.argocd_cm.as_deref())?;
-    let mut report =
-        cilium_cmp::adopt::check_with(&text, &dumps, &a.render.namespace, &a.release, &sync)?;
+    let namespace = inputs.namespace.clone();
+    let mut report = cilium_cmp::adopt::check_with(&text, &dumps, &namespace, &a.release, &sync)?;
     // A release Helm 3 rendered differs from the Helm 4 render where the chart's nulls are read.
-    match cilium_cmp::adopt::helm3::assess(&inputs, &text, &dumps, &a.render.namespace) {
+    match cilium_cmp::adopt::helm3::assess(&inputs, &text, &dumps, &namespace) {
         Ok(found) => report.helm3 = found,
         Err(e) => report.warnings.push(format!(
             "the render as Helm 3 would coalesce the values failed, so the nulls whose render \

@@ -1,4 +1,7 @@
 //! The command line's flags and subcommands (clap), with the examples `--help` shows.
+//!
+//! The flags several commands share are declared once (`SetArgs`, `ClusterArgs`) and flattened
+//! into each command, so a flag has one name, one short form and one help text everywhere.
 
 use std::path::PathBuf;
 
@@ -10,23 +13,29 @@ use cilium_cmp::render::{DEFAULT_KUBE_VERSION, DEFAULT_NAMESPACE};
 #[command(
     name = "cilium-cmp",
     version,
-    about = "Render Cilium's Kubernetes manifests like its Helm chart, deterministically"
+    about = "Render Cilium's Kubernetes manifests like its Helm chart, deterministically",
+    // Help wraps to the terminal, and to 100 columns at most (also when it is not a terminal).
+    max_term_width = 100,
+    after_help = EXIT_STATUS
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
-#[derive(clap::Args, Debug, Clone)]
-#[command(after_help = RENDER_EXAMPLES)]
-pub struct RenderArgs {
-    /// Cilium release to render (see `cilium-cmp versions`), e.g. --cilium-version 1.20.0
-    #[arg(long)]
-    pub cilium_version: String,
-    /// Values file; repeat to merge several, later files win (as Helm's -f). `-f -` reads
-    /// standard input (once), e.g. -f values.yaml -f prod.yaml
-    #[arg(short = 'f', long = "values")]
-    pub values: Vec<PathBuf>,
+/// The exit status a usage error gets: sysexits.h's EX_USAGE. Not clap's default 2, which
+/// `diff` and `fix-values` give a result ("changes found"), so CI cannot take a typo in a flag
+/// for a finding.
+pub const EX_USAGE: u8 = 64;
+
+pub const EXIT_STATUS: &str = "\
+Exit status: 0 success; 1 bad input (a values file, a folder, a release); 64 a usage error (an
+unknown flag or subcommand, a bad flag value, a missing argument), in every command. diff and
+fix-values exit 2 and 3 for results, adopt-check and fleet-check 3 (see each command's --help).";
+
+/// Helm's `--set` family, in the order Helm applies them after the values files.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SetArgs {
     /// PATH=VALUE, as Helm's --set (true/false/null and integers are typed); repeatable,
     /// e.g. --set hubble.relay.enabled=true
     #[arg(long)]
@@ -43,20 +52,79 @@ pub struct RenderArgs {
     /// standard input); repeatable, e.g. --set-file extraConfig.custom=custom.conf
     #[arg(long)]
     pub set_file: Vec<String>,
-    /// Release namespace, e.g. --namespace cilium
-    #[arg(long, default_value = DEFAULT_NAMESPACE)]
-    pub namespace: String,
-    /// Kubernetes version of the target cluster (as Helm's --kube-version), e.g. --kube-version 1.33
-    #[arg(long, default_value = DEFAULT_KUBE_VERSION)]
-    pub kube_version: String,
-    /// API versions the cluster serves, comma-separated, repeatable (as Helm's --api-versions),
-    /// e.g. --api-versions monitoring.coreos.com/v1
+}
+
+/// What Argo CD passes about the target cluster (and Helm's flags of the same names). Unset, a
+/// folder command takes the folder's `namespace`, `kubeVersion` and `apiVersions` from
+/// cilium-cmp.yaml, and where the folder names none, Helm's defaults, as a command without a
+/// folder does.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ClusterArgs {
+    /// Release namespace (as Helm's -n; the Application's spec.destination.namespace), e.g.
+    /// -n kube-system [default: the folder's `namespace` in cilium-cmp.yaml, else kube-system]
+    #[arg(short = 'n', long)]
+    pub namespace: Option<String>,
+    #[arg(long, help = kube_version_help())]
+    pub kube_version: Option<String>,
+    /// API versions the cluster serves, comma-separated, repeatable (as Helm's --api-versions;
+    /// Argo CD's KUBE_API_VERSIONS; '' for none), e.g. --api-versions monitoring.coreos.com/v1
+    /// [default: the folder's `apiVersions`, else none]
     #[arg(long)]
     pub api_versions: Vec<String>,
-    /// The official chart archive cilium-VERSION.tgz (or an unpacked chart folder), for the
-    /// files bundled in the chart (scripts, dashboards), e.g. --chart-archive cilium-1.20.0.tgz
-    /// [default: the one `cilium-cmp chart fetch` stored, when the values need it]
+}
+
+/// `--kube-version`'s help, naming the default the program renders with.
+fn kube_version_help() -> String {
+    format!(
+        "Kubernetes version of the target cluster (as Helm's --kube-version; Argo CD's \
+         KUBE_VERSION), e.g. --kube-version 1.33 [default: the folder's `kubeVersion`, else \
+         {DEFAULT_KUBE_VERSION}]"
+    )
+}
+
+impl ClusterArgs {
+    /// The namespace of a render without a folder: the flag, else Helm's default.
+    pub fn namespace_or_default(&self) -> String {
+        self.namespace
+            .clone()
+            .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string())
+    }
+
+    /// The Kubernetes version of a render without a folder: the flag, else Helm's default.
+    pub fn kube_version_or_default(&self) -> String {
+        self.kube_version
+            .clone()
+            .unwrap_or_else(|| DEFAULT_KUBE_VERSION.to_string())
+    }
+}
+
+/// `--chart-archive`'s help for the commands that render one release from flags.
+pub const CHART_ARCHIVE_HELP: &str = "The official chart archive cilium-VERSION.tgz (or an \
+unpacked chart folder, or a folder holding cilium-VERSION.tgz), for the files bundled in the \
+chart (scripts, dashboards), e.g. --chart-archive cilium-1.20.0.tgz [default: the one `cilium-cmp \
+chart fetch` stored, when the values need it]";
+
+/// `--chart-archive`'s help for the commands that render folders (each its own release).
+pub const CHART_FOLDER_HELP: &str = "Folder holding the official cilium-VERSION.tgz archives (or \
+one such archive: its folder is used) [default: $CILIUM_CMP_CHART_DIR, else \
+/opt/cilium-cmp/charts where it exists, else ~/.cache/cilium-cmp/charts, where `cilium-cmp chart \
+fetch` stores them]";
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = RENDER_EXAMPLES)]
+pub struct RenderArgs {
+    /// Cilium release to render (see `cilium-cmp versions`), e.g. --cilium-version 1.20.0
     #[arg(long)]
+    pub cilium_version: String,
+    /// Values file; repeat to merge several, later files win (as Helm's -f). `-f -` reads
+    /// standard input (once), e.g. -f values.yaml -f prod.yaml
+    #[arg(short = 'f', long = "values")]
+    pub values: Vec<PathBuf>,
+    #[command(flatten)]
+    pub set: SetArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[arg(long, help = CHART_ARCHIVE_HELP, value_name = "PATH")]
     pub chart_archive: Option<PathBuf>,
     /// Warn about values the chart does not know (typos, values of other releases) instead of
     /// refusing them; for migrating old values files
@@ -99,18 +167,10 @@ Helm's order applies whatever the order on the command line: values files, then 
 pub struct FolderArgs {
     /// The application folder (holding cilium-cmp.yaml), as Argo CD's `spec.source.path`
     pub app_dir: PathBuf,
-    /// The repository root; values files may not leave it
-    #[arg(long, default_value = ".")]
-    pub repo_root: PathBuf,
-    /// Release namespace: the Application's spec.destination.namespace
-    #[arg(long)]
-    pub namespace: String,
-    /// Kubernetes version of the target cluster (Argo CD's KUBE_VERSION)
-    #[arg(long)]
-    pub kube_version: String,
-    /// API versions the cluster serves, comma-separated, repeatable (Argo CD's KUBE_API_VERSIONS)
-    #[arg(long)]
-    pub api_versions: Vec<String>,
+    #[arg(long, help = REPO_ROOT_HELP, value_name = "DIR")]
+    pub repo_root: Option<PathBuf>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// Cilium version, overriding the folder's ciliumVersion (as the cilium-version parameter)
     #[arg(long)]
     pub cilium_version: Option<String>,
@@ -121,16 +181,16 @@ pub struct FolderArgs {
     /// PATH=VALUE, applied after all values files (as the set parameter); repeatable
     #[arg(long)]
     pub set: Vec<String>,
-    /// Folder holding the official cilium-VERSION.tgz archives [default: $CILIUM_CMP_CHART_DIR,
-    /// else /opt/cilium-cmp/charts where it exists, else ~/.cache/cilium-cmp/charts, where
-    /// `cilium-cmp chart fetch` stores them]
-    #[arg(long)]
-    pub chart_dir: Option<PathBuf>,
+    #[arg(long, alias = "chart-dir", help = CHART_FOLDER_HELP, value_name = "PATH")]
+    pub chart_archive: Option<PathBuf>,
     /// Warn about values the chart does not know instead of refusing them (the plugin in Argo CD
     /// follows only the folder's `allowUnknownKeys: true` in cilium-cmp.yaml)
     #[arg(long)]
     pub allow_unknown_keys: bool,
 }
+
+/// `--repo-root`'s help, for every command that reads application folders.
+pub const REPO_ROOT_HELP: &str = "The repository root: values files may not leave it, and folders are named from it [default: the top level of the git work tree holding the current folder (the nearest folder upwards holding .git, found without running git), else the current folder]";
 
 /// `render-folder` and `lock`: Argo CD's settings that decide what it applies.
 #[derive(clap::Args, Debug, Clone)]
@@ -152,9 +212,10 @@ pub struct AdoptCheckArgs {
     /// override as the plugin's parameters do)
     #[arg(long, value_name = "DIR")]
     pub folder: Option<PathBuf>,
-    /// With --folder: the repository root (values files may not leave it)
-    #[arg(long, default_value = ".", requires = "folder")]
-    pub repo_root: PathBuf,
+    /// With --folder: the repository root (values files may not leave it) [default: the top
+    /// level of the git work tree holding the current folder, else the current folder]
+    #[arg(long, requires = "folder", value_name = "DIR")]
+    pub repo_root: Option<PathBuf>,
     /// A dump of the live objects: `helm get manifest RELEASE -n NS` or `kubectl get -n NS -o
     /// yaml KINDS` (or `-A`: other namespaces' objects are left alone); `-` reads stdin;
     /// repeatable
@@ -196,10 +257,13 @@ pub struct FixValuesArgs {
     /// applying; the render then changes, and what changes is printed
     #[arg(long)]
     pub apply_renames: bool,
-    /// The official chart archive cilium-VERSION.tgz (or an unpacked chart folder), when the
-    /// values need a file bundled in the chart [default: the one `cilium-cmp chart fetch` stored]
-    #[arg(long)]
+    #[arg(long, help = CHART_ARCHIVE_HELP, value_name = "PATH")]
     pub chart_archive: Option<PathBuf>,
+    /// The other render inputs, as render takes them: the check renders the files with them
+    #[command(flatten)]
+    pub set: SetArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// The values files, in the order they are rendered (as render's -f)
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
@@ -247,18 +311,9 @@ pub struct DiffArgs {
     /// to both sides]
     #[arg(long)]
     pub from_set: Vec<String>,
-    /// Release namespace (the Application's spec.destination.namespace)
-    #[arg(long, default_value = DEFAULT_NAMESPACE)]
-    pub namespace: String,
-    /// Kubernetes version of the target cluster (Argo CD's KUBE_VERSION)
-    #[arg(long, default_value = DEFAULT_KUBE_VERSION)]
-    pub kube_version: String,
-    /// API versions the cluster serves, comma-separated, repeatable (Argo CD's KUBE_API_VERSIONS)
-    #[arg(long)]
-    pub api_versions: Vec<String>,
-    /// Folder holding the official cilium-VERSION.tgz archives [default: $CILIUM_CMP_CHART_DIR,
-    /// else /opt/cilium-cmp/charts where it exists, else ~/.cache/cilium-cmp/charts]
-    #[arg(long)]
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[arg(long = "chart-archive", alias = "chart-dir", help = CHART_FOLDER_HELP, value_name = "PATH")]
     pub chart_dir: Option<PathBuf>,
     /// Warn about values the chart does not know instead of refusing them
     #[arg(long)]
@@ -271,7 +326,7 @@ pub struct DiffArgs {
 
 pub const DIFF_HELP: &str = "\
 Examples:
-  cilium-cmp diff clusters/prod/cilium --base origin/main
+  cilium-cmp diff examples/argocd/cilium --base origin/main
   cilium-cmp diff --base origin/main --output markdown > diff.md
   cilium-cmp diff --cilium-version 1.20.0 --from-version 1.19.6 -f values.yaml
   cilium-cmp diff --cilium-version 1.20.0 -f new.yaml --from-values old.yaml
@@ -282,7 +337,7 @@ side has --from-set). Two sides with the same inputs are refused (exit 1).
 
 Exit status: 0 nothing changes; 2 objects change without consequences; 3 something restarts,
 is pruned, loses a permission, may hang at start, or a value the new release renamed is set;
-1 bad input.";
+1 bad input; 64 a usage error (an unknown flag, a bad flag value such as --output markdwn).";
 
 /// `fleet-check`: the repository, the folders to report on, the format.
 #[derive(clap::Args, Debug, Clone)]
@@ -290,9 +345,8 @@ pub struct FleetCheckArgs {
     /// Report only the meshes these application folders belong to [default: every mesh]; the
     /// whole repository is read either way, to find their peers
     pub folders: Vec<PathBuf>,
-    /// The repository root, searched for application folders (cilium-cmp.yaml)
-    #[arg(long, default_value = ".")]
-    pub repo_root: PathBuf,
+    #[arg(long, help = REPO_ROOT_HELP, value_name = "DIR")]
+    pub repo_root: Option<PathBuf>,
     /// Cilium version for folders whose cilium-cmp.yaml names none (their Applications pass the
     /// cilium-version parameter), e.g. --cilium-version 1.20.0
     #[arg(long)]
@@ -304,7 +358,8 @@ pub struct FleetCheckArgs {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Render the manifests to stdout
+    /// Render the manifests to stdout (`template` is an alias, as in Helm)
+    #[command(visible_alias = "template")]
     Render(RenderCommand),
     /// List the supported Cilium versions, one per line
     Versions,
@@ -314,12 +369,12 @@ pub enum Command {
     /// environment (ARGOCD_APP_NAMESPACE, KUBE_VERSION, KUBE_API_VERSIONS, ARGOCD_APP_PARAMETERS,
     /// ARGOCD_ENV_*, CILIUM_CMP_CHART_DIR) and check it against the folder's lock
     Generate,
-    /// Preview an application folder: print its render to stdout exactly as the plugin would
-    /// generate it, and say on stderr whether it matches the folder's lock and which objects
-    /// differ. Writes nothing.
+    /// Preview an application folder: print its render to stdout exactly as the plugin would generate it, and say on stderr whether it matches the folder's lock and which objects differ. Writes nothing.
     ///
-    /// Example, from the repository root:
-    ///   cilium-cmp render-folder clusters/prod/cilium --namespace kube-system --kube-version 1.35.0 | kubectl diff --server-side -f -
+    /// Example, anywhere in the repository (the folder's cilium-cmp.yaml may name the namespace,
+    /// kubeVersion and apiVersions Argo CD passes; the flags override them):
+    ///   cilium-cmp render-folder examples/argocd/cilium -n kube-system --kube-version 1.35.0 \
+    ///     | kubectl diff --server-side -f -
     #[command(verbatim_doc_comment)]
     RenderFolder {
         #[command(flatten)]
@@ -327,16 +382,15 @@ pub enum Command {
         #[command(flatten)]
         argocd: ArgocdSettingsArgs,
     },
-    /// Write an application folder's lock (cilium-cmp.lock) with the content hash of its render,
-    /// after the render succeeded; prints no render (preview it with render-folder). With
-    /// --check, write nothing and fail when the lock is missing or stale.
+    /// Write an application folder's lock (cilium-cmp.lock) with the content hash of its render, after the render succeeded; prints no render (preview it with render-folder). With --check, write nothing and fail when the lock is missing or stale.
     ///
-    /// Examples, from the repository root:
-    ///   cilium-cmp lock clusters/prod/cilium --namespace kube-system --kube-version 1.35.0
-    ///   cilium-cmp lock --check clusters/prod/cilium --namespace kube-system --kube-version 1.35.0
-    ///   cilium-cmp lock --check --namespace kube-system --kube-version 1.35.0
+    /// Examples:
+    ///   cilium-cmp lock examples/argocd/cilium -n kube-system --kube-version 1.35.0
+    ///   cilium-cmp lock --check examples/argocd/cilium -n kube-system --kube-version 1.35.0
+    ///   cilium-cmp lock --check
     ///
-    /// With --check and no folder, every application folder under --repo-root is checked.
+    /// With no folder, every application folder of the repository is locked (or, with --check,
+    /// checked), each with its own cilium-cmp.yaml's namespace, kubeVersion and apiVersions.
     #[command(
         verbatim_doc_comment,
         mut_arg("app_dir", |a| a
@@ -381,7 +435,8 @@ pub enum Command {
     /// --allow-unknown-keys gives for the files as they were before anything is written. Only
     /// the lines of removed or moved keys change. Exit status 0: nothing to fix; 2: files were
     /// (with --dry-run: would be) changed; 1: bad input, or a file that cannot be edited by lines
-    /// (its change is printed as a patch and nothing is written).
+    /// (its change is printed as a patch and nothing is written); 64: a usage error (an unknown flag
+    /// such as --dryrun).
     #[command(after_help = FIX_VALUES_EXAMPLES)]
     FixValues(FixValuesArgs),
     /// Turn an Argo CD Application of Cilium's Helm chart into an application folder of this
@@ -398,11 +453,11 @@ pub enum Command {
     /// Before switching a running Cilium to cilium-cmp: compare the render with dumps of the
     /// live objects and say what the first sync would change, restart, create and prune.
     /// Exit status 0: nothing restarts, is pruned or is left behind; 3: something would, expected
-    /// differences of the move included; 1: bad input.
+    /// differences of the move included; 1: bad input; 64: a usage error.
     // In folder mode the version comes from the folder, so the flag is optional here.
     #[command(
         mut_arg("cilium_version", |a| a.required(false).default_value("").hide_default_value(true)),
-        after_help = "Examples:\n  helm get manifest cilium -n kube-system > live.yaml\n  cilium-cmp adopt-check --cilium-version 1.20.0 -f values.yaml --live live.yaml\n  cilium-cmp adopt-check --folder clusters/prod/cilium --namespace kube-system --live live.yaml --output json"
+        after_help = "Examples:\n  helm get manifest cilium -n kube-system > live.yaml\n  cilium-cmp adopt-check --cilium-version 1.20.0 -f values.yaml --live live.yaml\n  cilium-cmp adopt-check --folder examples/argocd/cilium -n kube-system --live live.yaml --output json"
     )]
     AdoptCheck(AdoptCheckArgs),
     /// Compare two renders (a folder against a git revision, every folder of the repository,
@@ -412,18 +467,14 @@ pub enum Command {
     /// defaults it changes.
     #[command(after_help = DIFF_HELP)]
     Diff(DiffArgs),
-    /// Check the Cluster Mesh of every application folder in the repository: meshed clusters
-    /// need unique cluster.name and cluster.id (within maxConnectedClusters), one
-    /// maxConnectedClusters, peers that exist, pod CIDRs apart and one certificate authority.
-    /// Exit status 0: no findings; 3: findings; 1: bad input.
+    /// Check the Cluster Mesh of every application folder in the repository: meshed clusters need unique cluster.name and cluster.id (within maxConnectedClusters), one maxConnectedClusters, peers that exist, pod CIDRs apart and one certificate authority. Exit status 0: no findings; 3: findings; 1: bad input; 64: a usage error.
     ///
     /// Examples, from the repository root:
     ///   cilium-cmp fleet-check
-    ///   cilium-cmp fleet-check clusters/eu-1/cilium --output json
+    ///   cilium-cmp fleet-check examples/fleet/clusters/eu-1 --output json
     #[command(verbatim_doc_comment)]
     FleetCheck(FleetCheckArgs),
-    /// Print a JSON Schema (draft-07) of a release's values for editors: the chart's types, and
-    /// only the keys cilium-cmp accepts, so an editor underlines a typo as it is typed.
+    /// Print a JSON Schema (draft-07) of a release's values for editors: the chart's types, and only the keys cilium-cmp accepts, so an editor underlines a typo as it is typed.
     ///
     /// Example:
     ///   cilium-cmp schema --cilium-version 1.20.0 > cilium-values.schema.json
@@ -435,6 +486,10 @@ pub enum Command {
         /// chart folder, as `render` does)
         #[arg(long)]
         cilium_version: String,
+        /// The release's official chart archive cilium-VERSION.tgz (or a folder holding it), for
+        /// a release this binary does not list [default: the chart folder `chart fetch` fills]
+        #[arg(long, value_name = "PATH")]
+        chart_archive: Option<PathBuf>,
     },
     /// The official Cilium chart archives (files bundled in the chart, such as scripts and
     /// dashboards, come from them)
@@ -443,7 +498,8 @@ pub enum Command {
         command: ChartCommand,
     },
     /// Import an official chart archive's defaults, values schema and the value paths its templates
-    /// read into the data folder (maintainers)
+    /// read into the data folder (maintainers; hidden from users' help)
+    #[command(hide = true)]
     ImportChart {
         archive: PathBuf,
         #[arg(long, default_value = "data")]

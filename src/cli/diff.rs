@@ -15,10 +15,11 @@ use super::io::{say, write_stdout};
 use cilium_cmp::escape;
 
 fn target(a: &DiffArgs) -> Target {
+    // A flag not given leaves each folder's own cilium-cmp.yaml to say (empty: `argocd::plan`).
     Target {
-        namespace: a.namespace.clone(),
-        kube_version: a.kube_version.clone(),
-        api_versions: a.api_versions.clone(),
+        namespace: a.cluster.namespace.clone().unwrap_or_default(),
+        kube_version: a.cluster.kube_version.clone().unwrap_or_default(),
+        api_versions: a.cluster.api_versions.clone(),
         chart_dir: a
             .chart_dir
             .clone()
@@ -110,9 +111,9 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
                 .push((shown.clone(), cilium_cmp::limits::read_text(f, &shown)?));
         }
         i.set = set.to_vec();
-        i.namespace = a.namespace.clone();
-        i.kube_version = a.kube_version.clone();
-        i.api_versions = a.api_versions.clone();
+        i.namespace = a.cluster.namespace_or_default();
+        i.kube_version = a.cluster.kube_version_or_default();
+        i.api_versions = a.cluster.api_versions.clone();
         i.allow_unknown_keys = a.allow_unknown_keys;
         if let Some(dir) = target(a).chart_dir {
             i.chart = cilium_cmp::chart::store::open_stored(&dir, &v)?;
@@ -154,7 +155,13 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
     } else {
         None
     };
-    let d = diff::diff(&old, &new, &a.namespace, values.as_ref()).map_err(anyhow::Error::msg)?;
+    let d = diff::diff(
+        &old,
+        &new,
+        &a.cluster.namespace_or_default(),
+        values.as_ref(),
+    )
+    .map_err(anyhow::Error::msg)?;
     Ok(Section {
         name: if upgrade {
             format!("Cilium {from} → {to}")
@@ -171,12 +178,10 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
 /// `lock --check` with no folder: every application folder under the repository root, in
 /// parallel; one line per folder on stderr; fails when any lock is missing or stale.
 pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<()> {
-    let root = folder.repo_root.canonicalize().with_context(|| {
-        format!(
-            "cannot open the repository root {}",
-            folder.repo_root.display()
-        )
-    })?;
+    let given = super::inputs::repository_root(folder.repo_root.as_deref());
+    let root = given
+        .canonicalize()
+        .with_context(|| format!("cannot open the repository root {}", given.display()))?;
     let folders = repo::folders_in_work_tree(&root).map_err(anyhow::Error::msg)?;
     if folders.is_empty() {
         anyhow::bail!(
@@ -189,7 +194,7 @@ pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<()> {
         let shown = escape::text(rel);
         let mut args = folder.clone();
         args.app_dir = root.join(if rel == "." { "" } else { rel.as_str() });
-        args.repo_root = root.clone();
+        args.repo_root = Some(root.clone());
         let req = folder_request(&args);
         let checked = req.env().and_then(|env| {
             cilium_cmp::argocd::preview::preview(&env, &args.app_dir, args.allow_unknown_keys)

@@ -3,9 +3,7 @@
 
 use std::path::Path;
 
-use cilium_cmp::chart::ChartFiles;
 use cilium_cmp::fix_values::{self, Fix, FixError};
-use cilium_cmp::render::Inputs;
 use cilium_cmp::replace_file::Force;
 use cilium_cmp::RenderError;
 
@@ -30,10 +28,14 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
         let text = cilium_cmp::limits::read_text(f, &shown)?;
         files.push((shown, text));
     }
-    let mut base = Inputs::new(&a.cilium_version);
-    if let Some(p) = &a.chart_archive {
-        base.chart = Some(ChartFiles::open(p)?);
-    }
+    // The other inputs of the render the check compares, as `render` reads them.
+    let mut base = super::inputs::base_inputs(
+        &a.cilium_version,
+        &a.set,
+        &a.cluster,
+        a.chart_archive.as_deref(),
+        &mut cli_io::Stdin::default(),
+    )?;
     let fix = match fix_values::fix(&base, &files, a.apply_renames) {
         // As `render`: the stored archive (downloaded on first use for a pinned release) when
         // the render asks for it, and the stored one only when the values embed a bundled file.

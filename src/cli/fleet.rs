@@ -10,10 +10,10 @@ use super::io::write_stdout;
 /// Reads every folder of the repository, prints the report of the meshes asked for; exits 3
 /// when there are findings.
 pub fn fleet_check(a: &FleetCheckArgs) -> anyhow::Result<()> {
-    let root = a
-        .repo_root
+    let given = super::inputs::repository_root(a.repo_root.as_deref());
+    let root = given
         .canonicalize()
-        .with_context(|| format!("cannot open the repository root {}", a.repo_root.display()))?;
+        .with_context(|| format!("cannot open the repository root {}", given.display()))?;
     if let Some(v) = &a.cilium_version {
         cilium_cmp::versions::parse(v).context("--cilium-version")?;
     }

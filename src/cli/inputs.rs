@@ -2,6 +2,7 @@
 //! archive, Argo CD's variables, a folder request.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -13,12 +14,18 @@ use cilium_cmp::render::Inputs;
 use cilium_cmp::setexpr;
 use cilium_cmp::RenderError;
 
-use super::args::{FolderArgs, RenderArgs};
+use super::args::{ClusterArgs, FolderArgs, RenderArgs, SetArgs};
 use super::io::{self as cli_io, Stdin, STDIN_NAME};
 
 pub fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
     let mut stdin = Stdin::default();
-    let mut inputs = Inputs::new(&a.cilium_version);
+    let mut inputs = base_inputs(
+        &a.cilium_version,
+        &a.set,
+        &a.cluster,
+        a.chart_archive.as_deref(),
+        &mut stdin,
+    )?;
     for f in &a.values {
         let shown = f.display().to_string();
         let text = if cli_io::is_stdin(&shown) {
@@ -29,11 +36,25 @@ pub fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
         };
         inputs.values_files.push(text);
     }
-    inputs.set = a.set.clone();
-    inputs.set_args.json = a.set_json.clone();
-    inputs.set_args.string = a.set_string.clone();
-    inputs.set_args.file = a.set_file.clone();
-    for expr in &a.set_file {
+    inputs.allow_unknown_keys = a.allow_unknown_keys;
+    Ok(inputs)
+}
+
+/// The render inputs every command without a folder shares (`render`, `fix-values`): the
+/// release, the `--set` family, the cluster and the chart archive; no values files.
+pub fn base_inputs(
+    cilium_version: &str,
+    set: &SetArgs,
+    cluster: &ClusterArgs,
+    chart_archive: Option<&Path>,
+    stdin: &mut Stdin,
+) -> anyhow::Result<Inputs> {
+    let mut inputs = Inputs::new(cilium_version);
+    inputs.set = set.set.clone();
+    inputs.set_args.json = set.set_json.clone();
+    inputs.set_args.string = set.set_string.clone();
+    inputs.set_args.file = set.set_file.clone();
+    for expr in &set.set_file {
         let names = setexpr::file_names(expr)
             .map_err(|m| anyhow::anyhow!("--set-file {}: {m}", cilium_cmp::limits::quoted(expr)))?;
         for name in names {
@@ -43,20 +64,36 @@ pub fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
             let text = if cli_io::is_stdin(&name) {
                 stdin.read("--set-file with '-'")?
             } else {
-                cilium_cmp::limits::read_text(std::path::Path::new(&name), &name)
+                cilium_cmp::limits::read_text(Path::new(&name), &name)
                     .with_context(|| format!("--set-file {}", cilium_cmp::limits::quoted(expr)))?
             };
             inputs.set_args.files.insert(name, text);
         }
     }
-    inputs.namespace = a.namespace.clone();
-    inputs.kube_version = a.kube_version.clone();
-    inputs.api_versions = a.api_versions.clone();
-    inputs.allow_unknown_keys = a.allow_unknown_keys;
-    if let Some(p) = &a.chart_archive {
-        inputs.chart = Some(ChartFiles::open(p)?);
+    inputs.namespace = cluster.namespace_or_default();
+    inputs.kube_version = cluster.kube_version_or_default();
+    inputs.api_versions = cluster.api_versions.clone();
+    if let Some(p) = chart_archive {
+        inputs.chart = Some(open_chart_archive(p, cilium_version)?);
     }
     Ok(inputs)
+}
+
+/// `--chart-archive PATH`: an archive, an unpacked chart, or a folder of archives as `chart
+/// fetch` fills one (the flag means the same on every command), whose cilium-VERSION.tgz is read.
+pub fn open_chart_archive(path: &Path, cilium_version: &str) -> anyhow::Result<ChartFiles> {
+    if path.is_dir() && !path.join("Chart.yaml").exists() {
+        let version = cilium_cmp::versions::release_number(cilium_version)
+            .unwrap_or_else(|| cilium_version.to_string());
+        return store::open_stored(path, &version)?.with_context(|| {
+            format!(
+                "--chart-archive {}: the folder holds neither a chart (Chart.yaml) nor {}",
+                path.display(),
+                store::archive_name(&version)
+            )
+        });
+    }
+    Ok(ChartFiles::open(path)?)
 }
 
 /// The archive a render asked for (`RenderError::NoChartArchive`) when no `--chart-archive`
@@ -127,11 +164,17 @@ pub fn stored_unlisted(
 
 /// The release `schema` describes: a listed one, or an unlisted one read from its archive in the
 /// chart folder, as `render` reads it.
-pub fn schema_release(requested: &str) -> anyhow::Result<cilium_cmp::versions::CiliumVersion> {
+pub fn schema_release(
+    requested: &str,
+    chart_archive: Option<&Path>,
+) -> anyhow::Result<cilium_cmp::versions::CiliumVersion> {
     match cilium_cmp::versions::parse(requested) {
         Ok(v) => Ok(v),
         Err(e) if cilium_cmp::versions::is_newer_than_listed(requested) => {
-            let (version, chart) = stored_unlisted(requested, e)?;
+            let (version, chart) = match chart_archive {
+                Some(path) => (requested.to_string(), open_chart_archive(path, requested)?),
+                None => stored_unlisted(requested, e)?,
+            };
             Ok(cilium_cmp::chart::unlisted::open(&chart, &version).map_err(RenderError::from)?)
         }
         Err(e) => Err(e.into()),
@@ -158,10 +201,11 @@ pub fn argocd_env() -> anyhow::Result<BTreeMap<String, String>> {
 pub fn folder_request(a: &FolderArgs) -> FolderRequest {
     FolderRequest {
         app_dir: a.app_dir.clone(),
-        repo_root: a.repo_root.clone(),
-        namespace: a.namespace.clone(),
-        kube_version: a.kube_version.clone(),
-        api_versions: a.api_versions.clone(),
+        repo_root: repository_root(a.repo_root.as_deref()),
+        // Not given: the folder's cilium-cmp.yaml says (`argocd::plan`).
+        namespace: a.cluster.namespace.clone().unwrap_or_default(),
+        kube_version: a.cluster.kube_version.clone().unwrap_or_default(),
+        api_versions: a.cluster.api_versions.clone(),
         overrides: Overrides {
             cilium_version: a.cilium_version.clone(),
             values_files: a.values.clone(),
@@ -169,6 +213,48 @@ pub fn folder_request(a: &FolderArgs) -> FolderRequest {
         },
         // The commands are run by people: the variable, the image's folder or the user's cache
         // (where `chart fetch` stores archives) is the default for the flag.
-        chart_dir: a.chart_dir.clone().or_else(store::default_dir),
+        chart_dir: a
+            .chart_archive
+            .as_deref()
+            .map(chart_folder)
+            .or_else(store::default_dir),
+    }
+}
+
+/// `--chart-archive` of a folder command: a folder of archives, or one archive, whose folder the
+/// plugin then reads (it finds cilium-VERSION.tgz there by the folder's release).
+pub fn chart_folder(path: &Path) -> PathBuf {
+    if path.is_file() {
+        match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// The repository root of the folder commands: `--repo-root`, else the top level of the git work
+/// tree holding the current folder, found as git finds it (the nearest folder upwards holding
+/// `.git`, a folder or a gitdir file) but without running git, which would read the
+/// repository's config (see `git_rev`'s module docs); else, outside any work tree, the current
+/// folder.
+pub fn repository_root(flag: Option<&Path>) -> PathBuf {
+    if let Some(root) = flag {
+        return root.to_path_buf();
+    }
+    let here = PathBuf::from(".");
+    let Ok(start) = here.canonicalize() else {
+        return here;
+    };
+    let mut dir = start.as_path();
+    loop {
+        if std::fs::symlink_metadata(dir.join(".git")).is_ok() {
+            return dir.to_path_buf();
+        }
+        match dir.parent() {
+            Some(up) => dir = up,
+            None => return here,
+        }
     }
 }

@@ -9,3 +9,7 @@ pub mod fleet;
 pub mod import_application;
 pub mod inputs;
 pub mod io;
+pub mod lock;
+pub mod log;
+pub mod usage;
+pub mod verify;

@@ -17,6 +17,17 @@ fn cluster_line(m: &FleetMember) -> (String, String, String) {
     (f.name, f.id_text, ca)
 }
 
+/// `cluster.id` for scripts: the number the chart reads (`int`), the text as written when it is
+/// none (a finding says why), null when unset.
+fn id_json(m: &FleetMember) -> Value {
+    let f = Facts::of(m);
+    match f.id {
+        Some(n) => Value::from(n),
+        None if f.id_text.is_empty() => Value::Null,
+        None => Value::String(f.id_text),
+    }
+}
+
 /// The report as text: each mesh and its clusters, then each finding with its places. Folder
 /// names, cluster names, values and the findings' messages (which quote them) are the
 /// repository's: each goes through the one text escaper, and the report through `escape::lines`
@@ -24,14 +35,23 @@ fn cluster_line(m: &FleetMember) -> (String, String, String) {
 pub fn text(members: &[FleetMember], r: &FleetReport) -> String {
     let mut out = String::new();
     let meshed: usize = r.meshes.iter().map(|m| m.members.len()).sum();
-    out.push_str(&format!(
-        "{} application folder{} read; {} mesh{} of {meshed} cluster{}\n",
-        r.folders,
-        plural(r.folders),
-        r.meshes.len(),
-        if r.meshes.len() == 1 { "" } else { "es" },
-        plural(meshed)
-    ));
+    if r.meshes.is_empty() {
+        // Not "0 meshes of 0 clusters": say what that means.
+        out.push_str(&format!(
+            "{} application folder{} read; no Cluster Mesh to report\n",
+            r.folders,
+            plural(r.folders),
+        ));
+    } else {
+        out.push_str(&format!(
+            "{} application folder{} read; {} mesh{} of {meshed} cluster{}\n",
+            r.folders,
+            plural(r.folders),
+            r.meshes.len(),
+            if r.meshes.len() == 1 { "" } else { "es" },
+            plural(meshed)
+        ));
+    }
     for (n, mesh) in r.meshes.iter().enumerate() {
         out.push_str(&format!("mesh {}:\n", n + 1));
         for &i in &mesh.members {
@@ -102,8 +122,8 @@ pub fn json(members: &[FleetMember], r: &FleetReport) -> String {
         .map(|mesh| {
             json!({
                 "clusters": mesh.members.iter().map(|&i| {
-                    let (name, id, ca) = cluster_line(&members[i]);
-                    json!({"folder": members[i].folder, "name": name, "id": id, "ca": ca})
+                    let (name, _, ca) = cluster_line(&members[i]);
+                    json!({"folder": members[i].folder, "name": name, "id": id_json(&members[i]), "ca": ca})
                 }).collect::<Vec<_>>(),
                 "external": mesh.external,
             })

@@ -1,0 +1,57 @@
+//! `lock` with no folder: every application folder's lock written, as `lock --check` with no
+//! folder checks them all (`diff::lock_check_all`).
+
+use anyhow::Context;
+
+use cilium_cmp::argocd;
+use cilium_cmp::diff::repo;
+use cilium_cmp::escape;
+use cilium_cmp::replace_file::Force;
+
+use super::args::FolderArgs;
+use super::inputs::{folder_request, repository_root};
+use super::io::say;
+
+/// Renders every application folder under the repository root and writes the locks that
+/// change, each only after its own render succeeded; one line per folder on stderr. A folder
+/// that fails to render keeps its lock and makes the command fail, after the others were written.
+pub fn lock_all(folder: &FolderArgs, force: Force) -> anyhow::Result<()> {
+    let given = repository_root(folder.repo_root.as_deref());
+    let root = given
+        .canonicalize()
+        .with_context(|| format!("cannot open the repository root {}", given.display()))?;
+    let folders = repo::folders_in_work_tree(&root).map_err(anyhow::Error::msg)?;
+    if folders.is_empty() {
+        anyhow::bail!(
+            "no application folder (holding cilium-cmp.yaml) under {}: name the repository with --repo-root, or the folder to lock",
+            root.display()
+        );
+    }
+    let results = cilium_cmp::parallel::map(&folders, "lock", |rel| {
+        let shown = escape::text(rel);
+        let mut args = folder.clone();
+        args.app_dir = root.join(if rel == "." { "" } else { rel.as_str() });
+        args.repo_root = Some(root.clone());
+        let req = folder_request(&args);
+        let written = req
+            .env()
+            .and_then(|env| argocd::preview::preview(&env, &args.app_dir, args.allow_unknown_keys))
+            .and_then(|p| Ok((p.write_lock(force)?, p.hash().to_string())));
+        match written {
+            Err(e) => (false, format!("{shown}: {}", e.on_command_line())),
+            Ok((true, hash)) => (true, format!("{shown}: written {hash}; commit it")),
+            Ok((false, hash)) => (true, format!("{shown}: unchanged {hash}")),
+        }
+    });
+    for (_, line) in &results {
+        say(line);
+    }
+    let failed = results.iter().filter(|(ok, _)| !ok).count();
+    if failed > 0 {
+        anyhow::bail!(
+            "{failed} of {} application folders could not be rendered; their locks were left as they were",
+            results.len()
+        );
+    }
+    Ok(())
+}
