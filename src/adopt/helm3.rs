@@ -45,7 +45,13 @@ pub struct RenderDifference {
 
 impl std::fmt::Display for RenderDifference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let shown = |v: Option<&Value>| v.map_or("nothing".to_string(), |v| v.to_string());
+        let shown = |v: Option<&Value>| {
+            v.map_or("nothing".to_string(), |v| {
+                let mut whole = v.clone();
+                super::zero::integers_as_integers(&mut whole);
+                whole.to_string()
+            })
+        };
         match &self.path {
             None if self.helm3.is_some() => write!(f, "{}: only Helm 3 renders it", self.object),
             None => write!(f, "{}: only Helm 4 renders it", self.object),

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use serde_json::{json, Value};
 
-use super::{Class, Finding, ObjectReport, Report};
+use super::{zero, Class, Finding, ObjectReport, Report};
 use crate::escape;
 
 /// Characters of one value shown in a difference; longer ones are cut with `…`.
@@ -45,7 +45,9 @@ fn shown(value: Option<&Value>, secret: bool) -> Option<String> {
             &digest[..12.min(digest.len())]
         ));
     }
-    let text = v.to_string();
+    let mut whole = v.clone();
+    zero::integers_as_integers(&mut whole);
+    let text = whole.to_string();
     Some(if text.chars().count() > MAX_VALUE_CHARS {
         let cut: String = text.chars().take(MAX_VALUE_CHARS).collect();
         format!("{}…", escape::json(&cut))
@@ -419,7 +421,7 @@ pub fn json(r: &Report) -> String {
             })
         })
         .collect();
-    let doc = json!({
+    let mut doc = json!({
         "adoptCheck": 3,
         "namespace": r.namespace,
         "disruptive": r.disruptive(),
@@ -434,7 +436,25 @@ pub fn json(r: &Report) -> String {
         "counts": counts,
         "objects": objects,
     });
+    // Values as the API server prints them: `replicas: 2`, not `2.0` (the YAML reader gives every
+    // number as a float).
+    zero::integers_as_integers(&mut doc);
     let mut text = escape::json(&serde_json::to_string_pretty(&doc).unwrap_or_default());
     text.push('\n');
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_numbers_are_shown_as_the_api_server_prints_them() {
+        // The YAML reader gives `replicas: 2` as the float 2.0.
+        assert_eq!(shown(Some(&json!(2.0)), false).as_deref(), Some("2"));
+        assert_eq!(
+            shown(Some(&json!({"backoffLimit": 6.0, "ratio": 0.5})), false).as_deref(),
+            Some(r#"{"backoffLimit":6,"ratio":0.5}"#)
+        );
+    }
 }

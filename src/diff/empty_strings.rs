@@ -151,25 +151,8 @@ fn walk(
     }
 }
 
-/// Integers as the API server prints them. The YAML reader gives every number as a float, so a
-/// `replicas: 2` would print as `2.0`; the fields a Cilium render writes whole numbers to are
-/// integers (`int32`, `int64`, `intstr.IntOrString` in k8s.io/api), and the API server writes
-/// them back without a fraction. A number with a fraction stays as it is.
-pub fn integers_as_integers(v: &mut Value) {
-    match v {
-        Value::Number(n) => {
-            if let Some(f) = n.as_f64() {
-                // 2^53: beyond it a float no longer holds every integer exactly.
-                if n.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
-                    *v = Value::from(f as i64);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(integers_as_integers),
-        Value::Object(m) => m.values_mut().for_each(integers_as_integers),
-        _ => {}
-    }
-}
+/// Integers as the API server prints them (`adopt::zero::integers_as_integers`).
+pub use crate::adopt::zero::integers_as_integers;
 
 #[cfg(test)]
 mod tests {
