@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 
 use cilium_cmp::diff::repo::{self, Target};
 use cilium_cmp::diff::{self, Outcome, Section};
@@ -178,23 +177,11 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
 /// `lock --check` with no folder: every application folder under the repository root, in
 /// parallel; one line per folder on stderr; fails when any lock is missing or stale.
 pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<()> {
-    let given = super::inputs::repository_root(folder.repo_root.as_deref());
-    let root = given
-        .canonicalize()
-        .with_context(|| format!("cannot open the repository root {}", given.display()))?;
-    let folders = repo::folders_in_work_tree(&root).map_err(anyhow::Error::msg)?;
-    if folders.is_empty() {
-        anyhow::bail!(
-            "no application folder (holding cilium-cmp.yaml) under {}",
-            root.display()
-        );
-    }
+    let (root, folders) = super::lock::application_folders(folder, "")?;
     let results = cilium_cmp::parallel::map(&folders, "lock --check", |rel| {
         // Each line starts with the folder's name (the repository's).
         let shown = escape::text(rel);
-        let mut args = folder.clone();
-        args.app_dir = root.join(if rel == "." { "" } else { rel.as_str() });
-        args.repo_root = Some(root.clone());
+        let args = super::lock::for_folder(folder, &root, rel);
         let req = folder_request(&args);
         let checked = req.env().and_then(|env| {
             cilium_cmp::argocd::preview::preview(&env, &args.app_dir, args.allow_unknown_keys)

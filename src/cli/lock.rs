@@ -16,22 +16,13 @@ use super::io::say;
 /// change, each only after its own render succeeded; one line per folder on stderr. A folder
 /// that fails to render keeps its lock and makes the command fail, after the others were written.
 pub fn lock_all(folder: &FolderArgs, force: Force) -> anyhow::Result<()> {
-    let given = repository_root(folder.repo_root.as_deref());
-    let root = given
-        .canonicalize()
-        .with_context(|| format!("cannot open the repository root {}", given.display()))?;
-    let folders = repo::folders_in_work_tree(&root).map_err(anyhow::Error::msg)?;
-    if folders.is_empty() {
-        anyhow::bail!(
-            "no application folder (holding cilium-cmp.yaml) under {}: name the repository with --repo-root, or the folder to lock",
-            root.display()
-        );
-    }
+    let (root, folders) = application_folders(
+        folder,
+        ": name the repository with --repo-root, or the folder to lock",
+    )?;
     let results = cilium_cmp::parallel::map(&folders, "lock", |rel| {
         let shown = escape::text(rel);
-        let mut args = folder.clone();
-        args.app_dir = root.join(if rel == "." { "" } else { rel.as_str() });
-        args.repo_root = Some(root.clone());
+        let args = for_folder(folder, &root, rel);
         let req = folder_request(&args);
         let written = req
             .env()
@@ -54,4 +45,32 @@ pub fn lock_all(folder: &FolderArgs, force: Force) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The repository root of `folder`'s flags and the application folders of its work tree (paths
+/// relative to it); none is an error, ending with `hint`.
+pub fn application_folders(
+    folder: &FolderArgs,
+    hint: &str,
+) -> anyhow::Result<(std::path::PathBuf, Vec<String>)> {
+    let given = repository_root(folder.repo_root.as_deref());
+    let root = given
+        .canonicalize()
+        .with_context(|| format!("cannot open the repository root {}", given.display()))?;
+    let folders = repo::folders_in_work_tree(&root).map_err(anyhow::Error::msg)?;
+    if folders.is_empty() {
+        anyhow::bail!(
+            "no application folder (holding cilium-cmp.yaml) under {}{hint}",
+            root.display()
+        );
+    }
+    Ok((root, folders))
+}
+
+/// `folder`'s flags for the application folder `rel` of the repository at `root`.
+pub fn for_folder(folder: &FolderArgs, root: &std::path::Path, rel: &str) -> FolderArgs {
+    let mut args = folder.clone();
+    args.app_dir = root.join(if rel == "." { "" } else { rel });
+    args.repo_root = Some(root.to_path_buf());
+    args
 }
