@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 
-
 use cilium_cmp::diff::repo::{self, Target};
 use cilium_cmp::diff::{self, Outcome, Section};
 use cilium_cmp::git_rev::{Revision, WorkTree};
