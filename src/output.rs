@@ -119,12 +119,51 @@ fn stream(objects: &[Value]) -> String {
 /// never moves.
 const PLACEHOLDER: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
-/// Orders the objects, hashes the stream and stamps the hash; returns the final text.
+/// What `finish` keeps besides the text: each object's digest (what `lock` records), or the
+/// objects themselves (what `diff` compares), so that neither reads the stream back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    Text,
+    Digests,
+    Objects,
+}
+
+/// One object of a finished stream and the sha256 of its canonical text, the content-hash
+/// annotation left out (so that a change elsewhere does not show as a change of its carrier).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectDigest {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    /// 64 lowercase hex digits.
+    pub sha256: String,
+}
+
+/// A finished render.
+#[derive(Debug, Clone)]
+pub struct Stream {
+    /// The canonical stream, hash stamped.
+    pub text: String,
+    /// The content hash stamped (64 hex digits): None only when no object could carry it, a
+    /// stream `verify` would reject.
+    pub hash: Option<String>,
+    /// Each object's digest, in stream order; empty unless `Keep::Digests` was asked for.
+    pub digests: Vec<ObjectDigest>,
+    /// The objects as written, without the content-hash annotation, in stream order; empty
+    /// unless `Keep::Objects` was asked for.
+    pub objects: Vec<Value>,
+}
+
+/// Orders the objects, hashes the stream and stamps the hash.
 ///
 /// Each document is written once, the carrier of the hash with a placeholder in its place. The
 /// hash is taken over the stream without the annotation (the lines that only it brings), as
-/// `verify` recomputes it, and then written over the placeholder.
-pub fn finish(objects: Vec<Value>) -> Result<String, StampError> {
+/// `verify` recomputes it, and then written over the placeholder. An object's digest is taken of
+/// the text just written, which is its canonical text; the carrier's, of its text before it was
+/// stamped. The hash, the digests and the objects kept equal what reading the stream back gives
+/// (`verify`, the lock's digests of older streams, `adopt::live`), as the writer and the reader
+/// round-trip; the parity suite checks that on every scenario (`tests/support/helm_compare.rs`).
+pub fn finish(objects: Vec<Value>, keep: Keep) -> Result<Stream, StampError> {
     let objects = sorted(objects);
     let target = objects
         .iter()
@@ -135,10 +174,15 @@ pub fn finish(objects: Vec<Value>) -> Result<String, StampError> {
     let mut out = String::with_capacity(objects.len() * 4096);
     let mut carrier = 0..0;
     let mut stamped = false;
+    let (mut digests, mut kept) = (Vec::new(), Vec::new());
     for (i, mut o) in objects.into_iter().enumerate() {
         remove_content_hash(&mut o);
         let start = out.len();
+        let mut digest = None;
         if i == target {
+            if keep == Keep::Digests {
+                digest = Some(sha256_hex(&o));
+            }
             stamped = stamp(&mut o, PLACEHOLDER);
         }
         // Written and dropped at once, while its memory is still in cache.
@@ -146,12 +190,39 @@ pub fn finish(objects: Vec<Value>) -> Result<String, StampError> {
         if i == target {
             carrier = start..out.len();
         }
+        match keep {
+            Keep::Text => {}
+            Keep::Digests => {
+                // The document's text after its `---` line is its canonical text.
+                let digest =
+                    digest.unwrap_or_else(|| hex(&Sha256::digest(&out.as_bytes()[start + 4..])));
+                digests.push(ObjectDigest {
+                    kind: field(&o, &["kind"]).to_string(),
+                    namespace: field(&o, &["metadata", "namespace"]).to_string(),
+                    name: field(&o, &["metadata", "name"]).to_string(),
+                    sha256: digest,
+                });
+            }
+            Keep::Objects => {
+                if i == target {
+                    remove_content_hash(&mut o);
+                }
+                kept.push(o);
+            }
+        }
     }
     // Only a carrier whose metadata or annotations are no map is left unstamped.
-    if stamped {
-        write_hash(&mut out, carrier)?;
-    }
-    Ok(out)
+    let hash = if stamped {
+        Some(write_hash(&mut out, carrier)?)
+    } else {
+        None
+    };
+    Ok(Stream {
+        text: out,
+        hash,
+        digests,
+        objects: kept,
+    })
 }
 
 /// The stamped placeholder was not found where the carrier was written: the stream would carry
@@ -163,8 +234,8 @@ pub struct StampError {
 }
 
 /// Hashes the stream without the annotation's lines and writes the hash over the placeholder in
-/// the carrier (`out[carrier]`).
-fn write_hash(out: &mut String, carrier: std::ops::Range<usize>) -> Result<(), StampError> {
+/// the carrier (`out[carrier]`); returns the hash.
+fn write_hash(out: &mut String, carrier: std::ops::Range<usize>) -> Result<String, StampError> {
     let Some((from, to, digits)) = annotation_lines(&out[carrier.clone()]) else {
         let first = out[carrier].lines().find(|l| l.starts_with("kind:"));
         return Err(StampError {
@@ -181,7 +252,7 @@ fn write_hash(out: &mut String, carrier: std::ops::Range<usize>) -> Result<(), S
     hasher.update(&out.as_bytes()[to..]);
     let hash = hex(&hasher.finalize());
     out.replace_range(digits..digits + hash.len(), &hash);
-    Ok(())
+    Ok(hash)
 }
 
 /// In one written document stamped with the placeholder: the byte range of the lines the
@@ -316,7 +387,9 @@ mod tests {
             Some(json!({CONTENT_HASH_ANNOTATION: "sha256:stale"})),
         ];
         for annotations in cases {
-            let text = finish(objects(annotations.clone())).unwrap();
+            let text = finish(objects(annotations.clone()), Keep::Text)
+                .unwrap()
+                .text;
             let (stamped, computed) = verify(&text).unwrap();
             assert_eq!(
                 stamped.as_deref(),
@@ -330,6 +403,52 @@ mod tests {
         }
     }
 
+    /// The hash and the digests `finish` takes while writing are those of the stream read back.
+    #[test]
+    fn the_hash_and_digests_taken_while_writing_are_those_of_the_stream_read_back() {
+        for annotations in [None, Some(json!({"a-first": "1"}))] {
+            let objs = || {
+                let mut objs = objects(annotations.clone());
+                objs.push(json!({"kind": "Namespace", "metadata": {"name": "n"}}));
+                objs
+            };
+            let s = finish(objs(), Keep::Digests).unwrap();
+            let (stamped, computed) = verify(&s.text).unwrap();
+            assert_eq!(s.hash.as_deref(), Some(computed.as_str()));
+            assert_eq!(stamped, s.hash);
+            let read: Vec<ObjectDigest> = crate::yaml::parse_stream(&s.text)
+                .unwrap()
+                .into_iter()
+                .map(|d| {
+                    let mut o = d.value;
+                    remove_content_hash(&mut o);
+                    ObjectDigest {
+                        kind: field(&o, &["kind"]).to_string(),
+                        namespace: field(&o, &["metadata", "namespace"]).to_string(),
+                        name: field(&o, &["metadata", "name"]).to_string(),
+                        sha256: sha256_hex(&o),
+                    }
+                })
+                .collect();
+            assert_eq!(s.digests, read);
+            assert_eq!(s.digests[0].kind, "Namespace");
+            assert!(s.objects.is_empty());
+            let kept = finish(objs(), Keep::Objects).unwrap();
+            assert_eq!(kept.text, s.text);
+            let read: Vec<Value> = crate::yaml::parse_stream_values(&s.text)
+                .unwrap()
+                .into_iter()
+                .map(|mut o| {
+                    remove_content_hash(&mut o);
+                    o
+                })
+                .collect();
+            assert_eq!(kept.objects, read);
+        }
+        let plain = finish(objects(None), Keep::Text).unwrap();
+        assert!(plain.digests.is_empty() && plain.objects.is_empty());
+    }
+
     /// Text inside values that looks like the stamped line is never taken for it.
     #[test]
     fn the_hash_goes_where_the_annotation_is_not_where_text_looks_like_it() {
@@ -338,7 +457,7 @@ mod tests {
         carrier["data"]["k"] = json!(decoy);
         let mut objects = objects(None);
         objects[1] = carrier.clone();
-        let text = finish(objects).unwrap();
+        let text = finish(objects, Keep::Text).unwrap().text;
         let (stamped, computed) = verify(&text).unwrap();
         assert_eq!(stamped, Some(computed));
         // The decoys were left as they were, in data and in the other annotation.
@@ -357,7 +476,12 @@ mod tests {
     /// A carrier whose metadata is no map cannot carry the hash: the stream is left unstamped.
     #[test]
     fn a_carrier_without_a_metadata_map_is_left_unstamped() {
-        let text = finish(vec![json!({"kind": "Namespace", "metadata": "odd"})]).unwrap();
+        let text = finish(
+            vec![json!({"kind": "Namespace", "metadata": "odd"})],
+            Keep::Text,
+        )
+        .unwrap()
+        .text;
         assert_eq!(verify(&text).unwrap().0, None);
         assert!(!text.contains(PLACEHOLDER));
     }
@@ -367,7 +491,7 @@ mod tests {
         let mut objs = objects(None);
         objs.remove(1);
         objs.push(config_map("other", None));
-        let text = finish(objs).unwrap();
+        let text = finish(objs, Keep::Text).unwrap().text;
         let first = text.split("\n---\n").next().unwrap();
         assert!(first.contains("kind: ServiceAccount"), "{text}");
         assert!(first.contains(CONTENT_HASH_ANNOTATION), "{text}");
@@ -377,14 +501,18 @@ mod tests {
 
     #[test]
     fn objects_are_in_install_order_and_stable_among_equals() {
-        let text = finish(vec![
-            json!({"kind": "Deployment", "metadata": {"name": "b"}}),
-            json!({"kind": "ServiceAccount", "metadata": {"name": "z"}}),
-            json!({"kind": "Deployment", "metadata": {"name": "a"}}),
-            json!({"kind": "Widget", "metadata": {"name": "a"}, "spec": 1}),
-            json!({"kind": "Widget", "metadata": {"name": "a"}, "spec": 2}),
-        ])
-        .unwrap();
+        let text = finish(
+            vec![
+                json!({"kind": "Deployment", "metadata": {"name": "b"}}),
+                json!({"kind": "ServiceAccount", "metadata": {"name": "z"}}),
+                json!({"kind": "Deployment", "metadata": {"name": "a"}}),
+                json!({"kind": "Widget", "metadata": {"name": "a"}, "spec": 1}),
+                json!({"kind": "Widget", "metadata": {"name": "a"}, "spec": 2}),
+            ],
+            Keep::Text,
+        )
+        .unwrap()
+        .text;
         let kinds: Vec<&str> = text
             .lines()
             .filter(|l| l.starts_with("kind:") || l.starts_with("spec:"))

@@ -4,6 +4,7 @@ use crate::chart::ChartFiles;
 use crate::engine::{self, helm::coalesce, ChartTemplates, RenderOptions};
 use crate::error::{RenderError, TooLarge, Violation, Violations};
 use crate::limits;
+use crate::output::{Keep, Stream};
 use crate::setexpr::SetArgs;
 use crate::values::{Layer, Values};
 use crate::versions;
@@ -62,7 +63,14 @@ impl Inputs {
 
 /// Renders the manifests for the inputs: the canonical stream with its content hash stamped.
 pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
-    render_coalesced(inputs, &coalesce)
+    render_stream(inputs, Keep::Text).map(|s| s.text)
+}
+
+/// `render` with the stream's content hash, and what `keep` asks besides: each object's digest
+/// (what a lock records) or the objects (what `diff` compares), taken while the stream is written
+/// instead of by reading it back.
+pub fn render_stream(inputs: &Inputs, keep: Keep) -> Result<Stream, RenderError> {
+    render_with(inputs, &coalesce, keep)
 }
 
 /// `render` with another coalescing of the user's values over the chart's (`coalesce` is
@@ -71,6 +79,14 @@ pub fn render_coalesced(
     inputs: &Inputs,
     coalescing: &dyn Fn(&serde_json::Value, &serde_json::Value) -> serde_json::Value,
 ) -> Result<String, RenderError> {
+    render_with(inputs, coalescing, Keep::Text).map(|s| s.text)
+}
+
+fn render_with(
+    inputs: &Inputs,
+    coalescing: &dyn Fn(&serde_json::Value, &serde_json::Value) -> serde_json::Value,
+    keep: Keep,
+) -> Result<Stream, RenderError> {
     check_bounds(inputs)?;
     let cilium = release_of(inputs)?;
     let values = resolve_values(inputs, cilium)?;
@@ -87,7 +103,7 @@ pub fn render_coalesced(
                 .collect(),
         });
     }
-    let result = render_known(inputs, cilium, values, coalescing);
+    let result = render_known(inputs, cilium, values, coalescing, keep);
     // A render stopped for want of the chart archive is run again with it (`render` without
     // `--chart-archive` finds the stored one): its warnings are printed by that second run only.
     if !matches!(result, Err(RenderError::NoChartArchive { .. })) {
@@ -106,7 +122,8 @@ fn render_known(
     cilium: versions::CiliumVersion,
     mut values: Values,
     coalescing: &dyn Fn(&serde_json::Value, &serde_json::Value) -> serde_json::Value,
-) -> Result<String, RenderError> {
+    keep: Keep,
+) -> Result<Stream, RenderError> {
     let violations =
         crate::schema::check_lazy(&values, values.user(), versions::schema_lazy(cilium));
     if !violations.is_empty() {
@@ -165,7 +182,7 @@ fn render_known(
     if objects.is_empty() {
         return Err(RenderError::Empty);
     }
-    Ok(crate::output::finish(objects)?)
+    Ok(crate::output::finish(objects, keep)?)
 }
 
 /// Helm's check of the chart's `kubeVersion` (Chart.yaml) against the target cluster

@@ -161,6 +161,21 @@ pub fn objects_within(
                 .into(),
         ));
     }
+    objects_from_documents(shown, docs, namespace)
+}
+
+/// The objects of documents already read (a List's items each on its own), keyed with
+/// `namespace` where an object names none: what `objects_within` does once the text is parsed,
+/// for streams that are already trees (the diff's own renders, `output::Keep::Objects`).
+pub fn objects_from_documents(
+    shown: &str,
+    docs: Vec<Value>,
+    namespace: &str,
+) -> Result<Vec<Object>, AdoptError> {
+    let fail = |message: String| AdoptError::Live {
+        file: shown.to_string(),
+        message,
+    };
     let mut out = Vec::new();
     for (i, doc) in docs.into_iter().enumerate() {
         let at = format!("document {}", i + 1);

@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 
 use crate::chart::ChartFiles;
 use crate::error::{ArchiveHint, RenderError};
+use crate::output::Keep;
 use crate::render::Inputs;
 
 pub use folder::{Repo, LOCK_FILE, SETTINGS_FILE};
@@ -81,9 +82,6 @@ pub enum GenerateError {
     Chart(#[from] crate::chart::ChartError),
     #[error("{listed} values files are listed; at most {limit} are allowed")]
     TooManyValuesFiles { listed: usize, limit: usize },
-    /// The render could not be read back to check its hash or digest its objects (a bug).
-    #[error("cannot read back the render: {0}")]
-    ReadBack(crate::yaml::ReadError),
     /// Values need a file bundled in the chart and the archive is not in the chart folder; the
     /// advice names the plugin's folder (`on_command_line` turns it into `--chart-archive`'s).
     #[error("{}", crate::error::archive_advice(error, hint))]
@@ -91,8 +89,6 @@ pub enum GenerateError {
         error: Box<RenderError>,
         hint: ArchiveHint,
     },
-    #[error("the render's content hash sha256:{computed} does not match the hash stamped in it ({stamped}); this is a bug in cilium-cmp")]
-    Inconsistent { stamped: String, computed: String },
     #[error("the render of {folder} does not match its lock {lock}:\n  locked:   {locked}\n  rendered: {rendered}\nNothing was changed in the cluster. If the change is intended (a Cilium upgrade, a values edit, another cilium-cmp, another cluster version or API list), preview the render and the objects it changes from the repository root (this writes nothing; review it, for example piped into `kubectl diff --server-side -f -`):\n  {}\nthen update the lock with:\n  {}\nand commit {lock}.", .commands[0], .commands[1])]
     LockMismatch {
         folder: String,
@@ -287,6 +283,8 @@ fn cluster_facts(
 pub struct Rendered {
     pub text: String,
     pub hash: String,
+    /// Each object's digest, when the render was asked for them (`render_folder_with`).
+    pub objects: Vec<crate::output::ObjectDigest>,
     pub generation: Generation,
 }
 
@@ -457,9 +455,19 @@ pub fn render_folder(
     app_dir: &Path,
     allow_unknown_keys: bool,
 ) -> Result<Rendered, GenerateError> {
+    render_folder_with(env, app_dir, allow_unknown_keys, Keep::Text)
+}
+
+/// `render_folder`, keeping what `keep` asks besides the text (a lock records the digests).
+pub fn render_folder_with(
+    env: &BTreeMap<String, String>,
+    app_dir: &Path,
+    allow_unknown_keys: bool,
+    keep: Keep,
+) -> Result<Rendered, GenerateError> {
     let mut generation = plan(env, app_dir)?;
     generation.inputs.allow_unknown_keys |= allow_unknown_keys;
-    let text = crate::render(&generation.inputs).map_err(|e| match e {
+    let stream = crate::render::render_stream(&generation.inputs, keep).map_err(|e| match e {
         RenderError::NoChartArchive { .. } => GenerateError::NeedsChartArchive {
             error: Box::new(e),
             hint: ArchiveHint::PluginDir {
@@ -470,17 +478,15 @@ pub fn render_folder(
         },
         e => e.into(),
     })?;
-    let (stamped, computed) = crate::output::verify(&text).map_err(GenerateError::ReadBack)?;
-    match stamped {
+    // The hash is the one `finish` stamped, taken over the text it wrote: the stream is not read
+    // back to check it (`output::finish` says why they agree, and its tests check it).
+    match stream.hash {
         // The renderer refuses an empty render; one without the stamp holds no object either.
         None => Err(RenderError::Empty.into()),
-        Some(s) if s != computed => Err(GenerateError::Inconsistent {
-            stamped: s,
-            computed,
-        }),
-        Some(_) => Ok(Rendered {
-            text,
-            hash: format!("sha256:{computed}"),
+        Some(hash) => Ok(Rendered {
+            text: stream.text,
+            hash: format!("sha256:{hash}"),
+            objects: stream.digests,
             generation,
         }),
     }

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use super::folder::{self, LockFile, OBJECT_DIGEST_DIGITS};
 use super::{GenerateError, Rendered, LOCK_FILE};
+use crate::output::{Keep, ObjectDigest};
 
 /// A folder's render with what its lock says about it.
 #[derive(Debug, Clone)]
@@ -70,8 +71,8 @@ pub fn preview(
     app_dir: &Path,
     allow_unknown_keys: bool,
 ) -> Result<Preview, GenerateError> {
-    let rendered = super::render_folder(env, app_dir, allow_unknown_keys)?;
-    let objects = object_digests(&rendered.text)?;
+    let rendered = super::render_folder_with(env, app_dir, allow_unknown_keys, Keep::Digests)?;
+    let objects = digest_map(&rendered.objects);
     let repo = &rendered.generation.repo;
     let lock = folder::read_lock_file(repo)?;
     let lock_shown = repo.shown(&repo.app_dir.join(LOCK_FILE));
@@ -83,34 +84,20 @@ pub fn preview(
     })
 }
 
-/// One digest per object of a render, keyed `Kind/namespace/name` (`Kind/name` when cluster
-/// scoped). The content-hash annotation is left out, or every change would also change
-/// cilium-config.
-pub fn object_digests(text: &str) -> Result<BTreeMap<String, String>, GenerateError> {
-    let docs = crate::yaml::parse_stream(text).map_err(GenerateError::ReadBack)?;
+/// The lock's digests of a render's objects, keyed `Kind/namespace/name` (`Kind/name` when
+/// cluster scoped), each the object's sha256 cut to `OBJECT_DIGEST_DIGITS` digits.
+pub fn digest_map(objects: &[ObjectDigest]) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for doc in docs {
-        let mut o = doc.value;
-        crate::output::remove_content_hash(&mut o);
-        let field = |path: &[&str]| {
-            let mut node = &o;
-            for k in path {
-                node = &node[*k];
-            }
-            node.as_str().unwrap_or("").to_string()
-        };
-        let (kind, ns, name) = (
-            field(&["kind"]),
-            field(&["metadata", "namespace"]),
-            field(&["metadata", "name"]),
-        );
-        let key = if ns.is_empty() {
-            format!("{kind}/{name}")
+    for o in objects {
+        let key = if o.namespace.is_empty() {
+            format!("{}/{}", o.kind, o.name)
         } else {
-            format!("{kind}/{ns}/{name}")
+            format!("{}/{}/{}", o.kind, o.namespace, o.name)
         };
-        let mut digest = format!("sha256:{}", crate::output::sha256_hex(&o));
-        digest.truncate("sha256:".len() + OBJECT_DIGEST_DIGITS);
+        let digest = format!(
+            "sha256:{}",
+            &o.sha256[..OBJECT_DIGEST_DIGITS.min(o.sha256.len())]
+        );
         // Two objects of one kind and name would be refused by Kubernetes; keep both visible.
         let mut unique = key.clone();
         let mut n = 1;
@@ -120,7 +107,7 @@ pub fn object_digests(text: &str) -> Result<BTreeMap<String, String>, GenerateEr
         }
         out.insert(unique, digest);
     }
-    Ok(out)
+    out
 }
 
 impl Preview {
@@ -222,23 +209,46 @@ mod tests {
         assert!(Changes::between(&old, &old).is_empty());
     }
 
+    fn digests(data: &str, stale_stamp: &str) -> BTreeMap<String, String> {
+        let objects = vec![
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+                "annotations": {crate::output::CONTENT_HASH_ANNOTATION: stale_stamp},
+                "name": "cilium-config", "namespace": "kube-system"}, "data": {"a": data}}),
+            serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": "cilium"}}),
+        ];
+        let stream = crate::output::finish(objects, Keep::Digests).unwrap();
+        digest_map(&stream.digests)
+    }
+
     #[test]
     fn object_digests_ignore_the_content_hash_and_name_each_object() {
-        let a = "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    cilium-cmp.io/content-hash: sha256:0000000000000000000000000000000000000000000000000000000000000000\n  name: cilium-config\n  namespace: kube-system\ndata:\n  a: b\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: cilium\n";
-        let b = a.replace(
-            "0000000000000000000000000000000000000000000000000000000000000000",
-            "1111111111111111111111111111111111111111111111111111111111111111",
-        );
-        let da = object_digests(a).unwrap();
+        let da = digests("b", "sha256:0");
         assert_eq!(
             da.keys().collect::<Vec<_>>(),
             ["ClusterRole/cilium", "ConfigMap/kube-system/cilium-config"]
         );
-        assert_eq!(da, object_digests(&b).unwrap());
-        let c = object_digests(&a.replace("a: b", "a: c")).unwrap();
+        assert!(da
+            .values()
+            .all(|d| d.len() == "sha256:".len() + OBJECT_DIGEST_DIGITS));
+        assert_eq!(da, digests("b", "sha256:1"));
+        let c = digests("c", "sha256:0");
         assert_eq!(
             Changes::between(&da, &c).changed,
             ["ConfigMap/kube-system/cilium-config"]
         );
+    }
+
+    #[test]
+    fn two_objects_of_one_name_are_both_kept() {
+        let o = |sha: &str| ObjectDigest {
+            kind: "ConfigMap".into(),
+            namespace: String::new(),
+            name: "x".into(),
+            sha256: sha.into(),
+        };
+        let m = digest_map(&[o("aaaaaaaaaaaaaaaaaaaa"), o("bbbbbbbbbbbbbbbbbbbb")]);
+        assert_eq!(m["ConfigMap/x"], "sha256:aaaaaaaaaaaaaaaa");
+        assert_eq!(m["ConfigMap/x#2"], "sha256:bbbbbbbbbbbbbbbb");
     }
 }

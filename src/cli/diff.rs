@@ -153,13 +153,8 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
     } else {
         None
     };
-    let d = diff::diff(
-        &old,
-        &new,
-        &a.cluster.namespace_or_default(),
-        values.as_ref(),
-    )
-    .map_err(anyhow::Error::msg)?;
+    let d = diff::diff(old, new, &a.cluster.namespace_or_default(), values.as_ref())
+        .map_err(anyhow::Error::msg)?;
     Ok(Section {
         name: if upgrade {
             format!("Cilium {from} → {to}")

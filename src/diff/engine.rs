@@ -12,6 +12,7 @@ use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 
 use serde_json::Value;
 
+use super::SideStream;
 use crate::adopt::bounds;
 use crate::adopt::compare::{self, Path, Step};
 use crate::adopt::live::{self, Object, ObjectKey};
@@ -87,13 +88,27 @@ impl Renders {
     /// and nothing in the cluster reads it), and whole numbers are integers, as the API server
     /// prints them (`empty_strings::integers_as_integers`).
     pub fn read(old: &str, new: &str, namespace: &str) -> Result<Renders, String> {
-        let read = |label: &str, text: &str| -> Result<BTreeMap<ObjectKey, Object>, String> {
+        Renders::of_sides(
+            SideStream::Text(old.to_string()),
+            SideStream::Text(new.to_string()),
+            namespace,
+        )
+    }
+
+    /// `read`, for sides that may already be objects.
+    pub fn of_sides(old: SideStream, new: SideStream, namespace: &str) -> Result<Renders, String> {
+        let read = |label: &str, side: SideStream| -> Result<BTreeMap<ObjectKey, Object>, String> {
+            let objects = match side {
+                // A folder that does not exist on one side renders nothing there.
+                SideStream::Text(text) if text.trim().is_empty() => Vec::new(),
+                SideStream::Text(text) => {
+                    live::objects_of(label, &text, namespace).map_err(|e| e.to_string())?
+                }
+                SideStream::Objects(docs) => live::objects_from_documents(label, docs, namespace)
+                    .map_err(|e| e.to_string())?,
+            };
             let mut out = BTreeMap::new();
-            // A folder that does not exist on one side renders nothing there.
-            if text.trim().is_empty() {
-                return Ok(out);
-            }
-            for mut o in live::objects_of(label, text, namespace).map_err(|e| e.to_string())? {
+            for mut o in objects {
                 crate::output::remove_content_hash(&mut o.value);
                 super::empty_strings::integers_as_integers(&mut o.value);
                 out.insert(o.key.clone(), o);

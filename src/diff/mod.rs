@@ -32,8 +32,17 @@ pub struct Side {
     /// Where it comes from, for people: `base origin/main`, `values old.yaml`, `Cilium 1.19.6`.
     pub label: String,
     pub version: CiliumVersion,
-    /// The stream; empty for a folder that does not exist on this side.
-    pub text: String,
+    pub stream: SideStream,
+}
+
+/// A side's render: a stream's text (a file, another tool's render), or the objects of one of
+/// this run's renders, as `output::finish` kept them (`output::Keep::Objects`), which need not be
+/// read back.
+#[derive(Debug, Clone)]
+pub enum SideStream {
+    /// A stream's text; empty for a folder that does not exist on this side.
+    Text(String),
+    Objects(Vec<serde_json::Value>),
 }
 
 /// Two renders compared.
@@ -102,12 +111,12 @@ impl Diff {
 /// Compares two renders. `values` are the user's values resolved over the new release's
 /// defaults; they are read for an upgrade only (sides of different releases).
 pub fn diff(
-    old: &Side,
-    new: &Side,
+    old: Side,
+    new: Side,
     namespace: &str,
     values: Option<&Values>,
 ) -> Result<Diff, String> {
-    let renders = Renders::read(&old.text, &new.text, namespace)?;
+    let renders = Renders::of_sides(old.stream, new.stream, namespace)?;
     let (objects, unchanged) = engine::compare_objects(&renders);
     let mut consequences = consequences::of_objects(&objects, &renders);
     consequences.extend(prerequisites::of_renders(
@@ -125,8 +134,8 @@ pub fn diff(
     }
     consequences.sort_by_key(|c| c.kind);
     Ok(Diff {
-        from: old.label.clone(),
-        to: new.label.clone(),
+        from: old.label,
+        to: new.label,
         from_version: old.version,
         to_version: new.version,
         objects,

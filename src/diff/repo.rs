@@ -17,9 +17,11 @@ use crate::argocd::folder::{has_git_dir_name, GIT_DIR_REFUSED};
 use crate::argocd::{self, FolderRequest, SETTINGS_FILE};
 use crate::error::RenderError;
 use crate::git_rev::Revision;
+use crate::output::Keep;
+use crate::render::render_stream;
 use crate::versions::CiliumVersion;
 
-use super::{FolderState, Outcome, Section, Side};
+use super::{FolderState, Outcome, Section, Side, SideStream};
 
 use scratch::Scratch;
 
@@ -236,18 +238,20 @@ pub fn render_inputs(inputs: &crate::Inputs, label: &str, upgrade: bool) -> Resu
             u.is_other_release() || matches!(u.reason, crate::known_keys::Reason::Removed { .. })
         })
     };
-    let text = match crate::render(inputs) {
+    // The objects as the render wrote them: a diff compares trees, and need not read its own
+    // renders back.
+    let stream = match render_stream(inputs, Keep::Objects) {
         Err(RenderError::UnknownValues { report, .. }) if upgrade && renamed_only(&report) => {
             let mut allowing = inputs.clone();
             allowing.allow_unknown_keys = true;
-            crate::render(&allowing).map_err(|e| e.to_string())?
+            render_stream(&allowing, Keep::Objects).map_err(|e| e.to_string())?
         }
         other => other.map_err(|e| e.to_string())?,
     };
     Ok(Side {
         label: label.to_string(),
         version,
-        text,
+        stream: SideStream::Objects(stream.objects),
     })
 }
 
@@ -255,7 +259,7 @@ fn empty_side(label: &str, version: CiliumVersion) -> Side {
     Side {
         label: label.to_string(),
         version,
-        text: String::new(),
+        stream: SideStream::Objects(Vec::new()),
     }
 }
 
@@ -330,7 +334,7 @@ pub fn diff_folder(
         (_, None) => FolderState::Removed,
         _ => FolderState::Changed,
     };
-    let diff = super::diff(&old_side, &new_side, &target.namespace, values.as_ref())?;
+    let diff = super::diff(old_side, new_side, &target.namespace, values.as_ref())?;
     Ok(Outcome::Compared {
         state,
         diff: Box::new(diff),

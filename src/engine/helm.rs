@@ -537,7 +537,8 @@ pub fn split_manifests(rendered: &[(String, String)]) -> Vec<Manifest> {
             .position(|k| *k == kind)
             .unwrap_or(INSTALL_ORDER.len())
     };
-    out.sort_by_key(rank);
+    // Stable, and each document's kind is found once rather than at every comparison.
+    out.sort_by_cached_key(rank);
     out
 }
 
@@ -546,25 +547,24 @@ fn split_docs(text: &str) -> Vec<&str> {
     let b = text.as_bytes();
     let mut docs = Vec::new();
     let mut start = 0;
-    let mut i = 0;
-    while i + 3 <= b.len() {
-        let at_line = i == 0 || b[i - 1] == b'\n';
-        if at_line && &b[i..i + 3] == b"---" {
-            // The separator takes the whitespace before the line break and after the dashes.
-            let mut s = if i == 0 { 0 } else { i - 1 };
-            while s > start && (b[s - 1] as char).is_ascii_whitespace() {
-                s -= 1;
-            }
-            let mut e = i + 3;
-            while e < b.len() && (b[e] as char).is_ascii_whitespace() {
-                e += 1;
-            }
-            docs.push(&text[start..s.max(start)]);
-            start = e;
-            i = e;
+    // A separator is `---` at the start of the text or right after a line break that the
+    // previous separator did not take (its trailing whitespace may have).
+    let line_starts = std::iter::once(0).chain(memchr::memchr_iter(b'\n', b).map(|n| n + 1));
+    for i in line_starts {
+        if (i > 0 && i - 1 < start) || !b[i..].starts_with(b"---") {
             continue;
         }
-        i += 1;
+        // The separator takes the whitespace before the line break and after the dashes.
+        let mut s = if i == 0 { 0 } else { i - 1 };
+        while s > start && b[s - 1].is_ascii_whitespace() {
+            s -= 1;
+        }
+        let mut e = i + 3;
+        while e < b.len() && b[e].is_ascii_whitespace() {
+            e += 1;
+        }
+        docs.push(&text[start..s.max(start)]);
+        start = e;
     }
     docs.push(&text[start..]);
     docs
@@ -660,4 +660,21 @@ pub fn render_text(name: &str, text: &str, values: &Json) -> Result<String, Temp
                 })
             })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_docs;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The split is Helm's: `regexp.Split` with `(?:^|\s*\n)---\s*` (releaseutil's
+        /// `sep`), on texts made of the characters that matter to it.
+        #[test]
+        fn documents_split_where_helms_separator_matches(text in "[-\n \ta]{0,40}") {
+            let sep = regex::Regex::new(r"(?:^|[\t\n\x0c\r ]*\n)---[\t\n\x0c\r ]*").unwrap();
+            let helm: Vec<&str> = sep.split(&text).collect();
+            prop_assert_eq!(split_docs(&text), helm);
+        }
+    }
 }

@@ -73,13 +73,48 @@ impl Tally {
 
 /// Renders `inputs` and checks the outcome against Helm's. `expected_admission` says whether a
 /// refusal of what the cluster would refuse later (its text) is one the caller expects.
+/// Renders as `cilium_cmp::render` does, and checks what `output::finish` takes while writing
+/// against the stream read back: the stamped content hash is what `verify` computes, and each
+/// object's digest (what a lock records) is that of the object read back. The folder commands
+/// rely on both instead of reading their renders back.
+fn render(inputs: &Inputs) -> Result<String, RenderError> {
+    use cilium_cmp::output::{self, Keep, ObjectDigest};
+    let stream = cilium_cmp::render::render_stream(inputs, Keep::Digests)?;
+    let (stamped, computed) = output::verify(&stream.text).expect("the render reads back");
+    assert_eq!(stamped, Some(computed), "the stamped hash is not verify's");
+    assert_eq!(
+        stream.hash, stamped,
+        "the hash finish returns is not the one stamped"
+    );
+    let read: Vec<ObjectDigest> = cilium_cmp::yaml::parse_stream(&stream.text)
+        .expect("the render reads back")
+        .into_iter()
+        .map(|d| {
+            let mut o = d.value;
+            output::remove_content_hash(&mut o);
+            let s = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
+            ObjectDigest {
+                kind: s(&o["kind"]),
+                namespace: s(&o["metadata"]["namespace"]),
+                name: s(&o["metadata"]["name"]),
+                sha256: output::sha256_hex(&o),
+            }
+        })
+        .collect();
+    assert_eq!(
+        stream.digests, read,
+        "object digests taken while writing differ from the read-back"
+    );
+    Ok(stream.text)
+}
+
 pub fn check(
     mut inputs: Inputs,
     reference: &Reference,
     expected_admission: &dyn Fn(&str) -> bool,
     tally: &Tally,
 ) -> Result<(), String> {
-    let result = cilium_cmp::render(&inputs);
+    let result = render(&inputs);
     // Helm ignores values its chart does not know; the renderer refuses, by design, those that
     // another supported release has (renamed, removed or not yet there). That refusal is its
     // only difference: with unknown keys allowed (`--allow-unknown-keys`, a folder's
@@ -91,7 +126,7 @@ pub fn check(
         {
             tally.other_release.fetch_add(1, Ordering::Relaxed);
             inputs.allow_unknown_keys = true;
-            cilium_cmp::render(&inputs)
+            render(&inputs)
         }
         other => other,
     };
@@ -111,7 +146,7 @@ pub fn check(
         {
             tally.cluster_would.fetch_add(1, Ordering::Relaxed);
             inputs.refuse_what_the_cluster_would = false;
-            let out = cilium_cmp::render(&inputs).map_err(|e| {
+            let out = render(&inputs).map_err(|e| {
                 format!("refused as the cluster would; without that refusal, render failed: {e}")
             })?;
             (out, file)
