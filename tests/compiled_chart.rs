@@ -153,9 +153,28 @@ fn another_builds_compiled_chart_is_removed() {
     let (digest, _) = name.split_once('-').unwrap();
     let stale = dir.join(format!("{digest}-0000000000000000.bin"));
     std::fs::write(&stale, b"another build").unwrap();
+    // What a writer killed before its rename leaves, an hour ago, and one being written now.
+    let abandoned = dir.join(format!(".{name}.4242.tmp"));
+    let writing = dir.join(format!(".{name}.4343.tmp"));
+    std::fs::write(&abandoned, b"cut short").unwrap();
+    std::fs::write(&writing, b"being written").unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&abandoned)
+        .and_then(|f| f.set_modified(hour_ago))
+        .unwrap();
     std::fs::remove_file(&blob).unwrap();
     ok(render("1.20.0", &values, dir_arg));
     assert!(!stale.exists(), "another build's compiled chart is removed");
+    assert!(
+        !abandoned.exists(),
+        "an abandoned temporary file is removed"
+    );
+    assert!(
+        writing.exists(),
+        "a temporary file being written is left alone"
+    );
     assert_eq!(compiled_in(&dir), vec![blob]);
 }
 

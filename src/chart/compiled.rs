@@ -100,6 +100,19 @@ fn write(dir: &Path, digest: &[u8; 32], blob: &[u8]) -> std::io::Result<()> {
     let mut kept = Vec::new();
     for entry in std::fs::read_dir(dir)?.flatten() {
         let other = entry.file_name().to_string_lossy().into_owned();
+        if other.starts_with('.') && other.ends_with(".tmp") {
+            // A writer killed between create and rename leaves its temporary file; one being
+            // written now is younger than a minute (writing takes milliseconds).
+            let age = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|m| m.elapsed().ok());
+            if age.is_some_and(|a| a > ABANDONED_AFTER) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+            continue;
+        }
         if !other.ends_with(".bin") || other == name {
             continue;
         }
@@ -120,6 +133,9 @@ fn write(dir: &Path, digest: &[u8; 32], blob: &[u8]) -> std::io::Result<()> {
 
 /// How many compiled charts the folder keeps: every supported release's, with room for more.
 const KEPT: usize = 64;
+
+/// A temporary file older than this was left by a writer that died before renaming it.
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
 
 fn encode(digest: &[u8; 32], files: &BTreeMap<String, Vec<u8>>, templates: &[u8]) -> Vec<u8> {
     let size = files
