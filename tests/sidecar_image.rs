@@ -319,7 +319,10 @@ fn two_builds_from_the_same_inputs_have_one_digest() {
         let path = e.path().unwrap().to_string_lossy().to_string();
         let mut data = Vec::new();
         e.read_to_end(&mut data).unwrap();
-        if let Some(name) = path.strip_prefix("opt/cilium-cmp/charts/") {
+        if let Some(name) = path
+            .strip_prefix("opt/cilium-cmp/charts/")
+            .filter(|n| !n.is_empty())
+        {
             assert_eq!(sha256(&data), format!("sha256:{}", pinned[name]), "{path}");
             seen += 1;
         } else if path == "usr/local/bin/cilium-cmp" {
@@ -795,19 +798,37 @@ fn the_release_workflow_builds_pushes_and_attests_with_the_script() {
             .find(|s| s["uses"].as_str().is_some_and(|u| u.starts_with(prefix)))
             .unwrap_or_else(|| panic!("a step uses {prefix}"))
     };
+    // The attested digest is the one the build step printed (and the push step checked).
+    let build = steps
+        .iter()
+        .find(|s| {
+            s["run"]
+                .as_str()
+                .is_some_and(|r| r.contains("sidecar/build-image"))
+        })
+        .unwrap();
+    let id = build["id"].as_str().expect("the build step has an id");
+    let digest = format!("${{{{ steps.{id}.outputs.digest }}}}");
     let provenance = step("actions/attest-build-provenance@");
-    assert!(
-        provenance["with"]["subject-digest"]
-            .as_str()
-            .is_some_and(|d| d.contains("digest")),
+    assert_eq!(
+        provenance["with"]["subject-digest"],
+        digest.as_str(),
         "{provenance}"
     );
     assert_eq!(provenance["with"]["push-to-registry"], true, "{provenance}");
-    assert!(
-        provenance["with"]["subject-name"]
-            .as_str()
-            .is_some_and(|n| n.contains("ghcr.io")),
+    // The subject is the image in this repository's registry, named through the job's IMAGE.
+    let image = jobs
+        .values()
+        .find_map(|j| j["env"]["IMAGE"].as_str())
+        .expect("a job's env names IMAGE");
+    assert_eq!(image, "ghcr.io/${{ github.repository }}");
+    assert_eq!(
+        provenance["with"]["subject-name"], "${{ env.IMAGE }}",
         "{provenance}"
+    );
+    assert!(
+        runs("test \"$(cat pushed.digest)\" = \"$DIGEST\""),
+        "the push checks the digest"
     );
     let sbom = step("anchore/sbom-action@");
     assert!(sbom["with"].is_object(), "{sbom}");

@@ -22,8 +22,8 @@ with them:
         --serve=PORT:FILE (answer HTTP GETs with FILE).
 
 The emulator itself runs outside the image (the image has no Python), as root; only the plugin's
-command runs inside. The extracted files are therefore root's, where argocd-cmp-server's are
-999's: the command only reads them.
+command runs inside. Before it does, the shim gives the emulator's work folder under /tmp to uid
+999, as argocd-cmp-server (uid 999) owns the folders it extracts into.
 """
 
 import ctypes
@@ -167,6 +167,9 @@ def enter(rootfs, image_path, name, argv, cwd=None):
         # The emulator ran the command outside the image's /tmp: the test set it up wrong.
         sys.exit(f"sidecar_sandbox: {cwd} is not inside the image {rootfs}")
     inside = "/" + os.path.relpath(cwd, rootfs) if cwd != rootfs else "/"
+    parts = inside.strip("/").split("/")
+    if len(parts) >= 2 and parts[0] == "tmp":
+        give_to_argocd(os.path.join(rootfs, "tmp", parts[1]))
     os.chroot(rootfs)
     os.chdir(inside)
     os.setgroups([])
@@ -182,6 +185,14 @@ def enter(rootfs, image_path, name, argv, cwd=None):
         if os.path.isfile(exe) and os.access(exe, os.X_OK):
             os.execve(exe, [name, *argv], env)
     sys.exit(f'sidecar_sandbox: exec: "{name}": executable file not found in $PATH ({image_path})')
+
+
+def give_to_argocd(top):
+    """chown -R 999:999 TOP (the emulator's work folder: mkdtemp makes it 0700, root's)."""
+    os.chown(top, UID, GID, follow_symlinks=False)
+    for base, dirs, files in os.walk(top):
+        for name in dirs + files:
+            os.chown(os.path.join(base, name), UID, GID, follow_symlinks=False)
 
 
 def write_shim(shimdir, rootfs, image_path, name):
