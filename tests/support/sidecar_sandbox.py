@@ -71,11 +71,11 @@ def loopback_up():
         fcntl.ioctl(s.fileno(), 0x8914, ifreq)
 
 
-def kubelet_etc(rootfs):
+def kubelet_etc(rootfs, shimdir):
     """/etc/hosts and /etc/resolv.conf as the kubelet bind-mounts them into every container
-    (the pod's names; the cluster's DNS server, here a stand-in on 127.0.0.1)."""
-    d = os.path.join(rootfs, "..", "kubelet-etc")
-    os.makedirs(d, exist_ok=True)
+    (the pod's names; the cluster's DNS server, here a stand-in on 127.0.0.1). Written into the
+    test's own SHIMDIR, so that its owner can remove them when this ran through sudo."""
+    d = shimdir
     files = {
         "hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n",
         "resolv.conf": "nameserver 127.0.0.1\nsearch svc.cluster.local cluster.local\noptions ndots:5\n",
@@ -203,6 +203,8 @@ def write_shim(shimdir, rootfs, image_path, name):
         f.write(
             f"#!{sys.executable}\n"
             "import sys\n"
+            # No __pycache__ beside this file in the checkout.
+            "sys.dont_write_bytecode = True\n"
             f"sys.path.insert(0, {here!r})\n"
             "import sidecar_sandbox\n"
             f"sidecar_sandbox.enter({rootfs!r}, {image_path!r}, {name!r}, sys.argv[1:])\n"
@@ -210,14 +212,14 @@ def write_shim(shimdir, rootfs, image_path, name):
     os.chmod(shim, 0o755)
 
 
-def run(rootfs, env, rest):
+def run(rootfs, shimdir, env, rest):
     """`run`: options and KEY=VALUE words first, then the folder and the command. The command
     runs in a child, so that the servers here answer it; its exit status is this one's."""
     connections = []
     while rest and not rest[0].startswith("/"):
         word = rest.pop(0)
         if word == "--kubelet-etc":
-            kubelet_etc(rootfs)
+            kubelet_etc(rootfs, shimdir)
         elif word.startswith("--dns="):
             serve_dns(word.split("=", 1)[1])
         elif word.startswith("--listen="):
@@ -250,7 +252,7 @@ def main():
     prepare(rootfs)
     loopback_up()
     if mode == "run":
-        run(rootfs, env, rest)
+        run(rootfs, shimdir, env, rest)
     if mode != "emulate":
         sys.exit(f"sidecar_sandbox: unknown mode {mode!r} (emulate, run)")
     python, emulator, *args = rest
