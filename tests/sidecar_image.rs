@@ -44,6 +44,12 @@ fn main() -> std::process::ExitCode {
             .shared("charts")
             .python(),
             harness::test(
+                "the_dockerfile_builds_the_same_tree_and_settings",
+                the_dockerfile_builds_the_same_tree_and_settings,
+            )
+            .shared("charts")
+            .python(),
+            harness::test(
                 "the_image_generates_as_the_repo_server_runs_it",
                 the_image_generates_as_the_repo_server_runs_it,
             )
@@ -349,6 +355,93 @@ fn two_builds_from_the_same_inputs_have_one_digest() {
     assert_ne!(other.manifest_digest, digest_a);
     assert_eq!(other.config["created"], "2023-11-14T22:13:20Z");
     assert!(entries(&other).values().all(|e| e.4 == 1_700_000_000));
+}
+
+/// sidecar/Dockerfile's last stage against the layout: its ENV and USER are the config's, and
+/// its COPY lines place exactly the layout's top-level files and folders, with the same modes
+/// and owners where it sets them.
+fn the_dockerfile_builds_the_same_tree_and_settings() {
+    let text = std::fs::read_to_string(root().join("sidecar/Dockerfile")).unwrap();
+    let last = &text[text.rfind("\nFROM scratch").expect("a scratch stage")..];
+    // Instructions with their continuation lines joined, comments dropped.
+    let mut instructions: Vec<String> = Vec::new();
+    let mut open = false;
+    for line in last
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let (body, more) = match line.strip_suffix('\\') {
+            Some(b) => (b.trim(), true),
+            None => (line, false),
+        };
+        if open {
+            let l = instructions.last_mut().unwrap();
+            l.push(' ');
+            l.push_str(body);
+        } else {
+            instructions.push(body.to_string());
+        }
+        open = more;
+    }
+    let (s, _) = built_image("image-dockerfile");
+    let image = read_layout(&s.0.join("layout"));
+    let config = &image.config["config"];
+    let env: Vec<String> = instructions
+        .iter()
+        .filter_map(|i| i.strip_prefix("ENV "))
+        .flat_map(|e| e.split_whitespace().map(str::to_string))
+        .collect();
+    assert_eq!(serde_json::json!(env), config["Env"], "ENV");
+    let user: Vec<&str> = instructions
+        .iter()
+        .filter_map(|i| i.strip_prefix("USER "))
+        .collect();
+    assert_eq!(user, [config["User"].as_str().unwrap()], "USER");
+    assert!(!instructions
+        .iter()
+        .any(|i| i.starts_with("ENTRYPOINT") || i.starts_with("CMD")));
+    // COPY [--from=..] [--chmod=..] [--chown=..] SRC DEST: DEST → (chmod, chown).
+    let mut copied = BTreeMap::new();
+    for i in instructions.iter().filter_map(|i| i.strip_prefix("COPY ")) {
+        let words: Vec<&str> = i.split_whitespace().collect();
+        let flag = |name: &str| {
+            words
+                .iter()
+                .find_map(|w| w.strip_prefix(name))
+                .map(str::to_string)
+        };
+        let dest = words
+            .last()
+            .unwrap()
+            .trim_end_matches('/')
+            .trim_start_matches('/');
+        copied.insert(dest.to_string(), (flag("--chmod="), flag("--chown=")));
+    }
+    let tree = entries(&image);
+    // What the COPY lines must place: the tree's leaves (files and empty folders), the chart
+    // archives as their one folder.
+    let placed: std::collections::BTreeSet<String> = tree
+        .keys()
+        .filter(|p| !tree.keys().any(|q| q.starts_with(&format!("{p}/"))))
+        .map(|p| match p.strip_prefix("opt/cilium-cmp/charts/") {
+            Some(_) => "opt/cilium-cmp/charts".to_string(),
+            None => p.clone(),
+        })
+        .collect();
+    assert_eq!(
+        placed.iter().collect::<Vec<_>>(),
+        copied.keys().collect::<Vec<_>>(),
+        "the Dockerfile's COPY destinations"
+    );
+    for (dest, (chmod, chown)) in &copied {
+        let (_, mode, uid, gid, _) = tree[dest];
+        if let Some(chmod) = chmod {
+            assert_eq!(u32::from_str_radix(chmod, 8).unwrap(), mode, "{dest}");
+        }
+        let owner = chown.clone().unwrap_or("0:0".into());
+        assert_eq!(owner, format!("{uid}:{gid}"), "{dest}: --chown");
+    }
 }
 
 /// Unpacks the image's root filesystem as a runtime does: each layer in order, owners and modes
