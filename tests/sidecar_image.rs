@@ -416,7 +416,18 @@ fn the_dockerfile_builds_the_same_tree_and_settings() {
             .unwrap()
             .trim_end_matches('/')
             .trim_start_matches('/');
-        copied.insert(dest.to_string(), (flag("--chmod="), flag("--chown=")));
+        if dest.is_empty() {
+            // `COPY --from=S /tree/ /`: the folders the stage made below /tree (`mkdir -p`).
+            for name in text
+                .split_whitespace()
+                .filter_map(|w| w.strip_prefix("/tree/"))
+                .filter(|n| !n.is_empty())
+            {
+                copied.insert(name.to_string(), (flag("--chmod="), flag("--chown=")));
+            }
+        } else {
+            copied.insert(dest.to_string(), (flag("--chmod="), flag("--chown=")));
+        }
     }
     let tree = entries(&image);
     // What the COPY lines must place: the tree's leaves (files and empty folders), the chart
