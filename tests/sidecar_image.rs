@@ -920,27 +920,44 @@ fn the_release_workflow_builds_pushes_and_attests_with_the_script() {
         "{provenance}"
     );
     assert_eq!(provenance["with"]["push-to-registry"], true, "{provenance}");
-    // The subject is the image in this repository's registry, named through the job's IMAGE.
-    let image = jobs
-        .values()
-        .find_map(|j| j["env"]["IMAGE"].as_str())
-        .expect("a job's env names IMAGE");
-    assert_eq!(image, "ghcr.io/${{ github.repository }}");
+    // The subject is the image in this repository's registry, as the build step names it
+    // (lower-cased: an image reference is lower case, a GitHub owner may not be).
+    assert!(
+        build["run"].as_str().unwrap().contains(
+            r#"image="ghcr.io/$(echo "$GITHUB_REPOSITORY" | tr '[:upper:]' '[:lower:]')""#
+        ),
+        "{build}"
+    );
+    let image = format!("${{{{ steps.{id}.outputs.image }}}}");
     assert_eq!(
-        provenance["with"]["subject-name"], "${{ env.IMAGE }}",
+        provenance["with"]["subject-name"],
+        image.as_str(),
         "{provenance}"
     );
     assert!(
-        runs("test \"$(cat pushed.digest)\" = \"$DIGEST\""),
+        runs(r#"test "$(cat pushed.digest)" = "$DIGEST""#),
         "the push checks the digest"
     );
+    let push = steps
+        .iter()
+        .find(|s| s["run"].as_str().is_some_and(|r| r.contains("skopeo copy")))
+        .unwrap();
+    assert_eq!(push["env"]["IMAGE"], image.as_str(), "{push}");
+    assert_eq!(push["env"]["DIGEST"], digest.as_str(), "{push}");
+    // The SBOM is of the pushed digest, and attested for it.
     let sbom = step("anchore/sbom-action@");
-    assert!(sbom["with"].is_object(), "{sbom}");
+    assert_eq!(
+        sbom["with"]["image"],
+        format!("{image}@{digest}").as_str(),
+        "{sbom}"
+    );
     let sbom_attest = step("actions/attest-sbom@");
-    assert!(
-        sbom_attest["with"]["sbom-path"].is_string(),
+    assert_eq!(
+        sbom_attest["with"]["sbom-path"], sbom["with"]["output-file"],
         "{sbom_attest}"
     );
+    assert_eq!(sbom_attest["with"]["subject-name"], image.as_str());
+    assert_eq!(sbom_attest["with"]["subject-digest"], digest.as_str());
     assert_eq!(
         sbom_attest["with"]["push-to-registry"], true,
         "{sbom_attest}"
