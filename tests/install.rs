@@ -324,12 +324,7 @@ fn the_release_day_patch_adds_only_the_mount() {
     let folder = user_folder(&dir.0, &read(PATCH), &extra);
     let after = build(&folder);
     // The snippet's own mount and volume, read from its inline patch.
-    let inline = yaml(
-        &yaml(&extra)["patches"][0]["patch"]
-            .as_str()
-            .unwrap()
-            .to_string(),
-    );
+    let inline = yaml(yaml(&extra)["patches"][0]["patch"].as_str().unwrap());
     let spec = &inline["spec"]["template"]["spec"];
     let mount = spec["containers"][0]["volumeMounts"][0].clone();
     assert_eq!(mount["subPath"], "cilium-1.20.1.tgz");
