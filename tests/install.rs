@@ -8,7 +8,9 @@
 //! remote `install.yaml` cannot be fetched here: its kustomization's structure is checked.
 //!
 //! Helm: the argo-cd chart (argo-helm `charts/argo-cd`, up to 10.1.1) ships no
-//! `values.schema.json`, so the values' structure is checked instead: `repoServer.extraContainers`
+//! `values.schema.json` (the one version of that file in argo-helm's history, commit 42c9ba0,
+//! describes only `region` and `notifications.enabled`), so the values' structure is checked
+//! instead: `repoServer.extraContainers`
 //! and `repoServer.volumes` are the chart's lists, which Helm replaces whole on merge; the
 //! documented values and `sidecar/helm/add-sidecar.py` keep the user's entries. Each resulting
 //! Pod spec is validated with `kubernetes-validate` (strict).
