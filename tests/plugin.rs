@@ -832,8 +832,31 @@ fn plugin_yaml_is_a_valid_config_management_plugin() {
     let p = cilium_cmp::yaml::parse_values(&text).unwrap().value;
     assert_eq!(p["kind"], "ConfigManagementPlugin");
     assert_eq!(p["apiVersion"], "argoproj.io/v1alpha1");
-    assert_eq!(p["metadata"]["name"], "cilium-cmp");
-    assert!(p["spec"]["version"].is_string(), "version must be a string");
+    // The name Applications select, by Argo CD 3.x's rule (metadata.name-spec.version when
+    // spec.version is set, else metadata.name: cmpserver/plugin/config.go, Address()) and by
+    // the proposed 4.0's (metadata.name; a plugin.yaml setting spec.version is refused,
+    // argo-cd#16178 and upgrading/3.6-4.0.md): one name on both.
+    let name = p["metadata"]["name"].as_str().expect("metadata.name");
+    let version = p["spec"]["version"].as_str().unwrap_or("");
+    let on_3x = if version.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}-{version}")
+    };
+    assert_eq!(
+        on_3x,
+        argocd::from_helm::PLUGIN_NAME,
+        "the name on Argo CD 3.x"
+    );
+    assert!(
+        p["spec"].get("version").is_none(),
+        "Argo CD 4.0 refuses a plugin.yaml with spec.version"
+    );
+    assert_eq!(
+        name,
+        argocd::from_helm::PLUGIN_NAME,
+        "the name on Argo CD 4.0"
+    );
     assert_eq!(
         p["spec"]["generate"]["command"],
         serde_json::json!(["cilium-cmp", "generate"])

@@ -18,7 +18,7 @@ use crate::limits;
 use crate::setexpr::SetArgs;
 use crate::values::{Layer, Values};
 
-/// The plugin's name as Applications select it (`plugin.yaml`: name and version).
+/// The plugin's name as Applications select it (`plugin.yaml`'s metadata.name; no spec.version).
 pub const PLUGIN_NAME: &str = "cilium-cmp-v1";
 /// The Helm repository Cilium's chart is published in.
 const CILIUM_HELM_REPO: &str = "helm.cilium.io";
