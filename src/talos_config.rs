@@ -136,15 +136,35 @@ fn inline_manifests_of(doc: &Value, whose: &str) -> Result<Vec<(String, String)>
         .collect()
 }
 
-/// The Cilium release a render is of, from the chart label its objects carry
-/// (`helm.sh/chart: cilium-1.19.6`, which the chart sets on every object it labels).
+/// The Cilium release a render is of: the chart label where an object carries it
+/// (`helm.sh/chart: cilium-1.19.6`), else the tag of the agent's image (DaemonSet `cilium`,
+/// container `cilium-agent`: `quay.io/cilium/cilium:v1.19.6@sha256:…`, the chart's default
+/// `image.tag`). None when neither says (an image pinned by digest alone, say).
 pub fn release_of(stream: &str) -> Option<String> {
     let docs = crate::yaml::parse_stream_values(stream).ok()?;
-    docs.iter().find_map(|d| {
+    let label = docs.iter().find_map(|d| {
         d.pointer("/metadata/labels/helm.sh~1chart")
             .and_then(Value::as_str)
             .and_then(|c| c.strip_prefix("cilium-"))
             .map(str::to_string)
+    });
+    label.or_else(|| {
+        let agent = docs.iter().find(|d| {
+            d.get("kind").and_then(Value::as_str) == Some("DaemonSet")
+                && d.pointer("/metadata/name").and_then(Value::as_str) == Some("cilium")
+        })?;
+        let containers = agent
+            .pointer("/spec/template/spec/containers")?
+            .as_array()?;
+        let image = containers
+            .iter()
+            .find(|c| c.get("name").and_then(Value::as_str) == Some("cilium-agent"))?
+            .get("image")?
+            .as_str()?;
+        let name = image.split('@').next()?;
+        let (repo, tag) = name.rsplit_once(':')?;
+        // A registry port (`host:5000/cilium`) is not a tag.
+        (!tag.contains('/') && !repo.is_empty()).then(|| tag.trim_start_matches('v').to_string())
     })
 }
 
@@ -185,14 +205,27 @@ mod tests {
         assert!(read("apiVersion: v1\nkind: ConfigMap\n")
             .unwrap_err()
             .contains("no Talos v1alpha1 machine config"));
-        assert!(read("version: v1alpha1\ncluster:\n  inlineManifests: {a: 1}\n")
-            .unwrap_err()
-            .contains("is not a list"));
+        assert!(
+            read("version: v1alpha1\ncluster:\n  inlineManifests: {a: 1}\n")
+                .unwrap_err()
+                .contains("is not a list")
+        );
         assert!(
             read("version: v1alpha1\ncluster:\n  inlineManifests:\n    - contents: x\n")
                 .unwrap_err()
                 .contains("inlineManifests[0]")
         );
         assert!(read("version: v1alpha1\ncluster: [\n").is_err());
+    }
+
+    #[test]
+    fn the_release_from_the_agent_image() {
+        let ds = "kind: DaemonSet\nmetadata:\n  name: cilium\nspec:\n  template:\n    spec:\n      containers:\n        - name: cilium-agent\n          image: quay.io/cilium/cilium:v1.19.6@sha256:0d\n";
+        assert_eq!(release_of(ds).as_deref(), Some("1.19.6"));
+        let port = ds.replace(
+            "quay.io/cilium/cilium:v1.19.6@sha256:0d",
+            "reg:5000/cilium@sha256:0d",
+        );
+        assert_eq!(release_of(&port), None);
     }
 }

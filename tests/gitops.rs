@@ -98,12 +98,26 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// The objects of a stream without Argo CD's tracking annotation (the hydrator does not write
-/// it to git either: source-hydrator.md, "Make Hydration Deterministic").
+/// it to git either: source-hydrator.md, "Make Hydration Deterministic"), numbers as floats
+/// (the emulator's JSON and our YAML reader type whole numbers differently).
 fn objects(mut list: Vec<Value>) -> Vec<Value> {
+    fn numbers(v: &mut Value) {
+        match v {
+            Value::Number(n) => {
+                if let Some(f) = n.as_f64() {
+                    *v = serde_json::json!(f);
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(numbers),
+            Value::Object(m) => m.values_mut().for_each(numbers),
+            _ => {}
+        }
+    }
     for m in list.iter_mut() {
         if let Some(Value::Object(a)) = m.pointer_mut("/metadata/annotations") {
             a.remove("argocd.argoproj.io/tracking-id");
         }
+        numbers(m);
     }
     list
 }
@@ -132,9 +146,10 @@ fn the_hydrator_example_renders_its_dry_source_as_the_plugin_does() {
                     flags.extend(["--set".into(), s.as_str().unwrap().into()]);
                 }
             }
-            "cilium-version" => {
-                flags.extend(["--cilium-version".into(), p["string"].as_str().unwrap().into()])
-            }
+            "cilium-version" => flags.extend([
+                "--cilium-version".into(),
+                p["string"].as_str().unwrap().into(),
+            ]),
             other => panic!("the test does not know parameter {other}"),
         }
     }
@@ -145,7 +160,10 @@ fn the_hydrator_example_renders_its_dry_source_as_the_plugin_does() {
 
     // Hydration must be deterministic: two revisions of the same dry source hydrate the same.
     let mut seen = Vec::new();
-    for revision in ["1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"] {
+    for revision in [
+        "1111111111111111111111111111111111111111",
+        "2222222222222222222222222222222222222222",
+    ] {
         let bin_dir = bin().parent().unwrap().to_path_buf();
         let mut c = Command::new(harness::python());
         c.arg(harness::shared(EMULATOR))
@@ -153,7 +171,14 @@ fn the_hydrator_example_renders_its_dry_source_as_the_plugin_does() {
             .arg(root().join("plugin.yaml"))
             .arg("--repo")
             .arg(root())
-            .args(["--app-path", path, "--plugin-name", name, "--app-namespace", namespace])
+            .args([
+                "--app-path",
+                path,
+                "--plugin-name",
+                name,
+                "--app-namespace",
+                namespace,
+            ])
             .args(["--revision", revision])
             .args(["--tar-exclude", ".git", "--tar-exclude", "target"])
             .args(["--isolate-env", "--show-manifests"])
@@ -161,7 +186,12 @@ fn the_hydrator_example_renders_its_dry_source_as_the_plugin_does() {
             .arg(format!("CILIUM_CMP_CHART_DIR={}", charts::dir().display()))
             .args(["--params-json", &params.to_string()])
             .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()));
-        for e in plugin.get("env").and_then(Value::as_array).into_iter().flatten() {
+        for e in plugin
+            .get("env")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             c.arg("--env").arg(format!(
                 "{}={}",
                 e["name"].as_str().unwrap(),
@@ -175,7 +205,10 @@ fn the_hydrator_example_renders_its_dry_source_as_the_plugin_does() {
         assert_eq!(report["discovered"], true, "{report}");
         let got = objects(report["manifests"].as_array().expect("manifests").clone());
         assert_eq!(got.len(), want.len());
-        assert!(got == want, "the hydrated objects differ from render-folder's");
+        assert!(
+            got == want,
+            "the hydrated objects differ from render-folder's"
+        );
         seen.push(got);
     }
     assert_eq!(seen[0], seen[1]);
@@ -186,7 +219,10 @@ fn the_hydrator_example_renders_its_dry_source_as_the_plugin_does() {
 
 /// The `run:` scripts of the workflow's steps with these ids, in the workflow's order, and the
 /// workflow's `env`.
-fn workflow_steps(ids: &[&str]) -> (Vec<(String, String)>, Vec<(String, String)>) {
+/// Names and values (environment variables, or step ids and their scripts).
+type Pairs = Vec<(String, String)>;
+
+fn workflow_steps(ids: &[&str]) -> (Pairs, Pairs) {
     let wf = yaml(&root().join("examples/flux/render-manifests.yml"));
     let env = wf["env"]
         .as_object()
@@ -195,7 +231,7 @@ fn workflow_steps(ids: &[&str]) -> (Vec<(String, String)>, Vec<(String, String)>
         .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
         .collect();
     let steps = wf["jobs"]["render"]["steps"].as_array().unwrap();
-    let found: Vec<(String, String)> = steps
+    let found: Pairs = steps
         .iter()
         .filter_map(|s| {
             let id = s.get("id")?.as_str()?;
@@ -242,11 +278,27 @@ fn the_flux_workflow_renders_every_folder_and_refuses_a_stale_lock() {
     let temp = s.0.join("runner-temp");
     std::fs::create_dir_all(&temp).unwrap();
     std::fs::create_dir_all(&repo).unwrap();
-    git(&s.0, &["init", "--quiet", "--bare", origin.to_str().unwrap()]);
+    git(
+        &s.0,
+        &["init", "--quiet", "--bare", origin.to_str().unwrap()],
+    );
     git(&repo, &["init", "--quiet", "-b", "main"]);
-    git(&repo, &["remote", "add", "origin", origin.to_str().unwrap()]);
-    folder(&repo, "clusters/eu/cilium", "1.20.0", "cluster:\n  name: eu\n  id: 1\n");
-    folder(&repo, "clusters/us/cilium", "1.19.6", "cluster:\n  name: us\n  id: 2\n");
+    git(
+        &repo,
+        &["remote", "add", "origin", origin.to_str().unwrap()],
+    );
+    folder(
+        &repo,
+        "clusters/eu/cilium",
+        "1.20.0",
+        "cluster:\n  name: eu\n  id: 1\n",
+    );
+    folder(
+        &repo,
+        "clusters/us/cilium",
+        "1.19.6",
+        "cluster:\n  name: us\n  id: 2\n",
+    );
     std::fs::write(repo.join("README.md"), "clusters\n").unwrap();
     ok(&cmd(&repo, &["lock"]));
     git(&repo, &["add", "-A"]);
@@ -258,10 +310,20 @@ fn the_flux_workflow_renders_every_folder_and_refuses_a_stale_lock() {
     };
     for id in ["charts", "lock-check", "render", "publish"] {
         let o = step(id);
-        assert!(o.status.success(), "step {id}: {}{}", text(&o.stdout), text(&o.stderr));
+        assert!(
+            o.status.success(),
+            "step {id}: {}{}",
+            text(&o.stdout),
+            text(&o.stderr)
+        );
     }
     // The rendered files are what render-folder prints, one per folder.
-    let branch = env.iter().find(|(k, _)| k == "RENDERED_BRANCH").unwrap().1.clone();
+    let branch = env
+        .iter()
+        .find(|(k, _)| k == "RENDERED_BRANCH")
+        .unwrap()
+        .1
+        .clone();
     let listed = git(&origin, &["ls-tree", "-r", "--name-only", &branch]);
     assert_eq!(
         listed,
@@ -270,7 +332,10 @@ fn the_flux_workflow_renders_every_folder_and_refuses_a_stale_lock() {
     for f in ["clusters/eu/cilium", "clusters/us/cilium"] {
         let want = ok(&cmd(&repo, &["render-folder", f]));
         let got = git(&origin, &["show", &format!("{branch}:{f}/cilium.yaml")]);
-        assert!(got == want, "{f}: the published file is not render-folder's output");
+        assert!(
+            got == want,
+            "{f}: the published file is not render-folder's output"
+        );
     }
     let first = git(&origin, &["rev-parse", &branch]);
     // Publishing the same render again commits nothing.
@@ -302,7 +367,10 @@ fn the_flux_workflow_renders_every_folder_and_refuses_a_stale_lock() {
         first,
         "the new render's commit has the previous one as parent"
     );
-    let got = git(&origin, &["show", &format!("{branch}:clusters/us/cilium/cilium.yaml")]);
+    let got = git(
+        &origin,
+        &["show", &format!("{branch}:clusters/us/cilium/cilium.yaml")],
+    );
     assert!(got == ok(&cmd(&repo, &["render-folder", "clusters/us/cilium"])));
 }
 
@@ -315,7 +383,10 @@ fn talos_repo(version: &str) -> Scratch {
     std::fs::create_dir_all(s.0.join(".git")).unwrap();
     let settings = std::fs::read_to_string(root().join("examples/talos/cilium-cmp.yaml"))
         .unwrap()
-        .replace("ciliumVersion: \"1.20.0\"", &format!("ciliumVersion: \"{version}\""));
+        .replace(
+            "ciliumVersion: \"1.20.0\"",
+            &format!("ciliumVersion: \"{version}\""),
+        );
     assert!(settings.contains(version));
     s.write("cilium/cilium-cmp.yaml", &settings);
     s.write(
@@ -341,23 +412,58 @@ fn machine_config(entry: Option<&str>) -> String {
         Some(e) => format!("  inlineManifests:\n{e}"),
         None => "  inlineManifests: []\n".to_string(),
     };
-    format!(
-        "version: v1alpha1 # Indicates the schema used to decode the contents.\n\
-debug: false\npersist: true\nmachine:\n  type: controlplane\n  token: abcdef.0123456789abcdef\n\
-  ca:\n    crt: LS0tLS1CRUdJTg==\n    key: LS0tLS1CRUdJTg==\n  certSANs: []\n\
-  kubelet:\n    image: ghcr.io/siderolabs/kubelet:v1.35.0\n    defaultRuntimeSeccompProfileEnabled: true\n\
-  network: {{}}\n  install:\n    disk: /dev/sda\n    image: ghcr.io/siderolabs/installer:v1.11.5\n    wipe: false\n\
-cluster:\n  id: bW9jaw==\n  secret: bW9jaw==\n  controlPlane:\n    endpoint: https://prod.example:6443\n\
-  clusterName: prod\n  network:\n    cni:\n      name: none\n    dnsDomain: cluster.local\n\
-    podSubnets:\n      - 10.244.0.0/16\n    serviceSubnets:\n      - 10.96.0.0/12\n\
-  proxy:\n    disabled: true\n{manifests}---\napiVersion: v1alpha1\nkind: HostnameConfig\nauto: stable\n"
-    )
+    const CONFIG: &str = r#"version: v1alpha1 # Indicates the schema used to decode the contents.
+debug: false
+persist: true
+machine:
+  type: controlplane
+  token: abcdef.0123456789abcdef
+  ca:
+    crt: LS0tLS1CRUdJTg==
+    key: LS0tLS1CRUdJTg==
+  certSANs: []
+  kubelet:
+    image: ghcr.io/siderolabs/kubelet:v1.35.0
+    defaultRuntimeSeccompProfileEnabled: true
+  network: {}
+  install:
+    disk: /dev/sda
+    image: ghcr.io/siderolabs/installer:v1.11.5
+    wipe: false
+cluster:
+  id: bW9jaw==
+  secret: bW9jaw==
+  controlPlane:
+    endpoint: https://prod.example:6443
+  clusterName: prod
+  network:
+    cni:
+      name: none
+    dnsDomain: cluster.local
+    podSubnets:
+      - 10.244.0.0/16
+    serviceSubnets:
+      - 10.96.0.0/12
+  proxy:
+    disabled: true
+MANIFESTS---
+apiVersion: v1alpha1
+kind: HostnameConfig
+auto: stable
+"#;
+    CONFIG.replace("MANIFESTS", &manifests)
 }
 
 fn indent(text: &str, n: usize) -> String {
     let pad = " ".repeat(n);
     text.lines()
-        .map(|l| if l.is_empty() { String::new() } else { format!("{pad}{l}") })
+        .map(|l| {
+            if l.is_empty() {
+                String::new()
+            } else {
+                format!("{pad}{l}")
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
         + "\n"
@@ -404,13 +510,24 @@ fn talos_check_passes_a_current_inline_manifest_in_both_shapes() {
     }
     let o = talos_check(&repo.0, &talosctl_get(&config), &[]);
     let err = text(&o.stderr);
-    assert!(err.contains("node 10.5.0.2") && err.contains("node 10.5.0.3"), "{err}");
+    assert!(
+        err.contains("node 10.5.0.2") && err.contains("node 10.5.0.3"),
+        "{err}"
+    );
     // A stale lock is refused before anything is compared.
-    std::fs::write(repo.0.join("cilium/values.yaml"), "debug:\n  enabled: true\n").unwrap();
+    std::fs::write(
+        repo.0.join("cilium/values.yaml"),
+        "debug:\n  enabled: true\n",
+    )
+    .unwrap();
     let o = talos_check(&repo.0, &config, &[]);
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
-    assert!(text(&o.stderr).contains("lock is stale"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("lock is stale"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 fn talos_check_names_a_stale_release_and_prints_the_patch() {
@@ -422,24 +539,39 @@ fn talos_check_names_a_stale_release_and_prints_the_patch() {
     std::fs::write(&settings, s.replace("\"1.19.6\"", "\"1.20.0\"")).unwrap();
     ok(&cmd(&repo.0, &["lock", "cilium"]));
     let patch = ok(&cmd(&repo.0, &["talos-patch", "cilium"]));
-    for shape in [machine_config(Some(&old_entry)), talosctl_get(&machine_config(Some(&old_entry)))] {
+    for shape in [
+        machine_config(Some(&old_entry)),
+        talosctl_get(&machine_config(Some(&old_entry))),
+    ] {
         let o = talos_check(&repo.0, &shape, &[]);
         let err = text(&o.stderr);
         // Applying 1.19.6 over 1.20.0 changes images and restarts pods: diff's status 3.
         assert_eq!(o.status.code(), Some(3), "{err}");
         assert!(
-            err.contains("release: Cilium 1.19.6 in the machine config, Cilium 1.20.0 in the folder"),
+            err.contains(
+                "release: Cilium 1.19.6 in the machine config, Cilium 1.20.0 in the folder"
+            ),
             "{err}"
         );
         assert!(err.contains("content hash: sha256:"), "{err}");
-        assert!(err.contains("DaemonSet"), "the objects that differ are named: {err}");
+        assert!(
+            err.contains("DaemonSet"),
+            "the objects that differ are named: {err}"
+        );
         assert_eq!(text(&o.stdout), patch, "stdout is talos-patch's output");
     }
     // -o writes the patch; the config with it applied is in line.
-    let o = talos_check(&repo.0, &machine_config(Some(&old_entry)), &["-o", "fix.yaml"]);
+    let o = talos_check(
+        &repo.0,
+        &machine_config(Some(&old_entry)),
+        &["-o", "fix.yaml"],
+    );
     assert_eq!(o.status.code(), Some(3));
     assert!(o.stdout.is_empty());
-    assert_eq!(std::fs::read_to_string(repo.0.join("fix.yaml")).unwrap(), patch);
+    assert_eq!(
+        std::fs::read_to_string(repo.0.join("fix.yaml")).unwrap(),
+        patch
+    );
     let fixed = machine_config(Some(&patch[patch.find("    - name:").unwrap()..]));
     let o = talos_check(&repo.0, &fixed, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -486,5 +618,9 @@ fn talos_check_without_the_inline_manifest_and_with_bad_input() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("missing.yaml"));
     let o = cmd(&repo.0, &["talos-check", "mc.yaml"]);
-    assert_eq!(o.status.code(), Some(64), "a missing folder is a usage error");
+    assert_eq!(
+        o.status.code(),
+        Some(64),
+        "a missing folder is a usage error"
+    );
 }

@@ -35,12 +35,8 @@ pub struct Request<'a> {
 pub fn talos_check(r: &Request) -> anyhow::Result<()> {
     let shown_file = escape::text(&r.machine_config.display().to_string());
     let text = read_input(r.machine_config)?;
-    let configs = talos_config::read(&text).map_err(|e| {
-        anyhow::anyhow!(
-            "{shown_file}: {}",
-            escape::message(&e)
-        )
-    })?;
+    let configs = talos_config::read(&text)
+        .map_err(|e| anyhow::anyhow!("{shown_file}: {}", escape::message(&e)))?;
 
     let req = folder_request(r.folder);
     let p = argocd::preview::preview(&req.env()?, &r.folder.app_dir, r.folder.allow_unknown_keys)
@@ -93,7 +89,15 @@ pub fn talos_check(r: &Request) -> anyhow::Result<()> {
             worst = worst.max(Some(Status::Same));
             continue;
         }
-        let status = compare(contents, render, &version, &namespace, &whose, &name, &mut report)?;
+        let status = compare(
+            contents,
+            render,
+            &version,
+            &namespace,
+            &whose,
+            &name,
+            &mut report,
+        )?;
         worst = worst.max(Some(status));
     }
     say(report.trim_end());
@@ -147,7 +151,9 @@ fn compare(
         .as_deref()
         .and_then(|v| cilium_cmp::versions::parse(v).ok())
         .unwrap_or(new_version);
-    report.push_str(&format!("{whose}: inline manifest {name} is not the folder's render\n"));
+    report.push_str(&format!(
+        "{whose}: inline manifest {name} is not the folder's render\n"
+    ));
     let release = match &inline_release {
         Some(v) if v == version => format!("  release: Cilium {version} in both\n"),
         Some(v) => format!(
@@ -190,7 +196,8 @@ fn compare(
         .map_err(|e| anyhow::anyhow!("{whose}: inline manifest {name}: {}", escape::message(&e)))?;
     let status = d.status().max(Status::Changes);
     if d.objects.is_empty() {
-        report.push_str("  objects: the same; only the text differs (Talos would still write it)\n");
+        report
+            .push_str("  objects: the same; only the text differs (Talos would still write it)\n");
     }
     let section = Section {
         name: format!("{whose}: from the machine config to the folder's render"),
@@ -208,7 +215,8 @@ fn compare(
 /// The machine config's text: a regular file, or standard input for `-`.
 fn read_input(path: &Path) -> anyhow::Result<String> {
     if path.as_os_str() == "-" {
-        cilium_cmp::limits::check_stdin().map_err(|e| anyhow::anyhow!("{}: {e}", cli_io::STDIN_NAME))?;
+        cilium_cmp::limits::check_stdin()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", cli_io::STDIN_NAME))?;
         return Ok(std::io::read_to_string(std::io::stdin())?);
     }
     let (f, _) = cilium_cmp::limits::open_regular(path)
