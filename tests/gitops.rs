@@ -514,6 +514,27 @@ fn talos_check_passes_a_current_inline_manifest_in_both_shapes() {
         err.contains("node 10.5.0.2") && err.contains("node 10.5.0.3"),
         "{err}"
     );
+    // `-` reads standard input, as `talosctl get machineconfig -o yaml | cilium-cmp talos-check -`.
+    let mut c = Command::new(bin());
+    charts::give(&mut c);
+    let mut child = c
+        .args(["talos-check", "-", "cilium"])
+        .current_dir(&repo.0)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(talosctl_get(&config).as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("node 10.5.0.3"));
     // A stale lock is refused before anything is compared.
     std::fs::write(
         repo.0.join("cilium/values.yaml"),
