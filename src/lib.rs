@@ -37,6 +37,7 @@ pub mod schema;
 pub mod setexpr;
 pub mod shell;
 pub mod talos;
+pub mod talos_config;
 pub mod tmpl;
 pub mod unified_diff;
 pub mod values;

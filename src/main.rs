@@ -179,6 +179,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 None => write_stdout(&patch),
             }
         }
+        Command::TalosCheck {
+            machine_config,
+            folder,
+            name,
+            output,
+            force,
+        } => cli::talos_check::talos_check(&cli::talos_check::Request {
+            machine_config: &machine_config,
+            folder: &folder,
+            name: &name,
+            output: output.as_deref(),
+            force,
+        }),
         Command::ImportApplication(a) => cli::import_application::import_application(a),
         Command::FixValues(a) => cli::fix_values::fix_values(&a),
         Command::Completions { shell } => {

@@ -105,8 +105,10 @@ def check_application(where, app):
             fail(where, "syncOptions lacks " + o)
     if not any(d.get("group") == "cilium.io" and d.get("kind") == "CiliumIdentity" for d in spec.get("ignoreDifferences", [])):
         fail(where, "ignoreDifferences lacks kind CiliumIdentity of group cilium.io")
-    if spec.get("source", {}).get("plugin", {}).get("name") != plugin_name:
-        fail(where, "source.plugin.name is not %s" % plugin_name)
+    # The source hydrator's Application names the plugin in its dry source (examples/hydrator).
+    source = spec.get("source") or spec.get("sourceHydrator", {}).get("drySource", {})
+    if source.get("plugin", {}).get("name") != plugin_name:
+        fail(where, "source.plugin.name (or sourceHydrator.drySource.plugin.name) is not %s" % plugin_name)
     if not spec.get("destination", {}).get("namespace"):
         fail(where, "destination.namespace is the release namespace and must be set")
     if app.get("metadata", {}).get("finalizers"):

@@ -90,6 +90,7 @@ const NOT_RUN_HERE: &[(&str, &str)] = &[
     ("chart fetch", "downloads from the network (tests/chart_fetch.rs, against a local server)"),
     ("[", "a synopsis with optional parts"),
     ("1.20.1", "a release this binary does not list, from its archive (tests/release_day.rs)"),
+    ("talos-check", "reads a node's machine config (tests/gitops.rs runs it on configs shaped as Talos writes them)"),
 ];
 
 /// One command line of a shell block: continuation lines joined, the comment cut off.

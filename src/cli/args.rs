@@ -31,7 +31,8 @@ pub const EX_USAGE: u8 = 64;
 pub const EXIT_STATUS: &str = "\
 Exit status: 0 success; 1 bad input (a values file, a folder, a release); 64 a usage error (an
 unknown flag or subcommand, a bad flag value, a missing argument), in every command. diff and
-fix-values exit 2 and 3 for results, adopt-check and fleet-check 3 (see each command's --help).";
+fix-values exit 2 and 3 for results, talos-check 2 and 3, adopt-check and fleet-check 3 (see each
+command's --help).";
 
 /// Helm's `--set` family, in the order Helm applies them after the values files.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -429,6 +430,29 @@ pub enum Command {
         #[arg(long, help = FORCE_HELP, requires = "output")]
         force: bool,
     },
+    /// Check a Talos machine config against an application folder: is the inline manifest Talos
+    /// applies again on every `talosctl upgrade-k8s` the folder's current render (its locked
+    /// content hash, byte for byte)? If not, say what differs (release, objects) on stderr and
+    /// print the patch that brings it in line (talos-patch's output). Exit status 0: in line, or
+    /// no inline manifest of that name; 2: it differs, without consequences; 3: applying it would
+    /// restart, prune or downgrade something; 1: bad input or a stale lock; 64: a usage error.
+    #[command(after_help = TALOS_CHECK_EXAMPLES)]
+    TalosCheck {
+        /// The machine config: a file as `talosctl gen config` writes it, or the output of
+        /// `talosctl get machineconfig -o yaml` (one document per node); `-` reads standard input
+        #[arg(value_name = "MACHINECONFIG")]
+        machine_config: PathBuf,
+        #[command(flatten)]
+        folder: FolderArgs,
+        /// Name of the inline manifest
+        #[arg(long, default_value = "cilium")]
+        name: String,
+        /// Write the patch to this file instead of stdout (only when something differs)
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[arg(long, help = FORCE_HELP, requires = "output")]
+        force: bool,
+    },
     /// Edit values files so that they render without --allow-unknown-keys: remove every value
     /// the release does not know (it does nothing), leaving a comment where one looks like a typo
     /// of a real value. The render of the edited files is checked to be byte for byte the one
@@ -580,3 +604,9 @@ pub struct ImportApplicationArgs {
     #[arg(long)]
     pub keep_unknown_keys: bool,
 }
+
+const TALOS_CHECK_EXAMPLES: &str = "Examples:
+  cilium-cmp talos-check controlplane.yaml clusters/prod/cilium
+  talosctl -n 10.5.0.2,10.5.0.3 get machineconfig -o yaml > mc.yaml
+  cilium-cmp talos-check mc.yaml clusters/prod/cilium -o cilium-patch.yaml
+  talosctl -n 10.5.0.2 patch machineconfig --patch @cilium-patch.yaml";

@@ -11,5 +11,6 @@ pub mod inputs;
 pub mod io;
 pub mod lock;
 pub mod log;
+pub mod talos_check;
 pub mod usage;
 pub mod verify;
