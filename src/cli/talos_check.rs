@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use cilium_cmp::argocd::{self, GenerateError, LockState};
-use cilium_cmp::diff::{self, FolderState, Outcome, Section, Side, Status};
+use cilium_cmp::diff::{self, FolderState, Outcome, Section, Side, SideStream, Status};
 use cilium_cmp::escape;
 use cilium_cmp::replace_file::Force;
 use cilium_cmp::talos_config::{self, MachineConfig};
@@ -185,14 +185,14 @@ fn compare(
     let old = Side {
         label: format!("{whose} inline manifest {name}"),
         version: old_version,
-        text: contents.to_string(),
+        stream: SideStream::Text(contents.to_string()),
     };
     let new = Side {
         label: "the folder's render".into(),
         version: new_version,
-        text: render.text.clone(),
+        stream: SideStream::Text(render.text.clone()),
     };
-    let d = diff::diff(&old, &new, namespace, None)
+    let d = diff::diff(old, new, namespace, None)
         .map_err(|e| anyhow::anyhow!("{whose}: inline manifest {name}: {}", escape::message(&e)))?;
     let status = d.status().max(Status::Changes);
     if d.objects.is_empty() {
