@@ -184,7 +184,7 @@ fn fix_file(
     if unknown.is_empty() {
         return Ok(f);
     }
-    let original = crate::yaml::parse_value(text).map_err(|e| {
+    let original = crate::yaml::read::parse_value_as_helm(text).map(|(v, _)| v).map_err(|e| {
         RenderError::from(crate::values::ValuesError::Parse {
             position: e.position_in(name),
             message: e.message().to_string(),
@@ -192,6 +192,7 @@ fn fix_file(
     })?;
     let mut expected = original.clone();
     let mut removals = Vec::new();
+    let mut repeated = Vec::new();
     let mut moves = Vec::new();
     for (keys, explained) in &unknown {
         if let Some(u) = explained {
@@ -202,6 +203,35 @@ fn fix_file(
                 });
                 return Ok(f);
             }
+        }
+        if let Some(UnknownValue {
+            reason: Reason::Repeated { line, .. },
+            ..
+        }) = explained
+        {
+            // The occurrence Helm ignores goes; the values read stay the same.
+            if keys.is_empty() {
+                f.refused = Some(Refused {
+                    reason: format!(
+                        "{}; cilium-cmp does not edit keys inside list items by lines",
+                        explained.as_ref().map(ToString::to_string).unwrap_or_default()
+                    ),
+                    patch: None,
+                });
+                return Ok(f);
+            }
+            repeated.push(Removal {
+                keys: keys.clone(),
+                comments: Vec::new(),
+                line: Some(*line),
+            });
+            f.removed.push(Removed {
+                path: keys.join("."),
+                explanation: explained.as_ref().map(ToString::to_string),
+                likely_meant: Vec::new(),
+                renamed_to: None,
+            });
+            continue;
         }
         let renamed_to = known_keys::moved_to(keys, version);
         if let Some(new) = renamed_to.clone().filter(|_| apply_renames) {
@@ -217,6 +247,7 @@ fn fix_file(
         removals.push(Removal {
             keys: keys.clone(),
             comments,
+            line: None,
         });
         f.removed.push(Removed {
             path: keys.join("."),
@@ -236,9 +267,12 @@ fn fix_file(
         }
         f.moved.push((old.join("."), new.join("."), already));
     }
-    match edit_by_lines(text, &removals, &moves) {
+    match edit_by_lines(text, &removals, &repeated, &moves) {
         Ok(edited) => {
-            let reread = crate::yaml::parse_value(&edited).ok();
+            let reread = crate::yaml::read::parse_value_as_helm(&edited)
+                .ok()
+                .filter(|(_, dups)| dups.is_empty())
+                .map(|(v, _)| v);
             let reread = reread.map(|v| {
                 if v.is_null() {
                     Value::Object(Map::new())
@@ -264,9 +298,12 @@ fn fix_file(
 
 /// The edit: dead keys out (a map whose written keys are all dead goes with them), then each
 /// rename, one at a time on the text so far.
+/// `repeated`: earlier occurrences of repeated keys, removed as they are (a map is never widened
+/// over them: its other occurrence stays).
 fn edit_by_lines(
     text: &str,
     removals: &[Removal],
+    repeated: &[Removal],
     moves: &[(Vec<String>, Vec<String>)],
 ) -> Result<String, String> {
     let layout = locate::layout(text).ok_or("the file does not parse")?;
@@ -275,7 +312,12 @@ fn edit_by_lines(
             "cilium-cmp does not edit this file by lines: {why}"
         ));
     }
-    let removals = widen_to_emptied_maps(&layout, removals, moves);
+    let mut removals = widen_to_emptied_maps(&layout, removals, moves);
+    removals.extend(repeated.iter().map(|r| Removal {
+        keys: r.keys.clone(),
+        comments: Vec::new(),
+        line: r.line,
+    }));
     let mut text = if removals.is_empty() {
         text.to_string()
     } else {
@@ -350,7 +392,11 @@ fn widen_to_emptied_maps(
         if !widened {
             return out
                 .into_iter()
-                .map(|(keys, comments)| Removal { keys, comments })
+                .map(|(keys, comments)| Removal {
+                    keys,
+                    comments,
+                    line: None,
+                })
                 .collect();
         }
     }
