@@ -166,6 +166,17 @@ pub fn unknown_in_file(
     Ok(found)
 }
 
+/// `text` with the values `version` does not read removed by lines (comments and the rest kept
+/// as written), when it can be edited so; None otherwise (for `import-application`).
+pub fn without_dead_values(name: &str, text: &str, version: CiliumVersion) -> Option<String> {
+    let f = fix_file(name, text, version, false).ok()?;
+    match (f.refused, f.edited) {
+        (None, Some(edited)) => Some(edited),
+        (None, None) => Some(text.to_string()),
+        _ => None,
+    }
+}
+
 fn fix_file(
     name: &str,
     text: &str,
