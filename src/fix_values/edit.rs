@@ -275,6 +275,7 @@ mod tests {
             .map(|(p, c)| Removal {
                 keys: keys(p),
                 comments: c.iter().map(|c| c.to_string()).collect(),
+                line: None,
             })
             .collect();
         remove(text, &l, &r).unwrap()
@@ -324,6 +325,7 @@ mod tests {
         let r = [Removal {
             keys: keys("b"),
             comments: Vec::new(),
+            line: None,
         }];
         assert!(remove(text, &l, &r)
             .unwrap_err()
@@ -393,6 +395,7 @@ mod line_ending_tests {
         let r = [Removal {
             keys: vec!["a".into(), "b".into()],
             comments: vec!["gone".into()],
+            line: None,
         }];
         assert_eq!(
             remove(text, &l, &r).unwrap(),

@@ -651,9 +651,9 @@ mod edit_properties {
             }
             let removals: Vec<Removal> = chosen
                 .iter()
-                .map(|p| Removal { keys: p.clone(), comments: vec!["gone".into()] })
+                .map(|p| Removal { keys: p.clone(), comments: vec!["gone".into()], line: None })
                 .collect();
-            let edited = edit_by_lines(&text, &removals, &[]).unwrap();
+            let edited = edit_by_lines(&text, &removals, &[], &[]).unwrap();
             let reread = crate::yaml::parse_value(&edited).unwrap();
             let reread = if reread.is_null() { Value::Object(Map::new()) } else { reread };
             prop_assert_eq!(&reread, &expected, "\n{}\n---\n{}", text, edited);
@@ -676,9 +676,9 @@ mod edit_properties {
             }
             let removals: Vec<Removal> = picks
                 .iter()
-                .map(|i| Removal { keys: keys[i.index(keys.len())].clone(), comments: vec!["x".into()] })
+                .map(|i| Removal { keys: keys[i.index(keys.len())].clone(), comments: vec!["x".into()], line: None })
                 .collect();
-            let _ = edit_by_lines(&text, &removals, &[]);
+            let _ = edit_by_lines(&text, &removals, &[], &[]);
             let old = keys[0].clone();
             let _ = edit::rename(&text, &layout, &old, &[old[0].clone(), "new".into(), "k".into()]);
         }
