@@ -736,14 +736,26 @@ fn helm_reads(text: &str) -> Value {
             child.wait_with_output()
         })
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn a_repeated_key_is_refused_rendered_as_helm_reads_it_and_fixed() {
     let helm = helm_reads(REPEATED);
-    assert_eq!(helm["envoy"], serde_json::json!({"enabled": false}), "{helm}");
-    assert_eq!(helm["hubble"]["relay"]["enabled"], Value::Bool(false), "{helm}");
+    assert_eq!(
+        helm["envoy"],
+        serde_json::json!({"enabled": false}),
+        "{helm}"
+    );
+    assert_eq!(
+        helm["hubble"]["relay"]["enabled"],
+        Value::Bool(false),
+        "{helm}"
+    );
 
     let s = Scratch::new("fix-repeated");
     s.write("values.yaml", REPEATED);
@@ -782,7 +794,10 @@ fn a_repeated_key_is_refused_rendered_as_helm_reads_it_and_fixed() {
         "the opt-out renders what Helm reads"
     );
 
-    let fixed = fix_cli(s.0.as_path(), &["--cilium-version", "1.20.0", "values.yaml"]);
+    let fixed = fix_cli(
+        s.0.as_path(),
+        &["--cilium-version", "1.20.0", "values.yaml"],
+    );
     assert_eq!(fixed.status.code(), Some(2), "{}", stderr(&fixed));
     let text = std::fs::read_to_string(s.0.as_path().join("values.yaml")).unwrap();
     assert_eq!(

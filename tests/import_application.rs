@@ -575,7 +575,12 @@ fn an_oci_chart_with_its_own_ignore_differences_and_one_values_text() {
     }
     // `envoy:` twice: Helm reads the second; the first goes, the comments stay.
     let repeated = format!("{text}envoy:\n  enabled: true\nenvoy:\n  enabled: false\n");
-    let o = import_to(&s.0, &app("quay.io/cilium/charts", &repeated), "clusters/rep", &[]);
+    let o = import_to(
+        &s.0,
+        &app("quay.io/cilium/charts", &repeated),
+        "clusters/rep",
+        &[],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -589,7 +594,11 @@ fn an_oci_chart_with_its_own_ignore_differences_and_one_values_text() {
         .args(["render-folder", "clusters/rep"])
         .output()
         .unwrap();
-    assert!(render.status.success(), "{}", String::from_utf8_lossy(&render.stderr));
+    assert!(
+        render.status.success(),
+        "{}",
+        String::from_utf8_lossy(&render.stderr)
+    );
 }
 
 /// The printed Application, read with the project's reader.

@@ -452,17 +452,11 @@ fn exact_version(rev: &str) -> Result<String, String> {
     if let Some(oldest) = older_than_supported(bare, &supported) {
         // Cilium upgrades one minor release at a time (docs.cilium.io, "Upgrade Guide"), and
         // the chart the cluster runs now is what the folder must start from.
-        let first = supported
-            .iter()
-            .copied()
-            .find(|v| v.starts_with("1.18."))
-            .unwrap_or(oldest);
         let newest_first = supported
             .iter()
             .copied()
-            .filter(|v| v.starts_with("1.18."))
-            .last()
-            .unwrap_or(first);
+            .rfind(|v| v.starts_with("1.18."))
+            .unwrap_or(oldest);
         return Err(format!(
             "Cilium {} is older than {oldest}, the oldest release cilium-cmp renders. The way forward: upgrade this Application with Helm first (set its chart's targetRevision to a supported release, e.g. {newest_first}, following Cilium's upgrade guide one minor release at a time, and let Argo CD sync), then import the upgraded Application. Supported: {}",
             limits::quoted(text),

@@ -278,7 +278,11 @@ fn deployment_rollout(new: &Value) -> Prose {
         "25%",
     );
     let surge = shown_int_or_percent(text_at(new, "/spec/strategy/rollingUpdate/maxSurge"), "25%");
-    let noun = if replicas == "1" { " replica" } else { " replicas" };
+    let noun = if replicas == "1" {
+        " replica"
+    } else {
+        " replicas"
+    };
     let what = number_or_name(Prose::new().words("rolling update of "), &replicas);
     let what = number_or_name(what.words(noun).words(" (maxUnavailable "), &unavailable);
     number_or_name(what.words(", maxSurge "), &surge).words(")")

@@ -249,8 +249,14 @@ mod tests {
                 .to_string()
         };
         assert_eq!(row(FolderState::Changed, &changes), "changed");
-        assert_eq!(row(FolderState::Changed, &big_diff()), "changed, with consequences");
-        assert_eq!(row(FolderState::Changed, &same), "inputs differ, same render");
+        assert_eq!(
+            row(FolderState::Changed, &big_diff()),
+            "changed, with consequences"
+        );
+        assert_eq!(
+            row(FolderState::Changed, &same),
+            "inputs differ, same render"
+        );
         assert_eq!(row(FolderState::Added, &changes), "added");
     }
 

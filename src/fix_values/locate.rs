@@ -189,7 +189,11 @@ impl<'a> Walker<'a> {
                             // so only a key written again in the mapping itself counts.
                             if before.line >= map_start_line {
                                 let before = before.clone();
-                                self.layout.earlier.entry(path.clone()).or_default().push(before);
+                                self.layout
+                                    .earlier
+                                    .entry(path.clone())
+                                    .or_default()
+                                    .push(before);
                             }
                         }
                         self.layout.entries.insert(

@@ -195,12 +195,14 @@ fn fix_file(
     if unknown.is_empty() {
         return Ok(f);
     }
-    let original = crate::yaml::read::parse_value_as_helm(text).map(|(v, _)| v).map_err(|e| {
-        RenderError::from(crate::values::ValuesError::Parse {
-            position: e.position_in(name),
-            message: e.message().to_string(),
-        })
-    })?;
+    let original = crate::yaml::read::parse_value_as_helm(text)
+        .map(|(v, _)| v)
+        .map_err(|e| {
+            RenderError::from(crate::values::ValuesError::Parse {
+                position: e.position_in(name),
+                message: e.message().to_string(),
+            })
+        })?;
     let mut expected = original.clone();
     let mut removals = Vec::new();
     let mut repeated = Vec::new();
@@ -225,7 +227,10 @@ fn fix_file(
                 f.refused = Some(Refused {
                     reason: format!(
                         "{}; cilium-cmp does not edit keys inside list items by lines",
-                        explained.as_ref().map(ToString::to_string).unwrap_or_default()
+                        explained
+                            .as_ref()
+                            .map(ToString::to_string)
+                            .unwrap_or_default()
                     ),
                     patch: None,
                 });

@@ -663,7 +663,14 @@ mod tests {
         let found: Vec<(&str, Option<Vec<String>>, usize, usize)> = doc
             .duplicates
             .iter()
-            .map(|d| (d.path.as_str(), d.keys.clone(), d.ignored_line, d.replaced_by_line))
+            .map(|d| {
+                (
+                    d.path.as_str(),
+                    d.keys.clone(),
+                    d.ignored_line,
+                    d.replaced_by_line,
+                )
+            })
             .collect();
         assert_eq!(
             found,
