@@ -286,8 +286,15 @@ fn template_message(t: &crate::engine::TemplateError) -> String {
 }
 
 fn unknown_values_message(version: &str, report: &Report, files: &[String]) -> String {
-    let mut text =
-        format!("these values do not exist in Cilium {version} (Helm would silently ignore them):");
+    let repeated = report
+        .values
+        .iter()
+        .any(|u| matches!(u.reason, crate::known_keys::Reason::Repeated { .. }));
+    let mut text = if repeated {
+        format!("these values do nothing in Cilium {version} (Helm would silently ignore them):")
+    } else {
+        format!("these values do not exist in Cilium {version} (Helm would silently ignore them):")
+    };
     for line in report.lines() {
         text.push_str("\n  ");
         text.push_str(&line);

@@ -53,6 +53,14 @@ pub enum Reason {
     DottedKey { nested: String },
     /// No release knows it: a typo, most likely.
     Unknown { suggestions: Vec<String> },
+    /// The key is written again later in the same mapping of the same file, and Helm keeps only
+    /// the last (`yaml::read::Duplicate`): this occurrence, at `line`, does nothing.
+    Repeated {
+        line: usize,
+        /// `FILE:LINE` of both occurrences.
+        ignored: String,
+        kept: String,
+    },
 }
 
 impl UnknownValue {
@@ -102,6 +110,10 @@ impl std::fmt::Display for UnknownValue {
             Reason::DottedKey { nested } => write!(
                 f,
                 "YAML reads this as one key whose name holds dots; write {nested} as nested maps"
+            ),
+            Reason::Repeated { ignored, kept, .. } => write!(
+                f,
+                "written again at {kept}, and Helm keeps only the last occurrence of a key in a mapping, so the values at {ignored} do nothing; remove one of the two"
             ),
             Reason::Unknown { suggestions } => {
                 f.write_str("the chart has no such value")?;
@@ -211,6 +223,33 @@ impl Report {
 /// the requested release's template keys are read only when a user key is absent from its
 /// defaults, and other releases only when a key is unknown.
 pub fn check(values: &Values, version: CiliumVersion) -> Report {
+    let mut report = check_keys(values, version);
+    report.values.extend(repeated(values));
+    report
+}
+
+/// Each earlier occurrence of a key a values file writes twice in one mapping, in file order.
+fn repeated(values: &Values) -> Vec<UnknownValue> {
+    let mut out = Vec::new();
+    for layer in values.layers() {
+        for d in layer.duplicates.iter().take(MAX_LISTED) {
+            let source = &layer.source;
+            out.push(UnknownValue {
+                path: d.path.clone(),
+                keys: d.keys.clone().unwrap_or_default(),
+                origin: format!("{source} line {}", d.ignored_line),
+                reason: Reason::Repeated {
+                    line: d.ignored_line,
+                    ignored: format!("{source}:{}", d.ignored_line),
+                    kept: format!("{source}:{}", d.replaced_by_line),
+                },
+            });
+        }
+    }
+    out
+}
+
+fn check_keys(values: &Values, version: CiliumVersion) -> Report {
     let Value::Object(user) = values.user() else {
         return Report::default();
     };

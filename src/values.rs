@@ -38,6 +38,9 @@ pub struct Layer {
     /// check asks where a value was written, so a render does not record them.
     text: Option<String>,
     lines: OnceLock<BTreeMap<String, usize>>,
+    /// Keys the file writes twice in one mapping: Helm keeps the last, so the earlier values do
+    /// nothing (`known_keys::check` reports them).
+    pub duplicates: Vec<yaml::read::Duplicate>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -56,26 +59,30 @@ pub enum ValuesError {
 impl Layer {
     /// Parses a values file's text; `source` names it in errors.
     pub fn from_yaml(source: &str, text: &str) -> Result<Layer, ValuesError> {
-        let value = yaml::parse_value(text).map_err(|e| ValuesError::Parse {
-            position: e.position_in(source),
-            message: e.message().to_string(),
-        })?;
+        let (value, duplicates) =
+            yaml::read::parse_value_as_helm(text).map_err(|e| ValuesError::Parse {
+                position: e.position_in(source),
+                message: e.message().to_string(),
+            })?;
         match value {
             Value::Object(_) => Ok(Layer {
                 source: source.to_string(),
                 value,
                 text: Some(text.to_string()),
                 lines: OnceLock::new(),
+                duplicates,
             }),
             Value::Null => Ok(Layer {
                 source: source.to_string(),
                 value: Value::Object(Map::new()),
                 text: None,
                 lines: OnceLock::new(),
+                duplicates: Vec::new(),
             }),
             _ => {
                 // Read again, with positions, only to point at the offending document.
-                let (line, column) = yaml::parse_values(text).map_or((1, 1), |doc| doc.start);
+                let (line, column) =
+                    yaml::read::parse_values_as_helm(text).map_or((1, 1), |doc| doc.start);
                 Err(ValuesError::Parse {
                     position: format!("{source}:{line}:{column}"),
                     message:
@@ -100,6 +107,7 @@ impl Layer {
             value: root,
             text: None,
             lines: OnceLock::new(),
+            duplicates: Vec::new(),
         })
     }
 
@@ -127,6 +135,7 @@ impl Layer {
             value: changed(&merged, root),
             text: None,
             lines: OnceLock::new(),
+            duplicates: Vec::new(),
         })
     }
 
@@ -135,7 +144,7 @@ impl Layer {
         let text = self.text.as_deref()?;
         self.lines
             .get_or_init(|| {
-                yaml::parse_values(text)
+                yaml::read::parse_values_as_helm(text)
                     .map(|doc| doc.lines)
                     .unwrap_or_default()
             })
@@ -659,6 +668,11 @@ impl Values {
             source: layer.source.clone(),
             line,
         })
+    }
+
+    /// The user's layers, as written.
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
     }
 
     /// Describes where `path` comes from: the user's file and line, or the chart's default.

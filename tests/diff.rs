@@ -540,7 +540,10 @@ fn the_examples_upgrade_from_1_19_6_to_1_20_0_names_renames_defaults_and_restart
     );
     assert_eq!(code, 3);
     assert!(md.starts_with("### cilium-cmp diff\n\n| Folder |"), "{md}");
-    assert!(md.contains("| `cilium` | changed (consequences) |"), "{md}");
+    assert!(
+        md.contains("| `cilium` | changed, with consequences |"),
+        "{md}"
+    );
     assert!(
         md.contains("<details><summary>changed <code>DaemonSet kube-system/cilium</code> ("),
         "{md}"

@@ -71,6 +71,12 @@ fn main() -> std::process::ExitCode {
             )
             .shared("charts"),
             harness::test(
+                "a_repeated_key_is_refused_rendered_as_helm_reads_it_and_fixed",
+                a_repeated_key_is_refused_rendered_as_helm_reads_it_and_fixed,
+            )
+            .shared("charts")
+            .python(),
+            harness::test(
                 "renames_move_values_and_report_the_render_change",
                 renames_move_values_and_report_the_render_change,
             )
@@ -695,4 +701,110 @@ fn the_opt_out_turns_the_refusal_into_warnings() {
         cilium_cmp::render(&inputs).unwrap(),
         "the value is ignored"
     );
+}
+
+/// A values file that writes `envoy:` twice at the top level and a nested key twice, as a live
+/// repository's file did.
+const REPEATED: &str = "\
+cni:
+  iptablesRemoveAWSRules: false
+envoy:
+  enabled: true   # first, ignored by Helm
+  log:
+    defaultLevel: debug
+hubble:
+  relay:
+    enabled: true
+    enabled: false
+envoy:
+  enabled: false
+";
+
+/// Helm's own reading of a values file (Helm v4's values reader, through helm-python-sdk).
+fn helm_reads(text: &str) -> Value {
+    let out = Command::new(harness::python())
+        .args([
+            "-c",
+            "import sys; from helm_python import _native; print(_native.call_string('helm_values_from_yaml', sys.stdin.read()))",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(text.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn a_repeated_key_is_refused_rendered_as_helm_reads_it_and_fixed() {
+    let helm = helm_reads(REPEATED);
+    assert_eq!(
+        helm["envoy"],
+        serde_json::json!({"enabled": false}),
+        "{helm}"
+    );
+    assert_eq!(
+        helm["hubble"]["relay"]["enabled"],
+        Value::Bool(false),
+        "{helm}"
+    );
+
+    let s = Scratch::new("fix-repeated");
+    s.write("values.yaml", REPEATED);
+    // Helm's reading written out as a file with no repetition: what the opt-out must render.
+    s.write("helm.json", &helm.to_string());
+    let render = |file: &str, allow: bool| {
+        let mut c = bin();
+        c.current_dir(s.0.as_path())
+            .args(["render", "--cilium-version", "1.20.0", "-f", file]);
+        if allow {
+            c.arg("--allow-unknown-keys");
+        }
+        c.output().unwrap()
+    };
+    let refused = render("values.yaml", false);
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(refused.stdout.is_empty());
+    let err = stderr(&refused);
+    for needle in [
+        "envoy (set in values.yaml line 3): written again at values.yaml:11",
+        "the values at values.yaml:3 do nothing",
+        "hubble.relay.enabled (set in values.yaml line 9): written again at values.yaml:10",
+        "cilium-cmp fix-values --cilium-version 1.20.0 values.yaml",
+        "--allow-unknown-keys",
+    ] {
+        assert!(err.contains(needle), "{needle:?} not in {err}");
+    }
+    let allowed = render("values.yaml", true);
+    assert!(allowed.status.success(), "{}", stderr(&allowed));
+    assert!(stderr(&allowed).contains("warning: envoy (set in values.yaml line 3)"));
+    let as_helm = render("helm.json", false);
+    assert!(as_helm.status.success(), "{}", stderr(&as_helm));
+    assert_eq!(
+        String::from_utf8_lossy(&allowed.stdout),
+        String::from_utf8_lossy(&as_helm.stdout),
+        "the opt-out renders what Helm reads"
+    );
+
+    let fixed = fix_cli(
+        s.0.as_path(),
+        &["--cilium-version", "1.20.0", "values.yaml"],
+    );
+    assert_eq!(fixed.status.code(), Some(2), "{}", stderr(&fixed));
+    let text = std::fs::read_to_string(s.0.as_path().join("values.yaml")).unwrap();
+    assert_eq!(
+        text,
+        "cni:\n  iptablesRemoveAWSRules: false\nhubble:\n  relay:\n    enabled: false\nenvoy:\n  enabled: false\n"
+    );
+    let after = render("values.yaml", false);
+    assert!(after.status.success(), "{}", stderr(&after));
+    assert_eq!(after.stdout, allowed.stdout, "the render is unchanged");
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use scratch::Scratch;
-use serde_json::json;
+use serde_json::{json, Value};
 
 const APPLICATION_CRD: &str = "schemas/argoproj.io-application-crd.yaml";
 
@@ -25,6 +25,11 @@ fn main() -> std::process::ExitCode {
     harness::run(
         file!(),
         vec![
+            harness::test(
+                "an_oci_chart_with_its_own_ignore_differences_and_one_values_text",
+                an_oci_chart_with_its_own_ignore_differences_and_one_values_text,
+            )
+            .shared("charts"),
             harness::test(
                 "dead_values_are_left_out_and_listed_or_kept_with_the_opt_out",
                 dead_values_are_left_out_and_listed_or_kept_with_the_opt_out,
@@ -388,7 +393,11 @@ fn bad_applications_are_refused_with_what_to_do() {
     }
     refused(
         &import(&s.0, &with_revision("1.17.0"), &[]),
-        &["is not a Cilium release cilium-cmp renders"],
+        &[
+            "older than 1.18.0, the oldest release cilium-cmp renders",
+            "upgrade this Application with Helm first",
+            "then import the upgraded Application",
+        ],
     );
     refused(
         &import(&s.0, &with_revision("1.20"), &[]),
@@ -460,6 +469,7 @@ fn dead_values_are_left_out_and_listed_or_kept_with_the_opt_out() {
         "encryption.strictMode.enabled",
         "PodDisruptionBudget",
         "left out of values.yaml",
+        "the comments of cfg/old.yaml, spec.source.helm.values are not kept",
     ] {
         assert!(err.contains(needle), "{needle:?} not in {err}");
     }
@@ -524,4 +534,74 @@ fn dead_values_are_left_out_and_listed_or_kept_with_the_opt_out() {
         String::from_utf8_lossy(&opted.stderr)
     );
     assert_eq!(opted.stdout, clean.stdout);
+}
+
+/// Cilium's chart from its OCI registry, the user's own ignoreDifferences (one written twice, a
+/// CiliumIdentity one with jqPathExpressions), and one values text: kept byte for byte, or, with
+/// a key written twice, edited by lines (its comments stay) to what Helm read.
+fn an_oci_chart_with_its_own_ignore_differences_and_one_values_text() {
+    let s = Scratch::new("import-oci");
+    let text = "# Production Cilium\ncni:\n  iptablesRemoveAWSRules: false   # no AWS\ncluster:\n  name: prod\n";
+    let values_field = |t: &str| {
+        let indented: String = t.lines().map(|l| format!("        {l}\n")).collect();
+        format!("      values: |\n{indented}")
+    };
+    let ignore = "  ignoreDifferences:\n  - {group: apps, kind: Deployment, jsonPointers: [/spec/replicas]}\n  - {group: apps, kind: Deployment, jsonPointers: [/spec/replicas]}\n  - group: cilium.io\n    kind: CiliumIdentity\n    jqPathExpressions: ['.metadata.labels']\n";
+    let app = |repo: &str, t: &str| {
+        application(&CASES[0])
+            .replace("https://helm.cilium.io/", repo)
+            .replace(CASES[0].helm, &values_field(t))
+            .replace("  destination:\n", &format!("{ignore}  destination:\n"))
+    };
+    for (i, repo) in ["quay.io/cilium/charts", "oci://quay.io/cilium/charts/"]
+        .iter()
+        .enumerate()
+    {
+        let to = format!("clusters/oci{i}");
+        let o = import_to(&s.0, &app(repo, text), &to, &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{repo}: {err}");
+        assert!(!err.contains("not kept"), "{err}");
+        let written = std::fs::read_to_string(s.0.join(&to).join("values.yaml")).unwrap();
+        assert_eq!(written, text, "the one values text is kept as written");
+        let printed: Value = serde_yaml_like(&o.stdout);
+        assert_eq!(
+            printed["spec"]["ignoreDifferences"],
+            json!([
+                {"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]},
+                {"group": "cilium.io", "kind": "CiliumIdentity", "jqPathExpressions": [".metadata.labels"]}
+            ])
+        );
+    }
+    // `envoy:` twice: Helm reads the second; the first goes, the comments stay.
+    let repeated = format!("{text}envoy:\n  enabled: true\nenvoy:\n  enabled: false\n");
+    let o = import_to(
+        &s.0,
+        &app("quay.io/cilium/charts", &repeated),
+        "clusters/rep",
+        &[],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("envoy (set in spec.source.helm.values line 6): written again at spec.source.helm.values:8"),
+        "{err}"
+    );
+    let written = std::fs::read_to_string(s.0.join("clusters/rep/values.yaml")).unwrap();
+    assert_eq!(written, format!("{text}envoy:\n  enabled: false\n"));
+    let render = bin()
+        .current_dir(&s.0)
+        .args(["render-folder", "clusters/rep"])
+        .output()
+        .unwrap();
+    assert!(
+        render.status.success(),
+        "{}",
+        String::from_utf8_lossy(&render.stderr)
+    );
+}
+
+/// The printed Application, read with the project's reader.
+fn serde_yaml_like(stdout: &[u8]) -> Value {
+    cilium_cmp::yaml::parse_value(&String::from_utf8_lossy(stdout)).unwrap()
 }

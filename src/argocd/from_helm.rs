@@ -22,6 +22,8 @@ use crate::values::{Layer, Values};
 pub const PLUGIN_NAME: &str = "cilium-cmp-v1";
 /// The Helm repository Cilium's chart is published in.
 const CILIUM_HELM_REPO: &str = "helm.cilium.io";
+/// The OCI repository Cilium's chart is published in too.
+const CILIUM_OCI_REPO: &str = "quay.io/cilium/charts";
 
 /// What `import-application` needs besides the Application.
 #[derive(Debug, Clone, Default)]
@@ -145,7 +147,7 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
     let repo = chart["repoURL"].as_str().unwrap_or("");
     if chart_name != "cilium" || !is_cilium_repo(repo) {
         return Err(fail(format!(
-            "the chart is {} from {}; import-application moves Cilium's chart (chart: cilium, repoURL: https://{CILIUM_HELM_REPO}/)",
+            "the chart is {} from {}; import-application moves Cilium's chart (chart: cilium, repoURL: https://{CILIUM_HELM_REPO}/ or {CILIUM_OCI_REPO})",
             limits::quoted(chart_name),
             limits::quoted(repo)
         )));
@@ -228,6 +230,8 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
 
     let ignore_missing = helm.get("ignoreMissingValueFiles") == Some(&Value::Bool(true));
     let mut layers = Vec::new();
+    // The values texts as the user wrote them (files and `values`), by name.
+    let mut texts: Vec<(String, String)> = Vec::new();
     for (i, entry) in string_list(&helm, "valueFiles")
         .map_err(fail)?
         .iter()
@@ -236,7 +240,8 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
         let field = format!("spec.source.helm.valueFiles[{i}]");
         match read_ref_file(req, &refs, entry, &field) {
             Ok((shown, text)) => {
-                layers.push(Layer::from_yaml(&shown, &text).map_err(|e| fail(e.to_string()))?)
+                layers.push(Layer::from_yaml(&shown, &text).map_err(|e| fail(e.to_string()))?);
+                texts.push((shown, text));
             }
             Err(Missing::File(why)) if ignore_missing => warnings.push(format!(
                 "{field} is skipped (ignoreMissingValueFiles): {why}"
@@ -258,6 +263,7 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
                 Layer::from_yaml("spec.source.helm.values", text)
                     .map_err(|e| fail(e.to_string()))?,
             );
+            texts.push(("spec.source.helm.values".into(), text.clone()));
         }
         (Some(Value::Null) | None, Some(Value::String(_)) | Some(Value::Null) | None) => {}
         _ => {
@@ -326,6 +332,7 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
     let cilium = crate::versions::parse(&version).map_err(|e| fail(e.to_string()))?;
     // Checked over the layers as the Application wrote them, so each line names the field or
     // file it came from.
+    let layers_count = layers.len();
     let report = crate::known_keys::check(
         &Values::resolve(crate::versions::defaults(cilium), layers.clone()),
         cilium,
@@ -334,11 +341,24 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
         .user()
         .clone();
     let unknown = crate::fix_values::describe_unknown(&report);
+    // The one values text as written, when it alone makes the values: kept byte for byte (its
+    // comments too), or edited by lines as fix-values edits, when values that do nothing go.
+    let single = match (layers_count, texts.as_slice()) {
+        (1, [(name, text)]) => Some((name.as_str(), text.as_str())),
+        _ => None,
+    };
+    let kept_text = match single {
+        Some((_, text)) if req.keep_unknown_keys || report.is_empty() => Some(text.to_string()),
+        Some((name, text)) => crate::fix_values::without_dead_values(name, text, cilium),
+        None => None,
+    };
     if !req.keep_unknown_keys {
         // They do nothing in Helm's render either, so the folder renders what Helm rendered.
+        // An ignored occurrence of a repeated key is not in the merged values at all.
         for keys in report
             .values
             .iter()
+            .filter(|u| !matches!(u.reason, crate::known_keys::Reason::Repeated { .. }))
             .map(|u| &u.keys)
             .chain(&report.unlisted)
         {
@@ -351,15 +371,30 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
         ));
     }
 
-    let values = format!(
-        "# Cilium values of the Argo CD Application {}, merged in Argo CD's order by cilium-cmp\n# import-application.\n{}",
-        app["metadata"]["name"].as_str().unwrap_or("?"),
-        if merged.as_object().is_some_and(|m| !m.is_empty()) {
-            crate::yaml::write::to_string(&merged)
-        } else {
-            "{}\n".into()
+    let values = match kept_text {
+        Some(text) => text,
+        None => {
+            if !texts.is_empty() {
+                warnings.push(format!(
+                    "values.yaml holds the merged values written anew: the comments of {} are not kept",
+                    texts
+                        .iter()
+                        .map(|(name, _)| name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            format!(
+                "# Cilium values of the Argo CD Application {}, merged in Argo CD's order by cilium-cmp\n# import-application.\n{}",
+                app["metadata"]["name"].as_str().unwrap_or("?"),
+                if merged.as_object().is_some_and(|m| !m.is_empty()) {
+                    crate::yaml::write::to_string(&merged)
+                } else {
+                    "{}\n".into()
+                }
+            )
         }
-    );
+    };
     let mut settings = format!(
         "# The application folder of the Cilium plugin (cilium-cmp); its values are in values.yaml.\nciliumVersion: \"{version}\"\n"
     );
@@ -379,12 +414,18 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
     })
 }
 
+/// Whether `url` is a repository Cilium publishes its chart in: the Helm repository, or the OCI
+/// registry (Cilium's install docs: `oci://quay.io/cilium/charts/cilium`), which Argo CD takes as
+/// `repoURL: quay.io/cilium/charts` (or with `oci://`) and `chart: cilium` (Argo CD's
+/// "Helm OCI" repositories, docs/user-guide/helm.md).
 fn is_cilium_repo(url: &str) -> bool {
     let rest = url
         .strip_prefix("https://")
         .or_else(|| url.strip_prefix("http://"))
+        .or_else(|| url.strip_prefix("oci://"))
         .unwrap_or(url);
-    rest.trim_end_matches('/') == CILIUM_HELM_REPO
+    let rest = rest.trim_end_matches('/');
+    rest == CILIUM_HELM_REPO || rest == CILIUM_OCI_REPO
 }
 
 /// The chart's `targetRevision`, which must name one supported release: a range would let the
@@ -407,8 +448,33 @@ fn exact_version(rev: &str) -> Result<String, String> {
             supported.join(", ")
         ));
     }
+    let bare = text.strip_prefix('v').unwrap_or(text);
+    if let Some(oldest) = older_than_supported(bare, &supported) {
+        // Cilium upgrades one minor release at a time (docs.cilium.io, "Upgrade Guide"), and
+        // the chart the cluster runs now is what the folder must start from.
+        let newest_first = supported
+            .iter()
+            .copied()
+            .rfind(|v| v.starts_with("1.18."))
+            .unwrap_or(oldest);
+        return Err(format!(
+            "Cilium {} is older than {oldest}, the oldest release cilium-cmp renders. The way forward: upgrade this Application with Helm first (set its chart's targetRevision to a supported release, e.g. {newest_first}, following Cilium's upgrade guide one minor release at a time, and let Argo CD sync), then import the upgraded Application. Supported: {}",
+            limits::quoted(text),
+            supported.join(", ")
+        ));
+    }
     crate::versions::parse(text).map_err(|e| e.to_string())?;
-    Ok(text.strip_prefix('v').unwrap_or(text).to_string())
+    Ok(bare.to_string())
+}
+
+/// The oldest supported release, when `version` (X.Y.Z) is older than it.
+fn older_than_supported<'a>(version: &str, supported: &[&'a str]) -> Option<&'a str> {
+    let key = |v: &str| -> Option<(u64, u64, u64)> {
+        let mut parts = v.split(['.', '-']).map(|p| p.parse::<u64>().ok());
+        Some((parts.next()??, parts.next()??, parts.next()??))
+    };
+    let oldest = *supported.first()?;
+    (key(version)? < key(oldest)?).then_some(oldest)
 }
 
 enum Missing {
@@ -652,12 +718,26 @@ fn plugin_application(
         .expect("checked to be a mapping");
 
     // Cilium creates CiliumIdentity objects at run time: Argo CD is told to leave them be.
-    let mut ignore: Vec<Value> = match spec.get("ignoreDifferences") {
+    let ignore: Vec<Value> = match spec.get("ignoreDifferences") {
         Some(Value::Array(a)) => a.clone(),
         _ => Vec::new(),
     };
-    ignore.retain(|d| !(d["group"] == "cilium.io" && d["kind"] == "CiliumIdentity"));
-    ignore.push(json!({"group": "cilium.io", "kind": "CiliumIdentity"}));
+    // The user's entries stay as written (once each); the plugin's is added unless one of
+    // theirs already concerns CiliumIdentity, whose paths (jqPathExpressions, jsonPointers) are
+    // theirs to choose.
+    let mut unique: Vec<Value> = Vec::new();
+    for d in ignore {
+        if !unique.contains(&d) {
+            unique.push(d);
+        }
+    }
+    let mut ignore = unique;
+    if !ignore
+        .iter()
+        .any(|d| d["group"] == "cilium.io" && d["kind"] == "CiliumIdentity")
+    {
+        ignore.push(json!({"group": "cilium.io", "kind": "CiliumIdentity"}));
+    }
     spec.insert("ignoreDifferences".into(), Value::Array(ignore));
     drop_zero_values(spec);
     out

@@ -127,8 +127,9 @@ pub struct RenderArgs {
     pub cluster: ClusterArgs,
     #[arg(long, help = CHART_ARCHIVE_HELP, value_name = "PATH")]
     pub chart_archive: Option<PathBuf>,
-    /// Warn about values the chart does not know (typos, values of other releases) instead of
-    /// refusing them; for migrating old values files
+    /// Warn about values the chart does not know (typos, values of other releases, the earlier
+    /// occurrence of a key written twice) instead of refusing them, rendering as Helm does; for
+    /// migrating old values files
     #[arg(long)]
     pub allow_unknown_keys: bool,
 }

@@ -257,6 +257,37 @@ fn number_or_name(p: Prose, s: &str) -> Prose {
     }
 }
 
+/// How a Deployment's pods are replaced, from its spec (Kubernetes' defaults where unset:
+/// https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#strategy, RollingUpdate
+/// with maxUnavailable 25% and maxSurge 25%, one replica).
+fn deployment_rollout(new: &Value) -> Prose {
+    let replicas = shown_int_or_percent(text_at(new, "/spec/replicas"), "1");
+    let strategy = text_at(new, "/spec/strategy/type")
+        .and_then(Value::as_str)
+        .unwrap_or("RollingUpdate");
+    if strategy == "Recreate" {
+        return if replicas == "1" {
+            Prose::new().words("strategy Recreate: the pod stops before the new one starts")
+        } else {
+            number_or_name(Prose::new().words("strategy Recreate: all "), &replicas)
+                .words(" pods stop before the new ones start")
+        };
+    }
+    let unavailable = shown_int_or_percent(
+        text_at(new, "/spec/strategy/rollingUpdate/maxUnavailable"),
+        "25%",
+    );
+    let surge = shown_int_or_percent(text_at(new, "/spec/strategy/rollingUpdate/maxSurge"), "25%");
+    let noun = if replicas == "1" {
+        " replica"
+    } else {
+        " replicas"
+    };
+    let what = number_or_name(Prose::new().words("rolling update of "), &replicas);
+    let what = number_or_name(what.words(noun).words(" (maxUnavailable "), &unavailable);
+    number_or_name(what.words(", maxSurge "), &surge).words(")")
+}
+
 fn text_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a Value> {
     v.pointer(pointer)
 }
@@ -317,36 +348,7 @@ fn workload(o: &ObjectDiff, r: &Renders) -> Option<Consequence> {
         }
         // Defaults: https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#strategy
         // (RollingUpdate, maxUnavailable 25%, maxSurge 25%).
-        "Deployment" => {
-            let replicas = shown_int_or_percent(text_at(new, "/spec/replicas"), "1");
-            let strategy = text_at(new, "/spec/strategy/type")
-                .and_then(Value::as_str)
-                .unwrap_or("RollingUpdate");
-            if strategy == "Recreate" {
-                (
-                    Kind::Rolls,
-                    number_or_name(Prose::new().words("strategy Recreate: all "), &replicas)
-                        .words(" pods stop before the new ones start"),
-                )
-            } else {
-                let unavailable = shown_int_or_percent(
-                    text_at(new, "/spec/strategy/rollingUpdate/maxUnavailable"),
-                    "25%",
-                );
-                let surge = shown_int_or_percent(
-                    text_at(new, "/spec/strategy/rollingUpdate/maxSurge"),
-                    "25%",
-                );
-                (
-                    Kind::Rolls,
-                    {
-                        let what = number_or_name(Prose::new().words("rolling update of "), &replicas);
-                        let what = number_or_name(what.words(" replicas (maxUnavailable "), &unavailable);
-                        number_or_name(what.words(", maxSurge "), &surge).words(")")
-                    },
-                )
-            }
-        }
+        "Deployment" => (Kind::Rolls, deployment_rollout(new)),
         // A Job's pod template cannot be updated:
         // https://kubernetes.io/docs/concepts/workloads/controllers/job/#job-termination-and-cleanup
         // ("the Job's pod template is immutable"); an apply of it is refused.
@@ -672,6 +674,25 @@ pub fn upgrade_order(objects: &[ObjectDiff]) -> Option<Consequence> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_deployment_of_one_replica_is_named_in_the_singular() {
+        let one = json!({"spec": {"replicas": 1.0}});
+        assert_eq!(
+            deployment_rollout(&one).as_str(),
+            "rolling update of 1 replica (maxUnavailable 25%, maxSurge 25%)"
+        );
+        let two = json!({"spec": {"replicas": 2.0, "strategy": {"rollingUpdate": {"maxUnavailable": 1.0}}}});
+        assert_eq!(
+            deployment_rollout(&two).as_str(),
+            "rolling update of 2 replicas (maxUnavailable 1, maxSurge 25%)"
+        );
+        let recreate = json!({"spec": {"strategy": {"type": "Recreate"}}});
+        assert_eq!(
+            deployment_rollout(&recreate).as_str(),
+            "strategy Recreate: the pod stops before the new one starts"
+        );
+    }
 
     #[test]
     fn permissions_expand_per_verb_and_resource() {

@@ -197,6 +197,19 @@ pub fn state_label(state: FolderState, diff: &Diff) -> &'static str {
     }
 }
 
+/// The State cell of the Markdown summary table: the state, and what the render's change
+/// amounts to where the state does not say it already (never "changed (changes)").
+pub fn state_cell(state: FolderState, diff: &Diff) -> String {
+    let label = state_label(state, diff);
+    match diff.status() {
+        Status::Consequences => format!("{label}, with consequences"),
+        Status::Same if state != FolderState::Changed && state != FolderState::Unchanged => {
+            format!("{label}, same render")
+        }
+        _ => label.to_string(),
+    }
+}
+
 /// The exit status of a whole report: 1 when a folder failed, else the worst status.
 pub fn exit_code(sections: &[Section]) -> i32 {
     if sections

@@ -50,9 +50,8 @@ pub fn render(sections: &[Section]) -> String {
                     diff.of_kind(Kind::Rolls).count() + diff.of_kind(Kind::RunsAgain).count();
                 let _ = writeln!(
                     s,
-                    "| {name} | {} ({}) | {} | {} | {} | {} | {} | {} | {} |",
-                    super::state_label(*state, diff),
-                    diff.status().id(),
+                    "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    super::state_cell(*state, diff),
                     diff.count(Change::Created),
                     diff.count(Change::Deleted),
                     diff.count(Change::Changed),
@@ -225,6 +224,40 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn the_state_cell_does_not_repeat_itself() {
+        let mut changes = big_diff();
+        changes.consequences.clear();
+        let mut same = changes.clone();
+        same.objects.clear();
+        let row = |state, diff: &Diff| {
+            let text = render(&[Section {
+                name: "f".into(),
+                outcome: Outcome::Compared {
+                    state,
+                    diff: Box::new(diff.clone()),
+                },
+            }]);
+            text.lines()
+                .find(|l| l.starts_with("| `f` |"))
+                .unwrap()
+                .split(" | ")
+                .nth(1)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(row(FolderState::Changed, &changes), "changed");
+        assert_eq!(
+            row(FolderState::Changed, &big_diff()),
+            "changed, with consequences"
+        );
+        assert_eq!(
+            row(FolderState::Changed, &same),
+            "inputs differ, same render"
+        );
+        assert_eq!(row(FolderState::Added, &changes), "added");
     }
 
     #[test]

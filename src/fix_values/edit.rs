@@ -59,6 +59,8 @@ impl<'a> Lines<'a> {
 pub struct Removal {
     pub keys: Vec<String>,
     pub comments: Vec<String>,
+    /// The line of the occurrence to remove, for a key the file writes more than once.
+    pub line: Option<usize>,
 }
 
 /// Removes the keys' blocks, writing each comment where its key was (at the key's indentation).
@@ -69,7 +71,14 @@ pub fn remove(text: &str, layout: &Layout, removals: &[Removal]) -> Result<Strin
     let mut by_first: std::collections::BTreeMap<usize, (usize, usize, Vec<&str>)> =
         Default::default();
     for r in removals {
-        let e = entry(layout, &r.keys)?;
+        let e = match r.line {
+            Some(line) => layout
+                .earlier
+                .get(&r.keys)
+                .and_then(|all| all.iter().find(|e| e.line == line))
+                .ok_or_else(|| format!("no key {} at line {line}", r.keys.join(".")))?,
+            None => entry(layout, &r.keys)?,
+        };
         if !lines.key_starts_line(e) {
             return Err(shares_line(&r.keys));
         }
@@ -139,6 +148,7 @@ pub fn rename(
             &[Removal {
                 keys: old.to_vec(),
                 comments: Vec::new(),
+                line: None,
             }],
         )?;
         return Ok((out, true));
@@ -265,6 +275,7 @@ mod tests {
             .map(|(p, c)| Removal {
                 keys: keys(p),
                 comments: c.iter().map(|c| c.to_string()).collect(),
+                line: None,
             })
             .collect();
         remove(text, &l, &r).unwrap()
@@ -314,6 +325,7 @@ mod tests {
         let r = [Removal {
             keys: keys("b"),
             comments: Vec::new(),
+            line: None,
         }];
         assert!(remove(text, &l, &r)
             .unwrap_err()
@@ -383,6 +395,7 @@ mod line_ending_tests {
         let r = [Removal {
             keys: vec!["a".into(), "b".into()],
             comments: vec!["gone".into()],
+            line: None,
         }];
         assert_eq!(
             remove(text, &l, &r).unwrap(),

@@ -29,6 +29,9 @@ pub struct Entry {
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
     pub entries: BTreeMap<Vec<String>, Entry>,
+    /// Earlier occurrences of keys written again in the same mapping (Helm keeps the last,
+    /// which `entries` holds), by path.
+    pub earlier: BTreeMap<Vec<String>, Vec<Entry>>,
     /// What keeps the file from being edited by lines, if anything (for the message).
     pub obstacle: Option<String>,
 }
@@ -143,6 +146,7 @@ impl<'a> Walker<'a> {
                     self.obstacle("it uses anchors (&name) and aliases (*name)");
                 }
                 let flow = self.chars.get(span.start.index()) == Some(&'{');
+                let map_start_line = span.start.line();
                 loop {
                     let (kev, ksp) = self.next()?;
                     if matches!(kev, Event::MappingEnd) {
@@ -180,6 +184,18 @@ impl<'a> Walker<'a> {
                     }
                     let value_end = self.node(vev, vsp, path, depth + 1, record_here)?;
                     if record_here {
+                        if let Some(before) = self.layout.entries.get(path.as_slice()) {
+                            // Keys of a later mapping at the same path land on the same paths,
+                            // so only a key written again in the mapping itself counts.
+                            if before.line >= map_start_line {
+                                let before = before.clone();
+                                self.layout
+                                    .earlier
+                                    .entry(path.clone())
+                                    .or_default()
+                                    .push(before);
+                            }
+                        }
                         self.layout.entries.insert(
                             path.clone(),
                             Entry {

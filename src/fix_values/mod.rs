@@ -166,6 +166,17 @@ pub fn unknown_in_file(
     Ok(found)
 }
 
+/// `text` with the values `version` does not read removed by lines (comments and the rest kept
+/// as written), when it can be edited so; None otherwise (for `import-application`).
+pub fn without_dead_values(name: &str, text: &str, version: CiliumVersion) -> Option<String> {
+    let f = fix_file(name, text, version, false).ok()?;
+    match (f.refused, f.edited) {
+        (None, Some(edited)) => Some(edited),
+        (None, None) => Some(text.to_string()),
+        _ => None,
+    }
+}
+
 fn fix_file(
     name: &str,
     text: &str,
@@ -184,14 +195,17 @@ fn fix_file(
     if unknown.is_empty() {
         return Ok(f);
     }
-    let original = crate::yaml::parse_value(text).map_err(|e| {
-        RenderError::from(crate::values::ValuesError::Parse {
-            position: e.position_in(name),
-            message: e.message().to_string(),
-        })
-    })?;
+    let original = crate::yaml::read::parse_value_as_helm(text)
+        .map(|(v, _)| v)
+        .map_err(|e| {
+            RenderError::from(crate::values::ValuesError::Parse {
+                position: e.position_in(name),
+                message: e.message().to_string(),
+            })
+        })?;
     let mut expected = original.clone();
     let mut removals = Vec::new();
+    let mut repeated = Vec::new();
     let mut moves = Vec::new();
     for (keys, explained) in &unknown {
         if let Some(u) = explained {
@@ -202,6 +216,38 @@ fn fix_file(
                 });
                 return Ok(f);
             }
+        }
+        if let Some(UnknownValue {
+            reason: Reason::Repeated { line, .. },
+            ..
+        }) = explained
+        {
+            // The occurrence Helm ignores goes; the values read stay the same.
+            if keys.is_empty() {
+                f.refused = Some(Refused {
+                    reason: format!(
+                        "{}; cilium-cmp does not edit keys inside list items by lines",
+                        explained
+                            .as_ref()
+                            .map(ToString::to_string)
+                            .unwrap_or_default()
+                    ),
+                    patch: None,
+                });
+                return Ok(f);
+            }
+            repeated.push(Removal {
+                keys: keys.clone(),
+                comments: Vec::new(),
+                line: Some(*line),
+            });
+            f.removed.push(Removed {
+                path: keys.join("."),
+                explanation: explained.as_ref().map(ToString::to_string),
+                likely_meant: Vec::new(),
+                renamed_to: None,
+            });
+            continue;
         }
         let renamed_to = known_keys::moved_to(keys, version);
         if let Some(new) = renamed_to.clone().filter(|_| apply_renames) {
@@ -217,6 +263,7 @@ fn fix_file(
         removals.push(Removal {
             keys: keys.clone(),
             comments,
+            line: None,
         });
         f.removed.push(Removed {
             path: keys.join("."),
@@ -236,9 +283,12 @@ fn fix_file(
         }
         f.moved.push((old.join("."), new.join("."), already));
     }
-    match edit_by_lines(text, &removals, &moves) {
+    match edit_by_lines(text, &removals, &repeated, &moves) {
         Ok(edited) => {
-            let reread = crate::yaml::parse_value(&edited).ok();
+            let reread = crate::yaml::read::parse_value_as_helm(&edited)
+                .ok()
+                .filter(|(_, dups)| dups.is_empty())
+                .map(|(v, _)| v);
             let reread = reread.map(|v| {
                 if v.is_null() {
                     Value::Object(Map::new())
@@ -264,9 +314,12 @@ fn fix_file(
 
 /// The edit: dead keys out (a map whose written keys are all dead goes with them), then each
 /// rename, one at a time on the text so far.
+/// `repeated`: earlier occurrences of repeated keys, removed as they are (a map is never widened
+/// over them: its other occurrence stays).
 fn edit_by_lines(
     text: &str,
     removals: &[Removal],
+    repeated: &[Removal],
     moves: &[(Vec<String>, Vec<String>)],
 ) -> Result<String, String> {
     let layout = locate::layout(text).ok_or("the file does not parse")?;
@@ -275,7 +328,12 @@ fn edit_by_lines(
             "cilium-cmp does not edit this file by lines: {why}"
         ));
     }
-    let removals = widen_to_emptied_maps(&layout, removals, moves);
+    let mut removals = widen_to_emptied_maps(&layout, removals, moves);
+    removals.extend(repeated.iter().map(|r| Removal {
+        keys: r.keys.clone(),
+        comments: Vec::new(),
+        line: r.line,
+    }));
     let mut text = if removals.is_empty() {
         text.to_string()
     } else {
@@ -350,7 +408,11 @@ fn widen_to_emptied_maps(
         if !widened {
             return out
                 .into_iter()
-                .map(|(keys, comments)| Removal { keys, comments })
+                .map(|(keys, comments)| Removal {
+                    keys,
+                    comments,
+                    line: None,
+                })
                 .collect();
         }
     }
@@ -594,9 +656,9 @@ mod edit_properties {
             }
             let removals: Vec<Removal> = chosen
                 .iter()
-                .map(|p| Removal { keys: p.clone(), comments: vec!["gone".into()] })
+                .map(|p| Removal { keys: p.clone(), comments: vec!["gone".into()], line: None })
                 .collect();
-            let edited = edit_by_lines(&text, &removals, &[]).unwrap();
+            let edited = edit_by_lines(&text, &removals, &[], &[]).unwrap();
             let reread = crate::yaml::parse_value(&edited).unwrap();
             let reread = if reread.is_null() { Value::Object(Map::new()) } else { reread };
             prop_assert_eq!(&reread, &expected, "\n{}\n---\n{}", text, edited);
@@ -619,9 +681,9 @@ mod edit_properties {
             }
             let removals: Vec<Removal> = picks
                 .iter()
-                .map(|i| Removal { keys: keys[i.index(keys.len())].clone(), comments: vec!["x".into()] })
+                .map(|i| Removal { keys: keys[i.index(keys.len())].clone(), comments: vec!["x".into()], line: None })
                 .collect();
-            let _ = edit_by_lines(&text, &removals, &[]);
+            let _ = edit_by_lines(&text, &removals, &[], &[]);
             let old = keys[0].clone();
             let _ = edit::rename(&text, &layout, &old, &[old[0].clone(), "new".into(), "k".into()]);
         }

@@ -19,6 +19,35 @@ pub struct Located {
     pub lines: BTreeMap<String, usize>,
     /// Line and column where the document's root node starts.
     pub start: (usize, usize),
+    /// Keys written more than once in one mapping, when read as Helm reads a values file
+    /// (`parse_values_as_helm`); empty otherwise.
+    pub duplicates: Vec<Duplicate>,
+}
+
+/// A key written again in the same mapping. Helm reads values with sigs.k8s.io/yaml
+/// (`ReadValues` in helm/pkg/chart/common/util), which decodes with go-yaml v2 into a Go map:
+/// each occurrence replaces the one before it whole (no merging of two maps), so only the last
+/// one counts. Checked with Helm v4.2.3: `a: {b: 1}` then `a: {c: 2}` reads as `{a: {c: 2}}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Duplicate {
+    /// The dotted path (`[i]` for list items) of the key.
+    pub path: String,
+    /// The path as mapping keys, when no list lies above it (what `fix-values` edits).
+    pub keys: Option<Vec<String>>,
+    /// The 1-based line of the occurrence Helm ignores, and of the one after it that replaced it.
+    pub ignored_line: usize,
+    pub replaced_by_line: usize,
+}
+
+/// What the reader does with a key written twice in one mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Duplicates {
+    /// An error (settings files, Applications).
+    Refuse,
+    /// The last wins, silently (manifest streams, as Kubernetes' reader does).
+    LastWins,
+    /// The last wins, as in Helm's values, and each is recorded in `Located::duplicates`.
+    Record,
 }
 
 /// Where a reading failed (1-based line and column, in characters) and why. Displayed as
@@ -54,13 +83,24 @@ impl ReadError {
 
 /// Parses a single-document YAML text (an empty text is an empty mapping, as Helm treats it).
 pub fn parse_values(text: &str) -> Result<Located, ReadError> {
-    single(read_stream(text, true, true)?)
+    single(read_stream(text, true, Duplicates::Refuse)?)
+}
+
+/// A values file read as Helm reads it: a key written twice keeps its last value, and each
+/// such key is listed in `duplicates` (its earlier values do nothing, which the caller reports).
+pub fn parse_values_as_helm(text: &str) -> Result<Located, ReadError> {
+    single(read_stream(text, true, Duplicates::Record)?)
+}
+
+/// `parse_values_as_helm` without recording lines (the duplicates keep theirs).
+pub fn parse_value_as_helm(text: &str) -> Result<(Value, Vec<Duplicate>), ReadError> {
+    single(read_stream(text, false, Duplicates::Record)?).map(|doc| (doc.value, doc.duplicates))
 }
 
 /// `parse_values` without recording lines: for a render, which needs them only to report an
 /// error (and can read the text again then).
 pub fn parse_value(text: &str) -> Result<Value, ReadError> {
-    single(read_stream(text, false, true)?).map(|doc| doc.value)
+    single(read_stream(text, false, Duplicates::Refuse)?).map(|doc| doc.value)
 }
 
 fn single(mut docs: Vec<Located>) -> Result<Located, ReadError> {
@@ -69,6 +109,7 @@ fn single(mut docs: Vec<Located>) -> Result<Located, ReadError> {
             value: Value::Object(Map::new()),
             lines: BTreeMap::new(),
             start: (1, 1),
+            duplicates: Vec::new(),
         }),
         1 => Ok(docs.remove(0)),
         _ => Err(ReadError::Syntax {
@@ -83,31 +124,31 @@ fn single(mut docs: Vec<Located>) -> Result<Located, ReadError> {
 /// keeps its last value, as Kubernetes' reader does (Helm's own output has such keys where a
 /// template writes one twice); values files refuse them instead.
 pub fn parse_stream(text: &str) -> Result<Vec<Located>, ReadError> {
-    read_stream(text, true, false)
+    read_stream(text, true, Duplicates::LastWins)
 }
 
 /// `parse_stream` without recording lines: for large inputs read only for their objects (live
 /// cluster dumps), whose paths would cost more memory than the text itself.
 pub fn parse_stream_values(text: &str) -> Result<Vec<Value>, ReadError> {
-    Ok(read_stream(text, false, false)?
+    Ok(read_stream(text, false, Duplicates::LastWins)?
         .into_iter()
         .map(|doc| doc.value)
         .collect())
 }
 
-/// `refuse_duplicates`: a key written twice in one mapping is an error (for what users write,
-/// where Helm would silently drop the first), else the last wins.
 fn read_stream(
     text: &str,
     record_lines: bool,
-    refuse_duplicates: bool,
+    duplicates: Duplicates,
 ) -> Result<Vec<Located>, ReadError> {
     let mut reader = Reader {
         parser: Parser::new_from_str(text),
         anchors: BTreeMap::new(),
         lines: BTreeMap::new(),
         record_lines,
-        refuse_duplicates,
+        duplicates,
+        found: Vec::new(),
+        keys: Vec::new(),
         alias_budget: limits::MAX_ALIAS_EXPANSION,
         path_budget: limits::MAX_RECORDED_PATH_BYTES,
     };
@@ -118,6 +159,7 @@ fn read_stream(
             Event::StreamEnd => break,
             Event::DocumentStart(_) => {
                 reader.lines.clear();
+                reader.found.clear();
                 let (event, span) = reader.next()?;
                 let start = position(span);
                 let value = match event {
@@ -136,6 +178,7 @@ fn read_stream(
                         value,
                         lines: std::mem::take(&mut reader.lines),
                         start,
+                        duplicates: std::mem::take(&mut reader.found),
                     });
                 }
             }
@@ -146,6 +189,12 @@ fn read_stream(
     Ok(docs)
 }
 
+/// One step of the path to a node: a mapping key or a list index.
+enum Step {
+    Key(String),
+    Item(usize),
+}
+
 struct Reader<'a> {
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
     /// Anchored nodes with what copying one costs (`expansion_cost`).
@@ -153,7 +202,12 @@ struct Reader<'a> {
     lines: BTreeMap<String, usize>,
     /// Whether to fill `lines` (and so build every node's path).
     record_lines: bool,
-    refuse_duplicates: bool,
+    duplicates: Duplicates,
+    /// The duplicates of the current document (`Duplicates::Record`).
+    found: Vec<Duplicate>,
+    /// The keys from the root to the node being read (`None` for a list item), kept only with
+    /// `Duplicates::Record` to name a duplicate's path.
+    keys: Vec<Step>,
     /// What aliases may still copy in this stream (`limits::MAX_ALIAS_EXPANSION`).
     alias_budget: usize,
     /// Path bytes `lines` may still take (`limits::MAX_RECORDED_PATH_BYTES`).
@@ -268,7 +322,15 @@ impl<'a> Reader<'a> {
                     } else {
                         String::new()
                     };
-                    items.push(self.node(ev, sp, &child, depth + 1)?);
+                    let record = self.duplicates == Duplicates::Record;
+                    if record {
+                        self.keys.push(Step::Item(items.len()));
+                    }
+                    let item = self.node(ev, sp, &child, depth + 1);
+                    if record {
+                        self.keys.pop();
+                    }
+                    items.push(item?);
                 }
                 let v = Value::Array(items);
                 self.anchor(anchor, &v);
@@ -277,6 +339,8 @@ impl<'a> Reader<'a> {
             Event::MappingStart(anchor, _) => {
                 let mut map = Map::new();
                 let mut merged: Vec<Map<String, Value>> = Vec::new();
+                // Where each key was last written (`Duplicates::Record` only).
+                let mut key_lines: BTreeMap<String, usize> = BTreeMap::new();
                 loop {
                     let (ev, sp) = self.next()?;
                     if matches!(ev, Event::MappingEnd) {
@@ -299,7 +363,67 @@ impl<'a> Reader<'a> {
                         (true, true) => key.clone(),
                         (true, false) => format!("{path}.{key}"),
                     };
-                    let value = self.node(vev, vsp, &child, depth + 1)?;
+                    let seen_at = match (self.duplicates, map.contains_key(&key) && !is_merge) {
+                        (Duplicates::Refuse, true) => {
+                            // Helm keeps the last silently; where users write settings, say so.
+                            return Err(syntax(
+                                sp,
+                                &format!(
+                                    "duplicate key {}: each key may appear once in a mapping",
+                                    limits::quoted(&key)
+                                ),
+                            ));
+                        }
+                        (Duplicates::Record, true) => {
+                            if !child.is_empty() {
+                                // The earlier value's own paths are gone with it.
+                                let dotted = format!("{child}.");
+                                let listed = format!("{child}[");
+                                self.lines.retain(|p, _| {
+                                    !(p.starts_with(&dotted) || p.starts_with(&listed))
+                                });
+                            }
+                            key_lines.get(&key).copied()
+                        }
+                        _ => None,
+                    };
+                    let record = self.duplicates == Duplicates::Record && !is_merge;
+                    if record {
+                        self.keys.push(Step::Key(key.clone()));
+                    }
+                    let value = self.node(vev, vsp, &child, depth + 1);
+                    if record {
+                        self.keys.pop();
+                    }
+                    let value = value?;
+                    if record {
+                        if let Some(ignored_line) = seen_at {
+                            let mut keys = Vec::new();
+                            let mut path = String::new();
+                            let mut under_list = false;
+                            for step in self.keys.iter().chain([&Step::Key(key.clone())]) {
+                                match step {
+                                    Step::Key(k) => {
+                                        if !path.is_empty() {
+                                            path.push('.');
+                                        }
+                                        path.push_str(k);
+                                        keys.push(k.clone());
+                                    }
+                                    Step::Item(i) => {
+                                        path.push_str(&format!("[{i}]"));
+                                        under_list = true;
+                                    }
+                                }
+                            }
+                            self.found.push(Duplicate {
+                                path,
+                                keys: (!under_list).then_some(keys),
+                                ignored_line,
+                                replaced_by_line: sp.start.line(),
+                            });
+                        }
+                    }
                     if !child.is_empty() {
                         // A block mapping or list starts on the line after its key: name the
                         // key's line, where a reader looks for the value.
@@ -327,15 +451,8 @@ impl<'a> Reader<'a> {
                         }
                         continue;
                     }
-                    if self.refuse_duplicates && map.contains_key(&key) {
-                        // Helm keeps the last silently, so the first is lost without a word.
-                        return Err(syntax(
-                            sp,
-                            &format!(
-                                "duplicate key {}: each key may appear once in a mapping",
-                                limits::quoted(&key)
-                            ),
-                        ));
+                    if record {
+                        key_lines.insert(key.clone(), sp.start.line());
                     }
                     map.insert(key, value);
                 }
@@ -531,6 +648,46 @@ mod tests {
         assert_eq!(v["i"], json!(false));
         assert_eq!(v["j"], json!(7445.0));
         assert_eq!(v["k"], json!("2001-12-14T00:00:00Z"));
+    }
+
+    #[test]
+    fn a_values_file_keeps_the_last_of_a_repeated_key_as_helm_does() {
+        // What Helm v4.2.3's values reader gave for this text: {"envoy":{"enabled":false},"foo":1}
+        // (the second `envoy:` replaces the first whole) and, for the nested one, {"x": 2}.
+        let text = "envoy:\n  enabled: true\n  log: {level: debug}\nfoo: 1\nenvoy:\n  enabled: false\nbar:\n  x: 1\n  x: 2\nl:\n- {k: 1, k: 2}\n";
+        let doc = parse_values_as_helm(text).unwrap();
+        assert_eq!(
+            doc.value,
+            serde_json::json!({"envoy": {"enabled": false}, "foo": 1.0, "bar": {"x": 2.0}, "l": [{"k": 2.0}]})
+        );
+        let found: Vec<(&str, Option<Vec<String>>, usize, usize)> = doc
+            .duplicates
+            .iter()
+            .map(|d| {
+                (
+                    d.path.as_str(),
+                    d.keys.clone(),
+                    d.ignored_line,
+                    d.replaced_by_line,
+                )
+            })
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("envoy", Some(vec!["envoy".into()]), 1, 5),
+                ("bar.x", Some(vec!["bar".into(), "x".into()]), 8, 9),
+                ("l[0].k", None, 11, 11),
+            ]
+        );
+        // The ignored occurrence's own paths are not reported as written.
+        assert_eq!(doc.lines.get("envoy.log"), None);
+        assert_eq!(doc.lines.get("envoy.enabled"), Some(&6));
+        let (value, dups) = parse_value_as_helm(text).unwrap();
+        assert_eq!(value, doc.value);
+        assert_eq!(dups, doc.duplicates);
+        // Settings and Applications still refuse them.
+        assert!(parse_values(text).is_err());
     }
 
     #[test]
