@@ -131,7 +131,8 @@ fn charts(_test: &str) -> PathBuf {
     harness::shared("charts")
 }
 
-fn scenario_side(name: &str, version: &str, test: &str) -> Side {
+/// A scenario's inputs with the release's archive.
+fn scenario_inputs(name: &str, version: &str, test: &str) -> cilium_cmp::Inputs {
     let file = harness::shared("cilium-reference/scenarios").join(format!("{name}.yaml"));
     let dir = charts(test);
     let (mut inputs, _) = scenario::inputs_from_file(&file, version).expect("scenario reads");
@@ -139,7 +140,12 @@ fn scenario_side(name: &str, version: &str, test: &str) -> Side {
         cilium_cmp::chart::ChartFiles::open(&dir.join(format!("cilium-{version}.tgz")))
             .expect("archive opens"),
     );
-    let text = cilium_cmp::render(&inputs).expect("the scenario renders");
+    inputs
+}
+
+fn scenario_side(name: &str, version: &str, test: &str) -> Side {
+    let text =
+        cilium_cmp::render(&scenario_inputs(name, version, test)).expect("the scenario renders");
     Side {
         label: name.into(),
         version: cilium_cmp::versions::parse(version).unwrap(),
@@ -149,15 +155,11 @@ fn scenario_side(name: &str, version: &str, test: &str) -> Side {
 
 /// The side `diff --base` makes of a render: the objects `output::finish` kept, never read back.
 fn scenario_objects_side(name: &str, version: &str, test: &str) -> Side {
-    let file = harness::shared("cilium-reference/scenarios").join(format!("{name}.yaml"));
-    let dir = charts(test);
-    let (mut inputs, _) = scenario::inputs_from_file(&file, version).expect("scenario reads");
-    inputs.chart = Some(
-        cilium_cmp::chart::ChartFiles::open(&dir.join(format!("cilium-{version}.tgz")))
-            .expect("archive opens"),
-    );
-    let stream = cilium_cmp::render::render_stream(&inputs, cilium_cmp::output::Keep::Objects)
-        .expect("the scenario renders");
+    let stream = cilium_cmp::render::render_stream(
+        &scenario_inputs(name, version, test),
+        cilium_cmp::output::Keep::Objects,
+    )
+    .expect("the scenario renders");
     Side {
         label: name.into(),
         version: cilium_cmp::versions::parse(version).unwrap(),
