@@ -338,7 +338,9 @@ impl<'a> Reader<'a> {
             }
             Event::MappingStart(anchor, _) => {
                 let mut map = Map::new();
-                let mut merged: Vec<Map<String, Value>> = Vec::new();
+                // The keys written in the mapping itself, once a merge key has put others in
+                // `map` (until then they are `map`'s keys): only these can be repeated.
+                let mut written: Option<std::collections::HashSet<String>> = None;
                 // Where each key was last written (`Duplicates::Record` only).
                 let mut key_lines: BTreeMap<String, usize> = BTreeMap::new();
                 loop {
@@ -363,7 +365,12 @@ impl<'a> Reader<'a> {
                         (true, true) => key.clone(),
                         (true, false) => format!("{path}.{key}"),
                     };
-                    let seen_at = match (self.duplicates, map.contains_key(&key) && !is_merge) {
+                    let repeated = !is_merge
+                        && match &written {
+                            None => map.contains_key(&key),
+                            Some(w) => w.contains(&key),
+                        };
+                    let seen_at = match (self.duplicates, repeated) {
                         (Duplicates::Refuse, true) => {
                             // Helm keeps the last silently; where users write settings, say so.
                             return Err(syntax(
@@ -430,14 +437,18 @@ impl<'a> Reader<'a> {
                         self.lines.insert(child, sp.start.line());
                     }
                     if is_merge {
-                        // YAML 1.1 merge keys, which go-yaml honours: entries written
-                        // in the mapping itself win over merged ones.
+                        // YAML 1.1 merge keys as Helm's reader (go-yaml v2, in sigs.k8s.io/yaml)
+                        // applies them, in the order written: a merge sets every key it brings,
+                        // over keys written before it, and keys written after it win; of a list
+                        // of mappings the earlier ones win (v2's `decoder.merge` applies the
+                        // list backwards). Checked with Helm 4's own reader.
+                        let mut sources = Vec::new();
                         match value {
-                            Value::Object(m) => merged.push(m),
+                            Value::Object(m) => sources.push(m),
                             Value::Array(list) => {
                                 for item in list {
                                     match item {
-                                        Value::Object(m) => merged.push(m),
+                                        Value::Object(m) => sources.push(m),
                                         _ => {
                                             return Err(syntax(
                                                 vsp,
@@ -449,17 +460,21 @@ impl<'a> Reader<'a> {
                             }
                             _ => return Err(syntax(vsp, "a merge key (<<) takes mappings")),
                         }
+                        if written.is_none() {
+                            written = Some(map.keys().cloned().collect());
+                        }
+                        for m in sources.into_iter().rev() {
+                            map.extend(m);
+                        }
                         continue;
                     }
                     if record {
                         key_lines.insert(key.clone(), sp.start.line());
                     }
-                    map.insert(key, value);
-                }
-                for m in merged {
-                    for (k, v) in m {
-                        map.entry(k).or_insert(v);
+                    if let Some(w) = &mut written {
+                        w.insert(key.clone());
                     }
+                    map.insert(key, value);
                 }
                 let v = Value::Object(map);
                 self.anchor(anchor, &v);
@@ -696,6 +711,30 @@ mod tests {
         assert_eq!(doc.value["other"], json!({"x": 1.0, "z": 3.0}));
         assert_eq!(doc.lines["other.z"], 6);
         assert_eq!(doc.lines["base.x"], 2);
+    }
+
+    /// What Helm 4's reader (`helm_values_from_yaml`, go-yaml v2) gives for each text: merges
+    /// apply in the order written, and of a list of mappings the earlier win.
+    #[test]
+    fn merge_keys_apply_in_the_order_helm_applies_them() {
+        let cases = [
+            ("a: 1\n<<: {a: 5, b: 6}\n", json!({"a": 5.0, "b": 6.0})),
+            ("<<: {a: 5, b: 6}\na: 1\n", json!({"a": 1.0, "b": 6.0})),
+            (
+                "x: &x {k: 1}\nw: &w {k: 2, j: 3}\nz:\n  <<: [*x, *w]\n",
+                json!({"x": {"k": 1.0}, "w": {"k": 2.0, "j": 3.0}, "z": {"k": 1.0, "j": 3.0}}),
+            ),
+            (
+                "x: &x {k: 1}\nw: &w {k: 2}\nz:\n  <<: *x\n  <<: *w\n",
+                json!({"x": {"k": 1.0}, "w": {"k": 2.0}, "z": {"k": 2.0}}),
+            ),
+        ];
+        for (text, helm) in cases {
+            assert_eq!(parse_values(text).unwrap().value, helm, "{text}");
+        }
+        // A key written after a merge that brought it is no repetition.
+        assert!(parse_values("b: &b {k: 1}\nc:\n  <<: *b\n  k: 2\n").is_ok());
+        assert!(parse_values("c:\n  k: 1\n  <<: {j: 2}\n  k: 3\n").is_err());
     }
 
     #[test]
