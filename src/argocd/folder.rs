@@ -343,6 +343,14 @@ pub fn read_settings(repo: &Repo) -> Result<Settings, GenerateError> {
     parse_settings(&text, &shown)
 }
 
+/// A setting's value in a message: a string as written (quoted once), anything else as JSON.
+fn shown_value(v: &Value) -> String {
+    match v {
+        Value::String(text) => crate::limits::quoted(text),
+        other => crate::limits::quoted(&other.to_string()),
+    }
+}
+
 /// The settings file's text, read; `shown` names the file in errors.
 pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError> {
     let fail = |message: String| GenerateError::Folder {
@@ -383,7 +391,7 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
         Some(other) => {
             return Err(fail(format!(
                 "ciliumVersion must be a quoted string such as \"1.20.0\"; YAML reads the unquoted {} as a {}",
-                crate::limits::quoted(&other.to_string()),
+                shown_value(other),
                 type_name(other)
             )))
         }
@@ -400,7 +408,7 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
                         return Err(fail(format!(
                             "valuesFiles[{i}] must be a path (a string), not the {} {}",
                             type_name(other),
-                            crate::limits::quoted(&other.to_string())
+                            shown_value(other)
                         )))
                     }
                 }
@@ -411,7 +419,7 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
             return Err(fail(format!(
                 "valuesFiles must be a list of paths relative to the folder, e.g. [values.yaml], not the {} {}",
                 type_name(other),
-                crate::limits::quoted(&other.to_string())
+                shown_value(other)
             )))
         }
     };
@@ -422,7 +430,7 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
             return Err(fail(format!(
                 "allowUnknownKeys must be true or false, not the {} {}",
                 type_name(other),
-                crate::limits::quoted(&other.to_string())
+                shown_value(other)
             )))
         }
     };
@@ -477,7 +485,7 @@ fn parse_cluster_settings(
                 key,
                 format!(
                     "{key} must be a quoted string such as {example}; YAML reads the unquoted {} as a {}",
-                    crate::limits::quoted(&other.to_string()),
+                    shown_value(other),
                     type_name(other)
                 ),
             )),
@@ -520,7 +528,7 @@ fn parse_cluster_settings(
                             format!(
                                 "apiVersions[{i}] must be an API version such as monitoring.coreos.com/v1 or a resource such as monitoring.coreos.com/v1/ServiceMonitor, not the {} {}",
                                 type_name(other),
-                                crate::limits::quoted(&other.to_string())
+                                shown_value(other)
                             ),
                         ))
                     }
@@ -534,7 +542,7 @@ fn parse_cluster_settings(
                 format!(
                     "apiVersions must be a list of the API versions the cluster serves (Argo CD's KUBE_API_VERSIONS), e.g. [monitoring.coreos.com/v1], not the {} {}",
                     type_name(other),
-                    crate::limits::quoted(&other.to_string())
+                    shown_value(other)
                 ),
             ))
         }
@@ -570,7 +578,7 @@ fn parse_mesh_settings(
                     "clusterMesh must be a mapping with the keys {}, not the {} {}",
                     MESH_KEYS.join(", "),
                     type_name(other),
-                    crate::limits::quoted(&other.to_string())
+                    shown_value(other)
                 ),
             ))
         }
@@ -603,7 +611,7 @@ fn parse_mesh_settings(
                             format!(
                                 "{path} must be a cluster name (a string, as in clustermesh.config.clusters), not the {} {}",
                                 type_name(other),
-                                crate::limits::quoted(&other.to_string())
+                                shown_value(other)
                             ),
                         ))
                     }
@@ -616,7 +624,7 @@ fn parse_mesh_settings(
                 format!(
                     "clusterMesh.externalPeers must be a list of cluster names, e.g. [legacy-dc], not the {} {}",
                     type_name(other),
-                    crate::limits::quoted(&other.to_string())
+                    shown_value(other)
                 ),
             ))
         }
@@ -631,7 +639,7 @@ fn parse_mesh_settings(
                 "clusterMesh.sharedCA",
                 format!(
                     "clusterMesh.sharedCA must be {SHARED_CA_PRE_CREATED} (the cilium-ca Secret, or the certificates, come from the mesh's one CA outside the chart) or absent, not {}",
-                    crate::limits::quoted(&other.to_string())
+                    shown_value(other)
                 ),
             ))
         }
@@ -812,6 +820,13 @@ mod tests {
         assert!(s.allow_unknown_keys);
         let e = parse_settings("allowUnknownKeys: \"yes\"\n", "cilium-cmp.yaml").unwrap_err();
         assert!(e.to_string().contains("true or false"), "{e}");
+        // The string is quoted once, as the user wrote it.
+        assert!(e.to_string().ends_with("not the string \"yes\""), "{e}");
+        let e = parse_settings("valuesFiles: values.yaml\n", "cilium-cmp.yaml").unwrap_err();
+        assert!(
+            e.to_string().contains("not the string \"values.yaml\""),
+            "{e}"
+        );
     }
 
     #[test]
