@@ -74,20 +74,31 @@ pub fn load(digest: &[u8; 32]) -> Option<Loaded> {
 /// builds compiled from it. A cache: what fails is left out, silently but for a debug line.
 pub fn store(digest: &[u8; 32], files: &BTreeMap<String, Vec<u8>>, templates: &[u8]) {
     let Some(dir) = dir() else { return };
-    if let Err(e) = write(&dir, digest, &encode(digest, files, templates)) {
+    if let Err(e) = write(&dir, digest, files, templates) {
         tracing::debug!("compiled chart not written to {}: {e}", dir.display());
     }
 }
 
-fn write(dir: &Path, digest: &[u8; 32], blob: &[u8]) -> std::io::Result<()> {
+fn write(
+    dir: &Path,
+    digest: &[u8; 32],
+    files: &BTreeMap<String, Vec<u8>>,
+    templates: &[u8],
+) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let name = file_name(digest);
     let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    // Written through a buffer, not built whole first: a first use holds the archive's files
+    // and their trees already, and a third copy of them would raise its peak memory.
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&temp)
-        .and_then(|mut f| f.write_all(blob));
+        .and_then(|f| {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, f);
+            write_compiled(&mut out, digest, files, templates)?;
+            out.flush()
+        });
     // No fsync: a file cut short by a crash is refused when read, and written again.
     let renamed = written.and_then(|()| std::fs::rename(&temp, dir.join(&name)));
     if renamed.is_err() {
@@ -137,31 +148,65 @@ const KEPT: usize = 64;
 /// A temporary file older than this was left by a writer that died before renaming it.
 const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
 
+/// The compiled chart's bytes (what `write` writes; for the tests).
+#[cfg(test)]
 fn encode(digest: &[u8; 32], files: &BTreeMap<String, Vec<u8>>, templates: &[u8]) -> Vec<u8> {
-    let size = files
-        .iter()
-        .map(|(n, b)| n.len() + b.len() + 16)
-        .sum::<usize>();
-    let mut out = Vec::with_capacity(size + templates.len() + 128);
-    out.extend_from_slice(MAGIC);
-    put(&mut out, BUILD.as_bytes());
-    out.extend_from_slice(digest);
-    let checked = out.len();
-    out.extend_from_slice(&[0; 4]);
-    out.extend_from_slice(&(files.len() as u64).to_le_bytes());
-    for (name, bytes) in files {
-        put(&mut out, name.as_bytes());
-        put(&mut out, bytes);
-    }
-    put(&mut out, templates);
-    let crc = crc32fast::hash(&out[checked + 4..]);
-    out[checked..checked + 4].copy_from_slice(&crc.to_le_bytes());
-    out
+    let mut out = std::io::Cursor::new(Vec::new());
+    write_compiled(&mut out, digest, files, templates).expect("a Vec takes every write");
+    out.into_inner()
 }
 
-fn put(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-    out.extend_from_slice(bytes);
+/// Writes a compiled chart to `out`: the header, a CRC-32 of what follows it, the files and the
+/// templates section. The CRC is taken while writing and put in its place at the end.
+fn write_compiled<W: Write + std::io::Seek>(
+    out: &mut W,
+    digest: &[u8; 32],
+    files: &BTreeMap<String, Vec<u8>>,
+    templates: &[u8],
+) -> std::io::Result<()> {
+    out.write_all(MAGIC)?;
+    put(out, BUILD.as_bytes())?;
+    out.write_all(digest)?;
+    let crc_at = out.stream_position()?;
+    out.write_all(&[0; 4])?;
+    let mut body = Checked {
+        out: &mut *out,
+        crc: crc32fast::Hasher::new(),
+    };
+    body.write_all(&(files.len() as u64).to_le_bytes())?;
+    for (name, bytes) in files {
+        put(&mut body, name.as_bytes())?;
+        put(&mut body, bytes)?;
+    }
+    put(&mut body, templates)?;
+    let crc = body.crc.finalize();
+    out.seek(std::io::SeekFrom::Start(crc_at))?;
+    out.write_all(&crc.to_le_bytes())?;
+    out.seek(std::io::SeekFrom::End(0))?;
+    Ok(())
+}
+
+/// A writer that keeps the CRC-32 of what passes through it.
+struct Checked<'a, W: Write> {
+    out: &'a mut W,
+    crc: crc32fast::Hasher,
+}
+
+impl<W: Write> Write for Checked<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+fn put(out: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
+    out.write_all(&(bytes.len() as u64).to_le_bytes())?;
+    out.write_all(bytes)
 }
 
 fn decode(blob: &[u8], digest: &[u8; 32]) -> Option<Loaded> {
