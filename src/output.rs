@@ -165,11 +165,18 @@ pub struct Stream {
 /// round-trip; the parity suite checks that on every scenario (`tests/support/helm_compare.rs`).
 pub fn finish(objects: Vec<Value>, keep: Keep) -> Result<Stream, StampError> {
     let objects = sorted(objects);
+    // cilium-config carries the hash; without it (a preflight-only render), the first object
+    // that can: one whose annotations are a map or absent. The chart writes `annotations: null`
+    // on some (the cilium-secrets Namespace), and turning that null into a map would change the
+    // object.
     let target = objects
         .iter()
         .position(|o| {
-            field(o, &["kind"]) == "ConfigMap" && field(o, &["metadata", "name"]) == "cilium-config"
+            field(o, &["kind"]) == "ConfigMap"
+                && field(o, &["metadata", "name"]) == "cilium-config"
+                && can_carry(o)
         })
+        .or_else(|| objects.iter().position(can_carry))
         .unwrap_or(0);
     let mut out = String::with_capacity(objects.len() * 4096);
     let mut carrier = 0..0;
@@ -292,6 +299,19 @@ fn annotation_lines(doc: &str) -> Option<(usize, usize, usize)> {
     } else {
         (from, to, digits)
     })
+}
+
+/// Whether `stamp` can put the hash on `o`: an object whose metadata is a map or absent, and
+/// whose annotations are a map or absent.
+fn can_carry(o: &Value) -> bool {
+    let Value::Object(obj) = o else { return false };
+    match obj.get("metadata") {
+        None => true,
+        Some(Value::Object(meta)) => {
+            matches!(meta.get("annotations"), None | Some(Value::Object(_)))
+        }
+        Some(_) => false,
+    }
 }
 
 /// Puts the hash annotation on `o`; false where its metadata or annotations are no map.
@@ -471,6 +491,24 @@ mod tests {
             "{doc}"
         );
         assert_eq!(&doc[digits..digits + PLACEHOLDER.len()], PLACEHOLDER);
+    }
+
+    /// Without cilium-config, an object whose annotations are null is passed over for the next.
+    #[test]
+    fn an_object_with_null_annotations_is_passed_over_for_the_stamp() {
+        let s = finish(
+            vec![
+                json!({"kind": "Namespace", "metadata": {"name": "n", "annotations": null}}),
+                json!({"kind": "ServiceAccount", "metadata": {"name": "a"}}),
+            ],
+            Keep::Text,
+        )
+        .unwrap();
+        let (stamped, computed) = verify(&s.text).unwrap();
+        assert_eq!(stamped.as_deref(), Some(computed.as_str()));
+        assert_eq!(s.hash, stamped);
+        let first = s.text.split("\n---\n").next().unwrap();
+        assert!(first.contains("annotations: null"), "{}", s.text);
     }
 
     /// A carrier whose metadata is no map cannot carry the hash: the stream is left unstamped.
