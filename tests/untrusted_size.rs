@@ -153,7 +153,7 @@ fn a_diff_of_100k_extra_env_items_is_refused_naming_the_list() {
     refused(
         &o,
         &[
-            "the base render",
+            "the old render",
             "DaemonSet kube-system/cilium",
             "spec.template.spec.containers[0].env holds more than 10,000 items",
         ],

@@ -335,6 +335,86 @@ impl ObjectName {
     }
 }
 
+/// The list bounds of `scan`, on documents that are already trees (the objects a render kept,
+/// `output::Keep::Objects`): the comparison that follows is bounded alike whether it reads a
+/// stream or gets its objects. The render itself is bounded by the engine's limits, so only
+/// the per-list and per-object item counts are checked here. `Err` is the refusal, worded as
+/// `scan`'s (without the line, which a tree does not have).
+pub fn check_trees(docs: &[serde_json::Value]) -> Result<(), String> {
+    use serde_json::Value;
+    fn walk(v: &Value, path: &mut String, items: &mut usize) -> Result<(), String> {
+        match v {
+            Value::Array(list) => {
+                if list.len() > MAX_LIST_ITEMS {
+                    let shown = if path.is_empty() {
+                        "the object"
+                    } else {
+                        path.as_str()
+                    };
+                    return Err(format!(
+                        "{shown} holds more than {} items",
+                        thousands(MAX_LIST_ITEMS)
+                    ));
+                }
+                *items += list.len();
+                if *items > MAX_OBJECT_LIST_ITEMS {
+                    return Err(format!(
+                        "its lists hold more than {} items together",
+                        thousands(MAX_OBJECT_LIST_ITEMS)
+                    ));
+                }
+                for (i, item) in list.iter().enumerate() {
+                    let at = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    walk(item, path, items)?;
+                    path.truncate(at);
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map {
+                    let at = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(&crate::limits::shown(k));
+                    walk(item, path, items)?;
+                    path.truncate(at);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+    for (i, doc) in docs.iter().enumerate() {
+        let (mut path, mut items) = (String::new(), 0);
+        if let Err(why) = walk(doc, &mut path, &mut items) {
+            let field = |p: &str| {
+                doc.pointer(p)
+                    .and_then(Value::as_str)
+                    .map(crate::limits::shown)
+            };
+            let name = match (
+                field("/kind"),
+                field("/metadata/name"),
+                field("/metadata/namespace"),
+            ) {
+                (Some(k), Some(n), Some(ns)) => format!(", {k} {ns}/{n}"),
+                (Some(k), Some(n), None) => format!(", {k} {n}"),
+                (Some(k), None, _) => format!(", a {k}"),
+                _ => String::new(),
+            };
+            return Err(format!(
+                "document {}{name}: {why}; cilium-cmp compares at most {} items per list and {} per \
+                 object (real Cilium objects hold a few hundred)",
+                i + 1,
+                thousands(MAX_LIST_ITEMS),
+                thousands(MAX_OBJECT_LIST_ITEMS),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `12345678` as `12,345,678`.
 pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
@@ -359,6 +439,21 @@ mod tests {
              spec: {{template: {{spec: {{containers: [{{name: a, env: [{}]}}]}}}}}}\n",
             items.join(",")
         )
+    }
+
+    #[test]
+    fn trees_are_held_to_the_list_bounds_of_streams() {
+        let env: Vec<serde_json::Value> =
+            (0..=MAX_LIST_ITEMS).map(|i| serde_json::json!(i)).collect();
+        let ds = serde_json::json!({"kind": "DaemonSet", "metadata": {"name": "cilium", "namespace": "kube-system"},
+            "spec": {"template": {"spec": {"containers": [{"env": env}]}}}});
+        let why = check_trees(&[serde_json::json!({"kind": "ConfigMap"}), ds]).unwrap_err();
+        assert!(
+            why.starts_with("document 2, DaemonSet kube-system/cilium: spec.template.spec.containers[0].env holds more than 10,000 items"),
+            "{why}"
+        );
+        let small = serde_json::json!({"kind": "ConfigMap", "data": {"a": [1, 2, 3]}});
+        assert!(check_trees(&[small]).is_ok());
     }
 
     #[test]

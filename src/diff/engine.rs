@@ -104,6 +104,7 @@ impl Renders {
                 SideStream::Text(text) => {
                     live::objects_of(label, &text, namespace).map_err(|e| e.to_string())?
                 }
+                // Held to the list bounds when they were kept (`repo::render_inputs`).
                 SideStream::Objects(docs) => live::objects_from_documents(label, docs, namespace)
                     .map_err(|e| e.to_string())?,
             };

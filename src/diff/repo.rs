@@ -248,6 +248,9 @@ pub fn render_inputs(inputs: &crate::Inputs, label: &str, upgrade: bool) -> Resu
         }
         other => other.map_err(|e| e.to_string())?,
     };
+    // The comparison is bounded as it is for a stream read back (`bounds::scan`), and a side
+    // past the bounds is refused before the other side is rendered.
+    crate::adopt::bounds::check_trees(&stream.objects)?;
     Ok(Side {
         label: label.to_string(),
         version,
