@@ -26,17 +26,10 @@ pub fn inline_manifest_patch(name: &str, contents: &str, content_hash: &str) -> 
 
 /// The inline manifests of a Talos machine-config patch or machine config (`cluster:
 /// inlineManifests:`, each `name` and `contents`), for `verify`; None when `text` is not one.
+/// Read as `talos-check` reads a machine config (`talos_config`).
 pub fn inline_manifests(text: &str) -> Option<Vec<(String, String)>> {
     let doc = crate::yaml::parse_values(text).ok()?;
-    let list = doc.value.pointer("/cluster/inlineManifests")?.as_array()?;
-    let manifests: Vec<(String, String)> = list
-        .iter()
-        .filter_map(|m| {
-            let contents = m.get("contents")?.as_str()?;
-            let name = m.get("name").and_then(Value::as_str).unwrap_or("");
-            Some((name.to_string(), contents.to_string()))
-        })
-        .collect();
+    let manifests = crate::talos_config::inline_manifests_of(&doc.value, "").ok()?;
     (!manifests.is_empty()).then_some(manifests)
 }
 

@@ -106,7 +106,10 @@ fn is_v1alpha1(doc: &Value) -> bool {
             || doc.get("cluster").is_some())
 }
 
-fn inline_manifests_of(doc: &Value, whose: &str) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn inline_manifests_of(
+    doc: &Value,
+    whose: &str,
+) -> Result<Vec<(String, String)>, String> {
     let Some(list) = doc.pointer("/cluster/inlineManifests") else {
         return Ok(Vec::new());
     };

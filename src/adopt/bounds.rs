@@ -250,14 +250,7 @@ impl Scan {
     }
 
     fn refusal(&self, why: &str) -> String {
-        format!(
-            "document {}{}: {why}; cilium-cmp compares at most {} items per list and {} per \
-             object (real Cilium objects hold a few hundred)",
-            self.document,
-            self.object.shown(),
-            thousands(MAX_LIST_ITEMS),
-            thousands(MAX_OBJECT_LIST_ITEMS),
-        )
+        list_refusal(self.document, &self.object.shown(), why)
     }
 }
 
@@ -393,26 +386,25 @@ pub fn check_trees(docs: &[serde_json::Value]) -> Result<(), String> {
                     .and_then(Value::as_str)
                     .map(crate::limits::shown)
             };
-            let name = match (
-                field("/kind"),
-                field("/metadata/name"),
-                field("/metadata/namespace"),
-            ) {
-                (Some(k), Some(n), Some(ns)) => format!(", {k} {ns}/{n}"),
-                (Some(k), Some(n), None) => format!(", {k} {n}"),
-                (Some(k), None, _) => format!(", a {k}"),
-                _ => String::new(),
+            let name = ObjectName {
+                kind: field("/kind"),
+                namespace: field("/metadata/namespace"),
+                name: field("/metadata/name"),
             };
-            return Err(format!(
-                "document {}{name}: {why}; cilium-cmp compares at most {} items per list and {} per \
-                 object (real Cilium objects hold a few hundred)",
-                i + 1,
-                thousands(MAX_LIST_ITEMS),
-                thousands(MAX_OBJECT_LIST_ITEMS),
-            ));
+            return Err(list_refusal(i + 1, &name.shown(), &why));
         }
     }
     Ok(())
+}
+
+/// A list bound broken in document `document` (`object`: what `ObjectName::shown` gives).
+fn list_refusal(document: usize, object: &str, why: &str) -> String {
+    format!(
+        "document {document}{object}: {why}; cilium-cmp compares at most {} items per list and {} \
+         per object (real Cilium objects hold a few hundred)",
+        thousands(MAX_LIST_ITEMS),
+        thousands(MAX_OBJECT_LIST_ITEMS),
+    )
 }
 
 /// `12345678` as `12,345,678`.
