@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
+use crate::gofmt::go_json_float;
 use crate::values::{Values, View};
 
 /// One violation, described for a person.
@@ -255,7 +256,12 @@ fn allowed_types(schema: &Value) -> Vec<String> {
 
 fn violation(path: &str, schema: &Value, v: &Value) -> Violation {
     let shown = {
-        let s = v.to_string();
+        // A number as the user wrote it: values are read as Helm reads them (a whole number
+        // becomes a float), and serde_json would show `1` as `1.0`.
+        let s = match v {
+            Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), go_json_float),
+            _ => v.to_string(),
+        };
         if s.chars().count() > 80 {
             format!("{}…", s.chars().take(80).collect::<String>())
         } else {
@@ -391,6 +397,19 @@ mod tests {
         assert_eq!(paths, ["a.b", "a.num", "l", "mode"]);
         assert!(v[0].message.contains("boolean"), "{}", v[0].message);
         assert!(v[3].message.contains("\"x\", \"w\""), "{}", v[3].message);
+    }
+
+    #[test]
+    fn a_whole_number_is_shown_as_written() {
+        // Read as Helm reads values, `tag: 1` is the float 1; the message must still say `1`.
+        let schema = json!({"properties": {"tag": {"type": "string"}}, "type": "object"});
+        let v = run(json!({"tag": "v1"}), "tag: 1\n", schema);
+        assert_eq!(v.len(), 1);
+        assert!(
+            v[0].message.starts_with("1 is an integer, but"),
+            "{}",
+            v[0].message
+        );
     }
 
     #[test]
