@@ -63,6 +63,7 @@ pub fn check(objects: &[Value], values: &Values, cilium: CiliumVersion) -> Resul
     for object in objects {
         negative_replicas(object, values, &mut findings);
         shapes(object, values, &mut findings);
+        resource_amounts(object, values, &mut findings);
         data_size(object, &mut findings);
     }
     if findings.is_empty() {
@@ -258,17 +259,7 @@ fn shapes(object: &Value, values: &Values, findings: &mut Vec<Violation>) {
     };
     expect("metadata.", &object["metadata"], METADATA_MAPS, Shape::Map);
     texts("metadata.", &object["metadata"], METADATA_MAPS);
-    let template = match object["kind"].as_str() {
-        Some("CronJob") => Some((
-            "spec.jobTemplate.spec.template.",
-            &object["spec"]["jobTemplate"]["spec"]["template"],
-        )),
-        Some("DaemonSet" | "Deployment" | "StatefulSet" | "Job" | "ReplicaSet") => {
-            Some(("spec.template.", &object["spec"]["template"]))
-        }
-        _ => None,
-    };
-    if let Some((at, template)) = template {
+    if let Some((at, template)) = pod_template(object) {
         let meta = format!("{at}metadata.");
         expect(&meta, &template["metadata"], METADATA_MAPS, Shape::Map);
         texts(&meta, &template["metadata"], METADATA_MAPS);
@@ -318,6 +309,92 @@ fn shapes(object: &Value, values: &Values, findings: &mut Vec<Violation>) {
                 crate::limits::shown(&at),
             ),
         ));
+    }
+}
+
+/// The pod template of a workload, with the path that leads to it.
+fn pod_template(object: &Value) -> Option<(&'static str, &Value)> {
+    match object["kind"].as_str() {
+        Some("CronJob") => Some((
+            "spec.jobTemplate.spec.template.",
+            &object["spec"]["jobTemplate"]["spec"]["template"],
+        )),
+        Some("DaemonSet" | "Deployment" | "StatefulSet" | "Job" | "ReplicaSet") => {
+            Some(("spec.template.", &object["spec"]["template"]))
+        }
+        _ => None,
+    }
+}
+
+/// A container's resource amounts as the API server reads them: each must be a quantity
+/// (`resource.ParseQuantity`, k8s.io/apimachinery pkg/api/resource/quantity.go, or the object is
+/// not even decoded), none negative, and no request above its limit
+/// (`ValidateResourceRequirements`, kubernetes pkg/apis/core/validation/validation.go:
+/// "must be greater than or equal to 0", "must be less than or equal to ... limit"). Helm
+/// writes `cpu: lots` without a word; the DaemonSet is refused at apply, after the sync began.
+fn resource_amounts(object: &Value, values: &Values, findings: &mut Vec<Violation>) {
+    let Some((at, template)) = pod_template(object) else {
+        return;
+    };
+    for list in ["containers", "initContainers"] {
+        for container in template["spec"][list].as_array().into_iter().flatten() {
+            let name = container["name"].as_str().unwrap_or("?");
+            let resources = &container["resources"];
+            for kind in ["limits", "requests"] {
+                for (resource, amount) in resources[kind].as_object().into_iter().flatten() {
+                    let field = format!("{at}spec.{list}[{name}].resources.{kind}.{resource}");
+                    let problem = if !crate::quantity::is_quantity(amount) {
+                        "which the API server does not read as a quantity (write one such as 100m, 1, 128Mi or 1Gi), so it refuses the object"
+                    } else if crate::quantity::amount(amount).is_some_and(|n| n < 0) {
+                        "and Kubernetes refuses a negative resource amount (0 or more)"
+                    } else {
+                        continue;
+                    };
+                    let hint = user_paths(values.user(), &|key, v| key == resource && v == amount);
+                    findings.push(Violation::of_object(
+                        object_name(object),
+                        from_values(values, &hint),
+                        format!(
+                            "{} would be {}, {problem}",
+                            crate::limits::shown(&field),
+                            written(amount),
+                        ),
+                    ));
+                }
+            }
+            for (resource, request) in resources["requests"].as_object().into_iter().flatten() {
+                let limit = &resources["limits"][resource];
+                let (Some(r), Some(l)) = (
+                    crate::quantity::amount(request),
+                    crate::quantity::amount(limit),
+                ) else {
+                    continue;
+                };
+                if r > l && l >= 0 {
+                    let hint = user_paths(values.user(), &|key, v| {
+                        key == resource && (v == request || v == limit)
+                    });
+                    findings.push(Violation::of_object(
+                        object_name(object),
+                        from_values(values, &hint),
+                        format!(
+                            "{at}spec.{list}[{name}].resources would request {} {} with a limit of {}; Kubernetes refuses a request above its limit",
+                            written(request),
+                            crate::limits::shown(resource),
+                            written(limit),
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// A rendered value as a message shows it: text quoted, a number as Go prints it.
+fn written(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("\"{}\"", crate::limits::shown(s)),
+        _ => crate::limits::shown(&print(v)),
     }
 }
 
@@ -418,6 +495,7 @@ mod tests {
         let values = Values::resolve(json!({}), Vec::new());
         let mut findings = Vec::new();
         shapes(&object, &values, &mut findings);
+        resource_amounts(&object, &values, &mut findings);
         data_size(&object, &mut findings);
         findings.iter().map(Violation::to_string).collect()
     }
@@ -454,6 +532,44 @@ mod tests {
             "rules": [{"resources": ["pods"], "verbs": ["get"]}]
         }))
         .is_empty());
+    }
+
+    #[test]
+    fn resource_amounts_the_api_server_refuses_are_found() {
+        let with = |resources: Value| {
+            findings_of(json!({
+                "kind": "DaemonSet",
+                "metadata": {"name": "cilium"},
+                "spec": {"template": {"spec": {
+                    "containers": [{"name": "agent", "resources": resources}]
+                }}}
+            }))
+        };
+        // What the API server reads: suffixes, exponents, a point, blanks around, numbers.
+        assert!(with(json!({
+            "limits": {"cpu": "1.5", "memory": "1Gi", "ephemeral-storage": 1e9, "x": " 2e3 "},
+            "requests": {"cpu": "500m", "memory": "512Mi", "hugepages-2Mi": "0"}
+        }))
+        .is_empty());
+        let text = with(json!({
+            "limits": {"cpu": "lots", "memory": "1 Gi", "x": true},
+            "requests": {"memory": "-1Gi"}
+        }))
+        .join("\n");
+        for needle in [
+            "containers[agent].resources.limits.cpu would be \"lots\", which the API server does not read",
+            "limits.memory would be \"1 Gi\", which",
+            "limits.x would be true, which",
+            "requests.memory would be \"-1Gi\", and Kubernetes refuses a negative",
+        ] {
+            assert!(text.contains(needle), "{needle}: {text}");
+        }
+        let text = with(json!({"limits": {"cpu": "100m"}, "requests": {"cpu": 1.0}})).join("\n");
+        assert!(
+            text.contains("would request 1 cpu with a limit of \"100m\""),
+            "{text}"
+        );
+        assert!(with(json!({"limits": {"cpu": "1"}, "requests": {"cpu": "1000m"}})).is_empty());
     }
 
     #[test]

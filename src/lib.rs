@@ -28,6 +28,7 @@ pub mod limits;
 pub mod merge;
 pub mod output;
 pub mod parallel;
+pub mod quantity;
 
 pub mod release_name;
 pub mod render;

@@ -257,7 +257,7 @@ impl Walk<'_> {
         // Quantities are scalars; `same_amount` holds for no other value.
         if matches!(render, Value::String(_) | Value::Number(_))
             && is_quantity(&self.path)
-            && super::quantity::same_amount(render, live)
+            && crate::quantity::same_amount(render, live)
         {
             return;
         }
@@ -339,7 +339,7 @@ fn is_quantity(path: &[Step]) -> bool {
             _ => None,
         })
         .collect();
-    super::quantity::is_quantity_field(&keys)
+    crate::quantity::is_quantity_field(&keys)
 }
 
 /// A merge key's value as an index key, equal exactly when the values are (`Value`'s `==`: a

@@ -15,7 +15,6 @@ pub mod helm3;
 pub mod live;
 pub mod managers;
 pub mod ownership;
-pub mod quantity;
 pub mod report;
 pub mod rules;
 pub mod startup;

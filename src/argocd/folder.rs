@@ -347,6 +347,12 @@ pub fn read_settings(repo: &Repo) -> Result<Settings, GenerateError> {
 fn shown_value(v: &Value) -> String {
     match v {
         Value::String(text) => crate::limits::quoted(text),
+        // A whole number as written: the reader keeps numbers as Helm does (float64), and
+        // serde_json would show `5` as `5.0`.
+        Value::Number(n) => crate::limits::quoted(
+            &n.as_f64()
+                .map_or_else(|| n.to_string(), crate::gofmt::go_json_float),
+        ),
         other => crate::limits::quoted(&other.to_string()),
     }
 }
@@ -850,6 +856,11 @@ mod tests {
                 "unknown key clusterMesh.\"peers\"",
             ),
             ("clusterMesh:\n  sharedCA: certgen\n", "must be preCreated"),
+            // A number is shown as written, not as the float YAML reads it into.
+            (
+                "namespace: 5\n",
+                "YAML reads the unquoted \"5\" as a number",
+            ),
             (
                 "clusterMesh:\n  externalPeers: [\"\"]\n",
                 "must be a cluster name",

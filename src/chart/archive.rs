@@ -117,7 +117,16 @@ impl ChartFiles {
     /// `shown` names it in errors.
     /// An archive compiled by an earlier process (`compiled`) is read from its compiled form.
     pub fn from_tgz_bytes(shown: &str, bytes: &[u8]) -> Result<ChartFiles, ChartError> {
-        let digest: [u8; 32] = Sha256::digest(bytes).into();
+        Self::from_tgz_bytes_digested(shown, bytes, Sha256::digest(bytes).into())
+    }
+
+    /// `from_tgz_bytes` of bytes whose sha256 the caller has taken already (to check a pin), so
+    /// a render does not hash its archive twice.
+    pub fn from_tgz_bytes_digested(
+        shown: &str,
+        bytes: &[u8],
+        digest: [u8; 32],
+    ) -> Result<ChartFiles, ChartError> {
         if let Some((files, parsed)) = super::compiled::load(&digest) {
             if let Ok(mut chart) = ChartFiles::checked(shown.to_string(), files) {
                 chart.digest = Some(digest);

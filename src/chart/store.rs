@@ -92,15 +92,16 @@ pub fn open_stored(dir: &Path, version: &str) -> Result<Option<ChartFiles>, Stor
         path: path.display().to_string(),
         message,
     };
+    let digest: [u8; 32] = Sha256::digest(&bytes).into();
     if let Some(pinned) = pins::sha256_of(version) {
-        let got = sha256_hex(&bytes);
+        let got = pins::hex(&digest);
         if got != pinned {
             return Err(fail(format!(
                 "is not the official archive of Cilium {version} (sha256 {got}, pinned {pinned}); delete it and run `cilium-cmp chart fetch {version}`"
             )));
         }
     }
-    ChartFiles::from_tgz_bytes(&path.display().to_string(), &bytes)
+    ChartFiles::from_tgz_bytes_digested(&path.display().to_string(), &bytes, digest)
         .map(Some)
         .map_err(|e| fail(e.to_string()))
 }

@@ -1,7 +1,8 @@
 //! Kubernetes resource quantities compared by amount, not by spelling. The API server stores a
 //! quantity in its canonical form (`cpu: 0.5` comes back as `500m`, `memory: 1024Mi` as `1Gi`,
 //! a number as a string), so a render and a live object that ask for the same amount spell it
-//! differently; comparing the text would report a restart that is none.
+//! differently; comparing the text would report a restart that is none. The same reading
+//! tells which text the API server refuses as a quantity at all (admission).
 
 use serde_json::Value;
 
@@ -24,9 +25,44 @@ pub fn same_amount(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Whether the API server reads `v` as a quantity when it decodes the object: the rules of
+/// `ParseQuantity` and `Quantity.UnmarshalJSON` in k8s.io/apimachinery
+/// (pkg/api/resource/quantity.go): surrounding blanks trimmed; an optional sign; digits with at
+/// most one point; then nothing, a binary suffix (`Ki` to `Ei`), a decimal one (`n`, `u`, `m`,
+/// `k`, `M` to `E`) or an exponent (`e3`, `E-2`). A JSON number always is one; null is none set.
+pub fn is_quantity(v: &Value) -> bool {
+    match v {
+        Value::Number(_) | Value::Null => true,
+        Value::String(s) => parses(s.trim()),
+        _ => false,
+    }
+}
+
+fn parses(text: &str) -> bool {
+    if text.is_empty() {
+        return false;
+    }
+    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let number_end = unsigned
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(unsigned.len());
+    let (number, suffix) = unsigned.split_at(number_end);
+    if number.matches('.').count() > 1 {
+        return false;
+    }
+    match suffix {
+        "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" | "n" | "u" | "m" | "k" | "M" | "G" | "T"
+        | "P" | "E" => true,
+        _ => suffix.strip_prefix(['e', 'E']).is_some_and(|exponent| {
+            let digits = exponent.strip_prefix(['-', '+']).unwrap_or(exponent);
+            !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit())
+        }),
+    }
+}
+
 /// The amount in billionths (the API's smallest unit is a thousandth of a core, `1m`; a
 /// billionth covers `n` as well), or None for text that is no quantity.
-fn amount(v: &Value) -> Option<i128> {
+pub fn amount(v: &Value) -> Option<i128> {
     let text = match v {
         Value::String(s) => s.clone(),
         // The reader keeps numbers as float64, as Helm does; print them as Go would.
@@ -121,6 +157,24 @@ mod tests {
         ] {
             assert!(!same_amount(&render, &live), "{render} vs {live}");
         }
+    }
+
+    #[test]
+    fn what_the_api_server_reads_as_a_quantity() {
+        for ok in [
+            "1", "0", "1.5", "1.", ".5", "100m", "1Ki", "2Ei", "1e3", "1E-2", "5n", "+1", "-1",
+            " 3Gi ", "m", "1k",
+        ] {
+            assert!(is_quantity(&json!(ok)), "{ok}");
+        }
+        for bad in [
+            "", "lots", "1 Gi", "1.2.3", "1KB", "1e", "1gi", "1Mi5", "e3x",
+        ] {
+            assert!(!is_quantity(&json!(bad)), "{bad}");
+        }
+        assert!(is_quantity(&json!(0.25)));
+        assert!(!is_quantity(&json!(true)));
+        assert!(!is_quantity(&json!({"a": 1})));
     }
 
     #[test]
