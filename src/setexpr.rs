@@ -21,8 +21,9 @@ pub enum SetExprError {
         "an empty assignment between commas (`a=1,,b=2` or a leading ','); remove the extra comma"
     )]
     EmptyAssignment,
-    /// `example` shows the form the flag takes.
-    #[error("{} is not {example}", limits::quoted(.part))]
+    /// `example` shows the form the flag takes. `part` is empty when it is the whole
+    /// expression, which the message names already (`--set "a.b": not PATH=VALUE ...`).
+    #[error("{}not {example}", named_part(.part))]
     NotAnAssignment { part: String, example: &'static str },
     #[error("the list {} must end with '}}'", limits::quoted(.list))]
     ListNotClosed { list: String },
@@ -51,7 +52,8 @@ pub enum SetExprError {
         limits::MAX_SET_SLOTS
     )]
     TooManyListItems,
-    #[error("{} is not PATH=JSON (for example 'tolerations=[{{\"operator\":\"Exists\"}}]')", limits::quoted(.part))]
+    /// `part` is empty when it is the whole expression, as for `NotAnAssignment`.
+    #[error("{}not PATH=JSON (for example 'tolerations=[{{\"operator\":\"Exists\"}}]')", named_part(.part))]
     NotAJsonAssignment { part: String },
     /// A whole-object `--set-json` argument that does not parse (serde_json's reason).
     #[error("not JSON: {reason}")]
@@ -62,6 +64,16 @@ pub enum SetExprError {
     TextAfterJson { key: String, tail: String },
     #[error("the JSON value is nested more than {} deep", limits::MAX_DEPTH)]
     JsonTooDeep,
+}
+
+/// The part of an expression a message is about, unless it is all of it (the flag's message
+/// quotes the whole expression first, and saying it twice reads as a stutter).
+fn named_part(part: &str) -> String {
+    if part.is_empty() {
+        String::new()
+    } else {
+        format!("{} is ", limits::quoted(part))
+    }
 }
 
 /// How the value after `=` is read.
@@ -237,7 +249,11 @@ fn apply_kind(
                 _ => "PATH=VALUE (for example hubble.relay.enabled=true)",
             };
             SetExprError::NotAnAssignment {
-                part: part.clone(),
+                part: if part == expr.trim_end_matches(',') {
+                    String::new()
+                } else {
+                    part.clone()
+                },
                 example,
             }
         })?;
@@ -291,7 +307,14 @@ fn apply_json(root: &mut Value, expr: &str, slots: &mut usize) -> Result<(), Set
     }
     let mut rest = expr;
     while !rest.is_empty() {
-        let (key, after) = split_json_key(rest)?;
+        let (key, after) = split_json_key(rest).map_err(|e| match e {
+            SetExprError::NotAJsonAssignment { part } if part == expr => {
+                SetExprError::NotAJsonAssignment {
+                    part: String::new(),
+                }
+            }
+            other => other,
+        })?;
         let text = after.trim_start();
         let value_end;
         let value = if text.is_empty() || text.starts_with(',') {
@@ -569,6 +592,25 @@ mod tests {
         );
         assert!(apply(&mut v, "novalue").is_err());
         assert!(apply(&mut v, "=x").is_err());
+    }
+
+    #[test]
+    fn a_message_names_the_part_only_when_it_is_not_the_whole_expression() {
+        let message = |expr: &str, kind: Kind| {
+            apply_as(&mut json!({}), expr, kind)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            message("a.b", Kind::Typed),
+            "not PATH=VALUE (for example hubble.relay.enabled=true)"
+        );
+        assert_eq!(
+            message("a=1,b.c", Kind::Typed),
+            "\"b.c\" is not PATH=VALUE (for example hubble.relay.enabled=true)"
+        );
+        assert!(message("a.b", Kind::Json).starts_with("not PATH=JSON"));
+        assert!(message("a=1,b", Kind::Json).starts_with("\"b\" is not PATH=JSON"));
     }
 
     #[test]
