@@ -335,52 +335,80 @@ impl ObjectName {
 /// `scan`'s (without the line, which a tree does not have).
 pub fn check_trees(docs: &[serde_json::Value]) -> Result<(), String> {
     use serde_json::Value;
-    fn walk(v: &Value, path: &mut String, items: &mut usize) -> Result<(), String> {
+    /// Where a bound was crossed, innermost step first, and why: the path is spelt only for a
+    /// refusal, as the walk returns (spelling it at every node was most of a diff's bounds cost).
+    struct Crossed<'a> {
+        steps: Vec<Result<&'a str, usize>>,
+        why: String,
+    }
+    fn walk<'a>(v: &'a Value, items: &mut usize) -> Result<(), Crossed<'a>> {
+        let crossed = |why: String| Crossed {
+            steps: Vec::new(),
+            why,
+        };
         match v {
             Value::Array(list) => {
                 if list.len() > MAX_LIST_ITEMS {
-                    let shown = if path.is_empty() {
-                        "the object"
-                    } else {
-                        path.as_str()
-                    };
-                    return Err(format!(
-                        "{shown} holds more than {} items",
+                    return Err(crossed(format!(
+                        "holds more than {} items",
                         thousands(MAX_LIST_ITEMS)
-                    ));
+                    )));
                 }
                 *items += list.len();
                 if *items > MAX_OBJECT_LIST_ITEMS {
-                    return Err(format!(
+                    return Err(crossed(format!(
                         "its lists hold more than {} items together",
                         thousands(MAX_OBJECT_LIST_ITEMS)
-                    ));
+                    )));
                 }
                 for (i, item) in list.iter().enumerate() {
-                    let at = path.len();
-                    path.push_str(&format!("[{i}]"));
-                    walk(item, path, items)?;
-                    path.truncate(at);
+                    walk(item, items).map_err(|mut c| {
+                        c.steps.push(Err(i));
+                        c
+                    })?;
                 }
             }
             Value::Object(map) => {
                 for (k, item) in map {
-                    let at = path.len();
-                    if !path.is_empty() {
-                        path.push('.');
-                    }
-                    path.push_str(&crate::limits::shown(k));
-                    walk(item, path, items)?;
-                    path.truncate(at);
+                    walk(item, items).map_err(|mut c| {
+                        c.steps.push(Ok(k.as_str()));
+                        c
+                    })?;
                 }
             }
             _ => {}
         }
         Ok(())
     }
+    // The refusal as `scan` words it: the list's path before "holds ...", the object's count
+    // on its own.
+    fn worded(crossed: Crossed<'_>) -> String {
+        if crossed.why.starts_with("its lists") {
+            return crossed.why;
+        }
+        let mut path = String::new();
+        for step in crossed.steps.iter().rev() {
+            match step {
+                Ok(key) => {
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(&crate::limits::shown(key));
+                }
+                Err(i) => path.push_str(&format!("[{i}]")),
+            }
+        }
+        let shown = if path.is_empty() {
+            "the object"
+        } else {
+            path.as_str()
+        };
+        format!("{shown} {}", crossed.why)
+    }
     for (i, doc) in docs.iter().enumerate() {
-        let (mut path, mut items) = (String::new(), 0);
-        if let Err(why) = walk(doc, &mut path, &mut items) {
+        let mut items = 0;
+        if let Err(crossed) = walk(doc, &mut items) {
+            let why = worded(crossed);
             let field = |p: &str| {
                 doc.pointer(p)
                     .and_then(Value::as_str)

@@ -254,6 +254,12 @@ impl Walk<'_> {
             }
             return;
         };
+        // Equal trees hold no difference, whatever the rules below say of their parts: one
+        // comparison instead of a walk that spells every path (most objects of two renders of a
+        // folder are equal, and so are most fields of a live object).
+        if render == live {
+            return;
+        }
         // Quantities are scalars; `same_amount` holds for no other value.
         if matches!(render, Value::String(_) | Value::Number(_))
             && is_quantity(&self.path)
