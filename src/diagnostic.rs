@@ -45,7 +45,13 @@ impl Span {
         let start = floor(range.start);
         let end = floor(range.end.max(start));
         let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-        let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+        let mut line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+        // A long line (minified JSON, a hostile file) is shown only up to a bound past the
+        // span; a span beyond that bound has no excerpt at all.
+        if line_end - line_start > MAX_EXCERPT {
+            line_end = floor(end.max(line_start + MAX_EXCERPT / 2).min(line_start + MAX_EXCERPT));
+        }
+        let shown = end <= line_end && end - start <= MAX_EXCERPT;
         let line = text[..start].matches('\n').count() + 1;
         let column = text[line_start..start].chars().count() + 1;
         Span {
@@ -54,7 +60,7 @@ impl Span {
             column,
             start,
             end,
-            excerpt: Some(Excerpt {
+            excerpt: shown.then(|| Excerpt {
                 text: text[line_start..line_end].trim_end_matches('\r').to_string(),
                 offset: line_start,
                 first_line: line,
@@ -121,6 +127,9 @@ impl Span {
         }
     }
 }
+
+/// The most bytes of the user's text an excerpt shows.
+const MAX_EXCERPT: usize = 240;
 
 /// The byte offset line `line` (1-based) starts at, if the text has that line.
 fn line_offset(text: &str, line: usize) -> Option<usize> {
@@ -263,7 +272,10 @@ impl Diagnostic {
         };
         // The excerpts are built to fit the labels; should rendering fail all the same, the
         // message alone is still the error.
-        rendered.unwrap_or_else(|_| format!("{}: {}\n", self.severity.word(), self.message))
+        // codespan-reporting ends with a blank line; one line end, as every message had.
+        let rendered =
+            rendered.unwrap_or_else(|_| format!("{}: {}", self.severity.word(), self.message));
+        format!("{}\n", rendered.trim_end())
     }
 
     /// The JSON form (docs/diagnostics.md): kind, severity, message, spans (the primary first)

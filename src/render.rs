@@ -131,11 +131,7 @@ fn render_known(
             violations
                 .iter()
                 .map(|v| {
-                    Violation::of_value(
-                        v.path.clone(),
-                        values.describe_origin(&v.path),
-                        v.message.clone(),
-                    )
+                    Violation::of_written(&values, &v.path, v.message.clone())
                 })
                 .collect(),
         )));
