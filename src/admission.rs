@@ -398,10 +398,7 @@ fn user_paths(user: &Value, matches: &dyn Fn(&str, &Value) -> bool) -> Vec<Strin
 
 /// The values at `paths` with where each was set (`Violation` shows them after the object).
 fn from_values(values: &Values, paths: &[String]) -> Vec<Origin> {
-    paths
-        .iter()
-        .map(|p| Origin::of(values, p))
-        .collect()
+    paths.iter().map(|p| Origin::of(values, p)).collect()
 }
 
 #[cfg(test)]

@@ -17,11 +17,46 @@ pub fn diagnose(chain: &[&(dyn std::error::Error + 'static)], message: String) -
             Some(of_render(r, &message))
         } else if let Some(g) = e.downcast_ref::<GenerateError>() {
             Some(of_generate(g, &message))
+        } else if let Some(v) = e.downcast_ref::<ValuesError>() {
+            Some(of_values(v, &message))
+        } else if let Some(o) = e.downcast_ref::<crate::chart::obtain::ObtainError>() {
+            use crate::chart::obtain::ObtainError as O;
+            Some(Diagnostic::error(
+                match o {
+                    O::Unavailable { .. } => "chart.archive-missing",
+                    O::Name { .. } => "version.unknown",
+                    O::Repo { .. } => "chart.repository",
+                    O::Stored(_) => "chart.unreadable",
+                },
+                message.clone(),
+            ))
+        } else if let Some(i) = e.downcast_ref::<crate::limits::InputError>() {
+            use crate::limits::InputError as I;
+            Some(match i {
+                I::File { .. } => Diagnostic::error("input.file", message.clone()),
+                // The bytes are no text, so there is no line to show; the place is still named.
+                I::At {
+                    file,
+                    line,
+                    column,
+                    reason,
+                } => Diagnostic::error("input.encoding", message.clone()).at(
+                    Some(Span {
+                        column: *column,
+                        ..Span::line_only(file, *line)
+                    }),
+                    reason.clone(),
+                ),
+            })
+        } else if e.is::<crate::chart::ChartError>() {
+            Some(Diagnostic::error("chart.unreadable", message.clone()))
+        } else if e.is::<crate::chart::fetch::FetchError>() {
+            Some(Diagnostic::error("chart.fetch", message.clone()))
         } else {
-            e.downcast_ref::<ValuesError>().map(|v| of_values(v, &message))
+            None
         };
         if let Some(d) = found {
-            return d;
+            return bounded(d);
         }
     }
     let kind = if chain.iter().any(|e| e.is::<std::io::Error>()) {
@@ -32,24 +67,47 @@ pub fn diagnose(chain: &[&(dyn std::error::Error + 'static)], message: String) -
     Diagnostic::error(kind, message)
 }
 
+/// The most places one diagnostic shows with an excerpt: a file of hundreds of unknown keys
+/// still gives a message Argo CD can show (the message lists them all, one line each).
+const MAX_PLACES: usize = 5;
+
+/// `d` with at most `MAX_PLACES` places, the others counted in a help line.
+fn bounded(mut d: Diagnostic) -> Diagnostic {
+    let keep = MAX_PLACES.saturating_sub(usize::from(d.primary.is_some()));
+    if d.labels.len() > keep {
+        let more = d.labels.len() - keep;
+        d.labels.truncate(keep);
+        d.help.push(format!(
+            "{more} more {} in the list above",
+            if more == 1 { "place is" } else { "places are" }
+        ));
+    }
+    d
+}
+
+/// A value path in a label, bounded as messages bound it.
+fn path(p: &str) -> String {
+    crate::limits::shown(p)
+}
+
 /// A render's refusal.
 pub fn of_render(e: &RenderError, message: &str) -> Diagnostic {
     use crate::engine::ErrorKind;
     let d = |kind: &str| Diagnostic::error(kind, message);
     match e {
-        RenderError::Value { span, path, .. } => {
-            d("values.nondeterministic").at(span.clone(), format!("{path} is set here"))
-        }
+        RenderError::Value { span, path, .. } => d("values.nondeterministic")
+            .at(span.clone(), format!("{} is set here", self::path(path))),
         RenderError::NoChartArchive { .. } => d("chart.archive-missing"),
         RenderError::UnknownValues { report, .. } => {
-            let repeated = |u: &&crate::known_keys::UnknownValue| {
-                matches!(u.reason, Reason::Repeated { .. })
-            };
+            let repeated =
+                |u: &&crate::known_keys::UnknownValue| matches!(u.reason, Reason::Repeated { .. });
             let kind = if report.values.iter().all(|u| repeated(&u)) {
                 "values.repeated-key"
-            } else if report.values.iter().all(|u| {
-                matches!(u.reason, Reason::OtherRelease { hint: Some(_), .. })
-            }) {
+            } else if report
+                .values
+                .iter()
+                .all(|u| matches!(u.reason, Reason::OtherRelease { hint: Some(_), .. }))
+            {
                 "values.renamed-key"
             } else {
                 "values.unknown-key"
@@ -57,15 +115,22 @@ pub fn of_render(e: &RenderError, message: &str) -> Diagnostic {
             let mut out = d(kind);
             for u in &report.values {
                 let label = match &u.reason {
-                    Reason::Repeated { .. } => format!("{} is written again later", u.path),
+                    Reason::Repeated { .. } => format!("{} is written again later", path(&u.path)),
                     Reason::Unknown { suggestions } if !suggestions.is_empty() => {
-                        format!("{}: did you mean {}?", u.path, suggestions.join(", "))
+                        format!(
+                            "{}: did you mean {}?",
+                            path(&u.path),
+                            suggestions.join(", ")
+                        )
                     }
-                    _ => format!("{} does not exist in this release", u.path),
+                    _ => format!("{} does not exist in this release", path(&u.path)),
                 };
                 out = out.at(u.span.clone(), label);
                 if u.replaced_by.is_some() {
-                    out = out.at(u.replaced_by.clone(), "this later entry is the one Helm keeps");
+                    out = out.at(
+                        u.replaced_by.clone(),
+                        "this later entry is the one Helm keeps",
+                    );
                 }
             }
             out
@@ -97,8 +162,8 @@ fn with_violations(mut d: Diagnostic, found: &[Violation]) -> Diagnostic {
         for o in &v.values {
             // The message says why; the label says which value of the list this line is.
             let label = match &v.object {
-                Some(object) => format!("{} is set here ({object})", o.path),
-                None => format!("{} is set here", o.path),
+                Some(object) => format!("{} is set here ({object})", path(&o.path)),
+                None => format!("{} is set here", path(&o.path)),
             };
             d = d.at(o.span.clone(), label);
         }
@@ -140,7 +205,11 @@ fn set_span(expr: &str, why: &crate::setexpr::SetExprError) -> Span {
     let whole = (flag_end + 1).min(expr.len())..expr.len();
     let range = piece
         .filter(|p| !p.is_empty())
-        .and_then(|p| expr[whole.start..].find(p).map(|i| whole.start + i..whole.start + i + p.len()))
+        .and_then(|p| {
+            expr[whole.start..]
+                .find(p)
+                .map(|i| whole.start + i..whole.start + i + p.len())
+        })
         .unwrap_or(whole);
     Span::in_text(source, expr, range)
 }
@@ -153,7 +222,7 @@ pub fn of_generate(e: &GenerateError, message: &str) -> Diagnostic {
         GenerateError::NeedsChartArchive { .. } => d("chart.archive-missing"),
         GenerateError::Env { .. } => d("argocd.environment"),
         GenerateError::Parameter { .. } => d("argocd.parameter"),
-        GenerateError::Folder { .. } => d("folder.settings"),
+        GenerateError::Folder { span, .. } => d("folder.settings").at(span.clone(), "this setting"),
         GenerateError::ValuesFile { .. } => d("folder.values-file"),
         GenerateError::Version(_) => d("version.unknown"),
         GenerateError::Chart(_) => d("chart.unreadable"),

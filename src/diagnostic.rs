@@ -49,7 +49,10 @@ impl Span {
         // A long line (minified JSON, a hostile file) is shown only up to a bound past the
         // span; a span beyond that bound has no excerpt at all.
         if line_end - line_start > MAX_EXCERPT {
-            line_end = floor(end.max(line_start + MAX_EXCERPT / 2).min(line_start + MAX_EXCERPT));
+            line_end = floor(
+                end.max(line_start + MAX_EXCERPT / 2)
+                    .min(line_start + MAX_EXCERPT),
+            );
         }
         let shown = end <= line_end && end - start <= MAX_EXCERPT;
         let line = text[..start].matches('\n').count() + 1;
@@ -61,7 +64,9 @@ impl Span {
             start,
             end,
             excerpt: shown.then(|| Excerpt {
-                text: text[line_start..line_end].trim_end_matches('\r').to_string(),
+                text: text[line_start..line_end]
+                    .trim_end_matches('\r')
+                    .to_string(),
                 offset: line_start,
                 first_line: line,
             }),
@@ -220,17 +225,18 @@ impl Diagnostic {
         use codespan_reporting::diagnostic as cs;
         use codespan_reporting::term;
 
-        let excerpts: Vec<&Label> = self
-            .spans()
-            .filter(|l| l.span.excerpt.is_some())
-            .collect();
+        let excerpts: Vec<&Label> = self.spans().filter(|l| l.span.excerpt.is_some()).collect();
         let labels: Vec<cs::Label<usize>> = excerpts
             .iter()
             .enumerate()
             .map(|(id, l)| {
                 let e = l.span.excerpt.as_ref().expect("filtered above");
                 let start = l.span.start.saturating_sub(e.offset).min(e.text.len());
-                let end = l.span.end.saturating_sub(e.offset).clamp(start, e.text.len());
+                let end = l
+                    .span
+                    .end
+                    .saturating_sub(e.offset)
+                    .clamp(start, e.text.len());
                 let primary = self.primary.as_ref().is_some_and(|p| std::ptr::eq(p, *l));
                 let label = if primary {
                     cs::Label::primary(id, start..end)
@@ -336,12 +342,20 @@ impl<'a> codespan_reporting::files::Files<'a> for Excerpts<'a> {
         Ok(self.excerpt(id)?.text.as_str())
     }
 
-    fn line_index(&'a self, id: usize, byte: usize) -> Result<usize, codespan_reporting::files::Error> {
+    fn line_index(
+        &'a self,
+        id: usize,
+        byte: usize,
+    ) -> Result<usize, codespan_reporting::files::Error> {
         let text = &self.excerpt(id)?.text;
         Ok(text[..byte.min(text.len())].matches('\n').count())
     }
 
-    fn line_number(&'a self, id: usize, index: usize) -> Result<usize, codespan_reporting::files::Error> {
+    fn line_number(
+        &'a self,
+        id: usize,
+        index: usize,
+    ) -> Result<usize, codespan_reporting::files::Error> {
         Ok(self.excerpt(id)?.first_line + index)
     }
 
@@ -386,10 +400,8 @@ mod tests {
     #[test]
     fn the_excerpt_shows_the_real_line_number() {
         let text = "a: 1\nb: 2\nc: 3\n";
-        let d = Diagnostic::error("values.test", "c is wrong").at(
-            Span::of_entry("v.yaml", text, 3, Some("c")),
-            "here",
-        );
+        let d = Diagnostic::error("values.test", "c is wrong")
+            .at(Span::of_entry("v.yaml", text, 3, Some("c")), "here");
         let shown = d.render(false);
         assert!(shown.starts_with("error: c is wrong\n"), "{shown}");
         assert!(shown.contains("3 | c: 3\n"), "{shown}");

@@ -157,7 +157,12 @@ impl Layer {
 
     /// The entry on `line` of this layer's file (`key` on it, when given).
     pub fn span_of_line(&self, line: usize, key: Option<&String>) -> Option<Span> {
-        Span::of_entry(&self.source, self.text.as_deref()?, line, key.map(String::as_str))
+        Span::of_entry(
+            &self.source,
+            self.text.as_deref()?,
+            line,
+            key.map(String::as_str),
+        )
     }
 
     /// The entry `path` is written as in this layer's file: its key on its line.

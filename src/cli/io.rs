@@ -47,7 +47,11 @@ pub fn escaped(mut d: cilium_cmp::diagnostic::Diagnostic) -> cilium_cmp::diagnos
     for l in d.primary.iter_mut().chain(d.labels.iter_mut()) {
         l.message = escape::lines(&l.message);
         l.span.source = escape::text(&l.span.source);
-        if l.span.excerpt.as_ref().is_some_and(|e| escape::lines(&e.text) != e.text) {
+        if l.span
+            .excerpt
+            .as_ref()
+            .is_some_and(|e| escape::lines(&e.text) != e.text)
+        {
             l.span.excerpt = None;
         }
     }
