@@ -123,6 +123,9 @@ pub fn of_render(e: &RenderError, message: &str) -> Diagnostic {
                             suggestions.join(", ")
                         )
                     }
+                    Reason::OtherRelease { known_in, .. } => {
+                        format!("{} exists only in Cilium {known_in}", path(&u.path))
+                    }
                     _ => format!("{} does not exist in this release", path(&u.path)),
                 };
                 out = out.at(u.span.clone(), label);

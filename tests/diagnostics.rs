@@ -177,7 +177,7 @@ fn repeated_key() {
             "values.repeated-key".into(),
             vec![
                 span("values.yaml", 1, 1, 0, 5),
-                span("values.yaml", 3, 1, 22, 27)
+                span("values.yaml", 3, 1, 23, 28)
             ]
         )
     );
