@@ -95,8 +95,10 @@ pub fn of_render(e: &RenderError, message: &str) -> Diagnostic {
     use crate::engine::ErrorKind;
     let d = |kind: &str| Diagnostic::error(kind, message);
     match e {
-        RenderError::Value { span, path, .. } => d("values.nondeterministic")
-            .at(span.clone(), format!("{} is set here", self::path(path))),
+        RenderError::Value { span, path, .. } => d("values.nondeterministic").at(
+            span.as_deref().cloned(),
+            format!("{} is set here", self::path(path)),
+        ),
         RenderError::NoChartArchive { .. } => d("chart.archive-missing"),
         RenderError::UnknownValues { report, .. } => {
             let repeated =
@@ -183,7 +185,7 @@ pub fn of_values(e: &ValuesError, message: &str) -> Diagnostic {
             } else {
                 "values.syntax"
             };
-            Diagnostic::error(kind, message).at(Some(span.clone()), why.clone())
+            Diagnostic::error(kind, message).at(Some(span.as_ref().clone()), why.clone())
         }
         ValuesError::Set { expr, message: why } => {
             Diagnostic::error("values.set-expression", message)
@@ -225,7 +227,9 @@ pub fn of_generate(e: &GenerateError, message: &str) -> Diagnostic {
         GenerateError::NeedsChartArchive { .. } => d("chart.archive-missing"),
         GenerateError::Env { .. } => d("argocd.environment"),
         GenerateError::Parameter { .. } => d("argocd.parameter"),
-        GenerateError::Folder { span, .. } => d("folder.settings").at(span.clone(), "this setting"),
+        GenerateError::Folder { span, .. } => {
+            d("folder.settings").at(span.as_deref().cloned(), "this setting")
+        }
         GenerateError::ValuesFile { .. } => d("folder.values-file"),
         GenerateError::Version(_) => d("version.unknown"),
         GenerateError::Chart(_) => d("chart.unreadable"),

@@ -14,8 +14,8 @@ pub enum RenderError {
     Value {
         path: String,
         origin: String,
-        /// The entry in the user's file, for the excerpt.
-        span: Option<Span>,
+        /// The entry in the user's file, for the excerpt (boxed: errors stay small).
+        span: Option<Box<Span>>,
         message: String,
     },
     /// Every render evaluates the templates of the release's official chart archive, and none

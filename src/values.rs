@@ -50,7 +50,7 @@ pub struct Layer {
 pub enum ValuesError {
     /// Shown as `FILE:LINE:COLUMN: message`; `span` is where the reading stopped.
     #[error("{}:{}:{}: {message}", span.source, span.line, span.column)]
-    Parse { span: Span, message: String },
+    Parse { span: Box<Span>, message: String },
     /// `expr` starts with the flag (`--set`, `--set-json`, ...).
     #[error("{expr}: {message}")]
     Set {
@@ -64,7 +64,7 @@ impl Layer {
     pub fn from_yaml(source: &str, text: &str) -> Result<Layer, ValuesError> {
         let (value, duplicates) =
             yaml::read::parse_value_as_helm(text).map_err(|e| ValuesError::Parse {
-                span: e.span_in(source, text),
+                span: Box::new(e.span_in(source, text)),
                 message: e.message().to_string(),
             })?;
         match value {
@@ -87,7 +87,7 @@ impl Layer {
                 let (line, column) =
                     yaml::read::parse_values_as_helm(text).map_or((1, 1), |doc| doc.start);
                 Err(ValuesError::Parse {
-                    span: Span::at(source, text, line, column),
+                    span: Box::new(Span::at(source, text, line, column)),
                     message:
                         "a values file must be a YAML mapping at its top level, `key: value` lines"
                             .into(),

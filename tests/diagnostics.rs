@@ -93,8 +93,11 @@ fn render(text: &str) -> Refusal {
     )
 }
 
-/// The kind, and each span as (file, line, column, byte start, byte end), the primary first.
-fn kind_and_spans(r: &Refusal) -> (String, Vec<(String, u64, u64, u64, u64)>) {
+/// A span as (file, line, column, byte start, byte end).
+type Place = (String, u64, u64, u64, u64);
+
+/// The kind, and each span, the primary first.
+fn kind_and_spans(r: &Refusal) -> (String, Vec<Place>) {
     let spans = r.json["spans"]
         .as_array()
         .unwrap()
@@ -117,7 +120,7 @@ fn snapshot(name: &str, r: &Refusal) {
     insta::assert_json_snapshot!(format!("{name}_json"), r.json);
 }
 
-fn span(file: &str, line: u64, column: u64, start: u64, end: u64) -> (String, u64, u64, u64, u64) {
+fn span(file: &str, line: u64, column: u64, start: u64, end: u64) -> Place {
     (file.to_string(), line, column, start, end)
 }
 

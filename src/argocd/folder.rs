@@ -369,13 +369,15 @@ fn shown_value(v: &Value) -> String {
 /// The settings file's text, read; `shown` names the file in errors.
 pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError> {
     let doc = crate::yaml::parse_values(text).map_err(|e| GenerateError::Folder {
-        span: Some(e.span_in(shown, text)),
+        span: Some(Box::new(e.span_in(shown, text))),
         path: e.position_in(shown),
         message: e.message().to_string(),
     })?;
     let lines = doc.lines;
     let fail_at = |key: Option<&str>, message: String| GenerateError::Folder {
-        span: key.and_then(|k| entry_span(text, &lines, shown, k)),
+        span: key
+            .and_then(|k| entry_span(text, &lines, shown, k))
+            .map(Box::new),
         path: shown.to_string(),
         message,
     };
@@ -495,7 +497,7 @@ fn parse_cluster_settings(
     source_text: &str,
 ) -> Result<ClusterSettings, GenerateError> {
     let fail = |key: &str, message: String| GenerateError::Folder {
-        span: entry_span(source_text, lines, shown, key),
+        span: entry_span(source_text, lines, shown, key).map(Box::new),
         path: match lines.get(key) {
             Some(line) => format!("{shown}:{line}"),
             None => shown.to_string(),
@@ -592,7 +594,7 @@ fn parse_mesh_settings(
         None => shown.to_string(),
     };
     let fail = |path: &str, message: String| GenerateError::Folder {
-        span: entry_span(source_text, lines, shown, path),
+        span: entry_span(source_text, lines, shown, path).map(Box::new),
         path: at(path),
         message,
     };

@@ -70,7 +70,7 @@ pub enum GenerateError {
     Folder {
         path: String,
         message: String,
-        span: Option<crate::diagnostic::Span>,
+        span: Option<Box<crate::diagnostic::Span>>,
     },
     #[error("values file {file:?} (listed in {listed_in}): {message}")]
     ValuesFile {

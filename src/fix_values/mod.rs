@@ -199,7 +199,7 @@ fn fix_file(
         .map(|(v, _)| v)
         .map_err(|e| {
             RenderError::from(crate::values::ValuesError::Parse {
-                span: e.span_in(name, text),
+                span: Box::new(e.span_in(name, text)),
                 message: e.message().to_string(),
             })
         })?;
