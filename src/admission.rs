@@ -117,10 +117,10 @@ fn config_words(config: &Value, values: &Values, findings: &mut Vec<Violation>) 
         if accepted.contains(&word) {
             continue;
         }
-        let (source, origin) = written_by(values, path, key);
-        findings.push(Violation::of_value(
-            source,
-            origin,
+        let source = written_by(values, path, key);
+        findings.push(Violation::of_written(
+            values,
+            &source,
             format!(
                 "cilium-config {key} would be {}; Cilium accepts {}: {consequence}",
                 crate::limits::quoted(word),
@@ -132,15 +132,13 @@ fn config_words(config: &Value, values: &Values, findings: &mut Vec<Violation>) 
 
 /// The value that wrote a cilium-config key: `extraConfig` when it sets the key (it wins),
 /// else `path`, each with where the user set it.
-fn written_by(values: &Values, path: &str, key: &str) -> (String, String) {
+fn written_by(values: &Values, path: &str, key: &str) -> String {
     let extra = format!("extraConfig.{key}");
-    let path = if values.user_set(&extra) {
+    if values.user_set(&extra) {
         extra
     } else {
         path.to_string()
-    };
-    let origin = values.describe_origin(&path);
-    (path, origin)
+    }
 }
 
 /// With encryption on, the chart turns on the one mechanism `encryption.type` names by writing
@@ -161,9 +159,9 @@ fn encryption_type(
     if config["data"].get(format!("enable-{word}")).is_some() {
         return;
     }
-    findings.push(Violation::of_value(
+    findings.push(Violation::of_written(
+        values,
         "encryption.type",
-        values.describe_origin("encryption.type"),
         format!(
             "{} is no encryption Cilium {cilium} knows ({}); with it the chart turns no encryption on and the cluster runs unencrypted although encryption.enabled is true",
             crate::limits::quoted(&word),
@@ -477,13 +475,7 @@ fn user_paths(user: &Value, matches: &dyn Fn(&str, &Value) -> bool) -> Vec<Strin
 
 /// The values at `paths` with where each was set (`Violation` shows them after the object).
 fn from_values(values: &Values, paths: &[String]) -> Vec<Origin> {
-    paths
-        .iter()
-        .map(|p| Origin {
-            path: p.clone(),
-            origin: values.describe_origin(p),
-        })
-        .collect()
+    paths.iter().map(|p| Origin::of(values, p)).collect()
 }
 
 #[cfg(test)]
@@ -577,6 +569,7 @@ mod tests {
         let origin = vec![Origin {
             path: "commonLabels.a".into(),
             origin: "values.yaml line 1".into(),
+            span: None,
         }];
         let label = "metadata.labels.a would not be text".to_string();
         let mut findings: Vec<Violation> = ["A", "B", "C", "D", "E"]

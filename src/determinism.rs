@@ -102,6 +102,7 @@ fn value_error(values: &Values, path: &str, message: &str) -> RenderError {
     RenderError::Value {
         path: path.to_string(),
         origin: values.describe_origin(path),
+        span: values.span_of(path).map(Box::new),
         message: message.to_string(),
     }
 }

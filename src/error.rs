@@ -1,6 +1,7 @@
 //! Errors a render can end in. Each names the value, where it was written and what would work.
 
 use crate::chart::ChartError;
+use crate::diagnostic::Span;
 use crate::known_keys::Report;
 use crate::output::StampError;
 use crate::values::ValuesError;
@@ -13,6 +14,8 @@ pub enum RenderError {
     Value {
         path: String,
         origin: String,
+        /// The entry in the user's file, for the excerpt (boxed: errors stay small).
+        span: Option<Box<Span>>,
         message: String,
     },
     /// Every render evaluates the templates of the release's official chart archive, and none
@@ -89,6 +92,19 @@ pub struct Violation {
 pub struct Origin {
     pub path: String,
     pub origin: String,
+    /// The entry in the user's file, for the excerpt (none for `--set` or a default).
+    pub span: Option<Span>,
+}
+
+impl Origin {
+    /// `path` with where the user set it in `values`.
+    pub fn of(values: &crate::values::Values, path: &str) -> Origin {
+        Origin {
+            path: path.to_string(),
+            origin: values.describe_origin(path),
+            span: values.span_of(path),
+        }
+    }
 }
 
 impl Violation {
@@ -99,7 +115,17 @@ impl Violation {
             values: vec![Origin {
                 path: path.into(),
                 origin: origin.into(),
+                span: None,
             }],
+            reason,
+        }
+    }
+
+    /// A finding about the value at `path` of `values`, pointing at where it was written.
+    pub fn of_written(values: &crate::values::Values, path: &str, reason: String) -> Self {
+        Violation {
+            object: None,
+            values: vec![Origin::of(values, path)],
             reason,
         }
     }
@@ -349,6 +375,7 @@ mod tests {
                 vec![Origin {
                     path: "x.y".into(),
                     origin: "--set".into(),
+                    span: None,
                 }],
                 "spec.replicas would be -1".into(),
             ),

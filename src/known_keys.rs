@@ -32,6 +32,10 @@ pub struct UnknownValue {
     pub keys: Vec<String>,
     /// Where it was written (file and line, or `--set`).
     pub origin: String,
+    /// The entry in the file, for the excerpt (none for `--set`).
+    pub span: Option<crate::diagnostic::Span>,
+    /// For a repeated key: the later entry that replaced it.
+    pub replaced_by: Option<crate::diagnostic::Span>,
     pub reason: Reason,
 }
 
@@ -238,6 +242,9 @@ fn repeated(values: &Values) -> Vec<UnknownValue> {
                 path: d.path.clone(),
                 keys: d.keys.clone().unwrap_or_default(),
                 origin: format!("{source} line {}", d.ignored_line),
+                span: layer.span_of_line(d.ignored_line, d.keys.as_ref().and_then(|k| k.last())),
+                replaced_by: layer
+                    .span_of_line(d.replaced_by_line, d.keys.as_ref().and_then(|k| k.last())),
                 reason: Reason::Repeated {
                     line: d.ignored_line,
                     ignored: format!("{source}:{}", d.ignored_line),
@@ -273,6 +280,8 @@ fn check_keys(values: &Values, version: CiliumVersion) -> Report {
             let dotted = keys.join(".");
             UnknownValue {
                 origin: values.describe_origin(&dotted),
+                span: values.span_of(&dotted),
+                replaced_by: None,
                 reason: release.explain(&keys, value),
                 path: dotted,
                 keys,

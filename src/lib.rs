@@ -13,6 +13,8 @@ pub mod chart;
 pub mod cilium_facts;
 pub mod data_json;
 pub mod determinism;
+pub mod diagnose;
+pub mod diagnostic;
 pub mod diff;
 pub mod editor_schema;
 pub mod engine;

@@ -16,7 +16,7 @@ use clap::Parser;
 use cilium_cmp::argocd::{self, GenerateError};
 use cilium_cmp::replace_file::Force;
 
-use cli::args::{ChartCommand, Cli, Command};
+use cli::args::{ChartCommand, Cli, Command, ErrorFormat};
 use cli::inputs::{argocd_env, folder_request, render_finding_archive};
 use cli::io::{self as cli_io, write_stdout, ClosedStdout};
 
@@ -32,15 +32,28 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return cli::usage::exit(e),
     };
+    let format = cli.error_format;
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of stdout went away (`| head`): nothing to report, see `ClosedStdout`.
         Err(e) if e.is::<ClosedStdout>() => ExitCode::SUCCESS,
         Err(e) => {
-            // Errors quote folders, files and values of the repository (a CI log shows them).
-            cli::io::say(&format!("error: {e:#}"));
+            print_error(&e, format);
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The one place an error is printed: as a diagnostic (its kind and the user's entries it points
+/// at, `cilium_cmp::diagnose`), in the form `--error-format` asks for, on standard error.
+fn print_error(e: &anyhow::Error, format: ErrorFormat) {
+    let chain: Vec<&(dyn std::error::Error + 'static)> = e.chain().collect();
+    let d = cilium_cmp::diagnose::diagnose(&chain, format!("{e:#}"));
+    match format {
+        ErrorFormat::Json => eprintln!("{}", d.to_json()),
+        // Errors quote folders, files and values of the repository (a CI log shows them): every
+        // piece goes through the escaper before it is laid out, so colours, when on, survive.
+        ErrorFormat::Human => eprint!("{}", cli::io::escaped(d).render(cli::log::colour())),
     }
 }
 

@@ -130,13 +130,7 @@ fn render_known(
         return Err(RenderError::Schema(Violations(
             violations
                 .iter()
-                .map(|v| {
-                    Violation::of_value(
-                        v.path.clone(),
-                        values.describe_origin(&v.path),
-                        v.message.clone(),
-                    )
-                })
+                .map(|v| Violation::of_written(&values, &v.path, v.message.clone()))
                 .collect(),
         )));
     }

@@ -11,13 +11,16 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
+use crate::diagnostic::Span;
 use crate::yaml;
 
-/// Where a user value came from, for error messages.
+/// Where a user value came from, for error messages: the layer and line, and the entry's span
+/// in the file (for the excerpt) when the layer is a file that holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
     pub source: String,
     pub line: Option<usize>,
+    pub span: Option<Span>,
 }
 
 impl std::fmt::Display for Origin {
@@ -45,9 +48,9 @@ pub struct Layer {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ValuesError {
-    /// `position` is `FILE:LINE:COLUMN`.
-    #[error("{position}: {message}")]
-    Parse { position: String, message: String },
+    /// Shown as `FILE:LINE:COLUMN: message`; `span` is where the reading stopped.
+    #[error("{}:{}:{}: {message}", span.source, span.line, span.column)]
+    Parse { span: Box<Span>, message: String },
     /// `expr` starts with the flag (`--set`, `--set-json`, ...).
     #[error("{expr}: {message}")]
     Set {
@@ -61,7 +64,7 @@ impl Layer {
     pub fn from_yaml(source: &str, text: &str) -> Result<Layer, ValuesError> {
         let (value, duplicates) =
             yaml::read::parse_value_as_helm(text).map_err(|e| ValuesError::Parse {
-                position: e.position_in(source),
+                span: Box::new(e.span_in(source, text)),
                 message: e.message().to_string(),
             })?;
         match value {
@@ -84,7 +87,7 @@ impl Layer {
                 let (line, column) =
                     yaml::read::parse_values_as_helm(text).map_or((1, 1), |doc| doc.start);
                 Err(ValuesError::Parse {
-                    position: format!("{source}:{line}:{column}"),
+                    span: Box::new(Span::at(source, text, line, column)),
                     message:
                         "a values file must be a YAML mapping at its top level, `key: value` lines"
                             .into(),
@@ -150,6 +153,23 @@ impl Layer {
             })
             .get(path)
             .copied()
+    }
+
+    /// The entry on `line` of this layer's file (`key` on it, when given).
+    pub fn span_of_line(&self, line: usize, key: Option<&String>) -> Option<Span> {
+        Span::of_entry(
+            &self.source,
+            self.text.as_deref()?,
+            line,
+            key.map(String::as_str),
+        )
+    }
+
+    /// The entry `path` is written as in this layer's file: its key on its line.
+    pub fn span(&self, path: &str) -> Option<Span> {
+        let line = self.line(path)?;
+        let key = path.rsplit('.').next().filter(|k| !k.ends_with(']'));
+        Span::of_entry(&self.source, self.text.as_deref()?, line, key)
     }
 }
 
@@ -646,6 +666,7 @@ impl Values {
         Some(Origin {
             source: layer.source.clone(),
             line: layer.line(&path[..written]),
+            span: layer.span(&path[..written]),
         })
     }
 
@@ -657,22 +678,27 @@ impl Values {
             .iter()
             .rev()
             .find_map(|l| Some((l, deciding_prefix(&l.value, path)?)))?;
-        let line = if written == path.len() {
-            layer
-                .line(&format!("{path}[{index}]"))
-                .or_else(|| layer.line(path))
-        } else {
-            layer.line(&path[..written])
+        let item = format!("{path}[{index}]");
+        let at = match written == path.len() {
+            true if layer.line(&item).is_some() => item.as_str(),
+            true => path,
+            false => &path[..written],
         };
         Some(Origin {
             source: layer.source.clone(),
-            line,
+            line: layer.line(at),
+            span: layer.span(at),
         })
     }
 
     /// The user's layers, as written.
     pub fn layers(&self) -> &[Layer] {
         &self.layers
+    }
+
+    /// The entry `path` was written as, in the layer that decides it (for an excerpt).
+    pub fn span_of(&self, path: &str) -> Option<Span> {
+        self.origin(path)?.span
     }
 
     /// Describes where `path` comes from: the user's file and line, or the chart's default.

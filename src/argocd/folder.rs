@@ -100,6 +100,7 @@ fn clean_relative(path: &str) -> Result<Vec<String>, ()> {
 impl Repo {
     pub fn locate(app_dir: &Path, source_path: Option<&str>) -> Result<Repo, GenerateError> {
         let app_dir = app_dir.canonicalize().map_err(|e| GenerateError::Folder {
+            span: None,
             path: app_dir.display().to_string(),
             message: format!("cannot open the application folder: {e}"),
         })?;
@@ -290,6 +291,7 @@ pub fn io_reason(e: &std::io::Error) -> String {
 /// refused, and so is anything but a regular file within `limits::MAX_FILE_BYTES`.
 fn read_text(repo: &Repo, path: &Path, shown: &str) -> Result<Option<String>, GenerateError> {
     let fail = |message: String| GenerateError::Folder {
+        span: None,
         path: shown.to_string(),
         message,
     };
@@ -320,6 +322,7 @@ fn read_text(repo: &Repo, path: &Path, shown: &str) -> Result<Option<String>, Ge
                 reason,
                 ..
             } => GenerateError::Folder {
+                span: None,
                 path: format!("{shown}:{line}:{column}"),
                 message: reason,
             },
@@ -332,6 +335,7 @@ pub fn read_settings(repo: &Repo) -> Result<Settings, GenerateError> {
     let path = repo.app_dir.join(SETTINGS_FILE);
     let shown = repo.shown(&path);
     let fail = |message: String| GenerateError::Folder {
+        span: None,
         path: shown.clone(),
         message,
     };
@@ -341,6 +345,17 @@ pub fn read_settings(repo: &Repo) -> Result<Settings, GenerateError> {
         ))
     })?;
     parse_settings(&text, &shown)
+}
+
+/// The entry `path` (dotted, `[i]` for list items) of the settings file, for the excerpt.
+fn entry_span(
+    text: &str,
+    lines: &BTreeMap<String, usize>,
+    shown: &str,
+    path: &str,
+) -> Option<crate::diagnostic::Span> {
+    let key = path.rsplit('.').next().filter(|k| !k.ends_with(']'));
+    crate::diagnostic::Span::of_entry(shown, text, *lines.get(path)?, key)
 }
 
 /// A setting's value in a message: a string as written (quoted once), anything else as JSON.
@@ -359,15 +374,20 @@ fn shown_value(v: &Value) -> String {
 
 /// The settings file's text, read; `shown` names the file in errors.
 pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError> {
-    let fail = |message: String| GenerateError::Folder {
-        path: shown.to_string(),
-        message,
-    };
     let doc = crate::yaml::parse_values(text).map_err(|e| GenerateError::Folder {
+        span: Some(Box::new(e.span_in(shown, text))),
         path: e.position_in(shown),
         message: e.message().to_string(),
     })?;
     let lines = doc.lines;
+    let fail_at = |key: Option<&str>, message: String| GenerateError::Folder {
+        span: key
+            .and_then(|k| entry_span(text, &lines, shown, k))
+            .map(Box::new),
+        path: shown.to_string(),
+        message,
+    };
+    let fail = |message: String| fail_at(None, message);
     let map = match doc.value {
         Value::Object(m) => m,
         Value::Null => Default::default(),
@@ -383,11 +403,14 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
             let meant = likely_meant(key, SETTINGS_KEYS)
                 .map(|k| format!("did you mean {k}? "))
                 .unwrap_or_default();
-            return Err(fail(format!(
-                "unknown key {}; {meant}valid keys: {}",
-                crate::limits::quoted(key),
-                SETTINGS_KEYS.join(", ")
-            )));
+            return Err(fail_at(
+                Some(key),
+                format!(
+                    "unknown key {}; {meant}valid keys: {}",
+                    crate::limits::quoted(key),
+                    SETTINGS_KEYS.join(", ")
+                ),
+            ));
         }
     }
     let cilium_version = match map.get("ciliumVersion") {
@@ -395,7 +418,7 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
         Some(Value::String(s)) if s.trim().is_empty() => None,
         Some(Value::String(s)) => Some(s.trim().to_string()),
         Some(other) => {
-            return Err(fail(format!(
+            return Err(fail_at(Some("ciliumVersion"), format!(
                 "ciliumVersion must be a quoted string such as \"1.20.0\"; YAML reads the unquoted {} as a {}",
                 shown_value(other),
                 type_name(other)
@@ -411,7 +434,7 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
                 match item {
                     Value::String(s) => out.push(s.clone()),
                     other => {
-                        return Err(fail(format!(
+                        return Err(fail_at(Some(&format!("valuesFiles[{i}]")), format!(
                             "valuesFiles[{i}] must be a path (a string), not the {} {}",
                             type_name(other),
                             shown_value(other)
@@ -422,7 +445,7 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
             out
         }
         Some(other) => {
-            return Err(fail(format!(
+            return Err(fail_at(Some("valuesFiles"), format!(
                 "valuesFiles must be a list of paths relative to the folder, e.g. [values.yaml], not the {} {}",
                 type_name(other),
                 shown_value(other)
@@ -433,15 +456,18 @@ pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, GenerateError
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
         Some(other) => {
-            return Err(fail(format!(
-                "allowUnknownKeys must be true or false, not the {} {}",
-                type_name(other),
-                shown_value(other)
-            )))
+            return Err(fail_at(
+                Some("allowUnknownKeys"),
+                format!(
+                    "allowUnknownKeys must be true or false, not the {} {}",
+                    type_name(other),
+                    shown_value(other)
+                ),
+            ))
         }
     };
-    let cluster_mesh = parse_mesh_settings(map.get("clusterMesh"), &lines, shown)?;
-    let cluster = parse_cluster_settings(&map, &lines, shown)?;
+    let cluster_mesh = parse_mesh_settings(map.get("clusterMesh"), &lines, shown, text)?;
+    let cluster = parse_cluster_settings(&map, &lines, shown, text)?;
     Ok(Settings {
         cilium_version,
         values_files,
@@ -474,8 +500,10 @@ fn parse_cluster_settings(
     map: &serde_json::Map<String, Value>,
     lines: &BTreeMap<String, usize>,
     shown: &str,
+    source_text: &str,
 ) -> Result<ClusterSettings, GenerateError> {
     let fail = |key: &str, message: String| GenerateError::Folder {
+        span: entry_span(source_text, lines, shown, key).map(Box::new),
         path: match lines.get(key) {
             Some(line) => format!("{shown}:{line}"),
             None => shown.to_string(),
@@ -565,12 +593,14 @@ fn parse_mesh_settings(
     value: Option<&Value>,
     lines: &BTreeMap<String, usize>,
     shown: &str,
+    source_text: &str,
 ) -> Result<MeshSettings, GenerateError> {
     let at = |path: &str| match lines.get(path) {
         Some(line) => format!("{shown}:{line}"),
         None => shown.to_string(),
     };
     let fail = |path: &str, message: String| GenerateError::Folder {
+        span: entry_span(source_text, lines, shown, path).map(Box::new),
         path: at(path),
         message,
     };
@@ -692,6 +722,7 @@ pub fn read_lock_file(repo: &Repo) -> Result<Option<LockFile>, GenerateError> {
     };
     let fail = || {
         GenerateError::Folder {
+span: None,
         path: shown.clone(),
         message: "a lock holds `contentHash: sha256:<64 hex digits>` and optionally `objects:` (one `sha256:<16 hex digits>` digest per object); write it with `cilium-cmp lock`".into(),
     }

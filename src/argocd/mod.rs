@@ -65,8 +65,13 @@ pub enum GenerateError {
     },
     #[error("plugin parameter {name:?}: {message}")]
     Parameter { name: String, message: String },
+    /// `span` points at the entry of the folder's file at fault (`cilium-cmp.yaml`), if any.
     #[error("{path}: {message}")]
-    Folder { path: String, message: String },
+    Folder {
+        path: String,
+        message: String,
+        span: Option<Box<crate::diagnostic::Span>>,
+    },
     #[error("values file {file:?} (listed in {listed_in}): {message}")]
     ValuesFile {
         file: String,
@@ -634,6 +639,7 @@ impl FolderRequest {
     /// The environment map and the application folder to pass to `generate`.
     pub fn env(&self) -> Result<BTreeMap<String, String>, GenerateError> {
         let outside = |what: &str| GenerateError::Folder {
+            span: None,
             path: self.app_dir.display().to_string(),
             message: what.to_string(),
         };
@@ -647,6 +653,7 @@ impl FolderRequest {
             .repo_root
             .canonicalize()
             .map_err(|e| GenerateError::Folder {
+                span: None,
                 path: self.repo_root.display().to_string(),
                 message: format!(
                     "cannot open the repository root ({})",

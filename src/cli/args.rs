@@ -21,6 +21,18 @@ use cilium_cmp::render::{DEFAULT_KUBE_VERSION, DEFAULT_NAMESPACE};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// How an error is printed on standard error: human (the message, then the line of the
+    /// values file at fault with a caret under it) or json (one JSON object per error, for CI
+    /// and tools; its fields: docs/diagnostics.md)
+    #[arg(long, global = true, value_enum, default_value_t = ErrorFormat::Human)]
+    pub error_format: ErrorFormat,
+}
+
+/// The forms `--error-format` takes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorFormat {
+    Human,
+    Json,
 }
 
 /// The exit status a usage error gets: sysexits.h's EX_USAGE. Not clap's default 2, which

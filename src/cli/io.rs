@@ -37,6 +37,27 @@ pub fn say(text: &str) {
     eprintln!("{}", cilium_cmp::escape::lines(text));
 }
 
+/// A diagnostic with every piece that quotes the repository escaped as `say` escapes: the
+/// message, labels and help; an excerpt the escaper would change is left out (its offsets would
+/// no longer fit), its place still named.
+pub fn escaped(mut d: cilium_cmp::diagnostic::Diagnostic) -> cilium_cmp::diagnostic::Diagnostic {
+    use cilium_cmp::escape;
+    d.message = escape::lines(&d.message);
+    d.help = d.help.iter().map(|h| escape::lines(h)).collect();
+    for l in d.primary.iter_mut().chain(d.labels.iter_mut()) {
+        l.message = escape::lines(&l.message);
+        l.span.source = escape::text(&l.span.source);
+        if l.span
+            .excerpt
+            .as_ref()
+            .is_some_and(|e| escape::lines(&e.text) != e.text)
+        {
+            l.span.excerpt = None;
+        }
+    }
+    d
+}
+
 /// Writes `text` to `path` whole or not at all: into a new file beside it (created exclusively,
 /// so nothing else's file is overwritten) with `path`'s mode and owner, then renamed over
 /// `path`. A failure leaves `path` as it was and removes the temporary file. A link, a

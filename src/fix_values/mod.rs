@@ -199,7 +199,7 @@ fn fix_file(
         .map(|(v, _)| v)
         .map_err(|e| {
             RenderError::from(crate::values::ValuesError::Parse {
-                position: e.position_in(name),
+                span: Box::new(e.span_in(name, text)),
                 message: e.message().to_string(),
             })
         })?;

@@ -75,6 +75,12 @@ impl ReadError {
         format!("{file}:{line}:{column}")
     }
 
+    /// Where in `text` (the source named `file`) the reading stopped, for the excerpt.
+    pub fn span_in(&self, file: &str, text: &str) -> crate::diagnostic::Span {
+        let ReadError::Syntax { line, column, .. } = self;
+        crate::diagnostic::Span::at(file, text, *line, *column)
+    }
+
     pub fn message(&self) -> &str {
         let ReadError::Syntax { message, .. } = self;
         message
