@@ -1,6 +1,7 @@
 //! `diff` and `lock --check` over every folder: the front ends of `cilium_cmp::diff`.
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use cilium_cmp::diff::repo::{self, Target};
 use cilium_cmp::diff::{self, Outcome, Section};
@@ -27,7 +28,7 @@ fn target(a: &DiffArgs) -> Target {
 }
 
 /// Runs `diff`, prints the report, and exits with its status (0, 2 or 3; errors are 1).
-pub fn diff(a: &DiffArgs) -> anyhow::Result<()> {
+pub fn run(a: &DiffArgs) -> anyhow::Result<ExitCode> {
     let sections = match (&a.folder, &a.base) {
         (Some(folder), Some(base)) => {
             refuse_flag_form(a, "FOLDER --base")?;
@@ -44,7 +45,7 @@ pub fn diff(a: &DiffArgs) -> anyhow::Result<()> {
             refuse_flag_form(a, "--base")?;
             let tree = WorkTree::find(a.repo_root.as_deref().unwrap_or(Path::new(".")))?;
             let rev = Revision::open(&tree, base)?;
-            repo::diff_repository(&target(a), &rev).map_err(anyhow::Error::msg)?
+            repo::diff_repository(&target(a), &rev, &super::progress::Shown::default()).map_err(anyhow::Error::msg)?
         }
         (Some(_), None) => anyhow::bail!(
             "diff FOLDER needs --base REV (the git revision to compare the folder with, e.g. --base origin/main)"
@@ -57,11 +58,7 @@ pub fn diff(a: &DiffArgs) -> anyhow::Result<()> {
         _ => diff::report_text::render(&sections),
     };
     write_stdout(&text)?;
-    let code = diff::exit_code(&sections);
-    if code != 0 {
-        std::process::exit(code);
-    }
-    Ok(())
+    Ok(super::exit_code(diff::exit_code(&sections)))
 }
 
 fn refuse_flag_form(a: &DiffArgs, form: &str) -> anyhow::Result<()> {
@@ -170,38 +167,45 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
 
 /// `lock --check` with no folder: every application folder under the repository root, in
 /// parallel; one line per folder on stderr; fails when any lock is missing or stale.
-pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<()> {
+pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<ExitCode> {
     let (root, folders) = super::lock::application_folders(folder, "")?;
-    let results = cilium_cmp::parallel::map(&folders, "lock --check", |rel| {
-        // Each line starts with the folder's name (the repository's).
-        let shown = escape::text(rel);
-        let args = super::lock::for_folder(folder, &root, rel);
-        let req = folder_request(&args);
-        let checked = req.env().and_then(|env| {
-            cilium_cmp::argocd::preview::preview(&env, &args.app_dir, args.allow_unknown_keys)
-        });
-        match checked {
-            Err(e) => (false, format!("{shown}: {}", e.on_command_line())),
-            Ok(p) => match p.state() {
-                cilium_cmp::argocd::LockState::Fresh => (true, format!("{shown}: ok {}", p.hash())),
-                cilium_cmp::argocd::LockState::Missing => (
-                    false,
-                    format!(
-                        "{shown}: no lock; write it with\n  {}",
-                        cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
+    let results = cilium_cmp::parallel::map(
+        &folders,
+        "lock --check",
+        &super::progress::Shown::default(),
+        |rel| {
+            // Each line starts with the folder's name (the repository's).
+            let shown = escape::text(rel);
+            let args = super::lock::for_folder(folder, &root, rel);
+            let req = folder_request(&args);
+            let checked = req.env().and_then(|env| {
+                cilium_cmp::argocd::preview::preview(&env, &args.app_dir, args.allow_unknown_keys)
+            });
+            match checked {
+                Err(e) => (false, format!("{shown}: {}", e.on_command_line())),
+                Ok(p) => match p.state() {
+                    cilium_cmp::argocd::LockState::Fresh => {
+                        (true, format!("{shown}: ok {}", p.hash()))
+                    }
+                    cilium_cmp::argocd::LockState::Missing => (
+                        false,
+                        format!(
+                            "{shown}: no lock; write it with\n  {}",
+                            cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
+                        ),
                     ),
-                ),
-                cilium_cmp::argocd::LockState::Stale { .. } => (
-                    false,
-                    format!(
-                        "{shown}: stale\n{}  update it with\n  {}",
-                        p.summary(),
-                        cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
+                    cilium_cmp::argocd::LockState::Stale { .. } => (
+                        false,
+                        format!(
+                            "{shown}: stale\n{}  update it with\n  {}",
+                            p.summary(),
+                            cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
+                        ),
                     ),
-                ),
-            },
-        }
-    });
+                },
+            }
+        },
+    );
     let failed = results.iter().filter(|(ok, _)| !ok).count();
     for (_, line) in &results {
         say(line);
@@ -223,9 +227,9 @@ pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<()> {
             fleet.len()
         );
     }
-    eprintln!(
+    say(&format!(
         "all {} application folders match their locks; the Cluster Mesh checks found nothing",
         results.len()
-    );
-    Ok(())
+    ));
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,7 @@
 //! `fleet-check`: the Cluster Mesh checks over the repository's application folders.
 
+use std::process::ExitCode;
+
 use anyhow::Context;
 
 use cilium_cmp::fleet;
@@ -9,7 +11,7 @@ use super::io::write_stdout;
 
 /// Reads every folder of the repository, prints the report of the meshes asked for; exits 3
 /// when there are findings.
-pub fn fleet_check(a: &FleetCheckArgs) -> anyhow::Result<()> {
+pub fn run(a: &FleetCheckArgs) -> anyhow::Result<ExitCode> {
     let given = super::inputs::repository_root(a.repo_root.as_deref());
     let root = given
         .canonicalize()
@@ -57,8 +59,9 @@ pub fn fleet_check(a: &FleetCheckArgs) -> anyhow::Result<()> {
         _ => fleet::report::text(&members, &report),
     };
     write_stdout(&out)?;
-    if !report.findings.is_empty() {
-        std::process::exit(3);
-    }
-    Ok(())
+    Ok(if report.findings.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(super::FINDINGS)
+    })
 }

@@ -344,14 +344,19 @@ pub fn diff_folder(
     })
 }
 
-/// Every folder of both sides, diffed where its inputs changed, in parallel.
-pub fn diff_repository(target: &Target, base: &Revision) -> Result<Vec<Section>, String> {
+/// Every folder of both sides, diffed where its inputs changed, in parallel; how far it is goes
+/// to `progress`.
+pub fn diff_repository(
+    target: &Target,
+    base: &Revision,
+    progress: &dyn crate::parallel::Progress,
+) -> Result<Vec<Section>, String> {
     scratch::prepare();
     let mut folders = folders_at(base)?;
     folders.extend(folders_in_work_tree(&base.top)?);
     folders.sort();
     folders.dedup();
-    let mut sections = crate::parallel::map(&folders, "diff", |folder| {
+    let mut sections = crate::parallel::map(&folders, "diff", progress, |folder| {
         // A folder inside an embedded repository or a submodule is not in the base's tree:
         // reported, never compared as if it were new.
         let checked = base
