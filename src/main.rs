@@ -25,11 +25,14 @@ fn main() -> ExitCode {
         .with_ansi(cli::log::colour())
         .event_format(cli::log::Plain)
         .init();
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => return cli::usage::exit(e),
+    let result = match Cli::try_parse() {
+        Ok(cli) => run(cli),
+        Err(e) => match cli::usage::bad_input(&e) {
+            Some(bad) => Err(bad),
+            None => return cli::usage::exit(e),
+        },
     };
-    match run(cli) {
+    match result {
         Ok(code) => code,
         // The reader of stdout went away (`| head`): nothing to report, see `ClosedStdout`.
         Err(e) if e.is::<ClosedStdout>() => ExitCode::SUCCESS,

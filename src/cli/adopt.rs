@@ -13,7 +13,7 @@ use super::io::{say, say_part, write_stdout};
 pub fn run(a: &AdoptCheckArgs) -> anyhow::Result<ExitCode> {
     let (inputs, text) = match &a.folder {
         None => {
-            if a.render.cilium_version.is_empty() {
+            if a.render.cilium_version.is_none() {
                 anyhow::bail!("adopt-check needs --cilium-version (or --folder DIR, an application folder naming it)");
             }
             inputs_finding_archive(&a.render)?
@@ -23,7 +23,7 @@ pub fn run(a: &AdoptCheckArgs) -> anyhow::Result<ExitCode> {
                 app_dir: dir.clone(),
                 repo_root: a.repo_root.clone(),
                 cluster: a.render.cluster.clone(),
-                cilium_version: Some(a.render.cilium_version.clone()).filter(|v| !v.is_empty()),
+                cilium_version: a.render.cilium_version.clone(),
                 values: a
                     .render
                     .values

@@ -7,6 +7,7 @@ use cilium_cmp::diff::repo::{self, Target};
 use cilium_cmp::diff::{self, Outcome, Section};
 use cilium_cmp::git_rev::{Revision, WorkTree};
 use cilium_cmp::render::Inputs;
+use cilium_cmp::versions::Release;
 
 use super::args::{DiffArgs, FolderArgs};
 use super::inputs::folder_request;
@@ -15,10 +16,11 @@ use cilium_cmp::escape;
 
 fn target(a: &DiffArgs) -> Target {
     // A flag not given leaves each folder's own cilium-cmp.yaml to say (empty: `argocd::plan`).
+    let (kube_version, api_versions) = a.cluster.as_argocd_passes();
     Target {
         namespace: a.cluster.namespace.clone().unwrap_or_default(),
-        kube_version: a.cluster.kube_version.clone().unwrap_or_default(),
-        api_versions: a.cluster.api_versions.clone(),
+        kube_version,
+        api_versions,
         chart_dir: a
             .chart_dir
             .clone()
@@ -86,6 +88,7 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
         );
     };
     let from = a.from_version.clone().unwrap_or_else(|| to.clone());
+    let (to, from) = (to.clone(), from);
     // Which side each input is on (docs/diff.md): values files are the configuration both
     // sides start from unless --from-values gives the old side its own; a --set is an edit,
     // so it is the new side's alone, and the old side has only its --from-set. A reviewer
@@ -97,9 +100,15 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
         &a.from_values
     };
     let old_set = &a.from_set;
-    let inputs = |version: &str, files: &[PathBuf], set: &[String]| -> anyhow::Result<Inputs> {
-        let v = cilium_cmp::versions::parse(version)?.to_string();
-        let mut i = Inputs::new(&v);
+    let inputs = |version: &Release, files: &[PathBuf], set: &[String]| -> anyhow::Result<Inputs> {
+        // Both sides are releases this binary lists: a diff reads their facts compiled in.
+        let v = match version {
+            Release::Known(v) => v.to_string(),
+            Release::FromArchive(name) => Err(cilium_cmp::versions::UnknownVersion {
+                requested: name.to_string(),
+            })?,
+        };
+        let mut i = Inputs::new(version.clone());
         for f in files {
             let shown = f.display().to_string();
             i.values_files
@@ -108,16 +117,16 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
         i.set = set.to_vec();
         i.namespace = a.cluster.namespace_or_default();
         i.kube_version = a.cluster.kube_version_or_default();
-        i.api_versions = a.cluster.api_versions.clone();
+        i.api_versions = a.cluster.api_versions();
         i.allow_unknown_keys = a.allow_unknown_keys;
         if let Some(dir) = target(a).chart_dir {
             i.chart = cilium_cmp::chart::store::open_stored(&dir, &v)?;
         }
         Ok(i)
     };
-    let new_inputs = inputs(to, &a.values, &a.set)?;
+    let new_inputs = inputs(&to, &a.values, &a.set)?;
     let old_inputs = inputs(&from, old_values, old_set)?;
-    let upgrade = new_inputs.cilium_version != old_inputs.cilium_version;
+    let upgrade = new_inputs.cilium != old_inputs.cilium;
     let same_files = old_inputs.values_files.len() == new_inputs.values_files.len()
         && old_inputs
             .values_files

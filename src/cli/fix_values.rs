@@ -31,7 +31,7 @@ pub fn run(a: &FixValuesArgs) -> anyhow::Result<ExitCode> {
     }
     // The other inputs of the render the check compares, as `render` reads them.
     let mut base = super::inputs::base_inputs(
-        &a.cilium_version,
+        a.cilium_version.clone(),
         &a.set,
         &a.cluster,
         a.chart_archive.as_deref(),
@@ -48,7 +48,7 @@ pub fn run(a: &FixValuesArgs) -> anyhow::Result<ExitCode> {
         }
         other => other?,
     };
-    report(&fix, &a.cilium_version);
+    report(&fix, &a.cilium_version.to_string());
     if fix.refused() {
         let mut patches = String::new();
         for f in &fix.files {

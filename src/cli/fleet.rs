@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use cilium_cmp::fleet;
+use cilium_cmp::versions::Release;
 
 use super::args::FleetCheckArgs;
 use super::io::write_stdout;
@@ -16,10 +17,15 @@ pub fn run(a: &FleetCheckArgs) -> anyhow::Result<ExitCode> {
     let root = given
         .canonicalize()
         .with_context(|| format!("cannot open the repository root {}", given.display()))?;
-    if let Some(v) = &a.cilium_version {
-        cilium_cmp::versions::parse(v).context("--cilium-version")?;
-    }
-    let members = fleet::load_repo(&root, a.cilium_version.as_deref())?;
+    // The folders are read with the releases this binary lists.
+    let version = match &a.cilium_version {
+        Some(Release::FromArchive(name)) => Err(cilium_cmp::versions::UnknownVersion {
+            requested: name.to_string(),
+        })
+        .context("--cilium-version")?,
+        other => other.as_ref().map(ToString::to_string),
+    };
+    let members = fleet::load_repo(&root, version.as_deref())?;
     let mut report = fleet::report(&members);
     if !a.folders.is_empty() {
         let mut wanted = Vec::new();

@@ -32,7 +32,7 @@ pub fn versions() -> anyhow::Result<ExitCode> {
 
 /// `schema`: the JSON Schema of a release's values for editors.
 pub fn schema(
-    cilium_version: &str,
+    cilium_version: &cilium_cmp::versions::Release,
     chart_archive: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
     let version = super::inputs::schema_release(cilium_version, chart_archive)?;

@@ -58,7 +58,7 @@ pub fn run(r: &Request) -> anyhow::Result<ExitCode> {
         ),
     }
     let render = &p.rendered;
-    let version = render.generation.inputs.cilium_version.clone();
+    let version = render.generation.inputs.cilium.to_string();
     let namespace = render.generation.inputs.namespace.clone();
     let name = escape::text(r.name);
 
