@@ -9,12 +9,21 @@ use crate::error::RenderError;
 
 /// The target cluster's Kubernetes version, checked once where it is named (a flag, Argo CD's
 /// `KUBE_VERSION`, `kubeVersion` in cilium-cmp.yaml): Helm's form for the render, and the text
-/// as given for messages that quote the user.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// as given for messages that quote the user. Two are equal when Helm reads them as one version
+/// (`v1.33.0` and `1.33`).
+#[derive(Debug, Clone)]
 pub struct KubeVersion {
     given: String,
     helm: String,
 }
+
+impl PartialEq for KubeVersion {
+    fn eq(&self, other: &KubeVersion) -> bool {
+        self.helm == other.helm
+    }
+}
+
+impl Eq for KubeVersion {}
 
 impl KubeVersion {
     /// The version in Helm's form (`1.35.0`, `1.29.4+k3s1`), as the chart sees it.
@@ -141,6 +150,9 @@ mod tests {
             Err(RenderError::KubeVersion(t)) if t == "1.x"
         ));
         assert_eq!(KubeVersion::default().helm_form(), "1.35.0");
+        // One version for Helm, however it was written.
+        assert_eq!(v, "1.33.0".parse::<KubeVersion>().unwrap());
+        assert_ne!(v, "1.33.1".parse::<KubeVersion>().unwrap());
     }
 
     #[test]
