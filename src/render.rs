@@ -3,6 +3,7 @@
 use crate::chart::ChartFiles;
 use crate::engine::{self, helm::coalesce, ChartTemplates, RenderOptions};
 use crate::error::{RenderError, TooLarge, Violation, Violations};
+use crate::kube_version::{ApiVersions, KubeVersion};
 use crate::limits;
 use crate::output::{Keep, Stream};
 use crate::setexpr::SetArgs;
@@ -12,7 +13,8 @@ use crate::versions;
 /// Everything a render depends on; nothing else (no clock, environment or file system) is read.
 #[derive(Debug, Clone)]
 pub struct Inputs {
-    pub cilium_version: String,
+    /// The release, checked where it was named (`versions::Release`'s `FromStr`).
+    pub cilium: versions::Release,
     /// Values files in order, already read: (name for errors, text).
     pub values_files: Vec<(String, String)>,
     /// `--set` expressions in order.
@@ -22,20 +24,17 @@ pub struct Inputs {
     /// `--set-file`.
     pub set_args: SetArgs,
     pub namespace: String,
-    pub kube_version: String,
-    pub api_versions: Vec<String>,
+    pub kube_version: KubeVersion,
+    pub api_versions: ApiVersions,
     pub chart: Option<ChartFiles>,
     /// Values the chart does not know become warnings (stderr, one line each) instead of
     /// refusing the render: for values files written for older charts, while they are migrated.
     pub allow_unknown_keys: bool,
-    /// Reads the release's facts (defaults, schema, known keys) from `chart` as if this binary
-    /// did not list it (`chart::unlisted`), even when it does: how the tests replay release day
-    /// with a release whose Helm render is known. Front ends leave it off; an unlisted version
-    /// with an archive is read so anyway.
-    pub read_as_unlisted: bool,
-    /// Whether renders the cluster would refuse later are refused (`admission.rs`); on for every
-    /// front end. The parity tests turn it off to compare such a render with Helm's all the same.
-    pub refuse_what_the_cluster_would: bool,
+    /// Whether renders the cluster would refuse later are refused (`admission.rs`): always, but
+    /// for the parity tests, which compare such a render with Helm's all the same through
+    /// `testing::render_as_helm` (the `test-support` feature only). Not public, so no front end
+    /// can turn it off.
+    refuse_what_the_cluster_would: bool,
 }
 
 /// The Kubernetes version assumed when none is given (the newest the reference was made for).
@@ -44,18 +43,18 @@ pub const DEFAULT_KUBE_VERSION: &str = "1.35.0";
 pub const DEFAULT_NAMESPACE: &str = "kube-system";
 
 impl Inputs {
-    pub fn new(cilium_version: &str) -> Inputs {
+    /// The inputs of a render of `cilium` with the chart's defaults, for the default cluster.
+    pub fn new(cilium: versions::Release) -> Inputs {
         Inputs {
-            cilium_version: cilium_version.to_string(),
+            cilium,
             values_files: Vec::new(),
             set: Vec::new(),
             set_args: SetArgs::default(),
             namespace: DEFAULT_NAMESPACE.to_string(),
-            kube_version: DEFAULT_KUBE_VERSION.to_string(),
-            api_versions: Vec::new(),
+            kube_version: KubeVersion::default(),
+            api_versions: ApiVersions::default(),
             chart: None,
             allow_unknown_keys: false,
-            read_as_unlisted: false,
             refuse_what_the_cluster_would: true,
         }
     }
@@ -135,21 +134,14 @@ fn render_known(
         )));
     }
     crate::determinism::apply_defaults(&mut values)?;
-    // Read first: a malformed version is refused before the archive is needed.
-    let kube_version = crate::kube_version::helm_form(&inputs.kube_version)?;
+    let kube_version = inputs.kube_version.helm_form().to_string();
     let Some(chart) = &inputs.chart else {
         return Err(RenderError::NoChartArchive {
             version: cilium.to_string(),
         });
     };
     chart.check_version(&cilium.to_string())?;
-    let api_versions: Vec<String> = inputs
-        .api_versions
-        .iter()
-        .flat_map(|a| a.split(','))
-        .map(|a| a.trim().to_string())
-        .filter(|a| !a.is_empty())
-        .collect();
+    let api_versions = inputs.api_versions.as_slice().to_vec();
     let templates = ChartTemplates::parse_cached(chart).map_err(RenderError::from_engine)?;
     check_kube_version(&templates, &kube_version, inputs, cilium)?;
     let options = RenderOptions {
@@ -196,7 +188,7 @@ fn check_kube_version(
         Ok(true) => Ok(()),
         // A constraint the chart itself gets wrong refuses every cluster under Helm as well.
         Ok(false) | Err(_) => Err(RenderError::KubeTooOld {
-            given: inputs.kube_version.clone(),
+            given: inputs.kube_version.as_given().to_string(),
             cilium: cilium.to_string(),
             constraint: constraint.to_string(),
         }),
@@ -232,15 +224,34 @@ pub fn resolve_values(
     Ok(values)
 }
 
-/// The release to render: a listed one, or one read from the archive the caller gave when the
-/// binary does not list it (`chart::unlisted`).
+/// The release to render: one whose facts are at hand, or one read from the archive the
+/// caller gave (`chart::unlisted`); without an archive, the latter is refused as a release this
+/// binary does not list, with the releases it does.
 pub fn release_of(inputs: &Inputs) -> Result<versions::CiliumVersion, RenderError> {
-    let listed = versions::parse(&inputs.cilium_version);
-    match (&inputs.chart, listed) {
-        (Some(chart), listed) if listed.is_err() || inputs.read_as_unlisted => {
-            Ok(crate::chart::unlisted::open(chart, &inputs.cilium_version)?)
+    match (&inputs.cilium, &inputs.chart) {
+        (versions::Release::Known(v), _) => Ok(*v),
+        (versions::Release::FromArchive(name), Some(chart)) => {
+            Ok(crate::chart::unlisted::open(chart, &name.to_string())?)
         }
-        (_, listed) => Ok(listed?),
+        (versions::Release::FromArchive(name), None) => Err(versions::UnknownVersion {
+            requested: name.to_string(),
+        }
+        .into()),
+    }
+}
+
+/// What only the tests may do (the `test-support` feature, which the crate's own dev-dependency
+/// on itself turns on): nothing here is part of the public API.
+#[cfg(feature = "test-support")]
+pub mod testing {
+    use super::*;
+
+    /// `render` without the refusals of what the cluster would refuse later (`admission.rs`):
+    /// how the parity suite compares such a render with Helm's all the same.
+    pub fn render_as_helm(inputs: &Inputs) -> Result<String, RenderError> {
+        let mut inputs = inputs.clone();
+        inputs.refuse_what_the_cluster_would = false;
+        render(&inputs)
     }
 }
 

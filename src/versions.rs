@@ -34,6 +34,61 @@ impl CiliumVersion {
     }
 }
 
+/// The release a render is asked for, checked once where it is named (a flag, `ciliumVersion`
+/// in cilium-cmp.yaml): a release whose facts are at hand, or one whose facts are read from the
+/// chart archive the render is given (`chart::unlisted`, docs/release-day.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Release {
+    /// Facts compiled in, or already read from its archive (`chart::unlisted::open`).
+    Known(CiliumVersion),
+    /// Facts read from the render's chart archive: a release newer than those listed, or a
+    /// listed one read as if it were not (how the tests replay release day with a release
+    /// whose Helm render is known).
+    FromArchive(crate::release_name::ReleaseName),
+}
+
+impl std::str::FromStr for Release {
+    type Err = UnknownVersion;
+
+    /// A listed release (`1.20.0`, a leading `v` allowed), else one newer than those listed
+    /// (`X.Y.Z` or `X.Y.Z-PRE` from the 1.18 line on); anything else is refused with the
+    /// releases there are, and the one meant for a line named without its patch (`1.20`).
+    fn from_str(text: &str) -> Result<Release, UnknownVersion> {
+        match parse(text) {
+            Ok(v) => Ok(Release::Known(v)),
+            Err(e) if is_newer_than_listed(text) => crate::release_name::release_name(text)
+                .map(Release::FromArchive)
+                .ok_or(e),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl std::fmt::Display for Release {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Release::Known(v) => v.fmt(f),
+            Release::FromArchive(name) => name.fmt(f),
+        }
+    }
+}
+
+impl Release {
+    /// The release when its facts are at hand already (no archive to read).
+    pub fn known(&self) -> Option<CiliumVersion> {
+        match self {
+            Release::Known(v) => Some(*v),
+            Release::FromArchive(_) => None,
+        }
+    }
+}
+
+impl From<CiliumVersion> for Release {
+    fn from(v: CiliumVersion) -> Release {
+        Release::Known(v)
+    }
+}
+
 /// One release's facts: the texts `import-chart` wrote, and each parsed once per process when
 /// first needed (so a long-running caller, the benchmark or a server, pays for it once).
 struct ReleaseData {

@@ -95,7 +95,7 @@ fn refused(version: &str, values: &str, needles: &[&str]) {
 /// The library's refusal is typed: one violation per finding, naming the values at fault and,
 /// for a finding about an object, the object.
 fn the_refusal_lists_each_violation_with_its_values() {
-    let mut inputs = charts::with_archive(cilium_cmp::Inputs::new("1.19.6"));
+    let mut inputs = charts::with_archive(cilium_cmp::Inputs::new("1.19.6".parse().unwrap()));
     inputs.values_files.push((
         "values.yaml".into(),
         "cni:\n  iptablesRemoveAWSRules: false\nroutingMode: natve\noperator:\n  replicas: -1\n"

@@ -922,7 +922,7 @@ fn obtain_downloads_a_pinned_archive_once_on_first_use() {
 /// 1.20.0 render: it does once the engine evaluates the archive's templates (src/render.rs),
 /// which lands from another branch. Until then the first-use tests cannot run.
 fn render_asks_for_the_archive() -> Option<String> {
-    match cilium_cmp::render(&cilium_cmp::Inputs::new("1.20.0")) {
+    match cilium_cmp::render(&cilium_cmp::Inputs::new("1.20.0".parse().unwrap())) {
         Err(cilium_cmp::RenderError::NoChartArchive { .. }) => None,
         _ => Some(
             "waits for the engine in render.rs: a 1.20.0 render does not ask for the chart archive yet"

@@ -202,16 +202,15 @@ fn scenario_files() -> Vec<(String, String)> {
 
 fn inputs(version: &str, scenario: &str) -> Inputs {
     let doc = cilium_cmp::yaml::parse_value(scenario).unwrap();
-    let mut inputs = Inputs::new(version);
+    let mut inputs = Inputs::new(version.parse().unwrap());
     inputs.namespace = doc["namespace"].as_str().unwrap_or("kube-system").into();
     if let Some(k) = doc["kubeVersion"].as_str() {
-        inputs.kube_version = k.into();
+        inputs.kube_version = k.parse().unwrap();
     }
     if let Value::Array(list) = &doc["apiVersions"] {
-        inputs.api_versions = list
-            .iter()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect();
+        inputs.api_versions = cilium_cmp::kube_version::ApiVersions::from_lists(
+            list.iter().filter_map(|v| v.as_str()),
+        );
     }
     let archive = root().join(format!("../shared/charts/cilium-{version}.tgz"));
     if archive.is_file() {
@@ -590,7 +589,7 @@ fn a_flood_of_dead_keys_is_fixed_and_counted() {
 
 /// Fixes `values.yaml` (the last file); the first keeps the render free of bundled files.
 fn fix_last(version: &str, text: &str, renames: bool) -> fix_values::Fix {
-    let base = charts::with_archive(Inputs::new(version));
+    let base = charts::with_archive(Inputs::new(version.parse().unwrap()));
     let files = [
         (
             "base.yaml".into(),
@@ -679,7 +678,7 @@ fn renames_move_values_and_report_the_render_change() {
 
 /// `--allow-unknown-keys` renders what the values render without the unknown ones.
 fn the_opt_out_turns_the_refusal_into_warnings() {
-    let mut inputs = charts::with_archive(Inputs::new("1.20.0"));
+    let mut inputs = charts::with_archive(Inputs::new("1.20.0".parse().unwrap()));
     inputs.values_files.push((
         "values.yaml".into(),
         "cni:\n  iptablesRemoveAWSRules: false\nhubble:\n  relay:\n    enabeld: true\n".into(),

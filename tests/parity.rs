@@ -326,7 +326,10 @@ fn check(setup: &Setup, case: &Case, reference: Option<Reference>) -> Result<(),
     let has_archive = archive.is_some();
     inputs.chart = archive;
     if case.kind == Kind::Unlisted {
-        inputs.read_as_unlisted = true;
+        // The release's facts read from its archive, as a release this binary does not list.
+        inputs.cilium = cilium_cmp::versions::Release::FromArchive(
+            cilium_cmp::release_name::release_name(case.version).ok_or("not a release name")?,
+        );
     }
     if !has_archive {
         // Every render evaluates the archive's templates: without it, the refusal says so.

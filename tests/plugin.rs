@@ -307,11 +307,11 @@ fn generate_inputs_equal_the_render_flags() {
         ],
     );
     let got = argocd::generate_inputs(&env, &root().join(APP)).expect("inputs");
-    assert_eq!(got.cilium_version, "1.20.0");
+    assert_eq!(got.cilium.to_string(), "1.20.0");
     assert_eq!(got.namespace, "kube-system");
-    assert_eq!(got.kube_version, "1.35.0");
+    assert_eq!(got.kube_version.helm_form(), "1.35.0");
     assert_eq!(
-        got.api_versions,
+        got.api_versions.as_slice(),
         [
             "apps/v1",
             "apps/v1/Deployment",
@@ -350,7 +350,7 @@ fn the_cilium_version_has_one_precedence() {
     let app = repo.0.join("apps/cilium");
     let version = |extra: &[(&str, &str)]| -> Result<String, GenerateError> {
         let env = argocd_env("apps/cilium", &charts.0, extra);
-        argocd::generate_inputs(&env, &app).map(|i| i.cilium_version)
+        argocd::generate_inputs(&env, &app).map(|i| i.cilium.to_string())
     };
     let param = (
         "ARGOCD_APP_PARAMETERS",

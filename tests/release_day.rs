@@ -80,7 +80,7 @@ fn an_archive_with_a_changed_template_renders_its_own_templates() {
     for (from, to) in repack::FROM {
         let source = official(from);
         let archive = repack::repack(&source, from, to, &dir.0, Some(EDITED));
-        let mut inputs = Inputs::new(to);
+        let mut inputs = Inputs::new(to.parse().unwrap());
         inputs.chart = Some(cilium_cmp::chart::ChartFiles::open(&archive).unwrap());
         let text = render(&inputs).unwrap_or_else(|e| panic!("{to}: {e}"));
         // The edit adds an object no listed release has: only the archive's own templates
@@ -113,13 +113,15 @@ fn an_unlisted_release_takes_the_archives_facts() {
         );
         // A listed release read from its own archive renders exactly as compiled in.
         let listed = official(from);
-        let mut inputs = Inputs::new(from);
+        let mut inputs = Inputs::new(from.parse().unwrap());
         inputs.chart = Some(cilium_cmp::chart::ChartFiles::open(&listed).unwrap());
         let plain = render(&inputs).unwrap();
-        inputs.read_as_unlisted = true;
+        inputs.cilium = cilium_cmp::versions::Release::FromArchive(
+            cilium_cmp::release_name::release_name(from).unwrap(),
+        );
         assert_eq!(render(&inputs).unwrap(), plain, "{from}");
         // An archive of another release than the one asked for is refused, naming both.
-        let mut wrong = Inputs::new("1.20.98");
+        let mut wrong = Inputs::new("1.20.98".parse().unwrap());
         wrong.chart = Some(chart.clone());
         match render(&wrong) {
             Err(RenderError::Unlisted(e)) => {

@@ -162,8 +162,8 @@ pub struct Generation {
 /// The cluster a generation renders for.
 struct ClusterFacts {
     namespace: String,
-    kube_version: String,
-    api_versions: Vec<String>,
+    kube_version: crate::kube_version::KubeVersion,
+    api_versions: crate::kube_version::ApiVersions,
     differs: Vec<String>,
 }
 
@@ -211,11 +211,12 @@ fn cluster_facts(
         }
     };
     let helm_form = |raw: &str, source: &str| {
-        crate::kube_version::helm_form(raw).map_err(|_| GenerateError::Env {
-            var: source.into(),
-            value: raw.into(),
-            message: "not a Kubernetes version such as 1.35 or 1.35.0".into(),
-        })
+        raw.parse::<crate::kube_version::KubeVersion>()
+            .map_err(|_| GenerateError::Env {
+                var: source.into(),
+                value: raw.into(),
+                message: "not a Kubernetes version such as 1.35 or 1.35.0".into(),
+            })
     };
     let mine = match &folder.kube_version {
         Some(v) => Some(helm_form(v, &format!("kubeVersion in {settings_shown}"))?),
@@ -227,14 +228,14 @@ fn cluster_facts(
             if let Some(mine) = mine.filter(|m| *m != theirs) {
                 differs.push(format!(
                     "Argo CD's KUBE_VERSION {raw} differs from kubeVersion {} in {settings_shown}",
-                    folder.kube_version.as_deref().unwrap_or(&mine)
+                    folder.kube_version.as_deref().unwrap_or(mine.as_given())
                 ));
             }
             theirs
         }
         (None, Some(mine)) => mine,
         (None, None) if var(env, "KUBE_VERSION").is_none() => {
-            crate::render::DEFAULT_KUBE_VERSION.to_string()
+            crate::kube_version::KubeVersion::default()
         }
         (None, None) => {
             return Err(GenerateError::Env {
@@ -275,6 +276,8 @@ fn cluster_facts(
         (None, Some(mine)) => mine.clone(),
         (None, None) => Vec::new(),
     };
+    let api_versions =
+        crate::kube_version::ApiVersions::from_lists(api_versions.iter().map(String::as_str));
     Ok(ClusterFacts {
         namespace,
         kube_version,
@@ -336,24 +339,20 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
     };
     let chart_dir = PathBuf::from(var(env, CHART_DIR_VAR).unwrap_or(DEFAULT_CHART_DIR));
     let cilium = match crate::versions::parse(&version) {
-        Ok(v) => v.to_string(),
+        Ok(v) => crate::versions::Release::Known(v),
         // A release this binary does not list renders from its archive in the chart folder
         // (`chart::unlisted`); the name is checked to be a release name before it names a file.
-        Err(e) => match crate::versions::release_number(&version)
+        Err(e) => match crate::release_name::release_name(&version)
             .filter(|_| crate::versions::is_newer_than_listed(&version))
         {
-            Some(v)
-                if chart_dir
-                    .join(crate::chart::store::archive_name(&v))
-                    .is_file() =>
-            {
-                v
+            Some(name) if chart_dir.join(name.archive_name()).is_file() => {
+                crate::versions::Release::FromArchive(name)
             }
             number => {
-                let looked = number.map_or(String::new(), |v| {
+                let looked = number.map_or(String::new(), |name| {
                     format!(
                         "; the plugin found no {} in {} ({CHART_DIR_VAR})",
-                        crate::chart::store::archive_name(&v),
+                        name.archive_name(),
                         chart_dir.display()
                     )
                 });
@@ -364,7 +363,7 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
         },
     };
 
-    let mut inputs = Inputs::new(&cilium);
+    let mut inputs = Inputs::new(cilium);
     inputs.namespace = cluster.namespace;
     inputs.kube_version = cluster.kube_version;
     inputs.api_versions = cluster.api_versions;
@@ -412,7 +411,9 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
         .cloned()
         .collect();
 
-    let archive = chart_dir.join(crate::chart::store::archive_name(&cilium));
+    let archive = chart_dir.join(crate::chart::store::archive_name(
+        &inputs.cilium.to_string(),
+    ));
     // A missing archive is not an error here: the render says what is missing and where the
     // plugin looked (`GenerateError::NeedsChartArchive`).
     if archive.is_file() {
@@ -420,6 +421,7 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
     }
 
     let lock = folder::read_lock(&repo)?;
+    let cilium_version = Some(inputs.cilium.to_string());
     Ok(Generation {
         inputs,
         repo,
@@ -427,7 +429,7 @@ pub fn plan(env: &BTreeMap<String, String>, app_dir: &Path) -> Result<Generation
         folder_cluster: settings.cluster,
         cluster_differs: cluster.differs,
         outside_folder: Overrides {
-            cilium_version: Some(cilium),
+            cilium_version,
             values_files: from_env
                 .values_files
                 .iter()
@@ -586,7 +588,7 @@ fn folder_command(g: &Generation, subcommand: &str) -> String {
         args.push(name.to_string());
         args.push(value.to_string());
     };
-    flag("--cilium-version", &g.inputs.cilium_version);
+    flag("--cilium-version", &g.inputs.cilium.to_string());
     // What the folder's settings file says already is left out: the command stays the one to
     // type, and it keeps following the folder when the file changes.
     let folder = &g.folder_cluster;
@@ -597,15 +599,15 @@ fn folder_command(g: &Generation, subcommand: &str) -> String {
         .kube_version
         .as_deref()
         .and_then(|v| crate::kube_version::helm_form(v).ok());
-    if folder_kube.as_deref() != Some(g.inputs.kube_version.as_str()) {
-        flag("--kube-version", &g.inputs.kube_version);
+    if folder_kube.as_deref() != Some(g.inputs.kube_version.helm_form()) {
+        flag("--kube-version", g.inputs.kube_version.helm_form());
     }
     match &folder.api_versions {
-        Some(mine) if *mine == g.inputs.api_versions => {}
+        Some(mine) if mine.as_slice() == g.inputs.api_versions.as_slice() => {}
         // The folder lists some and this render used none: only an empty flag says so.
         Some(_) if g.inputs.api_versions.is_empty() => flag("--api-versions", ""),
         _ if g.inputs.api_versions.is_empty() => {}
-        _ => flag("--api-versions", &g.inputs.api_versions.join(",")),
+        _ => flag("--api-versions", &g.inputs.api_versions.to_string()),
     }
     for f in &g.outside_folder.values_files {
         flag("--values", f);

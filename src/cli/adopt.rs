@@ -1,17 +1,19 @@
 //! `adopt-check`: the render (flags or folder) against dumps of what runs now.
 
+use std::process::ExitCode;
+
 use cilium_cmp::argocd::{self, GenerateError};
 
 use super::args::{AdoptCheckArgs, FolderArgs};
 use super::inputs::{folder_request, inputs_finding_archive};
-use super::io::write_stdout;
+use super::io::{say, say_part, write_stdout};
 
-/// Renders (flags or folder), compares with the live dumps, prints the report; exits 3 when the
-/// switch would restart pods or prune objects.
-pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
+/// Renders (flags or folder), compares with the live dumps, prints the report; the status is 3
+/// when the switch would restart pods or prune objects.
+pub fn run(a: &AdoptCheckArgs) -> anyhow::Result<ExitCode> {
     let (inputs, text) = match &a.folder {
         None => {
-            if a.render.cilium_version.is_empty() {
+            if a.render.cilium_version.is_none() {
                 anyhow::bail!("adopt-check needs --cilium-version (or --folder DIR, an application folder naming it)");
             }
             inputs_finding_archive(&a.render)?
@@ -21,7 +23,7 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
                 app_dir: dir.clone(),
                 repo_root: a.repo_root.clone(),
                 cluster: a.render.cluster.clone(),
-                cilium_version: Some(a.render.cilium_version.clone()).filter(|v| !v.is_empty()),
+                cilium_version: a.render.cilium_version.clone(),
                 values: a
                     .render
                     .values
@@ -84,26 +86,24 @@ pub fn adopt_check(a: &AdoptCheckArgs) -> anyhow::Result<()> {
         }
     }
     if a.argocd_cm.is_some() {
-        eprintln!(
-            "{}",
-            if argocd::exclusions::identity_ignore_needed(&filter) {
-                "note: this argocd-cm does not exclude CiliumIdentity: keep the recommended \
+        say(if argocd::exclusions::identity_ignore_needed(&filter) {
+            "note: this argocd-cm does not exclude CiliumIdentity: keep the recommended \
                  Application's ignoreDifferences entry for it"
-            } else {
-                "note: this argocd-cm excludes CiliumIdentity: the recommended Application's \
+        } else {
+            "note: this argocd-cm excludes CiliumIdentity: the recommended Application's \
                  ignoreDifferences entry for it is not needed"
-            }
-        );
+        });
     }
     let out = match a.output.as_str() {
         "json" => cilium_cmp::adopt::report::json(&report),
         _ => cilium_cmp::adopt::report::human(&report),
     };
     write_stdout(&out)?;
-    if report.disruptive() {
-        std::process::exit(3);
-    }
-    Ok(())
+    Ok(if report.disruptive() {
+        ExitCode::from(super::FINDINGS)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// What the Application's sync does to fields only the live objects have: Argo CD migrates a
@@ -167,9 +167,6 @@ pub fn print_exclusions(filter: &argocd::exclusions::Filter, render: &str) -> an
     let found =
         argocd::exclusions::excluded_in_stream(filter, render).map_err(anyhow::Error::msg)?;
     // The report names rendered objects and the argocd-cm's rules.
-    eprint!(
-        "{}",
-        cilium_cmp::escape::lines(&argocd::exclusions::report(filter, &found))
-    );
+    say_part(&argocd::exclusions::report(filter, &found));
     Ok(())
 }

@@ -7,7 +7,22 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use cilium_cmp::kube_version::{ApiVersions, KubeVersion};
 use cilium_cmp::render::{DEFAULT_KUBE_VERSION, DEFAULT_NAMESPACE};
+use cilium_cmp::versions::{Release, UnknownVersion};
+
+/// `--cilium-version`, read once: a listed release, or a newer one rendered from its archive.
+/// A bad one is bad input (status 1, with the releases there are), not a usage error:
+/// `usage::bad_input` finds this error inside clap's.
+fn release(text: &str) -> Result<Release, UnknownVersion> {
+    text.parse()
+}
+
+/// `--kube-version`, read once in Helm's form (`kube_version`).
+fn kube_version(text: &str) -> Result<KubeVersion, String> {
+    text.parse()
+        .map_err(|_| "not a Kubernetes version such as 1.35 or 1.35.0".to_string())
+}
 
 #[derive(Parser)]
 #[command(
@@ -33,6 +48,31 @@ pub struct Cli {
 pub enum ErrorFormat {
     Human,
     Json,
+}
+
+/// The `--error-format` the arguments name, read without clap: for an error clap found while
+/// parsing them, before it had read every flag. The last one named wins, as clap's would.
+pub fn error_format_in(args: impl IntoIterator<Item = std::ffi::OsString>) -> ErrorFormat {
+    let mut format = ErrorFormat::Human;
+    let mut next_is_value = false;
+    for arg in args {
+        let arg = arg.to_string_lossy();
+        let value = if next_is_value {
+            next_is_value = false;
+            Some(arg.as_ref())
+        } else if arg == "--error-format" {
+            next_is_value = true;
+            None
+        } else {
+            arg.strip_prefix("--error-format=")
+        };
+        match value {
+            Some("json") => format = ErrorFormat::Json,
+            Some("human") => format = ErrorFormat::Human,
+            _ => {}
+        }
+    }
+    format
 }
 
 /// The exit status a usage error gets: sysexits.h's EX_USAGE. Not clap's default 2, which
@@ -77,13 +117,13 @@ pub struct ClusterArgs {
     /// -n kube-system [default: the folder's `namespace` in cilium-cmp.yaml, else kube-system]
     #[arg(short = 'n', long)]
     pub namespace: Option<String>,
-    #[arg(long, help = kube_version_help())]
-    pub kube_version: Option<String>,
+    #[arg(long, help = kube_version_help(), value_parser = kube_version)]
+    pub kube_version: Option<KubeVersion>,
     /// API versions the cluster serves, comma-separated, repeatable (as Helm's --api-versions;
     /// Argo CD's KUBE_API_VERSIONS; '' for none), e.g. --api-versions monitoring.coreos.com/v1
     /// [default: the folder's `apiVersions`, else none]
     #[arg(long)]
-    pub api_versions: Vec<String>,
+    pub api_versions: Vec<ApiVersions>,
 }
 
 /// `--kube-version`'s help, naming the default the program renders with.
@@ -104,10 +144,28 @@ impl ClusterArgs {
     }
 
     /// The Kubernetes version of a render without a folder: the flag, else Helm's default.
-    pub fn kube_version_or_default(&self) -> String {
-        self.kube_version
-            .clone()
-            .unwrap_or_else(|| DEFAULT_KUBE_VERSION.to_string())
+    pub fn kube_version_or_default(&self) -> KubeVersion {
+        self.kube_version.clone().unwrap_or_default()
+    }
+
+    /// Every `--api-versions` given, as one list.
+    pub fn api_versions(&self) -> ApiVersions {
+        self.api_versions
+            .iter()
+            .fold(ApiVersions::default(), |all, one| all.extended(one))
+    }
+
+    /// What the folder commands pass on as Argo CD's variables (`FolderRequest`): the Kubernetes
+    /// version as given (empty: not given), and each `--api-versions` (none: not given; one
+    /// empty: the cluster serves none of the folder's).
+    pub fn as_argocd_passes(&self) -> (String, Vec<String>) {
+        (
+            self.kube_version
+                .as_ref()
+                .map(|k| k.as_given().to_string())
+                .unwrap_or_default(),
+            self.api_versions.iter().map(ToString::to_string).collect(),
+        )
     }
 }
 
@@ -127,8 +185,8 @@ fetch` stores them]";
 #[command(after_help = RENDER_EXAMPLES)]
 pub struct RenderArgs {
     /// Cilium release to render (see `cilium-cmp versions`), e.g. --cilium-version 1.20.0
-    #[arg(long)]
-    pub cilium_version: String,
+    #[arg(long, required = true, value_parser = release)]
+    pub cilium_version: Option<Release>,
     /// Values file; repeat to merge several, later files win (as Helm's -f). `-f -` reads
     /// standard input (once), e.g. -f values.yaml -f prod.yaml
     #[arg(short = 'f', long = "values")]
@@ -186,8 +244,8 @@ pub struct FolderArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// Cilium version, overriding the folder's ciliumVersion (as the cilium-version parameter)
-    #[arg(long)]
-    pub cilium_version: Option<String>,
+    #[arg(long, value_parser = release)]
+    pub cilium_version: Option<Release>,
     /// Extra values file relative to the application folder, merged after the folder's own
     /// (as the values-files parameter); repeatable
     #[arg(short = 'f', long = "values")]
@@ -261,8 +319,8 @@ pub struct AdoptCheckArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct FixValuesArgs {
     /// Cilium release the files are for (see `cilium-cmp versions`), e.g. --cilium-version 1.20.0
-    #[arg(long)]
-    pub cilium_version: String,
+    #[arg(long, value_parser = release)]
+    pub cilium_version: Release,
     /// Print the changes as a unified diff on stdout and write nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -306,11 +364,11 @@ pub struct DiffArgs {
     #[arg(long, value_name = "DIR")]
     pub repo_root: Option<PathBuf>,
     /// Without FOLDER or --base: the Cilium release of the new render, e.g. --cilium-version 1.20.0
-    #[arg(long)]
-    pub cilium_version: Option<String>,
+    #[arg(long, value_parser = release)]
+    pub cilium_version: Option<Release>,
     /// The Cilium release of the old render [default: --cilium-version], e.g. --from-version 1.19.6
-    #[arg(long)]
-    pub from_version: Option<String>,
+    #[arg(long, value_parser = release)]
+    pub from_version: Option<Release>,
     /// Values file of the new render; repeatable (as Helm's -f)
     #[arg(short = 'f', long = "values")]
     pub values: Vec<PathBuf>,
@@ -363,8 +421,8 @@ pub struct FleetCheckArgs {
     pub repo_root: Option<PathBuf>,
     /// Cilium version for folders whose cilium-cmp.yaml names none (their Applications pass the
     /// cilium-version parameter), e.g. --cilium-version 1.20.0
-    #[arg(long)]
-    pub cilium_version: Option<String>,
+    #[arg(long, value_parser = release)]
+    pub cilium_version: Option<Release>,
     /// Report format: text for people, json for scripts (versioned)
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub output: String,
@@ -493,7 +551,7 @@ pub enum Command {
     /// differences of the move included; 1: bad input; 64: a usage error.
     // In folder mode the version comes from the folder, so the flag is optional here.
     #[command(
-        mut_arg("cilium_version", |a| a.required(false).default_value("").hide_default_value(true)),
+        mut_arg("cilium_version", |a| a.required(false)),
         after_help = "Examples:\n  helm get manifest cilium -n kube-system > live.yaml\n  cilium-cmp adopt-check --cilium-version 1.20.0 -f values.yaml --live live.yaml\n  cilium-cmp adopt-check --folder examples/argocd/cilium -n kube-system --live live.yaml --output json"
     )]
     AdoptCheck(AdoptCheckArgs),
@@ -521,8 +579,8 @@ pub enum Command {
     Schema {
         /// Cilium release (see `cilium-cmp versions`; a newer patch reads its archive from the
         /// chart folder, as `render` does)
-        #[arg(long)]
-        cilium_version: String,
+        #[arg(long, value_parser = release)]
+        cilium_version: Release,
         /// The release's official chart archive cilium-VERSION.tgz (or a folder holding it), for
         /// a release this binary does not list [default: the chart folder `chart fetch` fills]
         #[arg(long, value_name = "PATH")]

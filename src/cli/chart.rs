@@ -1,7 +1,8 @@
-//! `chart fetch`: the library's `chart::fetch` with the repository's default and what it did
+//! `chart fetch` (and the hidden `import-chart`): the library's `chart::fetch` with the repository's default and what it did
 //! on stderr; the stored file's path on stdout (for scripts).
 
 use std::path::Path;
+use std::process::ExitCode;
 
 use cilium_cmp::chart::fetch;
 use cilium_cmp::chart::obtain::REPO_VAR;
@@ -13,7 +14,7 @@ pub fn fetch(
     dir: Option<&Path>,
     repo: Option<String>,
     sha256: Option<&str>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<ExitCode> {
     // The variable is the default of the flag, as for the first-use download (`chart::obtain`).
     let repo = repo
         .or_else(|| std::env::var(REPO_VAR).ok().filter(|r| !r.is_empty()))
@@ -32,5 +33,14 @@ pub fn fetch(
     } else {
         tracing::info!("Cilium {release}'s chart archive is already stored and matches {which}");
     }
-    write_stdout(&format!("{}\n", f.path.display()))
+    write_stdout(&format!("{}\n", f.path.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `import-chart ARCHIVE --data-dir DIR` (hidden, for release day): the archive's facts under
+/// `data/`.
+pub fn import(archive: &Path, data_dir: &Path) -> anyhow::Result<ExitCode> {
+    let v = cilium_cmp::chart::import::import(archive, data_dir)?;
+    tracing::info!("imported Cilium {v} into {}", data_dir.display());
+    Ok(ExitCode::SUCCESS)
 }

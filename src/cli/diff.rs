@@ -1,11 +1,13 @@
 //! `diff` and `lock --check` over every folder: the front ends of `cilium_cmp::diff`.
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use cilium_cmp::diff::repo::{self, Target};
 use cilium_cmp::diff::{self, Outcome, Section};
 use cilium_cmp::git_rev::{Revision, WorkTree};
 use cilium_cmp::render::Inputs;
+use cilium_cmp::versions::Release;
 
 use super::args::{DiffArgs, FolderArgs};
 use super::inputs::folder_request;
@@ -14,10 +16,11 @@ use cilium_cmp::escape;
 
 fn target(a: &DiffArgs) -> Target {
     // A flag not given leaves each folder's own cilium-cmp.yaml to say (empty: `argocd::plan`).
+    let (kube_version, api_versions) = a.cluster.as_argocd_passes();
     Target {
         namespace: a.cluster.namespace.clone().unwrap_or_default(),
-        kube_version: a.cluster.kube_version.clone().unwrap_or_default(),
-        api_versions: a.cluster.api_versions.clone(),
+        kube_version,
+        api_versions,
         chart_dir: a
             .chart_dir
             .clone()
@@ -27,7 +30,7 @@ fn target(a: &DiffArgs) -> Target {
 }
 
 /// Runs `diff`, prints the report, and exits with its status (0, 2 or 3; errors are 1).
-pub fn diff(a: &DiffArgs) -> anyhow::Result<()> {
+pub fn run(a: &DiffArgs) -> anyhow::Result<ExitCode> {
     let sections = match (&a.folder, &a.base) {
         (Some(folder), Some(base)) => {
             refuse_flag_form(a, "FOLDER --base")?;
@@ -44,7 +47,7 @@ pub fn diff(a: &DiffArgs) -> anyhow::Result<()> {
             refuse_flag_form(a, "--base")?;
             let tree = WorkTree::find(a.repo_root.as_deref().unwrap_or(Path::new(".")))?;
             let rev = Revision::open(&tree, base)?;
-            repo::diff_repository(&target(a), &rev).map_err(anyhow::Error::msg)?
+            repo::diff_repository(&target(a), &rev, &super::progress::Shown::default()).map_err(anyhow::Error::msg)?
         }
         (Some(_), None) => anyhow::bail!(
             "diff FOLDER needs --base REV (the git revision to compare the folder with, e.g. --base origin/main)"
@@ -57,11 +60,7 @@ pub fn diff(a: &DiffArgs) -> anyhow::Result<()> {
         _ => diff::report_text::render(&sections),
     };
     write_stdout(&text)?;
-    let code = diff::exit_code(&sections);
-    if code != 0 {
-        std::process::exit(code);
-    }
-    Ok(())
+    Ok(super::exit_code(diff::exit_code(&sections)))
 }
 
 fn refuse_flag_form(a: &DiffArgs, form: &str) -> anyhow::Result<()> {
@@ -89,6 +88,7 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
         );
     };
     let from = a.from_version.clone().unwrap_or_else(|| to.clone());
+    let (to, from) = (to.clone(), from);
     // Which side each input is on (docs/diff.md): values files are the configuration both
     // sides start from unless --from-values gives the old side its own; a --set is an edit,
     // so it is the new side's alone, and the old side has only its --from-set. A reviewer
@@ -100,9 +100,15 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
         &a.from_values
     };
     let old_set = &a.from_set;
-    let inputs = |version: &str, files: &[PathBuf], set: &[String]| -> anyhow::Result<Inputs> {
-        let v = cilium_cmp::versions::parse(version)?.to_string();
-        let mut i = Inputs::new(&v);
+    let inputs = |version: &Release, files: &[PathBuf], set: &[String]| -> anyhow::Result<Inputs> {
+        // Both sides are releases this binary lists: a diff reads their facts compiled in.
+        let v = match version {
+            Release::Known(v) => v.to_string(),
+            Release::FromArchive(name) => Err(cilium_cmp::versions::UnknownVersion {
+                requested: name.to_string(),
+            })?,
+        };
+        let mut i = Inputs::new(version.clone());
         for f in files {
             let shown = f.display().to_string();
             i.values_files
@@ -111,16 +117,16 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
         i.set = set.to_vec();
         i.namespace = a.cluster.namespace_or_default();
         i.kube_version = a.cluster.kube_version_or_default();
-        i.api_versions = a.cluster.api_versions.clone();
+        i.api_versions = a.cluster.api_versions();
         i.allow_unknown_keys = a.allow_unknown_keys;
         if let Some(dir) = target(a).chart_dir {
             i.chart = cilium_cmp::chart::store::open_stored(&dir, &v)?;
         }
         Ok(i)
     };
-    let new_inputs = inputs(to, &a.values, &a.set)?;
+    let new_inputs = inputs(&to, &a.values, &a.set)?;
     let old_inputs = inputs(&from, old_values, old_set)?;
-    let upgrade = new_inputs.cilium_version != old_inputs.cilium_version;
+    let upgrade = new_inputs.cilium != old_inputs.cilium;
     let same_files = old_inputs.values_files.len() == new_inputs.values_files.len()
         && old_inputs
             .values_files
@@ -170,38 +176,45 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
 
 /// `lock --check` with no folder: every application folder under the repository root, in
 /// parallel; one line per folder on stderr; fails when any lock is missing or stale.
-pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<()> {
+pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<ExitCode> {
     let (root, folders) = super::lock::application_folders(folder, "")?;
-    let results = cilium_cmp::parallel::map(&folders, "lock --check", |rel| {
-        // Each line starts with the folder's name (the repository's).
-        let shown = escape::text(rel);
-        let args = super::lock::for_folder(folder, &root, rel);
-        let req = folder_request(&args);
-        let checked = req.env().and_then(|env| {
-            cilium_cmp::argocd::preview::preview(&env, &args.app_dir, args.allow_unknown_keys)
-        });
-        match checked {
-            Err(e) => (false, format!("{shown}: {}", e.on_command_line())),
-            Ok(p) => match p.state() {
-                cilium_cmp::argocd::LockState::Fresh => (true, format!("{shown}: ok {}", p.hash())),
-                cilium_cmp::argocd::LockState::Missing => (
-                    false,
-                    format!(
-                        "{shown}: no lock; write it with\n  {}",
-                        cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
+    let results = cilium_cmp::parallel::map(
+        &folders,
+        "lock --check",
+        &super::progress::Shown::default(),
+        |rel| {
+            // Each line starts with the folder's name (the repository's).
+            let shown = escape::text(rel);
+            let args = super::lock::for_folder(folder, &root, rel);
+            let req = folder_request(&args);
+            let checked = req.env().and_then(|env| {
+                cilium_cmp::argocd::preview::preview(&env, &args.app_dir, args.allow_unknown_keys)
+            });
+            match checked {
+                Err(e) => (false, format!("{shown}: {}", e.on_command_line())),
+                Ok(p) => match p.state() {
+                    cilium_cmp::argocd::LockState::Fresh => {
+                        (true, format!("{shown}: ok {}", p.hash()))
+                    }
+                    cilium_cmp::argocd::LockState::Missing => (
+                        false,
+                        format!(
+                            "{shown}: no lock; write it with\n  {}",
+                            cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
+                        ),
                     ),
-                ),
-                cilium_cmp::argocd::LockState::Stale { .. } => (
-                    false,
-                    format!(
-                        "{shown}: stale\n{}  update it with\n  {}",
-                        p.summary(),
-                        cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
+                    cilium_cmp::argocd::LockState::Stale { .. } => (
+                        false,
+                        format!(
+                            "{shown}: stale\n{}  update it with\n  {}",
+                            p.summary(),
+                            cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
+                        ),
                     ),
-                ),
-            },
-        }
-    });
+                },
+            }
+        },
+    );
     let failed = results.iter().filter(|(ok, _)| !ok).count();
     for (_, line) in &results {
         say(line);
@@ -223,9 +236,9 @@ pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<()> {
             fleet.len()
         );
     }
-    eprintln!(
+    say(&format!(
         "all {} application folders match their locks; the Cluster Mesh checks found nothing",
         results.len()
-    );
-    Ok(())
+    ));
+    Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,7 @@
 //! stdout, writes the edited files (each replaced whole), and sets the exit status.
 
 use std::path::Path;
+use std::process::ExitCode;
 
 use cilium_cmp::fix_values::{self, Fix, FixError};
 use cilium_cmp::replace_file::Force;
@@ -13,9 +14,9 @@ use cilium_cmp::escape;
 
 /// The exit status when files were changed, or would be with `--dry-run`: scripts and CI tell
 /// "fixed, commit it" from "nothing to do" (0) and from a failure (1).
-const CHANGED: i32 = 2;
+const CHANGED: u8 = 2;
 
-pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
+pub fn run(a: &FixValuesArgs) -> anyhow::Result<ExitCode> {
     let mut files: Vec<(String, String)> = Vec::new();
     for f in &a.files {
         let shown = f.display().to_string();
@@ -30,7 +31,7 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
     }
     // The other inputs of the render the check compares, as `render` reads them.
     let mut base = super::inputs::base_inputs(
-        &a.cilium_version,
+        a.cilium_version.clone(),
         &a.set,
         &a.cluster,
         a.chart_archive.as_deref(),
@@ -47,7 +48,7 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
         }
         other => other?,
     };
-    report(&fix, &a.cilium_version);
+    report(&fix, &a.cilium_version.to_string());
     if fix.refused() {
         let mut patches = String::new();
         for f in &fix.files {
@@ -73,11 +74,11 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
         );
     }
     if !fix.files.iter().any(|f| f.changed()) {
-        eprintln!(
+        say(&format!(
             "nothing to fix: Cilium {} knows every value of these files",
             a.cilium_version
-        );
-        return Ok(());
+        ));
+        return Ok(ExitCode::SUCCESS);
     }
     if a.dry_run {
         let diff: String = fix
@@ -93,7 +94,7 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
             })
             .collect();
         write_stdout(&diff)?;
-        eprintln!("dry run: nothing was written");
+        say("dry run: nothing was written");
     } else {
         // The paths as given (a shown name may have lost bytes that are not UTF-8).
         let force = Force::flag(a.force);
@@ -114,7 +115,7 @@ pub fn fix_values(a: &FixValuesArgs) -> anyhow::Result<()> {
             say(&format!("{}: written", escape::text(name)));
         }
     }
-    std::process::exit(CHANGED);
+    Ok(ExitCode::from(CHANGED))
 }
 
 /// What was removed or moved, and why, on stderr; likely typos stand out. File names and keys
@@ -169,7 +170,7 @@ fn report(fix: &Fix, version: &str) {
         }
     }
     if !fix.render_changes.is_empty() {
-        eprintln!("the render changes (renamed values apply again):");
+        say("the render changes (renamed values apply again):");
         for line in &fix.render_changes {
             say(&format!("  {}", escape::message(line)));
         }

@@ -1,23 +1,31 @@
 //! `fleet-check`: the Cluster Mesh checks over the repository's application folders.
 
+use std::process::ExitCode;
+
 use anyhow::Context;
 
 use cilium_cmp::fleet;
+use cilium_cmp::versions::Release;
 
 use super::args::FleetCheckArgs;
 use super::io::write_stdout;
 
 /// Reads every folder of the repository, prints the report of the meshes asked for; exits 3
 /// when there are findings.
-pub fn fleet_check(a: &FleetCheckArgs) -> anyhow::Result<()> {
+pub fn run(a: &FleetCheckArgs) -> anyhow::Result<ExitCode> {
     let given = super::inputs::repository_root(a.repo_root.as_deref());
     let root = given
         .canonicalize()
         .with_context(|| format!("cannot open the repository root {}", given.display()))?;
-    if let Some(v) = &a.cilium_version {
-        cilium_cmp::versions::parse(v).context("--cilium-version")?;
-    }
-    let members = fleet::load_repo(&root, a.cilium_version.as_deref())?;
+    // The folders are read with the releases this binary lists.
+    let version = match &a.cilium_version {
+        Some(Release::FromArchive(name)) => Err(cilium_cmp::versions::UnknownVersion {
+            requested: name.to_string(),
+        })
+        .context("--cilium-version")?,
+        other => other.as_ref().map(ToString::to_string),
+    };
+    let members = fleet::load_repo(&root, version.as_deref())?;
     let mut report = fleet::report(&members);
     if !a.folders.is_empty() {
         let mut wanted = Vec::new();
@@ -57,8 +65,9 @@ pub fn fleet_check(a: &FleetCheckArgs) -> anyhow::Result<()> {
         _ => fleet::report::text(&members, &report),
     };
     write_stdout(&out)?;
-    if !report.findings.is_empty() {
-        std::process::exit(3);
-    }
-    Ok(())
+    Ok(if report.findings.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(super::FINDINGS)
+    })
 }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::process::ExitCode;
 
 use anyhow::Context;
 
@@ -15,7 +16,7 @@ use super::args::ImportApplicationArgs;
 use super::io::{self as cli_io, write_stdout, Stdin, STDIN_NAME};
 use cilium_cmp::escape;
 
-pub fn import_application(a: ImportApplicationArgs) -> anyhow::Result<()> {
+pub fn run(a: ImportApplicationArgs) -> anyhow::Result<ExitCode> {
     use cilium_cmp::argocd::from_helm;
     let ImportApplicationArgs {
         app,
@@ -110,7 +111,8 @@ pub fn import_application(a: ImportApplicationArgs) -> anyhow::Result<()> {
         to.display(),
         escape::text(&imported.namespace),
     );
-    write_stdout(&imported.application)
+    write_stdout(&imported.application)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Renders the written folder as the plugin would for the new Application (its destination

@@ -12,6 +12,7 @@ use cilium_cmp::chart::store;
 use cilium_cmp::chart::ChartFiles;
 use cilium_cmp::render::Inputs;
 use cilium_cmp::setexpr;
+use cilium_cmp::versions::Release;
 use cilium_cmp::RenderError;
 
 use super::args::{ClusterArgs, FolderArgs, RenderArgs, SetArgs};
@@ -19,8 +20,12 @@ use super::io::{self as cli_io, Stdin, STDIN_NAME};
 
 pub fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
     let mut stdin = Stdin::default();
+    let cilium = a
+        .cilium_version
+        .clone()
+        .context("--cilium-version is needed")?;
     let mut inputs = base_inputs(
-        &a.cilium_version,
+        cilium,
         &a.set,
         &a.cluster,
         a.chart_archive.as_deref(),
@@ -43,13 +48,13 @@ pub fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
 /// The render inputs every command without a folder shares (`render`, `fix-values`): the
 /// release, the `--set` family, the cluster and the chart archive; no values files.
 pub fn base_inputs(
-    cilium_version: &str,
+    cilium: Release,
     set: &SetArgs,
     cluster: &ClusterArgs,
     chart_archive: Option<&Path>,
     stdin: &mut Stdin,
 ) -> anyhow::Result<Inputs> {
-    let mut inputs = Inputs::new(cilium_version);
+    let mut inputs = Inputs::new(cilium);
     inputs.set = set.set.clone();
     inputs.set_args.json = set.set_json.clone();
     inputs.set_args.string = set.set_string.clone();
@@ -72,9 +77,9 @@ pub fn base_inputs(
     }
     inputs.namespace = cluster.namespace_or_default();
     inputs.kube_version = cluster.kube_version_or_default();
-    inputs.api_versions = cluster.api_versions.clone();
+    inputs.api_versions = cluster.api_versions();
     if let Some(p) = chart_archive {
-        inputs.chart = Some(open_chart_archive(p, cilium_version)?);
+        inputs.chart = Some(open_chart_archive(p, &inputs.cilium.to_string())?);
     }
     Ok(inputs)
 }
@@ -126,12 +131,10 @@ fn render_found(a: &RenderArgs, inputs: &mut Inputs) -> anyhow::Result<String> {
         // A release this binary does not list: its archive in the chart folder, placed there by
         // the user (or `chart fetch VERSION`), is read with its own facts (`chart::unlisted`).
         Err(RenderError::Version(e))
-            if a.chart_archive.is_none()
-                && cilium_cmp::versions::is_newer_than_listed(&a.cilium_version) =>
+            if a.chart_archive.is_none() && matches!(inputs.cilium, Release::FromArchive(_)) =>
         {
-            let (version, chart) = stored_unlisted(&a.cilium_version, e)?;
+            let (_, chart) = stored_unlisted(&inputs.cilium.to_string(), e)?;
             inputs.chart = Some(chart);
-            inputs.cilium_version = version;
             Ok(cilium_cmp::render(inputs)?)
         }
         other => Ok(other?),
@@ -165,19 +168,24 @@ pub fn stored_unlisted(
 /// The release `schema` describes: a listed one, or an unlisted one read from its archive in the
 /// chart folder, as `render` reads it.
 pub fn schema_release(
-    requested: &str,
+    requested: &Release,
     chart_archive: Option<&Path>,
 ) -> anyhow::Result<cilium_cmp::versions::CiliumVersion> {
-    match cilium_cmp::versions::parse(requested) {
-        Ok(v) => Ok(v),
-        Err(e) if cilium_cmp::versions::is_newer_than_listed(requested) => {
+    match requested {
+        Release::Known(v) => Ok(*v),
+        Release::FromArchive(name) => {
+            let name = name.to_string();
             let (version, chart) = match chart_archive {
-                Some(path) => (requested.to_string(), open_chart_archive(path, requested)?),
-                None => stored_unlisted(requested, e)?,
+                Some(path) => (name.clone(), open_chart_archive(path, &name)?),
+                None => stored_unlisted(
+                    &name,
+                    cilium_cmp::versions::UnknownVersion {
+                        requested: name.clone(),
+                    },
+                )?,
             };
             Ok(cilium_cmp::chart::unlisted::open(&chart, &version).map_err(RenderError::from)?)
         }
-        Err(e) => Err(e.into()),
     }
 }
 
@@ -199,15 +207,16 @@ pub fn argocd_env() -> anyhow::Result<BTreeMap<String, String>> {
 }
 
 pub fn folder_request(a: &FolderArgs) -> FolderRequest {
+    let (kube_version, api_versions) = a.cluster.as_argocd_passes();
     FolderRequest {
         app_dir: a.app_dir.clone(),
         repo_root: repository_root(a.repo_root.as_deref()),
         // Not given: the folder's cilium-cmp.yaml says (`argocd::plan`).
         namespace: a.cluster.namespace.clone().unwrap_or_default(),
-        kube_version: a.cluster.kube_version.clone().unwrap_or_default(),
-        api_versions: a.cluster.api_versions.clone(),
+        kube_version,
+        api_versions,
         overrides: Overrides {
-            cilium_version: a.cilium_version.clone(),
+            cilium_version: a.cilium_version.as_ref().map(ToString::to_string),
             values_files: a.values.clone(),
             set: a.set.clone(),
         },

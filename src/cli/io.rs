@@ -34,7 +34,22 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
 /// messages quote folders, files and values of the repository. Names in it should have gone
 /// through `escape::text` already; this is the last guard, not the only one.
 pub fn say(text: &str) {
-    eprintln!("{}", cilium_cmp::escape::lines(text));
+    let mut line = cilium_cmp::escape::lines(text);
+    line.push('\n');
+    to_stderr(&line);
+}
+
+/// `say` without the line break it adds: for text that ends its own lines (or is empty).
+pub fn say_part(text: &str) {
+    to_stderr(&cilium_cmp::escape::lines(text));
+}
+
+/// Writes to stderr, ignoring an error (stderr closed, or a pipe whose reader went away):
+/// `eprint!` would panic there, and a message nobody can read is no reason to fail a command
+/// whose work succeeded. The only way the binary writes to stderr besides its log lines.
+pub fn to_stderr(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
 
 /// A diagnostic with every piece that quotes the repository escaped as `say` escapes: the

@@ -1,6 +1,8 @@
 //! `lock` with no folder: every application folder's lock written, as `lock --check` with no
 //! folder checks them all (`diff::lock_check_all`).
 
+use std::process::ExitCode;
+
 use anyhow::Context;
 
 use cilium_cmp::argocd;
@@ -15,25 +17,32 @@ use super::io::say;
 /// Renders every application folder under the repository root and writes the locks that
 /// change, each only after its own render succeeded; one line per folder on stderr. A folder
 /// that fails to render keeps its lock and makes the command fail, after the others were written.
-pub fn lock_all(folder: &FolderArgs, force: Force) -> anyhow::Result<()> {
+pub fn lock_all(folder: &FolderArgs, force: Force) -> anyhow::Result<ExitCode> {
     let (root, folders) = application_folders(
         folder,
         ": name the repository with --repo-root, or the folder to lock",
     )?;
-    let results = cilium_cmp::parallel::map(&folders, "lock", |rel| {
-        let shown = escape::text(rel);
-        let args = for_folder(folder, &root, rel);
-        let req = folder_request(&args);
-        let written = req
-            .env()
-            .and_then(|env| argocd::preview::preview(&env, &args.app_dir, args.allow_unknown_keys))
-            .and_then(|p| Ok((p.write_lock(force)?, p.hash().to_string())));
-        match written {
-            Err(e) => (false, format!("{shown}: {}", e.on_command_line())),
-            Ok((true, hash)) => (true, format!("{shown}: written {hash}; commit it")),
-            Ok((false, hash)) => (true, format!("{shown}: unchanged {hash}")),
-        }
-    });
+    let results = cilium_cmp::parallel::map(
+        &folders,
+        "lock",
+        &super::progress::Shown::default(),
+        |rel| {
+            let shown = escape::text(rel);
+            let args = for_folder(folder, &root, rel);
+            let req = folder_request(&args);
+            let written = req
+                .env()
+                .and_then(|env| {
+                    argocd::preview::preview(&env, &args.app_dir, args.allow_unknown_keys)
+                })
+                .and_then(|p| Ok((p.write_lock(force)?, p.hash().to_string())));
+            match written {
+                Err(e) => (false, format!("{shown}: {}", e.on_command_line())),
+                Ok((true, hash)) => (true, format!("{shown}: written {hash}; commit it")),
+                Ok((false, hash)) => (true, format!("{shown}: unchanged {hash}")),
+            }
+        },
+    );
     for (_, line) in &results {
         say(line);
     }
@@ -44,7 +53,7 @@ pub fn lock_all(folder: &FolderArgs, force: Force) -> anyhow::Result<()> {
             results.len()
         );
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The repository root of `folder`'s flags and the application folders of its work tree (paths

@@ -7,6 +7,7 @@
 //! new one: what bringing the machine config in line changes, in `diff`'s words and exit status.
 
 use std::path::Path;
+use std::process::ExitCode;
 
 use anyhow::Context;
 
@@ -30,9 +31,9 @@ pub struct Request<'a> {
     pub force: bool,
 }
 
-/// Runs the check; exits 2 or 3 itself when something differs (as `diff` does), after the patch
+/// Runs the check; the status is 2 or 3 when something differs (as `diff`'s), after the patch
 /// was written.
-pub fn talos_check(r: &Request) -> anyhow::Result<()> {
+pub fn run(r: &Request) -> anyhow::Result<ExitCode> {
     let shown_file = escape::text(&r.machine_config.display().to_string());
     let text = read_input(r.machine_config)?;
     let configs = talos_config::read(&text)
@@ -57,7 +58,7 @@ pub fn talos_check(r: &Request) -> anyhow::Result<()> {
         ),
     }
     let render = &p.rendered;
-    let version = render.generation.inputs.cilium_version.clone();
+    let version = render.generation.inputs.cilium.to_string();
     let namespace = render.generation.inputs.namespace.clone();
     let name = escape::text(r.name);
 
@@ -103,7 +104,7 @@ pub fn talos_check(r: &Request) -> anyhow::Result<()> {
     say(report.trim_end());
 
     let Some(status) = worst.filter(|s| *s != Status::Same) else {
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     };
     let patch = cilium_cmp::talos::inline_manifest_patch(r.name, &render.text, &render.hash);
     match r.output {
@@ -120,7 +121,7 @@ pub fn talos_check(r: &Request) -> anyhow::Result<()> {
             write_stdout(&patch)?;
         }
     }
-    std::process::exit(status.exit_code());
+    Ok(super::exit_code(status.exit_code()))
 }
 
 /// Which machine config a line is about: the node, else the file (and its place in it).

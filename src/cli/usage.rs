@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::CommandFactory;
 
+use cilium_cmp::versions::UnknownVersion;
+
 use super::args::{Cli, EX_USAGE};
 
 /// Prints `e` and returns the exit status: 0 for `--help` and `--version`, which clap reports
@@ -23,6 +25,17 @@ pub fn exit(e: clap::Error) -> ExitCode {
             ExitCode::from(EX_USAGE)
         }
     }
+}
+
+/// A bad `--cilium-version` found while parsing: bad input (status 1, as the exit-status table
+/// says: "a release"), with the release's own message naming the releases there are, not a
+/// usage error. clap keeps the value parser's error as its source.
+pub fn bad_input(e: &clap::Error) -> Option<anyhow::Error> {
+    if e.kind() != ErrorKind::ValueValidation {
+        return None;
+    }
+    let unknown = std::error::Error::source(e)?.downcast_ref::<UnknownVersion>()?;
+    Some(anyhow::anyhow!("{unknown}"))
 }
 
 /// Helm names the chart's version `--version`; here it is `--cilium-version` (the program's own

@@ -1,12 +1,48 @@
-//! `verify` of a Talos machine-config patch: the content hash of each inline manifest.
+//! `verify`: a render's stamped content hash against its content, or of each inline manifest
+//! of a Talos machine-config patch.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
 
 use cilium_cmp::escape;
 
-use super::io::write_stdout;
+use super::io::{self as cli_io, write_stdout};
+
+/// `verify FILE` (`-` for standard input).
+pub fn run(file: &Path) -> anyhow::Result<ExitCode> {
+    let text = if file.as_os_str() == "-" {
+        cilium_cmp::limits::check_stdin()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", cli_io::STDIN_NAME))?;
+        std::io::read_to_string(std::io::stdin())?
+    } else {
+        let (f, _) = cilium_cmp::limits::open_regular(file)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        std::io::read_to_string(f).with_context(|| format!("cannot read {}", file.display()))?
+    };
+    // A Talos patch (`talos-patch`) holds the render in its inline manifests: each is checked
+    // as the stream it is.
+    if let Some(manifests) = cilium_cmp::talos::inline_manifests(&text) {
+        inline_manifests(&manifests)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (stamped, computed) = cilium_cmp::output::verify(&text).map_err(anyhow::Error::msg)?;
+    match stamped {
+        Some(s) if s == computed => write_stdout(&format!("ok sha256:{computed}\n"))?,
+        Some(s) => {
+            anyhow::bail!("content hash mismatch: stamped sha256:{s}, content is sha256:{computed}")
+        }
+        None => anyhow::bail!(
+            "no cilium-cmp.io/content-hash annotation in the stream (content is sha256:{computed})"
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
 
 /// Checks every inline manifest's stamped hash against its content; one `ok` line each, or the
 /// first that fails. A manifest without the stamp is not cilium-cmp's render and fails.
-pub fn inline_manifests(manifests: &[(String, String)]) -> anyhow::Result<()> {
+fn inline_manifests(manifests: &[(String, String)]) -> anyhow::Result<()> {
     let mut out = String::new();
     for (name, contents) in manifests {
         let shown = escape::text(name);

@@ -232,7 +232,7 @@ fn render(p: &Planned, label: &str, upgrade: bool) -> Result<Side, String> {
 /// values this release renamed or removed are reported by the upgrade rules (and the render
 /// goes on without them) instead of refusing the render; any other unknown value still refuses.
 pub fn render_inputs(inputs: &crate::Inputs, label: &str, upgrade: bool) -> Result<Side, String> {
-    let version = crate::versions::parse(&inputs.cilium_version).map_err(|e| e.to_string())?;
+    let version = crate::render::release_of(inputs).map_err(|e| e.to_string())?;
     let renamed_only = |report: &crate::known_keys::Report| {
         report.values.iter().all(|u| {
             u.is_other_release() || matches!(u.reason, crate::known_keys::Reason::Removed { .. })
@@ -309,10 +309,8 @@ pub fn diff_folder(
         .as_ref()
         .map(|_| plan(target, &base.top, folder, None))
         .transpose()?;
-    let version_of = |p: &Option<Planned>| {
-        p.as_ref()
-            .and_then(|p| crate::versions::parse(&p.generation.inputs.cilium_version).ok())
-    };
+    let version_of =
+        |p: &Option<Planned>| p.as_ref().and_then(|p| p.generation.inputs.cilium.known());
     let (old_v, new_v) = (version_of(&old), version_of(&new));
     let upgrade = old_v.is_some() && new_v.is_some() && old_v != new_v;
     let old_side = match &old {
@@ -344,14 +342,19 @@ pub fn diff_folder(
     })
 }
 
-/// Every folder of both sides, diffed where its inputs changed, in parallel.
-pub fn diff_repository(target: &Target, base: &Revision) -> Result<Vec<Section>, String> {
+/// Every folder of both sides, diffed where its inputs changed, in parallel; how far it is goes
+/// to `progress`.
+pub fn diff_repository(
+    target: &Target,
+    base: &Revision,
+    progress: &dyn crate::parallel::Progress,
+) -> Result<Vec<Section>, String> {
     scratch::prepare();
     let mut folders = folders_at(base)?;
     folders.extend(folders_in_work_tree(&base.top)?);
     folders.sort();
     folders.dedup();
-    let mut sections = crate::parallel::map(&folders, "diff", |folder| {
+    let mut sections = crate::parallel::map(&folders, "diff", progress, |folder| {
         // A folder inside an embedded repository or a submodule is not in the base's tree:
         // reported, never compared as if it were new.
         let checked = base

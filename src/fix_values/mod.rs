@@ -94,7 +94,7 @@ pub fn fix(
     files: &[(String, String)],
     apply_renames: bool,
 ) -> Result<Fix, FixError> {
-    let version = versions::parse(&base.cilium_version).map_err(RenderError::from)?;
+    let version = crate::render::release_of(base)?;
     let mut before = base.clone();
     before.values_files = files.to_vec();
     before.allow_unknown_keys = true;

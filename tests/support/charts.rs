@@ -35,7 +35,7 @@ pub fn archive(version: &str) -> ChartFiles {
 
 /// `inputs` with the official archive of its release.
 pub fn with_archive(mut inputs: cilium_cmp::Inputs) -> cilium_cmp::Inputs {
-    inputs.chart = Some(archive(&inputs.cilium_version.clone()));
+    inputs.chart = Some(archive(&inputs.cilium.to_string()));
     inputs
 }
 

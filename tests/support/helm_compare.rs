@@ -145,8 +145,7 @@ pub fn check(
             if expected_admission(&why.to_string()) =>
         {
             tally.cluster_would.fetch_add(1, Ordering::Relaxed);
-            inputs.refuse_what_the_cluster_would = false;
-            let out = render(&inputs).map_err(|e| {
+            let out = cilium_cmp::render::testing::render_as_helm(&inputs).map_err(|e| {
                 format!("refused as the cluster would; without that refusal, render failed: {e}")
             })?;
             (out, file)

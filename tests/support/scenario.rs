@@ -20,17 +20,17 @@ pub fn inputs_from_file(file: &Path, version: &str) -> Option<(Inputs, bool)> {
     let text = std::fs::read_to_string(file).ok()?;
     let name = file.file_stem()?.to_string_lossy();
     let scen = cilium_cmp::yaml::parse_values(&text).ok()?.value;
-    let mut inputs = Inputs::new(version);
+    let mut inputs = Inputs::new(version.parse().ok()?);
     inputs.namespace = scen["namespace"]
         .as_str()
         .unwrap_or("kube-system")
         .to_string();
-    inputs.kube_version = scen["kubeVersion"].as_str().unwrap_or("1.35.0").to_string();
+    if let Some(k) = scen["kubeVersion"].as_str() {
+        inputs.kube_version = k.parse().expect("a scenario names a Kubernetes version");
+    }
     if let Value::Array(a) = &scen["apiVersions"] {
-        inputs.api_versions = a
-            .iter()
-            .filter_map(|x| x.as_str().map(String::from))
-            .collect();
+        inputs.api_versions =
+            cilium_cmp::kube_version::ApiVersions::from_lists(a.iter().filter_map(|x| x.as_str()));
     }
     inputs.values_files.push((
         format!("{name}.yaml"),
