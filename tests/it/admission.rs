@@ -2,13 +2,11 @@
 //! agent at start): refused before they reach a cluster, naming the value and what is accepted,
 //! while every value Cilium accepts, and every value with no effect, still renders.
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::charts;
+use crate::support::harness;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -58,8 +56,7 @@ fn main() -> std::process::ExitCode {
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::scratch;
 use scratch::Scratch;
 
 /// Renders `values` (after a line that spares the render the chart archive).

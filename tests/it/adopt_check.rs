@@ -3,12 +3,9 @@
 //! is never a change, a changed value restarts the pods it reaches, a dropped component is
 //! pruned, and bad input is refused with exit 1 and nothing on stdout.
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::charts;
+use crate::support::harness;
+use crate::support::scratch;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -19,8 +16,8 @@ use serde_json::{json, Value};
 const VERSION: &str = "1.20.0";
 const ARCHIVE: &str = "charts/cilium-1.20.0.tgz";
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -256,7 +253,7 @@ fn helm_minted_certificates_are_expected_differences() {
         &json!([{"chart": archive, "scenario": scenario, "out": out}]).to_string(),
     );
     let o = Command::new(python)
-        .arg(root().join("tests/support/helm_render.py"))
+        .arg(root().join("tests/it/support/helm_render.py"))
         .arg(tools.parent().unwrap())
         .arg(&jobs)
         .output()

@@ -5,11 +5,10 @@
 //! an Apply owns only what it applied: `src/adopt/defaults.rs` cites the source). No false alarm
 //! on any of them; a value the old release set and the render drops is left behind, never a
 //! default; Argo CD's client-side-apply migration turns it into a removal.
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::harness;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(

@@ -11,22 +11,18 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-#[path = "support/refusal.rs"]
-mod refusal;
-#[path = "support/repack.rs"]
-mod repack;
+use crate::support::refusal;
+use crate::support::repack;
+use crate::support::scratch;
 use refusal::{assert_refused, stderr};
-#[path = "support/scratch.rs"]
-mod scratch;
 use scratch::Scratch;
 
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::harness;
 
 const ARCHIVE: &str = "charts/cilium-1.20.0.tgz";
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(

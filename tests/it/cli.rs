@@ -1,12 +1,10 @@
 //! The command line as users and Argo CD run it: same bytes everywhere, nothing on stdout on error.
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::charts;
+use crate::support::harness;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -316,8 +314,7 @@ fn values_of_another_release_are_refused_naming_where_they_exist() {
 
 // ---- Helm's input flags: -f -, --set-string, --set-json, --set-file, -o; completions; pipes ----
 
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::scratch;
 use scratch::Scratch;
 
 /// `render --cilium-version 1.18.12 -f <example> ARGS...`, with `stdin` on standard input.

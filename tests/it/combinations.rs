@@ -15,7 +15,7 @@
 //!   `CILIUM_CMP_COMBINATIONS` (per minor, default 300; the longer run uses e.g. 2000). Case
 //!   `VERSION/NNNN` depends only on the seed, the release, NNNN and the scenario files (the
 //!   bases), so a failing case runs alone
-//!   with `cargo test --test combinations -- --exact VERSION/NNNN` (same seed), and its
+//!   with `cargo test --test it -- --exact combinations::VERSION/NNNN` (same seed), and its
 //!   scenario file, printed on failure, renders with `cilium-cmp render` and with
 //!   `../shared/tools/helm_ref.py`.
 //!
@@ -33,18 +33,14 @@
 //! case's text; without `../shared` or Python the cases are ignored with the reason (failed
 //! under CI), as in the parity suite.
 
-#[path = "support/combination.rs"]
-mod combination;
-#[path = "support/helm_compare.rs"]
-mod helm_compare;
-#[path = "support/python.rs"]
-mod python;
-#[path = "support/scenario.rs"]
-mod scenario;
+use crate::support::combination;
+use crate::support::harness;
+use crate::support::helm_compare;
+use crate::support::python;
+use crate::support::scenario;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use cilium_cmp::chart::ChartFiles;
@@ -116,7 +112,7 @@ fn check(setup: &Setup, case: &Case, reference: &Reference) -> Result<(), String
     // reach such combinations often, and the render without that refusal is still compared.
     helm_compare::check(inputs, reference, &|_| true, &TALLY).map_err(|e| {
         format!(
-            "{e}\n\n  seed {} ({} cases per minor); {}\n  the case: {}\n  again alone: CILIUM_CMP_COMBINATIONS_SEED={} CILIUM_CMP_COMBINATIONS={} cargo test --test combinations -- --exact {}",
+            "{e}\n\n  seed {} ({} cases per minor); {}\n  the case: {}\n  again alone: CILIUM_CMP_COMBINATIONS_SEED={} CILIUM_CMP_COMBINATIONS={} cargo test --test it -- --exact combinations::{}",
             setup.seed,
             setup.per_minor,
             case.drawn,
@@ -132,7 +128,9 @@ fn unavailable(name: String, why: String) -> Trial {
     Trial::test(name, move || Err(why.clone().into())).with_ignored_flag(!in_ci())
 }
 
-fn main() -> ExitCode {
+/// One test per drawn combination, named `combinations::VERSION/NNNN`; Helm's outcome for the
+/// selected ones is made (or read from the cache) before they run.
+pub fn tests() -> Vec<Trial> {
     let args = Arguments::from_args();
     let seed = env_number("CILIUM_CMP_COMBINATIONS_SEED", DEFAULT_SEED);
     let per_minor = env_number("CILIUM_CMP_COMBINATIONS", DEFAULT_PER_MINOR);
@@ -156,7 +154,7 @@ fn main() -> ExitCode {
     }
     let selected: Vec<&Case> = cases
         .iter()
-        .filter(|c| !args.list && !args.is_filtered_out(&Trial::test(c.name.clone(), || Ok(()))))
+        .filter(|c| !harness::filtered_out(&args, &harness::named(file!(), &c.name)))
         .collect();
     let mut archives = HashMap::new();
     if why_not.is_none() && !selected.is_empty() {
@@ -229,14 +227,14 @@ fn main() -> ExitCode {
         );
     }
 
-    let trials = cases
+    cases
         .into_iter()
         .map(|case| {
-            let name = case.name.clone();
+            let name = harness::named(file!(), &case.name);
             if let Some(why) = &why_not {
                 return unavailable(name, why.clone());
             }
-            match references.get(&name).cloned() {
+            match references.get(&case.name).cloned() {
                 None if args.list => Trial::test(name, || Ok(())),
                 None => unavailable(name, "Helm wrote no reference".to_string()),
                 Some(reference) => {
@@ -245,16 +243,19 @@ fn main() -> ExitCode {
                 }
             }
         })
-        .collect();
-    let conclusion = libtest_mimic::run(&args, trials);
+        .collect()
+}
+
+/// How the combinations that ran were checked, once the run is over (nothing when none ran).
+pub fn summary() {
+    if !TALLY.any() {
+        return;
+    }
+    let seed = env_number("CILIUM_CMP_COMBINATIONS_SEED", DEFAULT_SEED);
+    let per_minor = env_number("CILIUM_CMP_COMBINATIONS", DEFAULT_PER_MINOR);
     eprintln!(
         "combinations: seed {seed}, {per_minor} per minor ({}): {}",
-        releases
-            .iter()
-            .map(|r| r.version)
-            .collect::<Vec<_>>()
-            .join(", "),
+        newest_patches().join(", "),
         TALLY.summary()
     );
-    conclusion.exit_code()
 }

@@ -3,18 +3,16 @@
 //! and parsing. A cache must change nothing: every render is byte for byte the render without
 //! it, and a compiled chart that is damaged or another build's is never read.
 
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::harness;
+use crate::support::scratch;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use scratch::Scratch;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(

@@ -3,15 +3,12 @@
 //! 1.19.6 to 1.20.0, git revisions in a repository made by the test, and `lock --check` over
 //! every folder. Bad input exits 1 with nothing on stdout.
 
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/scenario.rs"]
-mod scenario;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::harness;
+use crate::support::scenario;
+use crate::support::scratch;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -868,7 +865,7 @@ fn two_helm_renders_and_the_diff_agree_key_for_key() {
         .collect();
     let jobs = scratch.write("pairs.json", &serde_json::to_string(&list).unwrap());
     let o = Command::new(harness::python())
-        .arg(root().join("tests/support/render_diff.py"))
+        .arg(root().join("tests/it/support/render_diff.py"))
         .arg(&jobs)
         .output()
         .expect("python runs");

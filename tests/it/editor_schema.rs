@@ -3,14 +3,10 @@
 //! check key by key. The Renovate snippet of docs/application-folder.md finds the version line of the shipped
 //! settings files.
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/scenario.rs"]
-mod scenario;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::charts;
+use crate::support::harness;
+use crate::support::scenario;
+use crate::support::scratch;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,8 +21,8 @@ use serde_json::{json, Value};
 
 const SHARED_SCENARIOS: &str = "cilium-reference/scenarios";
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(

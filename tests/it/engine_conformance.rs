@@ -2,7 +2,7 @@
 //! Helm behaviour, beyond what the Cilium chart happens to use: every folder of
 //! `tests/conformance/` is a small chart (one family of behaviour, several templates covering
 //! its edge cases), rendered by Helm 4 (`../shared/tools/helm_ref.py`, all charts in one Python
-//! process: tests/support/helm_conformance.py) and by `cilium_cmp::engine`, and compared per
+//! process: tests/it/support/helm_conformance.py) and by `cilium_cmp::engine`, and compared per
 //! template text, byte for byte. A chart Helm refuses (`fail`, `required`, a failing call) must
 //! be refused by the engine too, with the same message for the chart's own `fail`/`required`.
 //!
@@ -21,13 +21,11 @@ use cilium_cmp::engine::helm::{coalesce, render_text, EngineError, RENDER_STACK_
 use cilium_cmp::engine::{ChartTemplates, ErrorKind, RenderOptions};
 use serde_json::{json, Value as Json};
 
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::harness;
+use crate::support::scratch;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test("templates_match_helm", templates_match_helm)
@@ -174,7 +172,7 @@ fn templates_match_helm() {
     let scratch = scratch::Scratch::new("conformance");
     let out = scratch.0.join("helm.json");
     let o = Command::new(harness::python())
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/helm_conformance.py"))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/support/helm_conformance.py"))
         .arg(harness::shared("tools"))
         .arg(&dir)
         .arg(&out)

@@ -2,15 +2,14 @@
 //! engine's own lexer, is either implemented or deliberately refused as non-deterministic; the
 //! list is kept here so a release that starts calling a new function fails this test until the
 //! engine learns it. It needs `../shared/charts`: ignored with the reason without it, a failure
-//! under CI (tests/support/harness.rs).
+//! under CI (tests/it/support/harness.rs).
 
 use std::collections::BTreeSet;
 
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::harness;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![harness::test(
             "every_function_the_charts_call_is_known",

@@ -8,6 +8,42 @@ use cilium_cmp::engine::helm::render_text;
 use cilium_cmp::engine::{ErrorKind, TemplateError};
 use serde_json::json;
 
+use crate::support::harness;
+
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
+        file!(),
+        vec![
+            harness::test(
+                "recursive_include_stops_at_helms_bound",
+                recursive_include_stops_at_helms_bound,
+            ),
+            harness::test("recursive_template_stops", recursive_template_stops),
+            harness::test(
+                "exponential_branching_stops_at_the_step_bound",
+                exponential_branching_stops_at_the_step_bound,
+            ),
+            harness::test("runaway_loops_stop", runaway_loops_stop),
+            harness::test(
+                "runaway_strings_and_lists_stop",
+                runaway_strings_and_lists_stop,
+            ),
+            harness::test(
+                "deep_nesting_is_a_parse_error_not_a_stack_overflow",
+                deep_nesting_is_a_parse_error_not_a_stack_overflow,
+            ),
+            harness::test(
+                "a_map_that_contains_itself_does_not_overflow",
+                a_map_that_contains_itself_does_not_overflow,
+            ),
+            harness::test(
+                "garbage_templates_are_errors_not_panics",
+                garbage_templates_are_errors_not_panics,
+            ),
+        ],
+    )
+}
+
 /// Renders `text` through `tpl`, as a chart would evaluate a value, and must fail quickly.
 fn hostile(text: &str) -> TemplateError {
     let start = Instant::now();
@@ -27,20 +63,17 @@ fn hostile(text: &str) -> TemplateError {
     }
 }
 
-#[test]
 fn recursive_include_stops_at_helms_bound() {
     let e = hostile("{{ define \"x\" }}{{ include \"x\" . }}{{ end }}{{ include \"x\" . }}");
     assert_eq!(e.kind, ErrorKind::Limit, "{e}");
     assert!(e.message.contains("nest"), "{e}");
 }
 
-#[test]
 fn recursive_template_stops() {
     let e = hostile("{{ define \"x\" }}{{ template \"x\" . }}{{ end }}{{ template \"x\" . }}");
     assert_eq!(e.kind, ErrorKind::Limit, "{e}");
 }
 
-#[test]
 fn exponential_branching_stops_at_the_step_bound() {
     // Each level calls the next twice: 2^60 calls, within every depth bound.
     let mut t = String::new();
@@ -52,7 +85,6 @@ fn exponential_branching_stops_at_the_step_bound() {
     assert_eq!(e.kind, ErrorKind::Limit, "{e}");
 }
 
-#[test]
 fn runaway_loops_stop() {
     let e = hostile("{{ range until 100000000 }}x{{ end }}");
     assert_eq!(e.kind, ErrorKind::Limit, "{e}");
@@ -62,7 +94,6 @@ fn runaway_loops_stop() {
     assert_eq!(e.kind, ErrorKind::Limit, "{e}");
 }
 
-#[test]
 fn runaway_strings_and_lists_stop() {
     let e = hostile("{{ repeat 1000000000 \"x\" }}");
     assert_eq!(e.kind, ErrorKind::Limit, "{e}");
@@ -78,7 +109,6 @@ fn runaway_strings_and_lists_stop() {
     assert_eq!(e.kind, ErrorKind::Limit, "{e}");
 }
 
-#[test]
 fn deep_nesting_is_a_parse_error_not_a_stack_overflow() {
     let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
     let e = hostile(&format!("{{{{ {deep} }}}}"));
@@ -92,7 +122,6 @@ fn deep_nesting_is_a_parse_error_not_a_stack_overflow() {
     assert_eq!(e.kind, ErrorKind::Parse, "{e}");
 }
 
-#[test]
 fn a_map_that_contains_itself_does_not_overflow() {
     // `set` shares maps as Go does, so a map can hold itself; encoding it must end.
     let start = Instant::now();
@@ -113,7 +142,6 @@ fn a_map_that_contains_itself_does_not_overflow() {
     assert!(e.message.contains("deeper"), "{e}");
 }
 
-#[test]
 fn garbage_templates_are_errors_not_panics() {
     for t in [
         "{{",

@@ -15,11 +15,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cilium_cmp::chart::archive::ChartFiles;
 use cilium_cmp::engine::helm::{coalesce, to_stream, EngineError};
 use cilium_cmp::engine::{ChartTemplates, ErrorKind, RenderOptions};
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Failed, Trial};
 
 // The tests' Python (PyYAML for parity.py), made under target/ as for every other Helm check.
-#[path = "support/python.rs"]
-mod python;
+use crate::support::harness;
+use crate::support::python;
 
 static IDENTICAL: AtomicUsize = AtomicUsize::new(0);
 static REFUSED: AtomicUsize = AtomicUsize::new(0);
@@ -31,15 +31,16 @@ fn shared() -> PathBuf {
 
 type Parsed = Arc<Mutex<Option<Arc<ChartTemplates>>>>;
 
-fn main() {
-    let args = Arguments::from_args();
+/// One test per release with references and scenario (`engine_parity::VERSION/SCENARIO`), the
+/// refusal of the chart's defaults, and one render-only test per release without references.
+pub fn tests() -> Vec<Trial> {
     let root = shared();
     let scen_dir = root.join("cilium-reference/scenarios");
     let rendered = root.join("cilium-reference/rendered");
     let mut trials = Vec::new();
     let (Ok(scens), Ok(versions)) = (std::fs::read_dir(&scen_dir), std::fs::read_dir(&rendered))
     else {
-        // As every test that needs ../shared (tests/support/harness.rs): ignored with the reason,
+        // As every test that needs ../shared (tests/it/support/harness.rs): ignored with the reason,
         // a failure under CI, never a pass.
         let why =
             "../shared/cilium-reference is absent: the engine's parity with Helm is not checked";
@@ -48,8 +49,11 @@ fn main() {
             "!!! {} engine_parity: {why}",
             if ci { "FAILS (CI)" } else { "IGNORED" }
         );
-        let trial = Trial::test("engine_parity", move || Err(why.into())).with_ignored_flag(!ci);
-        libtest_mimic::run(&args, vec![trial]).exit();
+        let trial = Trial::test(harness::named(file!(), "engine_parity"), move || {
+            Err(why.into())
+        })
+        .with_ignored_flag(!ci);
+        return vec![trial];
     };
     let mut scenarios: Vec<PathBuf> = scens
         .flatten()
@@ -72,26 +76,30 @@ fn main() {
                 continue;
             }
             let (v2, s2, once2, _p) = (v.clone(), s.clone(), once.clone(), parsed.clone());
-            trials.push(Trial::test(format!("{v}/{name}"), move || {
-                let chart = once2
-                    .get_or_init(|| {
-                        let files =
-                            ChartFiles::open(&shared().join(format!("charts/cilium-{v2}.tgz")))
-                                .map_err(|e| e.to_string())?;
-                        ChartTemplates::parse(&files)
-                            .map(Arc::new)
-                            .map_err(|e| e.to_string())
-                    })
-                    .clone()?;
-                run(&chart, &v2, &s2, &reference).map_err(Failed::from)
-            }));
+            trials.push(Trial::test(
+                harness::named(file!(), &format!("{v}/{name}")),
+                move || {
+                    let chart = once2
+                        .get_or_init(|| {
+                            let files =
+                                ChartFiles::open(&shared().join(format!("charts/cilium-{v2}.tgz")))
+                                    .map_err(|e| e.to_string())?;
+                            ChartTemplates::parse(&files)
+                                .map(Arc::new)
+                                .map_err(|e| e.to_string())
+                        })
+                        .clone()?;
+                    run(&chart, &v2, &s2, &reference).map_err(Failed::from)
+                },
+            ));
         }
     }
     // The chart's own defaults: `hubble.tls.auto.method: helm` mints certificates, which the
     // engine refuses, naming the function and the template line that reached it.
-    trials.push(Trial::test("refusal/1.20.0/chart-defaults", || {
-        refusal_of_chart_defaults().map_err(Failed::from)
-    }));
+    trials.push(Trial::test(
+        harness::named(file!(), "refusal/1.20.0/chart-defaults"),
+        || refusal_of_chart_defaults().map_err(Failed::from),
+    ));
     // Releases without references: every scenario renders (or the chart itself fails it with
     // `fail`/`required`, as Helm would); an engine error is a failure.
     if let Ok(charts) = std::fs::read_dir(root.join("charts")) {
@@ -112,12 +120,17 @@ fn main() {
                 continue;
             }
             let scenarios = scenarios.clone();
-            trials.push(Trial::test(format!("render-only/{v}"), move || {
-                render_only(&a, &scenarios).map_err(Failed::from)
-            }));
+            trials.push(Trial::test(
+                harness::named(file!(), &format!("render-only/{v}")),
+                move || render_only(&a, &scenarios).map_err(Failed::from),
+            ));
         }
     }
-    let conclusion = libtest_mimic::run(&args, trials);
+    trials
+}
+
+/// How many renders were identical to Helm's, once the run is over (nothing when none ran).
+pub fn summary() {
     let total = TOTAL.load(Ordering::SeqCst);
     if total > 0 {
         eprintln!(
@@ -127,7 +140,6 @@ fn main() {
             REFUSED.load(Ordering::SeqCst)
         );
     }
-    conclusion.exit();
 }
 
 fn refusal_of_chart_defaults() -> Result<(), String> {

@@ -7,6 +7,45 @@ use cilium_cmp::engine::helm::render_text;
 use cilium_cmp::engine::{ErrorKind, TemplateError};
 use serde_json::json;
 
+use crate::support::harness;
+
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
+        file!(),
+        vec![
+            harness::test("trim_markers_and_comments", trim_markers_and_comments),
+            harness::test(
+                "missing_keys_print_nothing_but_nil_fields_fail",
+                missing_keys_print_nothing_but_nil_fields_fail,
+            ),
+            harness::test(
+                "numbers_from_values_are_float64",
+                numbers_from_values_are_float64,
+            ),
+            harness::test("control_structures", control_structures),
+            harness::test("and_or_short_circuit", and_or_short_circuit),
+            harness::test("sprig_edge_cases", sprig_edge_cases),
+            harness::test(
+                "required_and_fail_carry_the_charts_message",
+                required_and_fail_carry_the_charts_message,
+            ),
+            harness::test(
+                "tpl_sees_values_and_keeps_its_defines_to_itself",
+                tpl_sees_values_and_keeps_its_defines_to_itself,
+            ),
+            harness::test(
+                "random_and_cluster_functions_are_refused_with_their_place",
+                random_and_cluster_functions_are_refused_with_their_place,
+            ),
+            harness::test(
+                "the_clock_never_reaches_the_output",
+                the_clock_never_reaches_the_output,
+            ),
+            harness::test("parse_errors_name_the_place", parse_errors_name_the_place),
+        ],
+    )
+}
+
 fn render(text: &str, values: serde_json::Value) -> Result<String, TemplateError> {
     render_text("t.yaml", text, &values)
 }
@@ -22,7 +61,6 @@ fn fails(text: &str) -> TemplateError {
     }
 }
 
-#[test]
 fn trim_markers_and_comments() {
     assert_eq!(ok("a  {{- 1 -}}  b"), "a1b");
     assert_eq!(ok("a {{/* c */}} b"), "a  b");
@@ -30,7 +68,6 @@ fn trim_markers_and_comments() {
     assert_eq!(ok("{{ -1 }}"), "-1");
 }
 
-#[test]
 fn missing_keys_print_nothing_but_nil_fields_fail() {
     // missingkey=zero prints `<no value>`, which Helm removes.
     assert_eq!(
@@ -49,7 +86,6 @@ fn missing_keys_print_nothing_but_nil_fields_fail() {
     );
 }
 
-#[test]
 fn numbers_from_values_are_float64() {
     let v = json!({"n": 1000000, "p": 7445, "f": 0.5});
     assert_eq!(
@@ -76,7 +112,6 @@ fn numbers_from_values_are_float64() {
     );
 }
 
-#[test]
 fn control_structures() {
     assert_eq!(
         ok("{{ range $k, $v := dict \"b\" 2 \"a\" 1 }}{{ $k }}={{ $v }};{{ end }}"),
@@ -100,13 +135,11 @@ fn control_structures() {
     assert_eq!(ok("{{ define \"d\" }}<{{ . }}>{{ end }}{{ template \"d\" 5 }}{{ include \"d\" 6 | upper }}"), "<5><6>");
 }
 
-#[test]
 fn and_or_short_circuit() {
     assert_eq!(ok("{{ and false (fail \"never\") }}"), "false");
     assert_eq!(ok("{{ or 0 \"\" \"x\" (fail \"never\") }}"), "x");
 }
 
-#[test]
 fn sprig_edge_cases() {
     assert_eq!(ok("{{ default \"d\" \"\" }} {{ default \"d\" false }} {{ default \"d\" 0 }} {{ default \"d\" \"v\" }}"), "d d d v");
     assert_eq!(
@@ -160,7 +193,6 @@ fn sprig_edge_cases() {
     );
 }
 
-#[test]
 fn required_and_fail_carry_the_charts_message() {
     let e = render("{{ required \"x is required\" .Values.x }}", json!({})).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Fail);
@@ -169,7 +201,6 @@ fn required_and_fail_carry_the_charts_message() {
     assert_eq!(fails("\n\n  {{ fail \"boom\" }}").line, 3);
 }
 
-#[test]
 fn tpl_sees_values_and_keeps_its_defines_to_itself() {
     let v = json!({"name": "x", "t": "{{ define \"in\" }}I{{ end }}{{ .Values.name }}-{{ include \"in\" . }}"});
     assert_eq!(render("{{ tpl .Values.t . }}", v.clone()).unwrap(), "x-I");
@@ -179,7 +210,6 @@ fn tpl_sees_values_and_keeps_its_defines_to_itself() {
 
 /// Every function that mints randomness or reads the clock, the cluster, DNS or the
 /// environment is refused where it is reached, with its name and the template position.
-#[test]
 fn random_and_cluster_functions_are_refused_with_their_place() {
     for (call, function) in [
         ("genCA \"x\" 365", "genCA"),
@@ -205,7 +235,6 @@ fn random_and_cluster_functions_are_refused_with_their_place() {
 
 /// `now` is an opaque instant: comparing it with itself shifted by a duration (the chart's
 /// `hasDuration`, `validateDuration`) is deterministic, printing it is refused.
-#[test]
 fn the_clock_never_reaches_the_output() {
     assert_eq!(ok("{{ $n := now }}{{ ne $n ($n | dateModify \"0s\") }} {{ ne $n ($n | dateModify \"5m\") }}"), "false true");
     let e = fails("{{ now | mustDateModify \"5 minutes\" }}");
@@ -231,7 +260,6 @@ fn the_clock_never_reaches_the_output() {
     }
 }
 
-#[test]
 fn parse_errors_name_the_place() {
     let e = fails("a\n{{ if }}");
     assert_eq!((e.kind, e.line), (ErrorKind::Parse, 2));

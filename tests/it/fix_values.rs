@@ -2,15 +2,12 @@
 //! render without `--allow-unknown-keys`, and render exactly what the opt-out renders for the
 //! files as they were; only the dead keys' lines change (comments, order and quoting stay).
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::charts;
+use crate::support::harness;
+use crate::support::scratch;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(

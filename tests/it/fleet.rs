@@ -8,14 +8,12 @@ use std::process::Command;
 
 use serde_json::Value;
 
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::harness;
+use crate::support::scratch;
 use scratch::Scratch;
-#[path = "support/harness.rs"]
-mod harness;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -308,7 +306,7 @@ fn the_example_fleet_renders_as_helm_does() {
     let jobs_file = s.write("jobs.json", &serde_json::to_string(&jobs).unwrap());
     let o = Command::new(python)
         .args(["-c", HELM_PARITY])
-        .env("PYTHONPATH", root().join("tests/support"))
+        .env("PYTHONPATH", root().join("tests/it/support"))
         .arg(parity.parent().unwrap())
         .arg(&archive)
         .arg(&jobs_file)
@@ -943,7 +941,7 @@ fn the_application_set_makes_one_plugin_application_per_folder() {
     let apps_file = s.write("apps.json", &serde_json::to_string(&apps).unwrap());
     let o = Command::new(python)
         .args(["-c", VALIDATE])
-        .env("PYTHONPATH", root().join("tests/support"))
+        .env("PYTHONPATH", root().join("tests/it/support"))
         .arg(&crd)
         .arg(&apps_file)
         .output()

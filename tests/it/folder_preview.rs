@@ -3,13 +3,11 @@
 //! stale lock; `lock` changes the lock only after a successful render. The example folder of
 //! docs/application-folder.md is built as written and rendered with the page's commands.
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::charts;
+use crate::support::harness;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -59,8 +57,7 @@ fn main() -> std::process::ExitCode {
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::scratch;
 use scratch::Scratch;
 
 fn root() -> PathBuf {

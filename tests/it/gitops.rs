@@ -5,12 +5,9 @@
 //! inline manifest checked against the folder (`talos-check`, with machine configs shaped as
 //! `talosctl gen config` and `talosctl get machineconfig -o yaml` write them).
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::charts;
+use crate::support::harness;
+use crate::support::scratch;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -21,8 +18,8 @@ use scratch::Scratch;
 
 const EMULATOR: &str = "tools/cmp_emulator.py";
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(

@@ -3,13 +3,11 @@
 //! in well under a second and 100 MB. Each was measured at gigabytes (or an abort) before the
 //! bounds of `limits.rs`.
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::charts;
+use crate::support::harness;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -69,12 +67,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::scratch;
 use scratch::Scratch;
 
-#[path = "support/child.rs"]
-mod child;
+use crate::support::child;
 use child::{run, Outcome};
 
 fn bin() -> PathBuf {
@@ -93,7 +89,13 @@ fn render(args: &[&str]) -> Command {
 
 /// Refused cleanly: exit 1, nothing on stdout, a message holding `needle`, cheaply.
 fn assert_refused(o: &Outcome, needle: &str) {
-    assert_eq!(o.code, Some(1), "exit code; stderr: {}", o.stderr);
+    assert_eq!(
+        o.code,
+        Some(1),
+        "exit code (signal {:?}); stderr: {}",
+        o.signal,
+        o.stderr
+    );
     assert!(o.stdout.is_empty(), "nothing on stdout");
     assert!(
         o.stderr.contains(needle),

@@ -6,12 +6,9 @@
 //! the printed Application validates against Argo CD's CRD schema. Bad input is refused with
 //! nothing on stdout.
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::charts;
+use crate::support::harness;
+use crate::support::scratch;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -21,8 +18,8 @@ use serde_json::{json, Value};
 
 const APPLICATION_CRD: &str = "schemas/argoproj.io-application-crd.yaml";
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -331,7 +328,7 @@ fn imported_folders_render_what_helm_renders_for_the_original_application() {
         .args(["-c", CHECK])
         .env(
             "PYTHONPATH",
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support"),
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/support"),
         )
         .arg(parity.parent().unwrap())
         .arg(&jobs_file)

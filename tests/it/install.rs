@@ -18,10 +18,8 @@
 //! Every YAML snippet of the install pages (`<!-- snippet: NAME -->` before its block) is one of
 //! these inputs, so the docs cannot drift from what is tested.
 
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::harness;
+use crate::support::scratch;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -30,8 +28,8 @@ use serde_json::{json, Value};
 
 use scratch::Scratch;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(

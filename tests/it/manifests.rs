@@ -9,8 +9,7 @@
 //! built: the test checks what agrees across plugin.yaml, the Dockerfile, the kustomize overlay
 //! and the Helm values, and that each pinned sha256 is that of the official archive.
 
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::harness;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,8 +19,8 @@ use sha2::{Digest, Sha256};
 
 const APPLICATION_CRD: &str = "schemas/argoproj.io-application-crd.yaml";
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -252,7 +251,7 @@ fn shipped_kubernetes_yaml_is_valid() {
     let o = Command::new(python())
         .arg("-c")
         .arg(VALIDATE)
-        .env("PYTHONPATH", root().join("tests/support"))
+        .env("PYTHONPATH", root().join("tests/it/support"))
         .arg(root())
         .arg(&crd)
         .arg(plugin_name())
@@ -296,7 +295,7 @@ fn the_validator_rejects_broken_manifests() {
     let o = Command::new(python())
         .arg("-c")
         .arg(VALIDATE)
-        .env("PYTHONPATH", root().join("tests/support"))
+        .env("PYTHONPATH", root().join("tests/it/support"))
         .arg(&tmp)
         .arg(&crd)
         .arg(plugin_name())

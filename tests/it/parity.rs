@@ -1,5 +1,5 @@
 //! Parity with real Helm: one test per supported release and scenario (`VERSION/NAME`, e.g.
-//! `cargo test --test parity -- 1.19.6/preflight`). Scenarios are the shared ones in
+//! `cargo test --test it -- parity::1.19.6/preflight`). Scenarios are the shared ones in
 //! `../shared/cilium-reference/scenarios/` and the project's own in `tests/scenarios/` (same format).
 //!
 //! The reference for a pair is the committed render in `../shared/cilium-reference/rendered/`
@@ -28,18 +28,14 @@
 //! Without `../shared` or without a working Python, the pairs that cannot be checked are reported
 //! on one line and ignored; with `CI` set (any non-empty value) they fail instead.
 
-#[path = "support/helm_compare.rs"]
-mod helm_compare;
-#[path = "support/python.rs"]
-mod python;
-#[path = "support/repack.rs"]
-mod repack;
-#[path = "support/scenario.rs"]
-mod scenario;
+use crate::support::harness;
+use crate::support::helm_compare;
+use crate::support::python;
+use crate::support::repack;
+use crate::support::scenario;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
 
 use cilium_cmp::chart::ChartFiles;
@@ -352,22 +348,48 @@ fn check(setup: &Setup, case: &Case, reference: Option<Reference>) -> Result<(),
 
 // ---------------------------------------------------------------------------------------------
 
-fn main() -> ExitCode {
+/// One test per release and scenario, named `parity::VERSION/SCENARIO`; the Helm references of
+/// the selected ones are made before they run.
+pub fn tests() -> Vec<Trial> {
     let args = Arguments::from_args();
     let reference = root().join("../shared/cilium-reference");
     if !reference.is_dir() {
         let why = "../shared/cilium-reference is absent: parity with Helm is not checked";
         loud(why);
-        let trial = Trial::test("parity", move || Err(why.into())).with_ignored_flag(!in_ci());
-        return libtest_mimic::run(&args, vec![trial]).exit_code();
+        let trial = Trial::test(harness::named(file!(), "parity"), move || Err(why.into()))
+            .with_ignored_flag(!in_ci());
+        return vec![trial];
     }
     let charts = std::env::var_os("CILIUM_CMP_CHART_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("../shared/charts"));
-    // The unlisted releases, made once per run from the official archives at hand.
+    let scenarios = all_scenarios(&reference);
+    let twins: Vec<(&'static str, Kind)> = repack::FROM
+        .iter()
+        .map(|(from, _)| (*from, Kind::Unlisted))
+        .chain(repack::FROM.iter().map(|(_, to)| (*to, Kind::Repacked)))
+        .collect();
+    let cases: Vec<Case> = cilium_cmp::versions::supported()
+        .map(|v| (v, Kind::Listed))
+        .chain(twins)
+        .flat_map(|(version, kind)| {
+            scenarios.iter().map(move |s| Case {
+                version,
+                scenario: s.clone(),
+                kind,
+            })
+        })
+        .collect();
+    let selected: Vec<&Case> = cases
+        .iter()
+        .filter(|c| !harness::filtered_out(&args, &harness::named(file!(), &c.name())))
+        .collect();
+    // The unlisted releases, made once per run from the official archives at hand (only when
+    // the run selects a pair of this file: one test of another file runs alone without them).
     let made = Path::new(env!("CARGO_TARGET_TMPDIR")).join("release-day");
     let repacked: HashMap<&'static str, PathBuf> = repack::FROM
         .iter()
+        .filter(|_| !selected.is_empty())
         .filter_map(|(from, to)| {
             let source = charts.join(format!("cilium-{from}.tgz"));
             source
@@ -385,52 +407,36 @@ fn main() -> ExitCode {
             .collect(),
         repacked,
     };
-    let scenarios = all_scenarios(&setup.reference);
-    let twins: Vec<(&'static str, Kind)> = repack::FROM
-        .iter()
-        .map(|(from, _)| (*from, Kind::Unlisted))
-        .chain(repack::FROM.iter().map(|(_, to)| (*to, Kind::Repacked)))
-        .collect();
-    let cases: Vec<Case> = cilium_cmp::versions::supported()
-        .map(|v| (v, Kind::Listed))
-        .chain(twins)
-        .flat_map(|(version, kind)| {
-            scenarios.iter().map(move |s| Case {
-                version,
-                scenario: s.clone(),
-                kind,
-            })
-        })
-        .collect();
-
-    let (references, unavailable) = if args.list {
+    let (references, unavailable) = if selected.is_empty() {
         Default::default()
     } else {
-        let selected: Vec<&Case> = cases
-            .iter()
-            .filter(|c| !args.is_filtered_out(&Trial::test(c.name(), || Ok(()))))
-            .collect();
         references_for(&setup, &selected)
     };
     report_unavailable(&unavailable);
 
     let setup = Arc::new(setup);
-    let trials = cases
+    cases
         .into_iter()
         .map(|case| {
             let name = case.name();
+            let trial_name = harness::named(file!(), &name);
             if let Some(why) = unavailable.get(&name) {
                 let why = why.clone();
-                return Trial::test(name, move || Err(why.into())).with_ignored_flag(!in_ci());
+                return Trial::test(trial_name, move || Err(why.into()))
+                    .with_ignored_flag(!in_ci());
             }
             let reference = references.get(&name).cloned();
             let setup = setup.clone();
-            Trial::test(name, move || check(&setup, &case, reference))
+            Trial::test(trial_name, move || check(&setup, &case, reference))
         })
-        .collect();
-    let conclusion = libtest_mimic::run(&args, trials);
-    eprintln!("parity: pairs {}", TALLY.summary());
-    conclusion.exit_code()
+        .collect()
+}
+
+/// How the pairs that ran were checked, once the run is over (nothing when none ran).
+pub fn summary() {
+    if TALLY.any() {
+        eprintln!("parity: pairs {}", TALLY.summary());
+    }
 }
 
 /// One line per reason some selected cases cannot be checked.

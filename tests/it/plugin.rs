@@ -6,8 +6,7 @@
 //! Tests that need objects in the render check, while the renderer renders none, that the empty
 //! stream is refused instead (the other half of the contract), and print a note.
 
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::harness;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,16 +15,14 @@ use std::process::{Command, Output};
 use cilium_cmp::argocd::{self, GenerateError};
 use serde_json::Value;
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::charts;
+use crate::support::scratch;
 use scratch::Scratch;
 
 const EMULATOR: &str = "tools/cmp_emulator.py";
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(

@@ -7,13 +7,11 @@ use serde_json::{Map, Value};
 
 use cilium_cmp::render::Inputs;
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::charts;
+use crate::support::harness;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test("arbitrary_bytes_never_panic", arbitrary_bytes_never_panic),

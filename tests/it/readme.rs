@@ -12,13 +12,11 @@
 //! comments), and every path into `examples/` (the README's commands use only folders the
 //! repository ships).
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::charts;
+use crate::support::harness;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -67,8 +65,7 @@ fn main() -> std::process::ExitCode {
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::scratch;
 use scratch::Scratch;
 
 fn root() -> &'static Path {

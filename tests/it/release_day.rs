@@ -4,18 +4,14 @@
 //! minor lines; Helm parity of such renders is checked by the parity suite (`unlisted/` and
 //! `repacked/` trials).
 
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/refusal.rs"]
-mod refusal;
-#[path = "support/repack.rs"]
-mod repack;
+use crate::support::harness;
+use crate::support::refusal;
+use crate::support::repack;
+use crate::support::scratch;
 use refusal::{assert_refused, stderr};
-#[path = "support/scratch.rs"]
-mod scratch;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(

@@ -3,10 +3,8 @@
 //! same argument, or both refuse it. Where cilium-cmp is stricter than Helm on purpose (trailing
 //! text after a JSON value), the case is listed apart.
 
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::harness;
+use crate::support::scratch;
 
 use std::process::Command;
 
@@ -27,8 +25,8 @@ for kind, expr in json.load(sys.stdin):
 print(json.dumps(out))
 "#;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(

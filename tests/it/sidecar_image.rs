@@ -11,13 +11,11 @@
 //! `target/tmp/sidecar-image` (its RUSTFLAGS differ from the test build's, so it has its own
 //! target folder and never makes the test build rebuild).
 
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::harness;
 #[path = "support/refusal.rs"]
 #[allow(dead_code)] // this file uses its `stderr` only
 mod refusal;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::scratch;
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -33,8 +31,8 @@ use sha2::{Digest, Sha256};
 const EMULATOR: &str = "tools/cmp_emulator.py";
 const APP: &str = "examples/argocd/cilium";
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -521,7 +519,7 @@ fn sandbox_prefix() -> Command {
     }
 }
 
-/// The unpacked image, and a command line that runs tests/support/sidecar_sandbox.py in it.
+/// The unpacked image, and a command line that runs tests/it/support/sidecar_sandbox.py in it.
 struct Unpacked {
     _scratch: Scratch,
     rootfs: PathBuf,
@@ -551,7 +549,7 @@ impl Unpacked {
     fn sandbox(&self, mode: &str) -> Command {
         let mut c = sandbox_prefix();
         c.arg(harness::python())
-            .arg(root().join("tests/support/sidecar_sandbox.py"))
+            .arg(root().join("tests/it/support/sidecar_sandbox.py"))
             .arg(&self.rootfs)
             .arg(&self.config)
             .arg(&self.shims)

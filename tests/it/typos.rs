@@ -2,13 +2,11 @@
 //! every such value with its file and line (or `--set`), exit 1 and nothing on stdout; and the
 //! opt-out that turns them into warnings, on `render` and on the application-folder commands.
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::charts;
+use crate::support::harness;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -40,8 +38,7 @@ fn main() -> std::process::ExitCode {
 use std::path::Path;
 use std::process::{Command, Output};
 
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::scratch;
 use scratch::Scratch;
 
 fn bin() -> Command {

@@ -8,10 +8,8 @@
 //! Markdown nothing active left once the code spans, `<code>` elements and fenced blocks are
 //! taken out. Property tests drive the reports themselves with arbitrary names.
 
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::harness;
+use crate::support::scratch;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -27,8 +25,8 @@ use proptest::test_runner::{Config, TestRunner};
 use scratch::Scratch;
 use serde_json::{json, Value};
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(

@@ -6,13 +6,11 @@
 //! when it does, and a control run of plain git proves the attack is live on this git), a clear
 //! message and exit 1 (or a correct diff), nothing on stdout, nothing left behind.
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::charts;
+use crate::support::harness;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -73,10 +71,8 @@ fn main() -> std::process::ExitCode {
     )
 }
 
-#[path = "support/child.rs"]
-mod child;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::child;
+use crate::support::scratch;
 
 use std::collections::BTreeSet;
 use std::io::Read;

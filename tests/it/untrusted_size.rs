@@ -5,13 +5,11 @@
 //! what the quadratic comparison took: 41 s for a diff of 10,000 `extraEnv` items, hours for
 //! 100,000; 1.2 GB for a 16 MiB dump.
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::charts;
+use crate::support::harness;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(
@@ -53,10 +51,8 @@ fn main() -> std::process::ExitCode {
     )
 }
 
-#[path = "support/child.rs"]
-mod child;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::child;
+use crate::support::scratch;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -2,20 +2,17 @@
 //! Helm's flag names, one set of inputs read the same way by every command (the folder's
 //! cilium-cmp.yaml, the repository root found from anywhere inside it), and help that fits.
 
-#[path = "support/charts.rs"]
-mod charts;
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/scratch.rs"]
-mod scratch;
+use crate::support::charts;
+use crate::support::harness;
+use crate::support::scratch;
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 use scratch::Scratch;
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![
             harness::test(

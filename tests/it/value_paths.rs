@@ -3,13 +3,12 @@
 //! what `import-chart` makes of each official archive, so a change to the importer is followed by
 //! regenerating them.
 
-#[path = "support/harness.rs"]
-mod harness;
+use crate::support::harness;
 
 use std::path::{Path, PathBuf};
 
-fn main() -> std::process::ExitCode {
-    harness::run(
+pub fn tests() -> Vec<harness::Trial> {
+    harness::group(
         file!(),
         vec![harness::test(
             "data_is_what_import_chart_makes_of_each_archive",

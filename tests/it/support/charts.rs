@@ -3,8 +3,6 @@
 //! its chart folder. A test that uses them is registered with `.shared("charts")`
 //! (`support/harness.rs`), so that without `../shared` it is reported as ignored, with the reason.
 
-#![allow(dead_code)] // each test binary uses part of this module
-
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;

@@ -2,8 +2,6 @@
 //! peak resident set (from `wait4`, which std's `wait` does not report). The same measurement as
 //! every test of hostile input makes (one copy, for `hostile`, `untrusted_repo` and `untrusted_size`).
 
-#![allow(dead_code)] // each test binary uses part of this module
-
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

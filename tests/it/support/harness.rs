@@ -3,22 +3,21 @@
 //! or — under CI (any non-empty `CI`, e.g. `CI=1` or `CI=true`) — fails. Never does a test that
 //! could not run show as passed.
 //!
-//! Rust's own test harness cannot mark a test ignored once it has started, so these files use
-//! libtest-mimic's (`harness = false` in Cargo.toml) and a test names what it needs where it is
-//! registered; the harness checks that before running it. The pattern, for a test file `x.rs`:
+//! Rust's own test harness cannot mark a test ignored once it has started, so the one test binary
+//! (`tests/it/main.rs`, `harness = false` in Cargo.toml) runs under libtest-mimic's, and a test
+//! names what it needs where it is registered; the harness checks that before running it. The
+//! pattern, for a test module `tests/it/x.rs`:
 //!
 //! ```text
-//! // Cargo.toml
-//! [[test]]
-//! name = "x"
-//! harness = false
+//! // tests/it/main.rs
+//! mod x;
+//! // ... and `x::tests` in MODULES
 //!
-//! // tests/x.rs
-//! #[path = "support/harness.rs"]
-//! mod harness;
+//! // tests/it/x.rs
+//! use crate::support::harness;
 //!
-//! fn main() -> std::process::ExitCode {
-//!     harness::run(file!(), vec![
+//! pub fn tests() -> Vec<harness::Trial> {
+//!     harness::group(file!(), vec![
 //!         harness::test("plain", plain),
 //!         harness::test("with_helm", with_helm)
 //!             .shared("tools/helm_ref.py")
@@ -35,22 +34,21 @@
 //! }
 //! ```
 //!
+//! Every name is prefixed with its module (`x::plain`), so `cargo test --test it -- x::` runs one
+//! file's tests and `cargo test --test it -- --exact x::plain` one test.
+//!
 //! A test is a plain `fn name()` that panics to fail, exactly like a `#[test]` body; only the
-//! `#[test]` attribute goes and a line in `main`'s list comes. A `#[test]` left in such a file
+//! `#[test]` attribute goes and a line in `tests()`'s list comes. A `#[test]` left in such a file
 //! (e.g. one merged in from a branch written before the file moved to this harness) would never
-//! run: the harness reads its own file and fails a test named `every_test_is_registered` until
+//! run: the harness reads its own file and fails a test named `x::every_test_is_registered` until
 //! the function is listed. `harness::shared` and `harness::python` called without the matching
 //! declaration panic (a failure, never a pass).
 
-#![allow(dead_code)] // each test binary uses part of this module
+use super::python as venv;
 
-#[path = "python.rs"]
-mod venv;
-
+use libtest_mimic::Arguments;
+pub use libtest_mimic::Trial;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-
-use libtest_mimic::{Arguments, Trial};
 
 /// Whether this run is CI's: any non-empty `CI` (`CI=1`, `CI=true`, ...).
 pub fn in_ci() -> bool {
@@ -67,7 +65,7 @@ pub struct Test {
     needs: Vec<fn() -> Option<String>>,
 }
 
-/// Registers `body` under `name` (use the function's own name, so `cargo test --test x NAME`
+/// Registers `body` under `name` (use the function's own name, so `cargo test --test it -- x::NAME`
 /// finds it as it did under Rust's harness).
 pub fn test(name: &str, body: fn()) -> Test {
     Test {
@@ -145,29 +143,51 @@ pub fn python() -> &'static Path {
     })
 }
 
-/// Runs the tests of the file `source` (pass `file!()`) and returns the process's exit code.
-pub fn run(source: &str, tests: Vec<Test>) -> ExitCode {
+/// The module a test file is (its file name without `.rs`), which prefixes its tests' names.
+pub fn module_of(source: &str) -> &str {
+    Path::new(source)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(source)
+}
+
+/// `name` as the one test binary lists it: `module::name`, the module being the file `source`
+/// (pass `file!()`), so that names stay unique across files and one file's tests run alone.
+pub fn named(source: &str, name: &str) -> String {
+    format!("{}::{name}", module_of(source))
+}
+
+/// Whether this run leaves the test `name` (as `named` gives it) out: `--list`, or a filter.
+/// Expensive setup (Helm references, repacked archives) is made only for the tests a run selects.
+pub fn filtered_out(args: &Arguments, name: &str) -> bool {
+    args.list || args.is_filtered_out(&Trial::test(name, || Ok(())))
+}
+
+/// The tests of the file `source` (pass `file!()`), each named `module::name`, with a test of
+/// the registration itself; a test whose needs are unmet here is ignored with the reason (failed
+/// under CI).
+pub fn group(source: &str, tests: Vec<Test>) -> Vec<Trial> {
     let args = Arguments::from_args();
     let mut trials = vec![registration_check(source, &tests)];
     let mut unmet = Vec::new();
     for t in tests {
-        let probe = Trial::test(t.name.clone(), || Ok(()));
+        let name = named(source, &t.name);
         // Needs are checked only for the tests this run selects (setting up Python is slow).
-        let why = if args.list || args.is_filtered_out(&probe) {
+        let why = if filtered_out(&args, &name) {
             None
         } else {
             t.missing()
         };
         let body = t.body;
         trials.push(match why {
-            None => Trial::test(t.name, move || {
+            None => Trial::test(name, move || {
                 body();
                 Ok(())
             }),
             Some(why) => {
-                unmet.push(format!("{}: {why}", t.name));
+                unmet.push(format!("{name}: {why}"));
                 let ignored = !in_ci();
-                Trial::test(t.name, move || Err(format!("cannot run: {why}").into()))
+                Trial::test(name, move || Err(format!("cannot run: {why}").into()))
                     .with_ignored_flag(ignored)
             }
         });
@@ -178,7 +198,7 @@ pub fn run(source: &str, tests: Vec<Test>) -> ExitCode {
         let outcome = if in_ci() { "FAILS (CI)" } else { "IGNORED" };
         eprintln!("!!! {outcome} {line}");
     }
-    libtest_mimic::run(&args, trials).exit_code()
+    trials
 }
 
 /// A test that fails while the file holds a `#[test]` function, which this harness would never
@@ -193,7 +213,7 @@ fn registration_check(source: &str, tests: &[Test]) -> Trial {
         .filter(|w| w[0] == w[1])
         .map(|w| w[0].clone())
         .collect();
-    Trial::test("every_test_is_registered", move || {
+    Trial::test(named(source, "every_test_is_registered"), move || {
         let text = text.map_err(|e| format!("{}: {e}", file.display()))?;
         let attribute = concat!("#[", "test]");
         let stray: Vec<usize> = text
@@ -204,8 +224,8 @@ fn registration_check(source: &str, tests: &[Test]) -> Trial {
             .collect();
         if !stray.is_empty() {
             return Err(format!(
-                "{}: {attribute} on line(s) {stray:?}; this file runs under tests/support/harness.rs, \
-                 which never runs such a function: drop the attribute and list it in main",
+                "{}: {attribute} on line(s) {stray:?}; this file runs under tests/it/support/harness.rs, \
+                 which never runs such a function: drop the attribute and list it in tests()",
                 file.display()
             )
             .into());

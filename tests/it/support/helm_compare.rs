@@ -13,8 +13,6 @@
 //! unknown keys allowed, and renders the cluster would refuse later (`admission.rs`) again
 //! without that refusal; either way the render is then compared with Helm's.
 
-#![allow(dead_code)] // each test binary uses part of this module
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -57,6 +55,13 @@ impl Tally {
             cluster_would: AtomicUsize::new(0),
             refused_like_helm: AtomicUsize::new(0),
         }
+    }
+
+    /// Whether any pair was counted (a run that selected none prints no summary).
+    pub fn any(&self) -> bool {
+        [&self.compared, &self.refused_like_helm]
+            .iter()
+            .any(|a| a.load(Ordering::Relaxed) > 0)
     }
 
     pub fn summary(&self) -> String {
@@ -293,7 +298,7 @@ pub fn cache_key(tools: &Path, archive_name: &str, text: &str) -> String {
     for part in [
         HELM_TOOL.as_bytes(),
         &std::fs::read(tools.join("helm_ref.py")).unwrap_or_default(),
-        &std::fs::read(root.join("tests/support/helm_render.py")).unwrap_or_default(),
+        &std::fs::read(root.join("tests/it/support/helm_render.py")).unwrap_or_default(),
         archive_name.as_bytes(),
         text.as_bytes(),
     ] {
@@ -325,7 +330,7 @@ pub fn cached(base: &Path) -> Option<Reference> {
 }
 
 /// Renders with real Helm, for each job (archive, scenario file, output base), in `processes`
-/// Python processes at once (each loads Helm once for all its jobs; `tests/support/helm_render.py`).
+/// Python processes at once (each loads Helm once for all its jobs; `tests/it/support/helm_render.py`).
 pub fn render_with_helm(
     python: &Path,
     tools: &Path,
@@ -347,7 +352,7 @@ pub fn render_with_helm(
         let file = scratch.join(format!("jobs-{}-{i}.json", std::process::id()));
         std::fs::write(&file, serde_json::to_string(&list).unwrap()).map_err(|e| e.to_string())?;
         let child = Command::new(python)
-            .arg(root.join("tests/support/helm_render.py"))
+            .arg(root.join("tests/it/support/helm_render.py"))
             .arg(tools)
             .arg(&file)
             .spawn()

@@ -8,11 +8,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The name of the ConfigMap an edited template adds.
-#[allow(dead_code)] // not every test binary uses every helper
 pub const EDIT_MARK: &str = "release-day-edit";
 
 /// The newest supported release of each minor line, and the unlisted version made from it.
-#[allow(dead_code)] // not every test binary uses every helper
 pub const FROM: [(&str, &str); 3] = [
     ("1.18.12", "1.18.99"),
     ("1.19.6", "1.19.99"),
@@ -41,7 +39,6 @@ fn unpack(archive: &Path) -> BTreeMap<String, Vec<u8>> {
 /// Writes `cilium-TO.tgz` into `dir`: the archive `from` (Cilium `old`) as release `to`, with
 /// Chart.yaml's version and appVersion and every `vOLD` image tag in values.yaml changed; `edit`
 /// names a file (below `cilium/`) whose text gets one more line. Returns the new archive's path.
-#[allow(dead_code)]
 pub fn repack(from: &Path, old: &str, to: &str, dir: &Path, edit: Option<&str>) -> PathBuf {
     let mut files = unpack(from);
     let text = |files: &BTreeMap<String, Vec<u8>>, name: &str| {

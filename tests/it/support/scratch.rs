@@ -19,7 +19,6 @@ impl Scratch {
     }
 
     /// Writes `text` at `rel` below the folder (making its parents) and returns the path.
-    #[allow(dead_code)] // not every test binary writes files this way
     pub fn write(&self, rel: &str, text: &str) -> PathBuf {
         let p = self.0.join(rel);
         std::fs::create_dir_all(p.parent().expect("a file below the folder")).unwrap();
