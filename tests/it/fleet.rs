@@ -889,7 +889,7 @@ fn the_application_set_makes_one_plugin_application_per_folder() {
         CLUSTERS.map(|c| format!("examples/fleet/clusters/{c}"))
     );
     // The plugin's name as Applications select it: plugin.yaml's metadata.name (it sets no
-    // spec.version, which Argo CD 3.x would append and 4.0 refuses; tests/plugin.rs).
+    // spec.version, which Argo CD 3.x would append and 4.0 refuses; tests/it/plugin.rs).
     let plugin = cilium_cmp::yaml::parse_value(
         &std::fs::read_to_string(root().join("plugin.yaml")).unwrap(),
     )

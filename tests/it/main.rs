@@ -34,6 +34,7 @@ mod plugin;
 mod properties;
 mod readme;
 mod release_day;
+mod reports;
 mod set_flags;
 mod sidecar_image;
 mod typos;
@@ -79,6 +80,7 @@ const MODULES: &[(&str, fn() -> Vec<Trial>)] = &[
     ("properties", properties::tests),
     ("readme", readme::tests),
     ("release_day", release_day::tests),
+    ("reports", reports::tests),
     ("set_flags", set_flags::tests),
     ("sidecar_image", sidecar_image::tests),
     ("typos", typos::tests),

@@ -225,7 +225,7 @@ for dirpath, dirnames, filenames in os.walk(root):
                 continue  # values files and settings: not Kubernetes objects
             kind = doc["kind"]
             if kind == "ConfigManagementPlugin":
-                continue  # not a Kubernetes object; tests/plugin.rs checks it
+                continue  # not a Kubernetes object; tests/it/plugin.rs checks it
             if kind == "Application" and doc["apiVersion"] == "argoproj.io/v1alpha1":
                 check_application(rel, doc)
             elif kind == "ApplicationSet" and doc["apiVersion"] == "argoproj.io/v1alpha1":
@@ -318,7 +318,7 @@ fn the_validator_rejects_broken_manifests() {
 
 fn plugin_name() -> String {
     // metadata.name: plugin.yaml sets no spec.version (Argo CD 3.x would append it, 4.0
-    // refuses it; tests/plugin.rs checks both rules).
+    // refuses it; tests/it/plugin.rs checks both rules).
     let p = yaml("plugin.yaml");
     assert!(p["spec"].get("version").is_none());
     p["metadata"]["name"].as_str().expect("name").to_string()

@@ -79,15 +79,15 @@ fn bin() -> PathBuf {
 /// Commands that read what only a cluster, a network or a person supplies, by a word in their
 /// line, with the test that exercises the same command on stand-in input.
 const NOT_RUN_HERE: &[(&str, &str)] = &[
-    ("kubectl", "needs a cluster (the command's own behaviour: tests/folder_preview.rs, tests/adopt_check.rs)"),
-    ("helm ", "needs a Helm release (tests/adopt_check.rs reads such dumps)"),
-    ("argocd ", "needs Argo CD (tests/adopt_check.rs)"),
-    ("--live", "reads live dumps of a cluster (tests/adopt_check.rs)"),
-    ("cilium-app.yaml", "reads an Application from a cluster (tests/import_application.rs)"),
-    ("chart fetch", "downloads from the network (tests/chart_fetch.rs, against a local server)"),
+    ("kubectl", "needs a cluster (the command's own behaviour: tests/it/folder_preview.rs, tests/it/adopt_check.rs)"),
+    ("helm ", "needs a Helm release (tests/it/adopt_check.rs reads such dumps)"),
+    ("argocd ", "needs Argo CD (tests/it/adopt_check.rs)"),
+    ("--live", "reads live dumps of a cluster (tests/it/adopt_check.rs)"),
+    ("cilium-app.yaml", "reads an Application from a cluster (tests/it/import_application.rs)"),
+    ("chart fetch", "downloads from the network (tests/it/chart_fetch.rs, against a local server)"),
     ("[", "a synopsis with optional parts"),
-    ("1.20.1", "a release this binary does not list, from its archive (tests/release_day.rs)"),
-    ("talos-check", "reads a node's machine config (tests/gitops.rs runs it on configs shaped as Talos writes them)"),
+    ("1.20.1", "a release this binary does not list, from its archive (tests/it/release_day.rs)"),
+    ("talos-check", "reads a node's machine config (tests/it/gitops.rs runs it on configs shaped as Talos writes them)"),
 ];
 
 /// One command line of a shell block: continuation lines joined, the comment cut off.
@@ -300,17 +300,17 @@ const RUN_AT_LEAST: usize = 20;
 const RUN_ELSEWHERE: &[(&str, &str)] = &[
     (
         "docs/fleet.md",
-        "needs the example fleet's several folders; tests/fleet.rs runs every command of the page",
+        "needs the example fleet's several folders; tests/it/fleet.rs runs every command of the page",
     ),
     (
         "docs/review.md",
-        "needs a git repository with two revisions and files of two releases; tests/diff.rs runs \
+        "needs a git repository with two revisions and files of two releases; tests/it/diff.rs runs \
          every form of the page (folder and repository against --base, two releases, two values \
          files, --set against --from-set) in a repository it makes",
     ),
     (
         "docs/diff.md",
-        "its commands report changes, so they exit 2 or 3 by design; tests/diff.rs runs both \
+        "its commands report changes, so they exit 2 or 3 by design; tests/it/diff.rs runs both \
          (a_set_applies_to_the_new_side_and_identical_sides_are_refused, the upgrade of the \
          examples)",
     ),

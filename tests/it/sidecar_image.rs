@@ -569,7 +569,7 @@ impl Unpacked {
 }
 
 /// What the plugin contract gives for the example folder, with parameters and plugin env set,
-/// as in tests/plugin.rs: `emulator` runs ../shared/tools/cmp_emulator.py with `sidecar` first.
+/// as in tests/it/plugin.rs: `emulator` runs ../shared/tools/cmp_emulator.py with `sidecar` first.
 fn contract_args() -> Vec<String> {
     [
         "--plugin-yaml",

@@ -1,4 +1,4 @@
-//! The combination test's cases (`tests/combinations.rs`): random, realistic changes to a
+//! The combination test's cases (`tests/it/combinations.rs`): random, realistic changes to a
 //! release's own value paths over a scenario's values, drawn from a seeded generator so that a
 //! case is the same on every machine and can be run alone.
 

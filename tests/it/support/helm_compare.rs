@@ -1,5 +1,5 @@
-//! Comparing the renderer with real Helm, shared by the parity suite (`tests/parity.rs`) and the
-//! combination test (`tests/combinations.rs`): the referee's rules (`../shared/tools/parity.py`)
+//! Comparing the renderer with real Helm, shared by the parity suite (`tests/it/parity.rs`) and the
+//! combination test (`tests/it/combinations.rs`): the referee's rules (`../shared/tools/parity.py`)
 //! for two streams, and what counts as the same outcome when one of them refuses the values.
 //!
 //! Objects are matched by apiVersion, kind, namespace and name; nulls count as absent;

@@ -3,7 +3,7 @@
 
 usage: helm_conformance.py SHARED_TOOLS_DIR CHARTS_DIR OUT.json API_VERSIONS
 Every folder of CHARTS_DIR holding a Chart.yaml is rendered with its own values.yaml, as
-tests/engine_conformance.rs renders it with the engine (release "cilium" in "kube-system",
+tests/it/engine_conformance.rs renders it with the engine (release "cilium" in "kube-system",
 Kubernetes 1.35.0, API_VERSIONS (comma-separated) added to Helm's own).
 OUT.json maps each folder name to {"templates": {NAME: TEXT}} or {"error": MESSAGE} (Helm
 refused the chart). Anything other than Helm refusing a chart ends the run with a non-zero exit.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The tests' own differ of two Helm renders: what syncing NEW over OLD must do, computed without
-cilium-cmp (tests/diff.rs holds `cilium-cmp diff` to it).
+cilium-cmp (tests/it/diff.rs holds `cilium-cmp diff` to it).
 
 usage: render_diff.py PAIRS.json   (PAIRS: a list of [OLD.yaml, NEW.yaml]; prints a JSON list with
 one object per pair, in order)

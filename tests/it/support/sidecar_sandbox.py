@@ -5,7 +5,7 @@
 with no supplementary groups (runAsUser, runAsGroup), no capabilities and no_new_privs
 (capabilities.drop: [ALL], allowPrivilegeEscalation: false), the image config's Env.
 
-Called by tests/sidecar_image.rs inside `unshare --mount --pid --net --fork` as root, so every
+Called by tests/it/sidecar_image.rs inside `unshare --mount --pid --net --fork` as root, so every
 mount below, and the network (only a loopback interface), stays in those namespaces and ends
 with them:
 
