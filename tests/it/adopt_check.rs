@@ -97,67 +97,136 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn run(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
-    charts::give(&mut c);
-    c.args(args).stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    });
-    c.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = c.spawn().expect("runs");
-    if let Some(text) = stdin {
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-    }
-    child.wait_with_output().expect("finishes")
-}
-
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// Runs adopt-check with `--output json`; returns the exit code and the report.
-fn check_json(args: &[&str]) -> (i32, Value) {
-    let mut all = vec!["adopt-check", "--output", "json"];
-    all.extend_from_slice(args);
-    let o = run(&all, None);
-    let code = o.status.code().expect("exited");
-    assert!(
-        code == 0 || code == 3,
-        "adopt-check failed ({code}): {}",
-        stderr(&o)
-    );
-    let report: Value = serde_json::from_slice(&o.stdout).expect("JSON report");
-    assert!(
-        report["objects"].as_array().is_some_and(|a| !a.is_empty()),
-        "an empty report proves nothing"
-    );
-    (code, report)
+/// One command line of the binary, built up as a test needs it (the release, values files,
+/// `--set`s, live dumps, the output format), so that each test says only what sets it apart.
+#[derive(Clone)]
+struct Cli {
+    args: Vec<String>,
+    stdin: Option<String>,
+    dir: Option<PathBuf>,
 }
 
-fn render(values: &Path, set: &[&str]) -> String {
-    let mut args = vec![
-        "render",
-        "--cilium-version",
-        VERSION,
-        "-f",
-        values.to_str().unwrap(),
-    ];
-    for s in set {
-        args.extend(["--set", s]);
+/// `adopt-check --cilium-version VERSION`.
+fn adopt_check() -> Cli {
+    Cli::new("adopt-check").release(VERSION)
+}
+
+impl Cli {
+    fn new(command: &str) -> Cli {
+        Cli {
+            args: vec![command.to_string()],
+            stdin: None,
+            dir: None,
+        }
     }
-    let o = run(&args, None);
+
+    fn args(mut self, args: &[&str]) -> Cli {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    fn path(self, flag: &str, p: &Path) -> Cli {
+        self.args(&[flag, p.to_str().unwrap()])
+    }
+
+    /// `--cilium-version V`.
+    fn release(self, v: &str) -> Cli {
+        self.args(&["--cilium-version", v])
+    }
+
+    /// `-f FILE`.
+    fn values(self, p: &Path) -> Cli {
+        self.path("-f", p)
+    }
+
+    /// `--set PATH=VALUE`.
+    fn set(self, s: &str) -> Cli {
+        self.args(&["--set", s])
+    }
+
+    /// `--live FILE`.
+    fn live(self, p: &Path) -> Cli {
+        self.path("--live", p)
+    }
+
+    /// `--live -`, the dump on standard input.
+    fn live_stdin(mut self, text: &str) -> Cli {
+        self.stdin = Some(text.to_string());
+        self.args(&["--live", "-"])
+    }
+
+    /// `--output FORMAT`.
+    fn output(self, format: &str) -> Cli {
+        self.args(&["--output", format])
+    }
+
+    /// Run from `dir` (a folder named relative to it).
+    fn in_dir(mut self, dir: &Path) -> Cli {
+        self.dir = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Runs the binary with the official archives as its chart folder.
+    fn run(&self) -> Output {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
+        charts::give(&mut c);
+        if let Some(dir) = &self.dir {
+            c.current_dir(dir);
+        }
+        c.args(&self.args)
+            .stdin(if self.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().expect("runs");
+        if let Some(text) = &self.stdin {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+        }
+        child.wait_with_output().expect("finishes")
+    }
+
+    /// Runs with `--output json`; the exit code (0 or 3) and the report, which lists objects.
+    fn json(&self) -> (i32, Value) {
+        let o = self.clone().output("json").run();
+        let code = o.status.code().expect("exited");
+        assert!(
+            code == 0 || code == 3,
+            "adopt-check failed ({code}): {}",
+            stderr(&o)
+        );
+        let report: Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+        assert!(
+            report["objects"].as_array().is_some_and(|a| !a.is_empty()),
+            "an empty report proves nothing"
+        );
+        (code, report)
+    }
+}
+
+/// `cilium-cmp render` of the test release's `values` and `--set`s: the live dump of a release
+/// installed from them.
+fn render(values: &Path, set: &[&str]) -> String {
+    let mut cli = Cli::new("render").release(VERSION).values(values);
+    for s in set {
+        cli = cli.set(s);
+    }
+    let o = cli.run();
     assert!(o.status.success(), "{}", stderr(&o));
     String::from_utf8(o.stdout).unwrap()
 }
-
 fn objects_of<'a>(report: &'a Value, class: &str) -> Vec<&'a Value> {
     report["objects"]
         .as_array()
@@ -210,14 +279,7 @@ fn helm_references_differ_only_as_documented() {
         let doc = cilium_cmp::yaml::parse_values(&scenario).unwrap().value;
         let values = s.write(&format!("{name}.json"), &doc["values"].to_string());
         let live = rendered.join(format!("{name}.yaml"));
-        let (code, report) = check_json(&[
-            "--cilium-version",
-            VERSION,
-            "-f",
-            values.to_str().unwrap(),
-            "--live",
-            live.to_str().unwrap(),
-        ]);
+        let (code, report) = adopt_check().values(&values).live(&live).json();
         only_expected_differences(&report, name);
         // The engine renders Helm's objects, checksum annotations and certgen Job names
         // included: the switch prunes nothing and restarts nothing, with `rollOutCiliumPods`
@@ -261,14 +323,7 @@ fn helm_minted_certificates_are_expected_differences() {
     assert!(o.status.success(), "{}", stderr(&o));
     let live = PathBuf::from(format!("{}.yaml", out.display()));
     let values = s.write("values.yaml", BASE_VALUES);
-    let (code, report) = check_json(&[
-        "--cilium-version",
-        VERSION,
-        "-f",
-        values.to_str().unwrap(),
-        "--live",
-        live.to_str().unwrap(),
-    ]);
+    let (code, report) = adopt_check().values(&values).live(&live).json();
     only_expected_differences(&report, "minted");
     assert_eq!(code, 0, "unmanaged objects are no prunes: {report}");
     let minted = [
@@ -318,14 +373,7 @@ fn helm_minted_certificates_are_expected_differences() {
         })
         .collect();
     let tracked_live = s.write("tracked.yaml", &tracked.join("---\n"));
-    let (code, report) = check_json(&[
-        "--cilium-version",
-        VERSION,
-        "-f",
-        values.to_str().unwrap(),
-        "--live",
-        tracked_live.to_str().unwrap(),
-    ]);
+    let (code, report) = adopt_check().values(&values).live(&tracked_live).json();
     only_expected_differences(&report, "minted and tracked");
     assert_eq!(code, 3);
     assert_eq!(names(&report, "pruned"), minted);
@@ -345,18 +393,12 @@ fn helm_minted_certificates_are_expected_differences() {
     }
     // Without Hubble Relay the render's certgen no longer writes the relay's client
     // certificate: that Secret is pruned whatever the sync options.
-    let (_, report) = check_json(&[
-        "--cilium-version",
-        VERSION,
-        "-f",
-        values.to_str().unwrap(),
-        "--set",
-        "hubble.relay.enabled=false",
-        "--set",
-        "hubble.ui.enabled=false",
-        "--live",
-        tracked_live.to_str().unwrap(),
-    ]);
+    let (_, report) = adopt_check()
+        .values(&values)
+        .set("hubble.relay.enabled=false")
+        .set("hubble.ui.enabled=false")
+        .live(&tracked_live)
+        .json();
     let relay = objects_of(&report, "pruned")
         .into_iter()
         .find(|o| o["name"] == "hubble-relay-client-certs")
@@ -464,14 +506,7 @@ fn server_filled_fields_restart_nothing() {
     let s = Scratch::new("adopt-defaults");
     let values = s.write("values.yaml", BASE_VALUES);
     let live = s.write("live.yaml", &as_cluster_returns_it(&render(&values, &[])));
-    let (code, report) = check_json(&[
-        "--cilium-version",
-        VERSION,
-        "-f",
-        values.to_str().unwrap(),
-        "--live",
-        live.to_str().unwrap(),
-    ]);
+    let (code, report) = adopt_check().values(&values).live(&live).json();
     assert_eq!(code, 0, "{report}");
     let counts = &report["counts"];
     for class in [
@@ -505,20 +540,11 @@ fn a_changed_agent_argument_restarts_the_agent() {
     let s = Scratch::new("adopt-restart");
     let values = s.write("values.yaml", BASE_VALUES);
     let live = s.write("live.yaml", &render(&values, &[]));
-    let o = run(
-        &[
-            "adopt-check",
-            "--cilium-version",
-            VERSION,
-            "-f",
-            values.to_str().unwrap(),
-            "--set",
-            "extraArgs={--enable-debug-logging}",
-            "--live",
-            live.to_str().unwrap(),
-        ],
-        None,
-    );
+    let o = adopt_check()
+        .values(&values)
+        .set("extraArgs={--enable-debug-logging}")
+        .live(&live)
+        .run();
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let text = String::from_utf8(o.stdout).unwrap();
     let restarts = text.split("Restarts:").nth(1).expect("restart lines");
@@ -538,24 +564,13 @@ fn a_removed_component_is_pruned() {
     let s = Scratch::new("adopt-prune");
     let values = s.write("values.yaml", BASE_VALUES);
     let live = tracked_by_argo_cd(&render(&values, &[]), "cilium");
-    let o = run(
-        &[
-            "adopt-check",
-            "--cilium-version",
-            VERSION,
-            "-f",
-            values.to_str().unwrap(),
-            "--set",
-            "hubble.relay.enabled=false",
-            "--set",
-            "hubble.ui.enabled=false",
-            "--live",
-            "-",
-            "--output",
-            "json",
-        ],
-        Some(&live),
-    );
+    let o = adopt_check()
+        .values(&values)
+        .set("hubble.relay.enabled=false")
+        .set("hubble.ui.enabled=false")
+        .live_stdin(&live)
+        .output("json")
+        .run();
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     let pruned: Vec<String> = objects_of(&report, "pruned")
@@ -645,18 +660,7 @@ fn bad_live_input_is_refused() {
     ];
     for (file, text, expected) in cases {
         let live = s.write(file, &text);
-        let o = run(
-            &[
-                "adopt-check",
-                "--cilium-version",
-                VERSION,
-                "-f",
-                values.to_str().unwrap(),
-                "--live",
-                live.to_str().unwrap(),
-            ],
-            None,
-        );
+        let o = adopt_check().values(&values).live(&live).run();
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{file}: {err}");
         assert!(o.stdout.is_empty(), "{file}: stdout not empty");
@@ -670,15 +674,7 @@ fn bad_live_input_is_refused() {
         (vec!["--live", "/dev/zero"], "not a regular file"),
         (vec!["--live", "/nonexistent/live.yaml"], "cannot be read"),
     ] {
-        let mut all = vec![
-            "adopt-check",
-            "--cilium-version",
-            VERSION,
-            "-f",
-            values.to_str().unwrap(),
-        ];
-        all.extend(args);
-        let o = run(&all, None);
+        let o = adopt_check().values(&values).args(&args).run();
         assert_eq!(o.status.code(), Some(1));
         assert!(
             o.stdout.is_empty() && stderr(&o).contains(expected),
@@ -686,7 +682,7 @@ fn bad_live_input_is_refused() {
             stderr(&o)
         );
     }
-    let o = run(&["adopt-check", "--live", "x.yaml"], None);
+    let o = Cli::new("adopt-check").args(&["--live", "x.yaml"]).run();
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("--cilium-version"), "{}", stderr(&o));
 }
@@ -703,18 +699,7 @@ fn a_dump_of_every_namespace_is_read() {
             render(&values, &[])
         ),
     );
-    let o = run(
-        &[
-            "adopt-check",
-            "--cilium-version",
-            VERSION,
-            "-f",
-            values.to_str().unwrap(),
-            "--live",
-            live.to_str().unwrap(),
-        ],
-        None,
-    );
+    let o = adopt_check().values(&values).live(&live).run();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = String::from_utf8(o.stdout).unwrap();
     for object in ["ConfigMap default/app-config", "Service monitoring/grafana"] {
@@ -738,58 +723,33 @@ fn a_dump_of_every_namespace_is_read() {
 /// and the export still marks it as the release's.
 fn folder_form_and_several_dumps_as_in_the_readme() {
     let s = Scratch::new("adopt-folder");
-    let render = String::from_utf8(
-        run(
-            &[
-                "render",
-                "--cilium-version",
-                VERSION,
-                "-f",
-                root()
-                    .join("examples/argocd/common/values.yaml")
-                    .to_str()
-                    .unwrap(),
-                "-f",
-                root()
-                    .join("examples/argocd/cilium/values.yaml")
-                    .to_str()
-                    .unwrap(),
-            ],
-            None,
-        )
-        .stdout,
-    )
-    .unwrap();
+    let render = Cli::new("render")
+        .release(VERSION)
+        .values(&root().join("examples/argocd/common/values.yaml"))
+        .values(&root().join("examples/argocd/cilium/values.yaml"))
+        .run()
+        .stdout;
+    let render = String::from_utf8(render).unwrap();
     let manifest = s.write("live-helm.yaml", &render);
     let cluster = s.write("live-ns.yaml", &as_cluster_returns_it(&render));
     let extra = s.write(
         "live-extra.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leftover\n  namespace: kube-system\n  uid: \"9\"\n  labels:\n    app.kubernetes.io/part-of: cilium\n",
     );
-    let o = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
-        .env("CILIUM_CMP_CHART_DIR", charts::dir())
-        .current_dir(root())
-        .args([
-            "adopt-check",
-            "--folder",
-            "examples/argocd/cilium",
-            "--namespace",
-            "kube-system",
-            "--kube-version",
-            "1.35.0",
-            "--api-versions",
-            "v1,apps/v1",
-            "--live",
-            manifest.to_str().unwrap(),
-            "--live",
-            cluster.to_str().unwrap(),
-            "--live",
-            extra.to_str().unwrap(),
-            "--output",
-            "json",
-        ])
-        .output()
-        .unwrap();
+    let folder = Cli::new("adopt-check").in_dir(root()).args(&[
+        "--folder",
+        "examples/argocd/cilium",
+        "--namespace",
+        "kube-system",
+    ]);
+    let o = folder
+        .clone()
+        .args(&["--kube-version", "1.35.0", "--api-versions", "v1,apps/v1"])
+        .live(&manifest)
+        .live(&cluster)
+        .live(&extra)
+        .output("json")
+        .run();
     // The leftover carries the chart's label but no Argo CD tracking: it stays, unmanaged, and
     // is no prune.
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -809,22 +769,7 @@ fn folder_form_and_several_dumps_as_in_the_readme() {
         assert_eq!(report["counts"][class], 0, "{class}: {report}");
     }
     // Without the leftover: nothing restarts or is pruned, exit 0, as the README says.
-    let o = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
-        .env("CILIUM_CMP_CHART_DIR", charts::dir())
-        .current_dir(root())
-        .args([
-            "adopt-check",
-            "--folder",
-            "examples/argocd/cilium",
-            "--namespace",
-            "kube-system",
-            "--live",
-            manifest.to_str().unwrap(),
-            "--live",
-            cluster.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let o = folder.live(&manifest).live(&cluster).run();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(
@@ -839,24 +784,11 @@ fn config_read_only_at_start_names_the_roll_value() {
     let s = Scratch::new("adopt-startup");
     let values = s.write("values.yaml", BASE_VALUES);
     let live = s.write("live.yaml", &render(&values, &[]));
-    let args = |extra: &[&'static str]| {
-        let mut a = vec![
-            "--cilium-version",
-            VERSION,
-            "-f",
-            values.to_str().unwrap(),
-            "--set",
-            "debug.enabled=true",
-            "--live",
-            live.to_str().unwrap(),
-        ];
-        for e in extra {
-            a.extend(["--set", e]);
-        }
-        a.into_iter().map(String::from).collect::<Vec<_>>()
-    };
-    let plain = args(&[]);
-    let (_, report) = check_json(&plain.iter().map(String::as_str).collect::<Vec<_>>());
+    let plain = adopt_check()
+        .values(&values)
+        .set("debug.enabled=true")
+        .live(&live);
+    let (_, report) = plain.json();
     let config = report["objects"]
         .as_array()
         .unwrap()
@@ -876,19 +808,13 @@ fn config_read_only_at_start_names_the_roll_value() {
         .find(|r| r["name"] == "cilium-operator")
         .expect("the operator reads cilium-config");
     assert_eq!(operator["rollValue"], "operator.rollOutPods");
-    let human = run(
-        &std::iter::once("adopt-check")
-            .chain(plain.iter().map(String::as_str))
-            .collect::<Vec<_>>(),
-        None,
-    );
+    let human = plain.run();
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(
         text.contains("Read only at start") && text.contains("set rollOutCiliumPods: true"),
         "{text}"
     );
-    let rolled = args(&["rollOutCiliumPods=true"]);
-    let (code, report) = check_json(&rolled.iter().map(String::as_str).collect::<Vec<_>>());
+    let (code, report) = plain.set("rollOutCiliumPods=true").json();
     assert_eq!(code, 3, "the agent's template changes");
     let config = report["objects"]
         .as_array()
@@ -919,18 +845,8 @@ fn excluded_objects_are_named_with_effect_and_fix() {
         .join("../shared/cilium-reference/rendered")
         .join(VERSION)
         .join("ingress-controller.yaml");
-    let base = [
-        "adopt-check",
-        "--output",
-        "json",
-        "--cilium-version",
-        VERSION,
-        "-f",
-        values.to_str().unwrap(),
-        "--live",
-        live.to_str().unwrap(),
-    ];
-    let o = run(&base, None);
+    let base = adopt_check().output("json").values(&values).live(&live);
+    let o = base.run();
     let err = stderr(&o);
     assert!(
         err.contains("EndpointSlice kube-system/cilium-ingress")
@@ -953,9 +869,7 @@ fn excluded_objects_are_named_with_effect_and_fix() {
         "argocd-cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm}\ndata: {}\n",
     );
-    let mut with_cm = base.to_vec();
-    with_cm.extend(["--argocd-cm", cm.to_str().unwrap()]);
-    let o = run(&with_cm, None);
+    let o = base.clone().path("--argocd-cm", &cm).run();
     let err = stderr(&o);
     assert!(!err.contains("cilium-ingress"), "{err}");
     assert!(
@@ -963,9 +877,7 @@ fn excluded_objects_are_named_with_effect_and_fix() {
         "{err}"
     );
     let bad = s.write("bad-cm.yaml", "data:\n  resource.exclusions: 'x: 1'\n");
-    let mut with_bad = base.to_vec();
-    with_bad.extend(["--argocd-cm", bad.to_str().unwrap()]);
-    let o = run(&with_bad, None);
+    let o = base.path("--argocd-cm", &bad).run();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(o.stdout.is_empty());
     assert!(stderr(&o).contains("bad-cm.yaml"), "{}", stderr(&o));
@@ -982,15 +894,7 @@ fn a_dropped_memory_limit_is_left_behind_and_exits_3() {
         &format!("{BASE_VALUES}resources:\n  limits:\n    memory: 1Gi\n"),
     );
     let live = s.write("live.yaml", &render(&with_limit, &[]));
-    let args = [
-        "--cilium-version",
-        VERSION,
-        "-f",
-        values.to_str().unwrap(),
-        "--live",
-        live.to_str().unwrap(),
-    ];
-    let (code, report) = check_json(&args);
+    let (code, report) = adopt_check().values(&values).live(&live).json();
     assert_eq!(code, 3, "{report}");
     let agent = report["objects"]
         .as_array()
@@ -1036,15 +940,8 @@ fn a_dropped_memory_limit_is_left_behind_and_exits_3() {
             .unwrap()
             .clone()
     };
-    let on_cluster = [
-        "--cilium-version",
-        VERSION,
-        "-f",
-        values.to_str().unwrap(),
-        "--live",
-        cluster.to_str().unwrap(),
-    ];
-    let (code, report) = check_json(&on_cluster);
+    let on_cluster = adopt_check().values(&values).live(&cluster);
+    let (code, report) = on_cluster.json();
     assert_eq!(code, 3, "{report}");
     let agent = agent_of(&report);
     assert_eq!(agent["class"], "left-behind", "{agent}");
@@ -1058,9 +955,7 @@ fn a_dropped_memory_limit_is_left_behind_and_exits_3() {
             .is_some_and(|f| f.contains("client-side-apply-migration-manager: helm")),
         "{agent}"
     );
-    let mut with_app = on_cluster.to_vec();
-    with_app.extend(["--argocd-application", app.to_str().unwrap()]);
-    let (code, report) = check_json(&with_app);
+    let (code, report) = on_cluster.path("--argocd-application", &app).json();
     assert_eq!(code, 3, "the agent restarts: {report}");
     let agent = agent_of(&report);
     assert_eq!(agent["class"], "restarts-pods", "{agent}");
@@ -1100,18 +995,7 @@ fn malformed_managed_fields_are_refused() {
                 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cilium-config\n  namespace: kube-system\n  uid: '1'\n  managedFields:\n  - manager: helm\n    operation: Update\n    fieldsV1: {fields}\n"
             ),
         );
-        let o = run(
-            &[
-                "adopt-check",
-                "--cilium-version",
-                VERSION,
-                "-f",
-                values.to_str().unwrap(),
-                "--live",
-                live.to_str().unwrap(),
-            ],
-            None,
-        );
+        let o = adopt_check().values(&values).live(&live).run();
         assert_eq!(o.status.code(), Some(1), "{what}: {}", stderr(&o));
         assert!(o.stdout.is_empty(), "{what}");
         let e = stderr(&o);
@@ -1183,15 +1067,12 @@ fn a_helm_3_install_names_the_nulls_that_render_differently() {
         };
         let check = |file: &str, text: String| {
             let live = s.write(file, &text);
-            check_json(&[
-                "--cilium-version",
-                version,
-                "-f",
-                values.to_str().unwrap(),
-                "--live",
-                live.to_str().unwrap(),
-            ])
-            .1
+            Cli::new("adopt-check")
+                .release(version)
+                .values(&values)
+                .live(&live)
+                .json()
+                .1
         };
         // helm install with Helm 3: its Update, its content (Helm 4's reference plus the keys
         // only Helm 3 renders).
