@@ -44,6 +44,7 @@ mod untrusted_repo;
 mod untrusted_size;
 mod usage;
 mod value_paths;
+mod yaml_round_trip;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -90,6 +91,7 @@ const MODULES: &[(&str, fn() -> Vec<Trial>)] = &[
     ("untrusted_size", untrusted_size::tests),
     ("usage", usage::tests),
     ("value_paths", value_paths::tests),
+    ("yaml_round_trip", yaml_round_trip::tests),
 ];
 
 fn main() -> ExitCode {
