@@ -51,9 +51,12 @@ use std::process::ExitCode;
 
 use libtest_mimic::{Arguments, Trial};
 
+/// A module's `tests()`: its tests, named `module::name`.
+type Module = fn() -> Vec<Trial>;
+
 /// Every module's tests, in file order. A module left out of this list would compile and never
 /// run: `every_module_is_listed` fails until it is here.
-const MODULES: &[(&str, fn() -> Vec<Trial>)] = &[
+const MODULES: &[(&str, Module)] = &[
     ("admission", admission::tests),
     ("adopt_check", adopt_check::tests),
     ("adopt_ownership", adopt_ownership::tests),

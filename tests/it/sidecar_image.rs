@@ -12,9 +12,7 @@
 //! target folder and never makes the test build rebuild).
 
 use crate::support::harness;
-#[path = "support/refusal.rs"]
-#[allow(dead_code)] // this file uses its `stderr` only
-mod refusal;
+use crate::support::refusal;
 use crate::support::scratch;
 
 use std::collections::BTreeMap;
