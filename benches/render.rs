@@ -12,7 +12,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[path = "../tests/support/scenario.rs"]
+#[path = "../tests/it/support/scenario.rs"]
 mod scenario;
 
 use std::path::{Path, PathBuf};

@@ -162,7 +162,7 @@ pub struct Stream {
 /// the text just written, which is its canonical text; the carrier's, of its text before it was
 /// stamped. The hash, the digests and the objects kept equal what reading the stream back gives
 /// (`verify`, the lock's digests of older streams, `adopt::live`), as the writer and the reader
-/// round-trip; the parity suite checks that on every scenario (`tests/support/helm_compare.rs`).
+/// round-trip; the parity suite checks that on every scenario (`tests/it/support/helm_compare.rs`).
 pub fn finish(objects: Vec<Value>, keep: Keep) -> Result<Stream, StampError> {
     let objects = sorted(objects);
     // cilium-config carries the hash; without it (a preflight-only render), the first object

@@ -6,7 +6,7 @@
 #
 #   PyYAML              Argo CD's cmp_emulator.py, the manifest checks, helm_ref.py
 #   jsonschema, kubernetes-validate
-#                       schemas of every shipped Kubernetes YAML (tests/manifests.rs)
+#                       schemas of every shipped Kubernetes YAML (tests/it/manifests.rs)
 #   helm-python-sdk     real Helm (v4 SDK), which renders the parity suite's references
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
