@@ -19,9 +19,8 @@ fn release(text: &str) -> Result<Release, UnknownVersion> {
 }
 
 /// `--kube-version`, read once in Helm's form (`kube_version`).
-fn kube_version(text: &str) -> Result<KubeVersion, String> {
+fn kube_version(text: &str) -> Result<KubeVersion, cilium_cmp::RenderError> {
     text.parse()
-        .map_err(|_| "not a Kubernetes version such as 1.35 or 1.35.0".to_string())
 }
 
 #[derive(Parser)]

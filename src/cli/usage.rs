@@ -27,15 +27,25 @@ pub fn exit(e: clap::Error) -> ExitCode {
     }
 }
 
-/// A bad `--cilium-version` found while parsing: bad input (status 1, as the exit-status table
-/// says: "a release"), with the release's own message naming the releases there are, not a
-/// usage error. clap keeps the value parser's error as its source.
+/// A bad `--cilium-version` or `--kube-version` found while parsing: bad input (status 1, as
+/// the exit-status table says: "a release", "a Kubernetes version"), with the library's own
+/// message (the releases there are; the form a version takes) and its diagnostic kind, as when
+/// the same value comes from cilium-cmp.yaml or Argo CD; not a usage error. clap keeps the value
+/// parser's error as its source.
 pub fn bad_input(e: &clap::Error) -> Option<anyhow::Error> {
     if e.kind() != ErrorKind::ValueValidation {
         return None;
     }
-    let unknown = std::error::Error::source(e)?.downcast_ref::<UnknownVersion>()?;
-    Some(anyhow::anyhow!("{unknown}"))
+    let source = std::error::Error::source(e)?;
+    if let Some(unknown) = source.downcast_ref::<UnknownVersion>() {
+        return Some(anyhow::anyhow!("{unknown}"));
+    }
+    match source.downcast_ref::<cilium_cmp::RenderError>()? {
+        cilium_cmp::RenderError::KubeVersion(text) => Some(anyhow::Error::new(
+            cilium_cmp::RenderError::KubeVersion(text.clone()),
+        )),
+        _ => None,
+    }
 }
 
 /// Helm names the chart's version `--version`; here it is `--cilium-version` (the program's own

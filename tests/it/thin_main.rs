@@ -7,9 +7,9 @@ use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use crate::support::harness;
 use crate::support::scratch;
 use scratch::Scratch;
-use crate::support::harness;
 
 pub fn tests() -> Vec<harness::Trial> {
     harness::group(
