@@ -5,6 +5,9 @@
 //! `engine` (the official chart archive's own templates, as Helm 4 renders them) → `admission`
 //! (what the cluster would refuse later) → `output` (canonical YAML, content hash).
 
+// System calls std lacks go through rustix and signal-hook, whose safe APIs carry the checks.
+#![forbid(unsafe_code)]
+
 pub mod admission;
 pub mod adopt;
 pub mod argocd;

@@ -185,7 +185,7 @@ pub fn open_regular(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), O
     }
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(no_wait_no_tty())
         .open(path)
         .map_err(OpenError::Io)?;
     let meta = file.metadata().map_err(OpenError::Io)?;
@@ -193,6 +193,14 @@ pub fn open_regular(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), O
         return Err(OpenError::NotRegular(kind_of(&meta.file_type())));
     }
     Ok((file, meta))
+}
+
+/// `O_NONBLOCK | O_NOCTTY` as `OpenOptions::custom_flags` takes them (rustix names the flags,
+/// std has no constant for them).
+fn no_wait_no_tty() -> i32 {
+    use rustix::fs::OFlags;
+    // Both are small positive bits on every Unix rustix supports, so the cast keeps them.
+    (OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32
 }
 
 /// Checks what standard input is before `-` is read, with fstat(2), which never blocks. A pipe
@@ -287,24 +295,19 @@ mod tests {
     fn devices_and_large_files_are_refused_before_reading() {
         let err = read_text(Path::new("/dev/zero"), "values.yaml").unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");
-        let dir = std::env::temp_dir().join(format!("cilium-cmp-limits-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let big = dir.join("big.yaml");
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.yaml");
         std::fs::write(&big, vec![b'#'; MAX_FILE_BYTES as usize + 1]).unwrap();
         let err = read_text(&big, "big.yaml").unwrap_err();
         assert!(err.to_string().contains("limited to"), "{err}");
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
     fn a_fifo_or_a_directory_is_refused_without_waiting_for_a_writer() {
-        use std::os::unix::ffi::OsStrExt;
-        let dir = std::env::temp_dir().join(format!("cilium-cmp-fifo-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path().to_path_buf();
         let fifo = dir.join("values.yaml");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        make_fifo(&fifo);
         // No writer ever opens it: a blocking open would never return, and the test harness
         // would hang rather than fail, so the read runs on a thread with a deadline.
         let (tx, rx) = std::sync::mpsc::channel();
@@ -326,6 +329,11 @@ mod tests {
         assert!(open_regular(&dir.join("missing"))
             .unwrap_err()
             .is_not_found());
-        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A FIFO at `path`, as mkfifo(3) makes one (mknod(2) with S_IFIFO).
+    pub(crate) fn make_fifo(path: &Path) {
+        use rustix::fs::{mknodat, FileType, Mode, CWD};
+        mknodat(CWD, path, FileType::Fifo, Mode::from_raw_mode(0o600), 0).expect("mkfifo");
     }
 }
