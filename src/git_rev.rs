@@ -72,8 +72,10 @@ use std::process::{Child, Command, Stdio};
 use crate::limits;
 
 #[derive(Debug, thiserror::Error)]
+/// Why a git command gave no usable answer.
 pub enum GitError {
     #[error("{0}")]
+    /// What went wrong, git's own words included, ready to show.
     Message(String),
 }
 

@@ -42,6 +42,7 @@ pub const MAX_ARCHIVE_ENTRIES: usize = 10_000;
 pub const MAX_LIVE_FILE_BYTES: u64 = 16 << 20;
 /// Live dumps of one `adopt-check` run, and their bytes together.
 pub const MAX_LIVE_FILES: usize = 16;
+/// The bytes of all live dumps of one `adopt-check` run together.
 pub const MAX_LIVE_TOTAL_BYTES: u64 = 32 << 20;
 /// Bytes `chart fetch` downloads for one archive. A gzipped archive is not larger than what it
 /// unpacks to, so the unpacked bound serves; the official archives are about 210 KB.
@@ -56,6 +57,7 @@ pub const MAX_INDEX_BYTES: u64 = 32 << 20;
 /// Seconds `chart fetch` waits for a connection, and for the whole download. An official archive
 /// arrives in well under a second on a working link; these only end a dead or stalled server.
 pub const FETCH_CONNECT_SECS: u64 = 15;
+/// Seconds `chart fetch` waits for the whole download (see `FETCH_CONNECT_SECS`).
 pub const FETCH_TOTAL_SECS: u64 = 120;
 /// Characters of a `chart fetch --repo` URL (real repository URLs are under 100).
 pub const MAX_URL_CHARS: usize = 2048;
@@ -63,15 +65,26 @@ pub const MAX_URL_CHARS: usize = 2048;
 pub const MAX_QUOTED_CHARS: usize = 120;
 
 #[derive(Debug, thiserror::Error)]
+/// Why an input file was refused, with the name it is shown by.
 pub enum InputError {
+    /// A fault of the whole file (not there, not a regular file, too large).
     #[error("{file}: {reason}")]
-    File { file: String, reason: String },
+    File {
+        /// The file as the user named it.
+        file: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A fault at a place in the text (1-based line and column).
     #[error("{file}:{line}:{column}: {reason}")]
     At {
+        /// The file as the user named it.
         file: String,
+        /// 1-based line.
         line: usize,
+        /// 1-based column, in bytes.
         column: usize,
+        /// What is wrong there.
         reason: String,
     },
 }
@@ -130,6 +143,7 @@ pub enum OpenError {
 }
 
 impl OpenError {
+    /// Whether the file is simply not there.
     pub fn is_not_found(&self) -> bool {
         matches!(self, OpenError::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
     }

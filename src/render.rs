@@ -12,6 +12,7 @@ use crate::versions;
 /// Everything a render depends on; nothing else (no clock, environment or file system) is read.
 #[derive(Debug, Clone)]
 pub struct Inputs {
+    /// The Cilium release to render, `MAJOR.MINOR.PATCH` as `--cilium-version` takes it.
     pub cilium_version: String,
     /// Values files in order, already read: (name for errors, text).
     pub values_files: Vec<(String, String)>,
@@ -21,9 +22,13 @@ pub struct Inputs {
     /// (read by the front end). Helm's order applies: `--set-json`, `--set`, `--set-string`,
     /// `--set-file`.
     pub set_args: SetArgs,
+    /// The release namespace (`--namespace`, Helm's `.Release.Namespace`).
     pub namespace: String,
+    /// The Kubernetes version the templates see (`--kube-version`, `.Capabilities.KubeVersion`).
     pub kube_version: String,
+    /// API versions the cluster is taken to serve beyond the built-in ones (`--api-versions`).
     pub api_versions: Vec<String>,
+    /// The chart's files, read from its archive; none makes the render refuse.
     pub chart: Option<ChartFiles>,
     /// Values the chart does not know become warnings (stderr, one line each) instead of
     /// refusing the render: for values files written for older charts, while they are migrated.
@@ -44,6 +49,7 @@ pub const DEFAULT_KUBE_VERSION: &str = "1.35.0";
 pub const DEFAULT_NAMESPACE: &str = "kube-system";
 
 impl Inputs {
+    /// Inputs for `cilium_version` with no values and the defaults of every other setting.
     pub fn new(cilium_version: &str) -> Inputs {
         Inputs {
             cilium_version: cilium_version.to_string(),

@@ -74,12 +74,14 @@ impl Force {
     }
 }
 
+/// Why a file was not replaced; the target is as it was.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplaceError {
     /// The target is something not replaced (or not without force); the text says what and how
     /// to proceed. It does not name the path: every caller does.
     #[error("{0}")]
     Refused(String),
+    /// The system refused a step (no such folder, a full disk, ...).
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

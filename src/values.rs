@@ -16,7 +16,9 @@ use crate::yaml;
 /// Where a user value came from, for error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
+    /// The file's name as the user gave it, or the flag (`--set`).
     pub source: String,
+    /// The 1-based line, when the value came from a file.
     pub line: Option<usize>,
 }
 
@@ -32,7 +34,9 @@ impl std::fmt::Display for Origin {
 /// One input layer, as the user wrote it: a values file or the `--set` flags.
 #[derive(Debug, Clone)]
 pub struct Layer {
+    /// The name errors give it.
     pub source: String,
+    /// The layer's values as a JSON tree.
     pub value: Value,
     /// The file's text (none for `--set`): lines are found in it again when an error or a
     /// check asks where a value was written, so a render does not record them.
@@ -44,14 +48,22 @@ pub struct Layer {
 }
 
 #[derive(Debug, thiserror::Error)]
+/// Why the user's values could not be read.
 pub enum ValuesError {
     /// `position` is `FILE:LINE:COLUMN`.
     #[error("{position}: {message}")]
-    Parse { position: String, message: String },
+    Parse {
+        /// Where the reader stopped.
+        position: String,
+        /// Why.
+        message: String,
+    },
     /// `expr` starts with the flag (`--set`, `--set-json`, ...).
     #[error("{expr}: {message}")]
     Set {
+        /// The flag and its argument, as given.
         expr: String,
+        /// What is wrong with it.
         message: crate::setexpr::SetExprError,
     },
 }
@@ -258,6 +270,7 @@ impl std::fmt::Debug for PathIndex {
 }
 
 impl PathIndex {
+    /// Indexes every node of `root` by its dotted path.
     pub fn new(root: &'static Value) -> PathIndex {
         let mut index = PathIndex {
             paths: String::new(),
