@@ -54,7 +54,7 @@
 //!   settings files; files are read by name with `cat-file --batch` within
 //!   `limits::MAX_FILE_BYTES`, and a symbolic link that leaves the tree is refused as the plugin
 //!   refuses it (`cat-file --follow-symlinks` resolves links inside the tree only:
-//!   https://git-scm.com/docs/git-cat-file#Documentation/git-cat-file.txt---follow-symlinks).
+//!   <https://git-scm.com/docs/git-cat-file#Documentation/git-cat-file.txt---follow-symlinks>).
 //!   In a partial clone a file the base holds but the clone lacks is named in an error (the
 //!   tree tells it from a file the base does not hold), never fetched and never taken for
 //!   absent. A git process that is not needed any more is killed, never left running.

@@ -1,7 +1,7 @@
 //! IP prefixes (`10.1.0.0/16`, `fd00:1::/104`) and whether two of them share an address: the
 //! pod CIDRs of meshed clusters must not (Cilium's Cluster Mesh requirements: "PodCIDR ranges in
 //! all clusters and all nodes must be non-conflicting and unique IP addresses",
-//! https://docs.cilium.io/en/stable/network/clustermesh/clustermesh/#prerequisites).
+//! <https://docs.cilium.io/en/stable/network/clustermesh/clustermesh/#prerequisites>).
 
 use std::net::IpAddr;
 
