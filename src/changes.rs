@@ -23,12 +23,16 @@ use crate::versions::CiliumVersion;
 /// span (see the module comment); a value a render is refused for there is explained
 /// by `hint` (`known_keys`).
 pub struct ValueChange {
+    /// The dotted value path as the older charts wrote it.
     pub path: &'static str,
+    /// The `MAJOR.MINOR` lines that no longer have it.
     pub gone: &'static [&'static str],
+    /// Whether every line after the last of `gone` lacks it too.
     pub later: bool,
     /// The new path when the value only moved, keeping its meaning: `fix-values
     /// --apply-renames` carries the value over as written.
     pub moved_to: Option<&'static str>,
+    /// What to write instead, shown with a refusal of the old value.
     pub hint: &'static str,
 }
 

@@ -13,10 +13,15 @@ use std::ops::Range;
 /// the `FILE:LINE:COLUMN` form count them); `start..end` are byte offsets into the source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Span {
+    /// The source's name as messages show it (a path, `<stdin>`, `--set`).
     pub source: String,
+    /// The line the span starts on, from 1.
     pub line: usize,
+    /// The column it starts at, from 1, in characters.
     pub column: usize,
+    /// The byte offset of its first byte in the source.
     pub start: usize,
+    /// The byte offset just past its last byte.
     pub end: usize,
     /// The whole lines the span lies on, for the excerpt (none when the text is not at hand).
     pub excerpt: Option<Excerpt>,
@@ -26,8 +31,11 @@ pub struct Span {
 /// number.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Excerpt {
+    /// The lines, as they are in the source.
     pub text: String,
+    /// The byte offset in the source where `text` starts.
     pub offset: usize,
+    /// The number of the first of those lines, from 1.
     pub first_line: usize,
 }
 
@@ -153,7 +161,9 @@ fn line_offset(text: &str, line: usize) -> Option<usize> {
 /// Whether a diagnostic stops the command or only warns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
+    /// The command stops: nothing on stdout, a non-zero status.
     Error,
+    /// The command goes on; the diagnostic is a warning on stderr.
     Warning,
 }
 
@@ -169,7 +179,9 @@ impl Severity {
 /// A span with what it shows (may be empty).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Label {
+    /// Where.
     pub span: Span,
+    /// What is there (may be empty).
     pub message: String,
 }
 
@@ -177,11 +189,17 @@ pub struct Label {
 /// message (the same words the error always had), the place it points at, other places and help.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// The stable kind, `area.what` (docs/diagnostics.md).
     pub kind: String,
+    /// Whether it stops the command.
     pub severity: Severity,
+    /// The message, as the error always worded it.
     pub message: String,
+    /// The place it is about, when it has one.
     pub primary: Option<Label>,
+    /// Other places it names (the entry a repeated key replaced, say).
     pub labels: Vec<Label>,
+    /// What to do about it, one line each.
     pub help: Vec<String>,
 }
 

@@ -299,6 +299,7 @@ enum Escaped {
 }
 
 impl Prose {
+    /// An empty text.
     pub fn new() -> Prose {
         Prose::default()
     }
@@ -341,6 +342,7 @@ impl Prose {
         self
     }
 
+    /// The text written so far.
     pub fn as_str(&self) -> &str {
         &self.plain
     }

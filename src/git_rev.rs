@@ -54,7 +54,7 @@
 //!   settings files; files are read by name with `cat-file --batch` within
 //!   `limits::MAX_FILE_BYTES`, and a symbolic link that leaves the tree is refused as the plugin
 //!   refuses it (`cat-file --follow-symlinks` resolves links inside the tree only:
-//!   https://git-scm.com/docs/git-cat-file#Documentation/git-cat-file.txt---follow-symlinks).
+//!   <https://git-scm.com/docs/git-cat-file#Documentation/git-cat-file.txt---follow-symlinks>).
 //!   In a partial clone a file the base holds but the clone lacks is named in an error (the
 //!   tree tells it from a file the base does not hold), never fetched and never taken for
 //!   absent. A git process that is not needed any more is killed, never left running.
@@ -72,8 +72,10 @@ use std::process::{Child, Command, Stdio};
 use crate::limits;
 
 #[derive(Debug, thiserror::Error)]
+/// Why a git command gave no usable answer.
 pub enum GitError {
     #[error("{0}")]
+    /// What went wrong, git's own words included, ready to show.
     Message(String),
 }
 

@@ -36,6 +36,7 @@ pub struct UnknownValue {
     pub span: Option<crate::diagnostic::Span>,
     /// For a repeated key: the later entry that replaced it.
     pub replaced_by: Option<crate::diagnostic::Span>,
+    /// Why the check flags it.
     pub reason: Reason,
 }
 
@@ -50,19 +51,30 @@ pub enum Reason {
         hint: Option<&'static str>,
     },
     /// The chart dropped it before the oldest supported release.
-    Removed { hint: Option<&'static str> },
+    Removed {
+        /// What the chart offers instead, when it offers something.
+        hint: Option<&'static str>,
+    },
     /// A top-level `cilium:` map: values written for a chart that has Cilium as a dependency.
     Umbrella,
     /// One key whose name holds dots, where the chart knows the nested path.
-    DottedKey { nested: String },
+    DottedKey {
+        /// The nested path the chart reads (`a.b` for the key `"a.b"`).
+        nested: String,
+    },
     /// No release knows it: a typo, most likely.
-    Unknown { suggestions: Vec<String> },
+    Unknown {
+        /// Known paths spelled close to it, the user's likely meaning.
+        suggestions: Vec<String>,
+    },
     /// The key is written again later in the same mapping of the same file, and Helm keeps only
     /// the last (`yaml::read::Duplicate`): this occurrence, at `line`, does nothing.
     Repeated {
+        /// The 1-based line of this occurrence.
         line: usize,
-        /// `FILE:LINE` of both occurrences.
+        /// `FILE:LINE` of both occurrences: the one ignored ...
         ignored: String,
+        /// ... and the one Helm keeps.
         kept: String,
     },
 }
@@ -198,6 +210,7 @@ pub const MAX_LISTED: usize = 200;
 /// path, the first `MAX_LISTED` of them explained.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
+    /// The values flagged, each with where it was written and why (at most a screenful).
     pub values: Vec<UnknownValue>,
     /// How many more unknown values there are beyond those listed.
     pub more: usize,
@@ -206,6 +219,7 @@ pub struct Report {
 }
 
 impl Report {
+    /// True when no value was flagged.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }
@@ -315,7 +329,9 @@ pub enum Known {
     /// A map whose keys are checked: the known ones with what each accepts below it;
     /// `any_key` when other keys are accepted too (a map the templates read whole).
     Map {
+        /// The known keys, each with what it accepts below it.
         keys: std::collections::BTreeMap<String, Known>,
+        /// Whether keys beyond `keys` are accepted too.
         any_key: bool,
     },
 }

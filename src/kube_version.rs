@@ -89,6 +89,7 @@ impl ApiVersions {
         &self.0
     }
 
+    /// Whether no API version beyond the built-in ones is given.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -5,22 +5,36 @@
 //! `engine` (the official chart archive's own templates, as Helm 4 renders them) → `admission`
 //! (what the cluster would refuse later) → `output` (canonical YAML, content hash).
 
+// System calls std lacks go through rustix and signal-hook, whose safe APIs carry the checks.
+#![forbid(unsafe_code)]
+// Every public item says what it is for. The modules marked `allow(missing_docs)` below are the
+// ones not yet through that pass (issue 28); a new module starts documented.
+#![warn(missing_docs)]
+
 pub mod admission;
+#[allow(missing_docs)] // not yet documented
 pub mod adopt;
+#[allow(missing_docs)] // not yet documented
 pub mod argocd;
 pub mod changes;
+#[allow(missing_docs)] // not yet documented
 pub mod chart;
 pub mod cilium_facts;
 pub mod data_json;
 pub mod determinism;
 pub mod diagnose;
 pub mod diagnostic;
+#[allow(missing_docs)] // not yet documented
 pub mod diff;
 pub mod editor_schema;
+#[allow(missing_docs)] // not yet documented
 pub mod engine;
+#[allow(missing_docs)] // not yet documented
 pub mod error;
 pub mod escape;
+#[allow(missing_docs)] // not yet documented
 pub mod fix_values;
+#[allow(missing_docs)] // not yet documented
 pub mod fleet;
 pub mod git_rev;
 pub mod gofmt;
@@ -37,6 +51,7 @@ pub mod render;
 pub mod replace_file;
 pub mod schema;
 
+#[allow(missing_docs)] // not yet documented
 pub mod setexpr;
 pub mod shell;
 pub mod talos;

@@ -42,6 +42,7 @@ pub const MAX_ARCHIVE_ENTRIES: usize = 10_000;
 pub const MAX_LIVE_FILE_BYTES: u64 = 16 << 20;
 /// Live dumps of one `adopt-check` run, and their bytes together.
 pub const MAX_LIVE_FILES: usize = 16;
+/// The bytes of all live dumps of one `adopt-check` run together.
 pub const MAX_LIVE_TOTAL_BYTES: u64 = 32 << 20;
 /// Bytes `chart fetch` downloads for one archive. A gzipped archive is not larger than what it
 /// unpacks to, so the unpacked bound serves; the official archives are about 210 KB.
@@ -56,6 +57,7 @@ pub const MAX_INDEX_BYTES: u64 = 32 << 20;
 /// Seconds `chart fetch` waits for a connection, and for the whole download. An official archive
 /// arrives in well under a second on a working link; these only end a dead or stalled server.
 pub const FETCH_CONNECT_SECS: u64 = 15;
+/// Seconds `chart fetch` waits for the whole download (see `FETCH_CONNECT_SECS`).
 pub const FETCH_TOTAL_SECS: u64 = 120;
 /// Characters of a `chart fetch --repo` URL (real repository URLs are under 100).
 pub const MAX_URL_CHARS: usize = 2048;
@@ -63,15 +65,26 @@ pub const MAX_URL_CHARS: usize = 2048;
 pub const MAX_QUOTED_CHARS: usize = 120;
 
 #[derive(Debug, thiserror::Error)]
+/// Why an input file was refused, with the name it is shown by.
 pub enum InputError {
+    /// A fault of the whole file (not there, not a regular file, too large).
     #[error("{file}: {reason}")]
-    File { file: String, reason: String },
+    File {
+        /// The file as the user named it.
+        file: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A fault at a place in the text (1-based line and column).
     #[error("{file}:{line}:{column}: {reason}")]
     At {
+        /// The file as the user named it.
         file: String,
+        /// 1-based line.
         line: usize,
+        /// 1-based column, in bytes.
         column: usize,
+        /// What is wrong there.
         reason: String,
     },
 }
@@ -130,6 +143,7 @@ pub enum OpenError {
 }
 
 impl OpenError {
+    /// Whether the file is simply not there.
     pub fn is_not_found(&self) -> bool {
         matches!(self, OpenError::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
     }
@@ -185,7 +199,7 @@ pub fn open_regular(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), O
     }
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(no_wait_no_tty())
         .open(path)
         .map_err(OpenError::Io)?;
     let meta = file.metadata().map_err(OpenError::Io)?;
@@ -193,6 +207,14 @@ pub fn open_regular(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), O
         return Err(OpenError::NotRegular(kind_of(&meta.file_type())));
     }
     Ok((file, meta))
+}
+
+/// `O_NONBLOCK | O_NOCTTY` as `OpenOptions::custom_flags` takes them (rustix names the flags,
+/// std has no constant for them).
+fn no_wait_no_tty() -> i32 {
+    use rustix::fs::OFlags;
+    // Both are small positive bits on every Unix rustix supports, so the cast keeps them.
+    (OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32
 }
 
 /// Checks what standard input is before `-` is read, with fstat(2), which never blocks. A pipe
@@ -287,24 +309,19 @@ mod tests {
     fn devices_and_large_files_are_refused_before_reading() {
         let err = read_text(Path::new("/dev/zero"), "values.yaml").unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");
-        let dir = std::env::temp_dir().join(format!("cilium-cmp-limits-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let big = dir.join("big.yaml");
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.yaml");
         std::fs::write(&big, vec![b'#'; MAX_FILE_BYTES as usize + 1]).unwrap();
         let err = read_text(&big, "big.yaml").unwrap_err();
         assert!(err.to_string().contains("limited to"), "{err}");
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
     fn a_fifo_or_a_directory_is_refused_without_waiting_for_a_writer() {
-        use std::os::unix::ffi::OsStrExt;
-        let dir = std::env::temp_dir().join(format!("cilium-cmp-fifo-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path().to_path_buf();
         let fifo = dir.join("values.yaml");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        make_fifo(&fifo);
         // No writer ever opens it: a blocking open would never return, and the test harness
         // would hang rather than fail, so the read runs on a thread with a deadline.
         let (tx, rx) = std::sync::mpsc::channel();
@@ -326,6 +343,11 @@ mod tests {
         assert!(open_regular(&dir.join("missing"))
             .unwrap_err()
             .is_not_found());
-        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A FIFO at `path`, as mkfifo(3) makes one (mknod(2) with S_IFIFO).
+    pub(crate) fn make_fifo(path: &Path) {
+        use rustix::fs::{mknodat, FileType, Mode, CWD};
+        mknodat(CWD, path, FileType::Fifo, Mode::from_raw_mode(0o600), 0).expect("mkfifo");
     }
 }

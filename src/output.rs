@@ -123,8 +123,11 @@ const PLACEHOLDER: &str = "00000000000000000000000000000000000000000000000000000
 /// objects themselves (what `diff` compares), so that neither reads the stream back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Keep {
+    /// Only the text.
     Text,
+    /// Each object's digest as well (`ObjectDigest`).
     Digests,
+    /// Each object as a JSON tree as well.
     Objects,
 }
 
@@ -132,8 +135,11 @@ pub enum Keep {
 /// annotation left out (so that a change elsewhere does not show as a change of its carrier).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectDigest {
+    /// The object's `kind`.
     pub kind: String,
+    /// Its `metadata.namespace`, empty for a cluster-scoped object.
     pub namespace: String,
+    /// Its `metadata.name`.
     pub name: String,
     /// 64 lowercase hex digits.
     pub sha256: String,

@@ -8,8 +8,11 @@
 /// A checked release name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReleaseName {
+    /// The first number of `MAJOR.MINOR.PATCH`.
     pub major: u32,
+    /// The second number.
     pub minor: u32,
+    /// The third number.
     pub patch: u32,
     /// The pre-release tag without its `-` (`pre.1`, `rc.2`); None for a final release.
     pub pre: Option<String>,

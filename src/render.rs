@@ -23,9 +23,13 @@ pub struct Inputs {
     /// (read by the front end). Helm's order applies: `--set-json`, `--set`, `--set-string`,
     /// `--set-file`.
     pub set_args: SetArgs,
+    /// The release namespace (`--namespace`, Helm's `.Release.Namespace`).
     pub namespace: String,
+    /// The Kubernetes version the templates see (`--kube-version`, `.Capabilities.KubeVersion`).
     pub kube_version: KubeVersion,
+    /// API versions the cluster is taken to serve beyond the built-in ones (`--api-versions`).
     pub api_versions: ApiVersions,
+    /// The chart's files, read from its archive; none makes the render refuse.
     pub chart: Option<ChartFiles>,
     /// Values the chart does not know become warnings (stderr, one line each) instead of
     /// refusing the render: for values files written for older charts, while they are migrated.

@@ -39,12 +39,12 @@
 //!   rename never writes through a link or into another file's inode, so the worst case is a lost
 //!   link, never a write anywhere else.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::{File, Metadata};
 use std::io::Write;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
 
 use crate::limits::shown;
 
@@ -74,12 +74,14 @@ impl Force {
     }
 }
 
+/// Why a file was not replaced; the target is as it was.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplaceError {
     /// The target is something not replaced (or not without force); the text says what and how
     /// to proceed. It does not name the path: every caller does.
     #[error("{0}")]
     Refused(String),
+    /// The system refused a step (no such folder, a full disk, ...).
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -121,30 +123,26 @@ fn replace_checked(
         .file_name()
         .ok_or_else(|| ReplaceError::Refused("it does not name a file".into()))?;
     let before = examine(path, force)?;
-    let (tmp, mut file) = exclusive_temp(dir, name.as_bytes(), before.keep.is_some())?;
-    let written = (|| {
-        if let Some(keep) = &before.keep {
-            keep_owner_and_mode(&file, keep)?;
-        }
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        before_rename();
-        // What is there now gets the same refusals; if it is another file than before (a
-        // concurrent run of the same command renamed its own over it), the new file takes that
-        // one's bits and owner instead, since that is the file the rename replaces.
-        let now = examine(path, force)?;
-        if now.identity != before.identity {
-            if let Some(keep) = &now.keep {
-                keep_owner_and_mode(&file, keep)?;
-            }
-        }
-        std::fs::rename(&tmp, path)?;
-        Ok(())
-    })();
-    if written.is_err() {
-        std::fs::remove_file(&tmp).ok();
+    // Dropped on any error below, the temporary file is removed (`NamedTempFile`'s drop).
+    let mut tmp = exclusive_temp(dir, name.as_bytes(), before.keep.is_some())?;
+    if let Some(keep) = &before.keep {
+        keep_owner_and_mode(tmp.as_file(), keep)?;
     }
-    written
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    before_rename();
+    // What is there now gets the same refusals; if it is another file than before (a
+    // concurrent run of the same command renamed its own over it), the new file takes that
+    // one's bits and owner instead, since that is the file the rename replaces.
+    let now = examine(path, force)?;
+    if now.identity != before.identity {
+        if let Some(keep) = &now.keep {
+            keep_owner_and_mode(tmp.as_file(), keep)?;
+        }
+    }
+    // rename(2); a failed one gives the file back inside the error, dropped (removed) here.
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// The target as found: which file it is (device and inode of the entry itself; none when there
@@ -269,16 +267,13 @@ fn examine(path: &Path, force: Force) -> Result<Target, ReplaceError> {
 /// `access(2)` with `W_OK`: false when the user may not write the file (EACCES); an error for
 /// anything else it reports (EROFS: the rename would fail too, so the system's reason is shown).
 fn may_write(path: &Path) -> Result<bool, ReplaceError> {
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| ReplaceError::Refused("its name holds a NUL byte".into()))?;
-    // SAFETY: `c` is a NUL-terminated string that outlives the call; access only reads it.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0 {
-        return Ok(true);
+    if path.as_os_str().as_bytes().contains(&0) {
+        return Err(ReplaceError::Refused("its name holds a NUL byte".into()));
     }
-    let e = std::io::Error::last_os_error();
-    match e.raw_os_error() {
-        Some(libc::EACCES) => Ok(false),
-        _ => Err(e.into()),
+    match rustix::fs::access(path, rustix::fs::Access::WRITE_OK) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::ACCESS) => Ok(false),
+        Err(e) => Err(std::io::Error::from(e).into()),
     }
 }
 
@@ -323,46 +318,47 @@ fn keep_owner_and_mode(file: &File, keep: &Keep) -> Result<(), ReplaceError> {
 /// system's name limit (255 bytes on Linux) with the prefix and suffix around it.
 const NAME_BYTES_IN_TEMP: usize = 200;
 
-/// A new file in `dir` named after `name`, this process and an attempt number: mode 0600 when
-/// it is to take an existing file's bits (given later, before content), 0666 less the umask when
-/// it is a new file.
-fn exclusive_temp(dir: &Path, name: &[u8], keeps: bool) -> std::io::Result<(PathBuf, File)> {
+/// A new file in `dir` named `.NAME.XXXXXX.tmp` (random letters, `tempfile`'s exclusive
+/// creation, O_CREAT | O_EXCL: never an existing file or a planted link, retried on a clash):
+/// mode 0600 when it is to take an existing file's bits (given later, before content), 0666
+/// less the umask when it is a new file.
+fn exclusive_temp(
+    dir: &Path,
+    name: &[u8],
+    keeps: bool,
+) -> std::io::Result<tempfile::NamedTempFile> {
     let name = &name[..name.len().min(NAME_BYTES_IN_TEMP)];
-    let mut attempt = 0u32;
-    loop {
-        let mut tmp = b".".to_vec();
-        tmp.extend_from_slice(name);
-        tmp.extend_from_slice(format!(".{}.{attempt}.tmp", std::process::id()).as_bytes());
-        let tmp = dir.join(OsString::from_vec(tmp));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(if keeps { 0o600 } else { 0o666 })
-            .open(&tmp)
-        {
-            Ok(file) => return Ok((tmp, file)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
-                attempt += 1
-            }
-            Err(e) => return Err(e),
-        }
-    }
+    let mut prefix = OsString::from(".");
+    prefix.push(OsStr::from_bytes(name));
+    prefix.push(".");
+    tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(if keeps {
+            0o600
+        } else {
+            0o666
+        }))
+        .tempfile_in(dir)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::ffi::OsStringExt;
     use std::os::unix::fs::symlink;
+    use std::path::PathBuf;
 
-    struct Dir(PathBuf);
+    /// A scratch folder, removed with what is in it when dropped (`tempfile::TempDir`).
+    struct Dir(PathBuf, #[allow(dead_code)] tempfile::TempDir);
 
     impl Dir {
         fn new(tag: &str) -> Dir {
-            let dir = std::env::temp_dir()
-                .join(format!("cilium-cmp-replace-{}-{tag}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            Dir(dir)
+            let dir = tempfile::Builder::new()
+                .prefix(&format!("cilium-cmp-replace-{tag}-"))
+                .tempdir()
+                .unwrap();
+            Dir(dir.path().to_path_buf(), dir)
         }
 
         fn file(&self, name: &str, text: &str, mode: u32) -> PathBuf {
@@ -382,12 +378,6 @@ mod tests {
         }
     }
 
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
     fn mode(p: &Path) -> u32 {
         std::fs::symlink_metadata(p).unwrap().mode() & 0o7777
     }
@@ -403,8 +393,8 @@ mod tests {
     fn replaces_whole_and_leaves_no_temporary_file() {
         let d = Dir::new("whole");
         let target = d.file("out.yaml", "old", 0o644);
-        // A file another run left under the first temporary name is skipped, not overwritten.
-        let taken = d.0.join(format!(".out.yaml.{}.0.tmp", std::process::id()));
+        // A file another run left under a temporary name is left alone, not overwritten.
+        let taken = d.0.join(".out.yaml.AbC123.tmp");
         std::fs::write(&taken, "theirs").unwrap();
         replace(&target, b"new", Force::No).unwrap();
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
@@ -444,17 +434,30 @@ mod tests {
     #[test]
     fn the_temporary_file_has_the_targets_bits_before_its_content() {
         let d = Dir::new("early");
+        // The one temporary file beside the target, while it is there.
+        let tmp = |name: &str| {
+            let found: Vec<String> = d
+                .names()
+                .into_iter()
+                .filter(|n| n.starts_with(&format!(".{name}.")) && n.ends_with(".tmp"))
+                .collect();
+            assert_eq!(found.len(), 1, "{found:?}");
+            d.0.join(&found[0])
+        };
         let target = d.file("secret.yaml", "old", 0o600);
-        let pid = std::process::id();
-        let tmp = d.0.join(format!(".secret.yaml.{pid}.0.tmp"));
         replace_checked(&target, b"new", Force::No, || {
             // Flushed and not yet renamed: the bits were given before the content.
+            let tmp = tmp("secret.yaml");
             assert_eq!(mode(&tmp), 0o600);
+            assert_eq!(std::fs::read(&tmp).unwrap(), b"new");
         })
         .unwrap();
         let target = d.file("open.yaml", "old", 0o644);
-        let tmp = d.0.join(format!(".open.yaml.{pid}.0.tmp"));
-        replace_checked(&target, b"new", Force::No, || assert_eq!(mode(&tmp), 0o644)).unwrap();
+        replace_checked(&target, b"new", Force::No, || {
+            assert_eq!(mode(&tmp("open.yaml")), 0o644)
+        })
+        .unwrap();
+        assert_eq!(d.names(), ["open.yaml", "secret.yaml"]);
     }
 
     #[test]
@@ -528,9 +531,10 @@ mod tests {
         let sub = d.0.join("sub");
         std::fs::create_dir(&sub).unwrap();
         let fifo = d.0.join("fifo");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        {
+            use rustix::fs::{mknodat, FileType, Mode, CWD};
+            mknodat(CWD, &fifo, FileType::Fifo, Mode::from_raw_mode(0o600), 0).unwrap();
+        }
         for force in [Force::No, Force::Yes] {
             assert!(refusal(replace(&sub, b"x", force)).contains("directory"));
             assert!(refusal(replace(&fifo, b"x", force)).contains("not a regular file (a FIFO"));

@@ -16,7 +16,9 @@ use crate::values::{Values, View};
 /// One violation, described for a person.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Violation {
+    /// The dotted path of the value the schema refuses.
     pub path: String,
+    /// What the schema asks for there.
     pub message: String,
 }
 

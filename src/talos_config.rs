@@ -7,7 +7,7 @@
 //!   one or more YAML documents separated by `---`; the `v1alpha1` document (`version: v1alpha1`,
 //!   no `kind`) holds `cluster.inlineManifests`, a list of `name` and `contents`; the other
 //!   documents (`apiVersion`/`kind`, e.g. `HostnameConfig`) hold no manifests
-//!   (https://www.talos.dev/v1.11/reference/configuration/ and
+//!   (<https://www.talos.dev/v1.11/reference/configuration/> and
 //!   pkg/machinery/config/types/v1alpha1/v1alpha1_types.go, `ClusterInlineManifest`).
 //! - **`talosctl get machineconfig -o yaml`**: one document per node, `node`, `metadata` (type
 //!   `MachineConfigs.config.talos.dev`, id `v1alpha1`) and `spec`. The spec is the config as the

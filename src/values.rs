@@ -18,8 +18,11 @@ use crate::yaml;
 /// in the file (for the excerpt) when the layer is a file that holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
+    /// The file's name as the user gave it, or the flag (`--set`).
     pub source: String,
+    /// The 1-based line, when the value came from a file.
     pub line: Option<usize>,
+    /// The entry in the file, for the excerpt (none for a flag).
     pub span: Option<Span>,
 }
 
@@ -35,7 +38,9 @@ impl std::fmt::Display for Origin {
 /// One input layer, as the user wrote it: a values file or the `--set` flags.
 #[derive(Debug, Clone)]
 pub struct Layer {
+    /// The name errors give it.
     pub source: String,
+    /// The layer's values as a JSON tree.
     pub value: Value,
     /// The file's text (none for `--set`): lines are found in it again when an error or a
     /// check asks where a value was written, so a render does not record them.
@@ -47,14 +52,22 @@ pub struct Layer {
 }
 
 #[derive(Debug, thiserror::Error)]
+/// Why the user's values could not be read.
 pub enum ValuesError {
-    /// Shown as `FILE:LINE:COLUMN: message`; `span` is where the reading stopped.
+    /// Shown as `FILE:LINE:COLUMN: message`.
     #[error("{}:{}:{}: {message}", span.source, span.line, span.column)]
-    Parse { span: Box<Span>, message: String },
+    Parse {
+        /// Where the reader stopped.
+        span: Box<Span>,
+        /// Why.
+        message: String,
+    },
     /// `expr` starts with the flag (`--set`, `--set-json`, ...).
     #[error("{expr}: {message}")]
     Set {
+        /// The flag and its argument, as given.
         expr: String,
+        /// What is wrong with it.
         message: crate::setexpr::SetExprError,
     },
 }
@@ -278,6 +291,7 @@ impl std::fmt::Debug for PathIndex {
 }
 
 impl PathIndex {
+    /// Indexes every node of `root` by its dotted path.
     pub fn new(root: &'static Value) -> PathIndex {
         let mut index = PathIndex {
             paths: String::new(),

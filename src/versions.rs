@@ -9,8 +9,11 @@ use crate::values::PathIndex;
 /// `changes.rs`; the objects come from each release's own templates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct CiliumVersion {
+    /// The first number of `MAJOR.MINOR.PATCH`.
     pub major: u32,
+    /// The second number.
     pub minor: u32,
+    /// The third number.
     pub patch: u32,
     /// Set for a release read at run time from its archive (`chart::unlisted`): its slot among
     /// those of this process. None for a compiled-in release.
@@ -177,7 +180,9 @@ pub fn supported() -> impl Iterator<Item = &'static str> {
 
 #[derive(Debug, thiserror::Error)]
 #[error("{}", unknown_message(requested))]
+/// A `--cilium-version` that is no release this binary can render.
 pub struct UnknownVersion {
+    /// The version as the user wrote it.
     pub requested: String,
 }
 

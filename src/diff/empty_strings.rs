@@ -7,8 +7,8 @@
 //! `data map[string]string`, `binaryData map[string][]byte`, Secret `data`/`stringData`,
 //! ObjectMeta `labels`/`annotations map[string]string` and PodSpec `nodeSelector` keep every
 //! entry, "" included (Go's `omitempty` omits an empty map, never an empty value inside one:
-//! https://pkg.go.dev/encoding/json#Marshal). A custom resource is stored as the JSON it was sent
-//! (https://kubernetes.io/docs/concepts/extend-kubernetes/api-extension/custom-resources/), so
+//! <https://pkg.go.dev/encoding/json#Marshal>). A custom resource is stored as the JSON it was sent
+//! (<https://kubernetes.io/docs/concepts/extend-kubernetes/api-extension/custom-resources/>), so
 //! every "" of one is kept too. A key that comes or goes with the value "" is then a change Argo
 //! CD shows and the sync writes (`devices: ""` in cilium-config, which Cilium 1.20 renders).
 //!

@@ -4,8 +4,8 @@
 //! applies the new render over objects it applied from the old one, so a field the new render no
 //! longer names is removed by that apply (server-side apply removes fields its manager no longer
 //! sends; client-side apply removes fields the last-applied annotation named:
-//! https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management and
-//! https://kubernetes.io/docs/tasks/manage-kubernetes-objects/declarative-config/#how-apply-calculates-differences-and-merges-changes).
+//! <https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management> and
+//! <https://kubernetes.io/docs/tasks/manage-kubernetes-objects/declarative-config/#how-apply-calculates-differences-and-merges-changes>).
 
 use std::collections::{BTreeMap, HashSet};
 use std::hash::{BuildHasher, Hash, Hasher, RandomState};

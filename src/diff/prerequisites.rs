@@ -5,7 +5,7 @@
 //! Argo CD applies a custom resource only when the cluster serves its kind; otherwise the apply
 //! (and its dry run) fails with "the server could not find the requested resource" and the sync
 //! fails with it. The sync option `SkipDryRunOnMissingResource=true` only helps when the CRD comes
-//! in the same sync (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/#skip-dry-run-for-new-custom-resources-types).
+//! in the same sync (<https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/#skip-dry-run-for-new-custom-resources-types>).
 
 use std::collections::BTreeMap;
 

@@ -616,8 +616,7 @@ mod scratch {
     #[cfg(unix)]
     fn owned_by_me(meta: &std::fs::Metadata) -> bool {
         use std::os::unix::fs::MetadataExt;
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        meta.uid() == unsafe { libc::geteuid() }
+        meta.uid() == rustix::process::geteuid().as_raw()
     }
 
     #[cfg(not(unix))]
@@ -629,15 +628,17 @@ mod scratch {
     /// EPERM means it exists and is another user's).
     #[cfg(unix)]
     fn alive(pid: u32) -> bool {
-        let Ok(pid) = libc::pid_t::try_from(pid) else {
+        let Ok(pid) = i32::try_from(pid) else {
             return false;
         };
-        if pid <= 0 {
+        // PID 0 names no process of its own (kill(2) would signal the process group).
+        let Some(pid) = rustix::process::Pid::from_raw(pid) else {
             return true;
+        };
+        match rustix::process::test_kill_process(pid) {
+            Ok(()) | Err(rustix::io::Errno::PERM) => true,
+            Err(_) => false,
         }
-        // SAFETY: signal 0 sends nothing; kill only reads its arguments.
-        let r = unsafe { libc::kill(pid, 0) };
-        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
     }
 
     #[cfg(not(unix))]
@@ -646,88 +647,62 @@ mod scratch {
     }
 
     /// SIGINT, SIGTERM and SIGHUP remove this run's folders, then end the process by the same
-    /// signal. The handler only writes the signal's number to a pipe (write(2) is
-    /// async-signal-safe, signal-safety(7)); a thread reading the pipe does the removal.
+    /// signal. signal-hook's handler only writes to a pipe (async-signal-safe, signal-safety(7));
+    /// a thread reading it does the removal, then `emulate_default_handler` restores the default
+    /// action and raises the signal again, so the process ends as the signal asked (the status a
+    /// shell shows).
     #[cfg(unix)]
     mod signals {
-        use std::sync::atomic::{AtomicI32, Ordering};
-
-        static PIPE_IN: AtomicI32 = AtomicI32::new(-1);
-
-        extern "C" fn on_signal(sig: libc::c_int) {
-            let fd = PIPE_IN.load(Ordering::Relaxed);
-            if fd >= 0 {
-                let byte = sig as u8;
-                // SAFETY: writes one byte from a valid stack address; errors are ignored.
-                unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
-            }
-        }
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
         pub fn install() {
-            let mut fds = [-1 as libc::c_int; 2];
-            // SAFETY: fds is a valid array of two ints.
-            if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            // A signal the caller ignores (nohup's SIGHUP) stays ignored.
+            let ignored = ignored_signals();
+            let wanted: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+                .into_iter()
+                .filter(|sig| ignored & (1u64 << (sig - 1)) == 0)
+                .collect();
+            let Ok(mut signals) = signal_hook::iterator::Signals::new(&wanted) else {
                 return;
-            }
-            for fd in fds {
-                // Not inherited by git (exec closes it).
-                // SAFETY: fd was just opened by pipe.
-                unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-            }
-            // A handler never blocks, even on a pipe full of signals nobody has read yet.
-            // SAFETY: fds[1] was just opened by pipe.
-            unsafe { libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK) };
-            let (out, into) = (fds[0], fds[1]);
-            PIPE_IN.store(into, Ordering::Relaxed);
-            let started = std::thread::Builder::new()
+            };
+            let _ = std::thread::Builder::new()
                 .name("signals".into())
                 .spawn(move || {
-                    let mut byte = 0u8;
-                    loop {
-                        // SAFETY: reads one byte into a valid stack address.
-                        let n = unsafe { libc::read(out, (&mut byte as *mut u8).cast(), 1) };
-                        if n == 1 {
-                            break;
-                        }
-                        if n < 0
-                            && std::io::Error::last_os_error().kind()
-                                == std::io::ErrorKind::Interrupted
-                        {
-                            continue;
-                        }
-                        return;
-                    }
-                    let _held = super::remove_all_and_end();
-                    let sig = libc::c_int::from(byte);
-                    // SAFETY: restores the default action and raises the signal again, so the
-                    // process ends as the signal asked (the status a shell shows); _exit if
-                    // that returns.
-                    unsafe {
-                        libc::signal(sig, libc::SIG_DFL);
-                        libc::raise(sig);
-                        libc::_exit(128 + sig);
+                    if let Some(sig) = signals.forever().next() {
+                        let _held = super::remove_all_and_end();
+                        let _ = signal_hook::low_level::emulate_default_handler(sig);
+                        // Only if the signal could not end the process itself.
+                        std::process::exit(128 + sig);
                     }
                 });
-            if started.is_err() {
-                return;
-            }
-            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-                // SAFETY: a zeroed sigaction is valid; the current action is only read, and a
-                // signal the caller ignores (nohup's SIGHUP) stays ignored.
-                unsafe {
-                    let mut old: libc::sigaction = std::mem::zeroed();
-                    if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
-                        || old.sa_sigaction == libc::SIG_IGN
-                    {
-                        continue;
-                    }
-                    let mut action: libc::sigaction = std::mem::zeroed();
-                    action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-                    action.sa_flags = libc::SA_RESTART;
-                    libc::sigemptyset(&mut action.sa_mask);
-                    libc::sigaction(sig, &action, std::ptr::null_mut());
-                }
-            }
+        }
+
+        /// The signals this process ignores, bit `n - 1` for signal `n`: the `SigIgn` mask of
+        /// /proc/self/status (proc_pid_status(5)), which says so without changing any action.
+        /// Elsewhere none is taken as ignored.
+        fn ignored_signals() -> u64 {
+            ignored_in(&std::fs::read_to_string("/proc/self/status").unwrap_or_default())
+        }
+
+        fn ignored_in(status: &str) -> u64 {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("SigIgn:"))
+                .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+                .unwrap_or(0)
+        }
+
+        #[cfg(all(test, target_os = "linux"))]
+        #[test]
+        fn a_signal_ignored_by_the_caller_is_seen_as_ignored() {
+            // An ignored signal stays ignored across exec (signal(7)), as under nohup.
+            let out = std::process::Command::new("sh")
+                .args(["-c", "trap '' HUP; exec cat /proc/self/status"])
+                .output()
+                .expect("sh runs");
+            let mask = ignored_in(&String::from_utf8_lossy(&out.stdout));
+            assert_ne!(mask & (1 << (SIGHUP - 1)), 0, "{mask:x}");
+            assert_eq!(mask & (1 << (SIGTERM - 1)), 0, "{mask:x}");
         }
     }
 

@@ -2,7 +2,7 @@
 //! values the new release renamed or removed (the known-keys table), chart defaults that change
 //! because the values do not set them, defaults the new chart changes only for new installations
 //! (`upgradeCompatibility`), and what Cilium's upgrade guide asks to check
-//! (https://docs.cilium.io/en/stable/operations/upgrade/: one minor release at a time, the latest
+//! (<https://docs.cilium.io/en/stable/operations/upgrade/>: one minor release at a time, the latest
 //! patch of the current release first, the pre-flight check, the release's upgrade notes).
 
 use crate::cilium_facts::COMPAT_DEFAULTS;

@@ -737,7 +737,7 @@ fn b64dec(s: &str) -> Option<Vec<u8>> {
         } as u32)
     };
     let b: Vec<u8> = s.bytes().filter(|c| *c != b'\r' && *c != b'\n').collect();
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::new();

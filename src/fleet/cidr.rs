@@ -1,57 +1,53 @@
 //! IP prefixes (`10.1.0.0/16`, `fd00:1::/104`) and whether two of them share an address: the
 //! pod CIDRs of meshed clusters must not (Cilium's Cluster Mesh requirements: "PodCIDR ranges in
 //! all clusters and all nodes must be non-conflicting and unique IP addresses",
-//! https://docs.cilium.io/en/stable/network/clustermesh/clustermesh/#prerequisites).
+//! <https://docs.cilium.io/en/stable/network/clustermesh/clustermesh/#prerequisites>).
 
 use std::net::IpAddr;
 
-/// A prefix; the address is kept left-aligned in 128 bits so one comparison serves both families.
+use ipnet::IpNet;
+
+/// A prefix, its host bits cleared (the `ipnet` crate checks the length against the family and
+/// does the masking and containment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cidr {
-    v6: bool,
-    bits: u128,
-    len: u8,
-}
+pub struct Cidr(IpNet);
 
 impl Cidr {
     /// Reads `ADDRESS/LENGTH`. Host bits may be set (Go's `net.ParseCIDR`, which Cilium's
-    /// operator uses, accepts them and keeps the network): they are masked away.
+    /// operator uses, accepts them and keeps the network): they are masked away. The length is
+    /// held to what Go's reader takes, decimal digits only (no sign, at most three), before
+    /// `ipnet` sees it.
     pub fn parse(text: &str) -> Option<Cidr> {
         let (addr, len) = text.trim().split_once('/')?;
         if len.is_empty() || !len.bytes().all(|b| b.is_ascii_digit()) || len.len() > 3 {
             return None;
         }
         let len: u8 = len.parse().ok()?;
-        let (v6, bits, max) = match addr.parse::<IpAddr>().ok()? {
-            IpAddr::V4(a) => (false, (u32::from(a) as u128) << 96, 32),
-            IpAddr::V6(a) => (true, u128::from(a), 128),
-        };
-        if len > max {
-            return None;
-        }
-        Some(Cidr {
-            v6,
-            bits: bits & mask(len),
-            len,
-        })
+        let addr: IpAddr = addr.parse().ok()?;
+        Some(Cidr(IpNet::new(addr, len).ok()?.trunc()))
     }
 
-    /// The first and last address, each with its family (IPv4 sorts first), left-aligned.
+    /// The first and last address, each with its family (IPv4 sorts first), left-aligned in
+    /// 128 bits so that one comparison orders prefixes of both families.
     pub fn range(&self) -> ((bool, u128), (bool, u128)) {
-        ((self.v6, self.bits), (self.v6, self.bits | !mask(self.len)))
+        let aligned = |a: IpAddr| match a {
+            IpAddr::V4(a) => (false, u128::from(u32::from(a)) << 96),
+            IpAddr::V6(a) => (true, u128::from(a)),
+        };
+        let last = match self.0 {
+            IpNet::V4(n) => (
+                false,
+                (u128::from(u32::from(n.broadcast())) << 96) | (u128::MAX >> 32),
+            ),
+            IpNet::V6(n) => aligned(IpAddr::V6(n.broadcast())),
+        };
+        (aligned(self.0.network()), last)
     }
 
-    /// True when some address lies in both: the shorter prefix contains the longer one.
+    /// True when some address lies in both: the shorter prefix contains the longer one (never
+    /// across families).
     pub fn overlaps(&self, other: &Cidr) -> bool {
-        let len = self.len.min(other.len);
-        self.v6 == other.v6 && (self.bits & mask(len)) == (other.bits & mask(len))
-    }
-}
-
-fn mask(len: u8) -> u128 {
-    match len {
-        0 => 0,
-        l => u128::MAX << (128 - l as u32),
+        self.0.contains(&other.0) || other.0.contains(&self.0)
     }
 }
 

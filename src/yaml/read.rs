@@ -15,7 +15,9 @@ use crate::limits;
 /// A parsed document and the line each path was written on (dotted path, `[i]` for list items).
 #[derive(Debug, Clone, Default)]
 pub struct Located {
+    /// The document as a JSON tree.
     pub value: Value,
+    /// The 1-based line of each path.
     pub lines: BTreeMap<String, usize>,
     /// Line and column where the document's root node starts.
     pub start: (usize, usize),
@@ -36,6 +38,7 @@ pub struct Duplicate {
     pub keys: Option<Vec<String>>,
     /// The 1-based line of the occurrence Helm ignores, and of the one after it that replaced it.
     pub ignored_line: usize,
+    /// The line of the occurrence that counts instead.
     pub replaced_by_line: usize,
 }
 
@@ -55,10 +58,14 @@ enum Duplicates {
 /// terminals turn into a link.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The text is not YAML, or not YAML this reader accepts: where, and why.
     #[error("{line}:{column}: {message}")]
     Syntax {
+        /// 1-based line.
         line: usize,
+        /// 1-based column, in characters.
         column: usize,
+        /// What is wrong there.
         message: String,
     },
 }
@@ -81,6 +88,7 @@ impl ReadError {
         crate::diagnostic::Span::at(file, text, *line, *column)
     }
 
+    /// The reason alone, without the position.
     pub fn message(&self) -> &str {
         let ReadError::Syntax { message, .. } = self;
         message

@@ -6,7 +6,9 @@
 /// What a plain scalar resolves to.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Plain {
+    /// `null`, `~` or nothing.
     Null,
+    /// `true`, `yes`, `on`, `y` and their negations, as YAML 1.1 reads them.
     Bool(bool),
     /// An integer or float within float64's range (Helm's values hold every number as float64).
     Number(f64),
@@ -17,6 +19,7 @@ pub enum Plain {
     /// `190:20:30`: go-yaml reads it as a string, but YAML 1.1 as a base-60 number, so go-yaml's
     /// emitter quotes it.
     Base60,
+    /// Anything else: a string.
     String,
 }
 

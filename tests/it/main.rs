@@ -35,6 +35,7 @@ mod properties;
 mod readme;
 mod release_day;
 mod reports;
+mod rust_version;
 mod set_flags;
 mod sidecar_image;
 mod thin_main;
@@ -88,6 +89,7 @@ const MODULES: &[(&str, Module)] = &[
     ("readme", readme::tests),
     ("release_day", release_day::tests),
     ("reports", reports::tests),
+    ("rust_version", rust_version::tests),
     ("set_flags", set_flags::tests),
     ("sidecar_image", sidecar_image::tests),
     ("thin_main", thin_main::tests),
