@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::folder::{io_reason, is_git_dir_name};
+use super::folder::is_git_dir_name;
+use crate::limits::io_reason;
 use super::SETTINGS_FILE;
 
 /// The most application folders one search returns (each costs its values files' merge).

@@ -188,7 +188,7 @@ pub fn fetch(
     }
     let path = store::store(&dir, &name, &bytes).map_err(|e| FetchError::Write {
         path: target.display().to_string(),
-        message: crate::argocd::folder::io_reason(&e),
+        message: limits::io_reason(&e),
     })?;
     Ok(Fetched {
         path,
