@@ -19,7 +19,6 @@
 pub mod discover;
 pub mod exclusions;
 pub mod folder;
-pub mod from_helm;
 pub mod params;
 pub mod preview;
 

@@ -770,7 +770,7 @@ fn migrate_client_side_fields(root: &mut Map<String, Value>, warnings: &mut Vec<
     }
     annotations.insert(
         MIGRATION_ANNOTATION.into(),
-        json!(super::super::adopt::ARGOCD_MANAGER),
+        json!(crate::adopt::ARGOCD_MANAGER),
     );
     warnings.push(format!(
         "metadata.annotations[{MIGRATION_ANNOTATION:?}] is set to {:?}: the old Application synced \
@@ -780,7 +780,7 @@ fn migrate_client_side_fields(root: &mut Map<String, Value>, warnings: &mut Vec<
          diff. Check the owners first: adopt-check on a dump made with kubectl get \
          --show-managed-fields lists them (a release installed by the helm command instead: name \
          `helm`)",
-        super::super::adopt::ARGOCD_MANAGER
+        crate::adopt::ARGOCD_MANAGER
     ));
 }
 
