@@ -6,6 +6,7 @@ pub mod chart;
 pub mod diff;
 pub mod fix_values;
 pub mod fleet;
+pub mod http;
 pub mod import_application;
 pub mod inputs;
 pub mod io;
