@@ -876,8 +876,11 @@ impl cilium_cmp::chart::fetch::Transport for PlainHttp {
             .ok_or_else(|| format!("{} is not plain http", request.url))?;
         let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         let mut stream = std::net::TcpStream::connect(host).map_err(|e| e.to_string())?;
-        write!(stream, "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")
-            .map_err(|e| e.to_string())?;
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        )
+        .map_err(|e| e.to_string())?;
         let mut answer = Vec::new();
         stream
             .take(request.kind.limit() + 4096)
@@ -917,21 +920,37 @@ fn obtain_downloads_a_pinned_archive_once_on_first_use() {
     ] {
         assert!(err.contains(part), "{err} lacks {part}");
     }
-    let err = obtain_from("1.20.99", Some(&dir), Download::IfPinned(&PlainHttp), &server.base)
-        .unwrap_err()
-        .to_string();
+    let err = obtain_from(
+        "1.20.99",
+        Some(&dir),
+        Download::IfPinned(&PlainHttp),
+        &server.base,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("never downloaded unasked"), "{err}");
     assert_eq!(server.requests(), 0);
     assert!(!dir.exists());
 
-    let chart =
-        obtain_from("v1.20.0", Some(&dir), Download::IfPinned(&PlainHttp), &server.base).expect("downloaded");
+    let chart = obtain_from(
+        "v1.20.0",
+        Some(&dir),
+        Download::IfPinned(&PlainHttp),
+        &server.base,
+    )
+    .expect("downloaded");
     chart.check_version("1.20.0").unwrap();
     assert_eq!(server.requests(), 1);
     assert!(std::fs::read(dir.join("cilium-1.20.0.tgz")).unwrap() == official_archive());
     // Stored now: found without the network (and so by `obtain`, whatever the environment).
     obtain("1.20.0", Some(&dir), Download::Never).expect("stored");
-    obtain_from("1.20.0", Some(&dir), Download::IfPinned(&PlainHttp), &server.base).expect("stored");
+    obtain_from(
+        "1.20.0",
+        Some(&dir),
+        Download::IfPinned(&PlainHttp),
+        &server.base,
+    )
+    .expect("stored");
     assert_eq!(server.requests(), 1, "no second download");
 
     // A network failure names the three ways too.
@@ -939,9 +958,14 @@ fn obtain_downloads_a_pinned_archive_once_on_first_use() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}/", l.local_addr().unwrap())
     };
-    let err = obtain_from("1.19.6", Some(&dir), Download::IfPinned(&PlainHttp), &closed)
-        .unwrap_err()
-        .to_string();
+    let err = obtain_from(
+        "1.19.6",
+        Some(&dir),
+        Download::IfPinned(&PlainHttp),
+        &closed,
+    )
+    .unwrap_err()
+    .to_string();
     for part in [
         "downloading it failed",
         "`cilium-cmp chart fetch 1.19.6`",

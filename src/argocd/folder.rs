@@ -290,7 +290,9 @@ fn read_text(repo: &Repo, path: &Path, shown: &str) -> Result<Option<String>, Ge
         Err(e) => return Err(fail(crate::limits::io_reason(&e))),
         Ok(_) => {}
     }
-    let real = path.canonicalize().map_err(|e| fail(crate::limits::io_reason(&e)))?;
+    let real = path
+        .canonicalize()
+        .map_err(|e| fail(crate::limits::io_reason(&e)))?;
     if !real.starts_with(&repo.root) {
         return Err(fail(
             "it is a symbolic link to outside the repository; the plugin reads only the repository"

@@ -221,7 +221,10 @@ mod tests {
 
     impl Transport for NoNetwork {
         fn get(&self, request: &fetch::Request<'_>) -> Result<Vec<u8>, String> {
-            panic!("{} was asked for, but this call must not download", request.url)
+            panic!(
+                "{} was asked for, but this call must not download",
+                request.url
+            )
         }
     }
 
@@ -238,7 +241,11 @@ mod tests {
     fn refusals_name_the_three_ways() {
         let dir = scratch("refusals");
         for (version, download, says) in [
-            ("1.20.99", Download::IfPinned(&NoNetwork), "never downloaded unasked"),
+            (
+                "1.20.99",
+                Download::IfPinned(&NoNetwork),
+                "never downloaded unasked",
+            ),
             (
                 "1.21.0-pre.1",
                 Download::IfPinned(&NoNetwork),
