@@ -38,6 +38,8 @@ pub mod fix_values;
 pub mod fleet;
 pub mod git_rev;
 pub mod gofmt;
+// `import-application`: above both the Argo CD folder and fix-values, which it uses.
+pub mod import_application;
 pub mod known_keys;
 pub mod kube_version;
 pub mod limits;

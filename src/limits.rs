@@ -131,6 +131,17 @@ pub fn read_text(path: &Path, shown: &str) -> Result<String, InputError> {
     })
 }
 
+/// The reason an I/O operation on a user's file failed, in the short words messages use (the
+/// two everyday kinds named plainly, any other as the system says it): shared by the Argo CD
+/// folder's reads and `chart fetch`'s write, so it lives with the other input bounds.
+pub fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
 /// Why a user-named file was not opened for reading.
 #[derive(Debug)]
 pub enum OpenError {

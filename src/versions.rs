@@ -354,7 +354,7 @@ pub fn defaults(version: CiliumVersion) -> serde_json::Value {
 
 /// The chart's default values for a supported release, read once per process and indexed, for
 /// `Values::resolve_indexed`. None for an unsupported release.
-pub(crate) fn defaults_indexed(
+pub fn defaults_indexed(
     version: CiliumVersion,
 ) -> Option<(&'static serde_json::Value, &'static PathIndex)> {
     loaded(version).map(|d| (d.tree, &d.index))

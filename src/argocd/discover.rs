@@ -8,8 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::folder::{io_reason, is_git_dir_name};
+use super::folder::is_git_dir_name;
 use super::SETTINGS_FILE;
+use crate::limits::io_reason;
 
 /// The most application folders one search returns (each costs its values files' merge).
 pub const MAX_FOLDERS: usize = 10_000;

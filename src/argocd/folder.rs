@@ -211,7 +211,7 @@ impl Repo {
             fail(format!(
                 "cannot read {} ({})",
                 self.shown(&lexical(&self.root, &depth)),
-                io_reason(&e)
+                crate::limits::io_reason(&e)
             ))
         })?;
         if !real.starts_with(&self.root) {
@@ -278,14 +278,6 @@ pub fn has_git_dir_name(path: &Path) -> bool {
 /// Why a path inside `.git` is refused, for messages.
 pub const GIT_DIR_REFUSED: &str = "paths inside .git are never read (the git directory holds the checkout's config and, in CI, its credentials); name a values file of the repository's content";
 
-pub fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => e.to_string(),
-    }
-}
-
 /// Reads a file of the application folder (None when it does not exist), through the same
 /// boundary as values files: a symbolic link that leaves the repository or leads into `.git` is
 /// refused, and so is anything but a regular file within `limits::MAX_FILE_BYTES`.
@@ -297,10 +289,12 @@ fn read_text(repo: &Repo, path: &Path, shown: &str) -> Result<Option<String>, Ge
     };
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(fail(io_reason(&e))),
+        Err(e) => return Err(fail(crate::limits::io_reason(&e))),
         Ok(_) => {}
     }
-    let real = path.canonicalize().map_err(|e| fail(io_reason(&e)))?;
+    let real = path
+        .canonicalize()
+        .map_err(|e| fail(crate::limits::io_reason(&e)))?;
     if !real.starts_with(&repo.root) {
         return Err(fail(
             "it is a symbolic link to outside the repository; the plugin reads only the repository"

@@ -19,7 +19,6 @@
 pub mod discover;
 pub mod exclusions;
 pub mod folder;
-pub mod from_helm;
 pub mod params;
 pub mod preview;
 
@@ -560,7 +559,7 @@ pub(crate) fn write_aside(
     let write = |e: ReplaceError| GenerateError::Write {
         path: shown.to_string(),
         message: match &e {
-            ReplaceError::Io(e) => folder::io_reason(e),
+            ReplaceError::Io(e) => crate::limits::io_reason(e),
             ReplaceError::Refused(m) => m.clone(),
         },
     };
@@ -648,7 +647,7 @@ impl FolderRequest {
         let app = self.app_dir.canonicalize().map_err(|e| {
             outside(&format!(
                 "cannot open the application folder ({})",
-                folder::io_reason(&e)
+                crate::limits::io_reason(&e)
             ))
         })?;
         let root = self
@@ -659,7 +658,7 @@ impl FolderRequest {
                 path: self.repo_root.display().to_string(),
                 message: format!(
                     "cannot open the repository root ({})",
-                    folder::io_reason(&e)
+                    crate::limits::io_reason(&e)
                 ),
             })?;
         let rel = app.strip_prefix(&root).map_err(|_| {

@@ -14,16 +14,17 @@
 //!
 //! Pre-releases (`1.21.0-pre.1`) are fetched only when named exactly: the index is searched for
 //! that name and nothing else, so no pre-release is ever taken in place of a release.
+//!
+//! The bytes themselves come through a `Transport` the caller hands in (the binary's is ureq,
+//! `src/cli/http.rs`): every rule above is decided here, but the library opens no connection
+//! and depends on no HTTP client, so a library user or the fuzz targets do not build one.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use super::index::{self, Found};
 use super::pins;
 use super::store;
-use crate::limits::{
-    self, FETCH_CONNECT_SECS, FETCH_TOTAL_SECS, MAX_DOWNLOAD_BYTES, MAX_INDEX_BYTES, MAX_URL_CHARS,
-};
+use crate::limits::{self, MAX_DOWNLOAD_BYTES, MAX_INDEX_BYTES, MAX_URL_CHARS};
 use crate::release_name::{release_name, ReleaseName};
 
 /// Cilium's Helm chart repository.
@@ -85,6 +86,26 @@ impl std::fmt::Display for Against {
     }
 }
 
+/// The HTTP client `fetch` downloads through, handed in by the program that links one.
+pub trait Transport {
+    /// The body of a GET of `request.url`, of at most `request.kind.limit()` bytes, within the
+    /// fetch timeouts (`limits::FETCH_CONNECT_SECS`, `limits::FETCH_TOTAL_SECS`); else why not,
+    /// in the words of the message. A missing file's reason contains `404` (HTTP's status), which
+    /// sends `fetch` to the repository's index (a mirror laid out otherwise).
+    fn get(&self, request: &Request<'_>) -> Result<Vec<u8>, String>;
+}
+
+/// One download `fetch` asks of its `Transport`, with the rules the client must keep.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub url: &'a str,
+    /// Plain http to this machine (a local mirror, the tests): no proxy, and redirects may stay
+    /// on http. Otherwise the address is https, and so must every redirect be, through the
+    /// environment's proxy if it names one.
+    pub loopback: bool,
+    pub kind: Kind,
+}
+
 /// What `fetch` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fetched {
@@ -106,14 +127,15 @@ struct Want {
     expected: Option<(String, Against)>,
 }
 
-/// Fetches `cilium-VERSION.tgz` from `repo` into `dir` (default: `store::default_dir`).
-/// `sha256` is the digest the user vouches for: for a release without a pin it spares reading
-/// the index, and for a pinned one it must be the pin.
+/// Fetches `cilium-VERSION.tgz` from `repo` into `dir` (default: `store::default_dir`), through
+/// `transport`. `sha256` is the digest the user vouches for: for a release without a pin it
+/// spares reading the index, and for a pinned one it must be the pin.
 pub fn fetch(
     version: &str,
     repo: &str,
     dir: Option<&Path>,
     sha256: Option<&str>,
+    transport: &dyn Transport,
 ) -> Result<Fetched, FetchError> {
     let want = wanted(version, sha256)?;
     let source = Source::parse(repo).map_err(|message| FetchError::Repo {
@@ -137,7 +159,7 @@ pub fn fetch(
             (url, expected, against)
         }
         None => {
-            let (url, entry) = from_index(&source, &release)?;
+            let (url, entry) = from_index(&source, &release, transport)?;
             (url, entry.digest, Against::Index(source.index_url()))
         }
     };
@@ -152,14 +174,14 @@ pub fn fetch(
             });
         }
     }
-    let (url, bytes) = match download(&url, Kind::Archive) {
+    let (url, bytes) = match download(&url, Kind::Archive, transport) {
         // A mirror that does not keep the archives beside its index: its index says where.
         Err(FetchError::Download {
             url: tried,
             message,
         }) if against == Against::Pin && message.contains("404") => {
             let (found, entry) =
-                from_index(&source, &release).map_err(|e| FetchError::Download {
+                from_index(&source, &release, transport).map_err(|e| FetchError::Download {
                     url: tried.clone(),
                     message: format!("{message}; nor does its index name another address ({e})"),
                 })?;
@@ -171,7 +193,7 @@ pub fn fetch(
                     pinned: expected,
                 });
             }
-            let bytes = download(&found, Kind::Archive)?;
+            let bytes = download(&found, Kind::Archive, transport)?;
             (found, bytes)
         }
         other => (url, other?),
@@ -188,7 +210,7 @@ pub fn fetch(
     }
     let path = store::store(&dir, &name, &bytes).map_err(|e| FetchError::Write {
         path: target.display().to_string(),
-        message: crate::argocd::folder::io_reason(&e),
+        message: limits::io_reason(&e),
     })?;
     Ok(Fetched {
         path,
@@ -255,6 +277,7 @@ fn wanted(version: &str, given: Option<&str>) -> Result<Want, FetchError> {
 fn from_index(
     source: &Source,
     release: &ReleaseName,
+    transport: &dyn Transport,
 ) -> Result<(Target, index::Entry), FetchError> {
     let url = source.index_url();
     let fail = |message: String| FetchError::Index {
@@ -267,6 +290,7 @@ fn from_index(
             loopback: source.loopback,
         },
         Kind::Index,
+        transport,
     )?;
     let text = String::from_utf8(bytes)
         .map_err(|_| fail("not UTF-8 text, so not a chart repository index".into()))?;
@@ -405,7 +429,7 @@ impl Source {
 }
 
 /// `https://HOST...`, or `http://` to this machine (then true); no credentials, bounded length.
-fn checked_url(text: &str) -> Result<(ureq::http::Uri, bool), String> {
+fn checked_url(text: &str) -> Result<(http::Uri, bool), String> {
     if text.chars().count() > MAX_URL_CHARS {
         return Err(format!("longer than {MAX_URL_CHARS} characters"));
     }
@@ -415,7 +439,7 @@ fn checked_url(text: &str) -> Result<(ureq::http::Uri, bool), String> {
     if !(lower.starts_with("https://") || lower.starts_with("http://")) {
         return Err("not an https URL such as https://helm.cilium.io/".into());
     }
-    let uri: ureq::http::Uri = text
+    let uri: http::Uri = text
         .parse()
         .map_err(|_| "not a URL such as https://helm.cilium.io/".to_string())?;
     if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
@@ -435,74 +459,50 @@ fn checked_url(text: &str) -> Result<(ureq::http::Uri, bool), String> {
 }
 
 /// What is downloaded, for its bound and the words of its errors.
-#[derive(Clone, Copy)]
-enum Kind {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
     Archive,
     Index,
 }
 
 impl Kind {
-    fn limit(self) -> u64 {
+    /// The most bytes a download of this kind may have.
+    pub fn limit(self) -> u64 {
         match self {
             Kind::Archive => MAX_DOWNLOAD_BYTES,
             Kind::Index => MAX_INDEX_BYTES,
         }
     }
-}
 
-/// The response body, at most the kind's bound, within the fetch timeouts.
-fn download(target: &Target, kind: Kind) -> Result<Vec<u8>, FetchError> {
-    let fail = |message: String| FetchError::Download {
-        url: target.url.clone(),
-        message,
-    };
-    let loopback = target.loopback;
-    let config = ureq::Agent::config_builder()
-        // Redirects (a mirror moving) may not leave https.
-        .https_only(!loopback)
-        // A proxy from the environment serves remote repositories, never this machine.
-        .proxy(if loopback {
-            None
-        } else {
-            ureq::Proxy::try_from_env()
-        })
-        .max_redirects(5)
-        .timeout_connect(Some(Duration::from_secs(FETCH_CONNECT_SECS)))
-        .timeout_global(Some(Duration::from_secs(FETCH_TOTAL_SECS)))
-        .user_agent(concat!("cilium-cmp/", env!("CARGO_PKG_VERSION")))
-        .build();
-    let agent = ureq::Agent::new_with_config(config);
-    let mut response = agent
-        .get(&target.url)
-        .call()
-        .map_err(|e| fail(describe(e, kind)))?;
-    response
-        .body_mut()
-        .with_config()
-        .limit(kind.limit())
-        .read_to_vec()
-        .map_err(|e| fail(describe(e, kind)))
-}
-
-fn describe(e: ureq::Error, kind: Kind) -> String {
-    let (what, usual) = match kind {
-        Kind::Archive => ("archive", "the official archives are about 210 KB"),
-        Kind::Index => ("index", "Cilium's index is a few MB"),
-    };
-    match e {
-        ureq::Error::StatusCode(404) => format!("the server answered 404 Not Found: the repository has no such {what} (check --repo)"),
-        ureq::Error::StatusCode(code) => format!("the server answered HTTP {code}"),
-        ureq::Error::BodyExceedsLimit(_) => format!(
-            "the answer is larger than {} bytes; {usual}", kind.limit()
-        ),
-        ureq::Error::Timeout(_) => format!(
-            "no answer within the time allowed ({FETCH_CONNECT_SECS} s to connect, {FETCH_TOTAL_SECS} s in all)"
-        ),
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
-            format!("the connection closed before the whole {what} arrived")
+    /// Its name in messages.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Kind::Archive => "archive",
+            Kind::Index => "index",
         }
-        other => other.to_string(),
     }
+
+    /// How large a real one is, for the message of one over the bound.
+    pub fn usual_size(self) -> &'static str {
+        match self {
+            Kind::Archive => "the official archives are about 210 KB",
+            Kind::Index => "Cilium's index is a few MB",
+        }
+    }
+}
+
+/// The response body, through the transport, as a `FetchError` naming the address.
+fn download(target: &Target, kind: Kind, transport: &dyn Transport) -> Result<Vec<u8>, FetchError> {
+    transport
+        .get(&Request {
+            url: &target.url,
+            loopback: target.loopback,
+            kind,
+        })
+        .map_err(|message| FetchError::Download {
+            url: target.url.clone(),
+            message,
+        })
 }
 
 #[cfg(test)]

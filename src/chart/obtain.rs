@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use super::archive::ChartFiles;
-use super::fetch::{self, FetchError};
+use super::fetch::{self, FetchError, Transport};
 use super::store::{self, StoreError};
 use crate::release_name::release_name;
 
@@ -22,13 +22,14 @@ pub const REPO_VAR: &str = "CILIUM_CMP_CHART_REPO";
 /// The variable that turns downloads off (`1`).
 pub const OFFLINE_VAR: &str = "CILIUM_CMP_OFFLINE";
 
-/// Whether `obtain` may download.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Download {
+/// Whether `obtain` may download, and through which client (`fetch::Transport`: the
+/// program's, since the library links none).
+#[derive(Clone, Copy)]
+pub enum Download<'a> {
     /// Only the store is read (the Argo CD plugin; `CILIUM_CMP_OFFLINE=1`).
     Never,
-    /// A pinned release's archive is downloaded when it is not stored.
-    IfPinned,
+    /// A pinned release's archive is downloaded through this client when it is not stored.
+    IfPinned(&'a dyn Transport),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -63,7 +64,7 @@ pub enum ObtainError {
 pub fn obtain(
     version: &str,
     dir: Option<&Path>,
-    download: Download,
+    download: Download<'_>,
 ) -> Result<ChartFiles, ObtainError> {
     let download = if offline() {
         Allowed::Offline
@@ -71,7 +72,7 @@ pub fn obtain(
         download.into()
     };
     let repo = match download {
-        Allowed::Yes => repository()?,
+        Allowed::Yes(_) => repository()?,
         _ => String::new(),
     };
     obtain_inner(version, dir, download, &repo)
@@ -82,7 +83,7 @@ pub fn obtain(
 pub fn obtain_from(
     version: &str,
     dir: Option<&Path>,
-    download: Download,
+    download: Download<'_>,
     repo: &str,
 ) -> Result<ChartFiles, ObtainError> {
     fetch::check_repository(repo).map_err(|message| ObtainError::Repo {
@@ -94,18 +95,18 @@ pub fn obtain_from(
 }
 
 /// Whether this call may download, and if not, why (for the refusal).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Allowed {
-    Yes,
+#[derive(Clone, Copy)]
+enum Allowed<'a> {
+    Yes(&'a dyn Transport),
     Never,
     Offline,
 }
 
-impl From<Download> for Allowed {
-    fn from(d: Download) -> Allowed {
+impl<'a> From<Download<'a>> for Allowed<'a> {
+    fn from(d: Download<'a>) -> Allowed<'a> {
         match d {
             Download::Never => Allowed::Never,
-            Download::IfPinned => Allowed::Yes,
+            Download::IfPinned(transport) => Allowed::Yes(transport),
         }
     }
 }
@@ -113,7 +114,7 @@ impl From<Download> for Allowed {
 fn obtain_inner(
     version: &str,
     dir: Option<&Path>,
-    download: Allowed,
+    download: Allowed<'_>,
     repo: &str,
 ) -> Result<ChartFiles, ObtainError> {
     let name = release_name(version).ok_or_else(|| ObtainError::Name {
@@ -144,8 +145,8 @@ fn obtain_inner(
             "{missing}; Cilium {version} is not a release this cilium-cmp pins, so it is never downloaded unasked (`chart fetch` checks it against the repository's index)"
         )));
     }
-    match download {
-        Allowed::Yes => {}
+    let transport = match download {
+        Allowed::Yes(transport) => transport,
         Allowed::Never => {
             return Err(unavailable(format!(
                 "{missing}, and downloads are off here"
@@ -156,14 +157,14 @@ fn obtain_inner(
                 "{missing}, and downloads are off ({OFFLINE_VAR} is set)"
             )))
         }
-    }
+    };
     let Some(dir) = dir else {
         return Err(unavailable(format!(
             "there is no folder to download it into ({} and HOME are unset)",
             store::CHART_DIR_VAR
         )));
     };
-    let fetched = match fetch::fetch(&version, repo, Some(&dir), None) {
+    let fetched = match fetch::fetch(&version, repo, Some(&dir), None, transport) {
         Ok(f) => f,
         // A tampered store is the user's to look at, not to be overwritten silently.
         Err(FetchError::Stored(e)) => return Err(e.into()),
@@ -214,6 +215,19 @@ fn repository() -> Result<String, ObtainError> {
 mod tests {
     use super::*;
 
+    /// The client of calls that must be refused before any download: one that is asked fails
+    /// the test.
+    struct NoNetwork;
+
+    impl Transport for NoNetwork {
+        fn get(&self, request: &fetch::Request<'_>) -> Result<Vec<u8>, String> {
+            panic!(
+                "{} was asked for, but this call must not download",
+                request.url
+            )
+        }
+    }
+
     fn scratch(tag: &str) -> std::path::PathBuf {
         let dir =
             std::env::temp_dir().join(format!("cilium-cmp-obtain-{}-{tag}", std::process::id()));
@@ -227,10 +241,14 @@ mod tests {
     fn refusals_name_the_three_ways() {
         let dir = scratch("refusals");
         for (version, download, says) in [
-            ("1.20.99", Download::IfPinned, "never downloaded unasked"),
+            (
+                "1.20.99",
+                Download::IfPinned(&NoNetwork),
+                "never downloaded unasked",
+            ),
             (
                 "1.21.0-pre.1",
-                Download::IfPinned,
+                Download::IfPinned(&NoNetwork),
                 "never downloaded unasked",
             ),
             ("1.20.0", Download::Never, "downloads are off"),
@@ -247,7 +265,7 @@ mod tests {
                 assert!(err.contains(part), "{err} lacks {part}");
             }
         }
-        let err = obtain("1.20.0/../x", Some(&dir), Download::IfPinned).unwrap_err();
+        let err = obtain("1.20.0/../x", Some(&dir), Download::IfPinned(&NoNetwork)).unwrap_err();
         assert!(
             err.to_string().contains("not a Cilium release name"),
             "{err}"
@@ -259,7 +277,7 @@ mod tests {
     fn a_stored_file_that_is_not_the_pinned_archive_is_not_replaced() {
         let dir = scratch("tampered");
         store::store(&dir, "cilium-1.20.0.tgz", b"not it").unwrap();
-        let err = obtain("1.20.0", Some(&dir), Download::IfPinned)
+        let err = obtain("1.20.0", Some(&dir), Download::IfPinned(&NoNetwork))
             .unwrap_err()
             .to_string();
         assert!(err.contains("is not the official archive"), "{err}");

@@ -19,7 +19,7 @@ pub fn fetch(
     let repo = repo
         .or_else(|| std::env::var(REPO_VAR).ok().filter(|r| !r.is_empty()))
         .unwrap_or_else(|| fetch::DEFAULT_REPO.to_string());
-    let f = fetch::fetch(version, &repo, dir, sha256)?;
+    let f = fetch::fetch(version, &repo, dir, sha256, &super::http::Ureq)?;
     let release = &f.release;
     if release.is_pre_release() {
         tracing::warn!(

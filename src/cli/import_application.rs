@@ -17,7 +17,7 @@ use super::io::{self as cli_io, write_stdout, Stdin, STDIN_NAME};
 use cilium_cmp::escape;
 
 pub fn run(a: ImportApplicationArgs) -> anyhow::Result<ExitCode> {
-    use cilium_cmp::argocd::from_helm;
+    use cilium_cmp::import_application;
     let ImportApplicationArgs {
         app,
         to,
@@ -59,16 +59,16 @@ pub fn run(a: ImportApplicationArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let req = from_helm::ImportRequest {
+    let req = import_application::ImportRequest {
         app_text,
         app_shown,
-        ref_roots: from_helm::ref_roots(&values_root).map_err(anyhow::Error::msg)?,
+        ref_roots: import_application::ref_roots(&values_root).map_err(anyhow::Error::msg)?,
         repo_url,
         target_revision,
         path: path.clone(),
         keep_unknown_keys,
     };
-    let imported = from_helm::import(&req)?;
+    let imported = import_application::import(&req)?;
     let created = !to.exists();
     std::fs::create_dir_all(&to).with_context(|| format!("cannot create {}", to.display()))?;
     // New files (checked above), so nothing is forced: a dangling link there is refused.
@@ -122,7 +122,7 @@ pub fn run(a: ImportApplicationArgs) -> anyhow::Result<ExitCode> {
 fn render_written(
     to: &Path,
     path: &str,
-    imported: &argocd::from_helm::Imported,
+    imported: &cilium_cmp::import_application::Imported,
 ) -> anyhow::Result<()> {
     let mut env = BTreeMap::new();
     env.insert("ARGOCD_APP_SOURCE_PATH".to_string(), path.to_string());

@@ -105,7 +105,11 @@ pub fn open_chart_archive(path: &Path, cilium_version: &str) -> anyhow::Result<C
 /// was given: the stored one, or on first use the pinned release's, downloaded into the store
 /// (`chart::obtain`).
 pub fn obtained_archive(version: &str) -> anyhow::Result<ChartFiles> {
-    Ok(obtain::obtain(version, None, Download::IfPinned)?)
+    Ok(obtain::obtain(
+        version,
+        None,
+        Download::IfPinned(&super::http::Ureq),
+    )?)
 }
 
 /// `render`: when the render needs the chart archive and no `--chart-archive` was given,

@@ -7,6 +7,7 @@ pub mod diff;
 pub mod fix_values;
 pub mod fleet;
 pub mod folder;
+pub mod http;
 pub mod import_application;
 pub mod inputs;
 pub mod io;

@@ -858,6 +858,43 @@ fn a_pinned_release_found_through_the_index_keeps_its_pin() {
     );
 }
 
+/// The library links no HTTP client: its caller hands one in (`chart::fetch::Transport`; the
+/// binary's is ureq, which the tests above run through the command line). This one is plain HTTP
+/// over a std socket, enough for the local server: a GET, the status line, the body.
+struct PlainHttp;
+
+impl cilium_cmp::chart::fetch::Transport for PlainHttp {
+    fn get(&self, request: &cilium_cmp::chart::fetch::Request<'_>) -> Result<Vec<u8>, String> {
+        use std::io::Read;
+        let rest = request
+            .url
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("{} is not plain http", request.url))?;
+        let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let mut stream = std::net::TcpStream::connect(host).map_err(|e| e.to_string())?;
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        )
+        .map_err(|e| e.to_string())?;
+        let mut answer = Vec::new();
+        stream
+            .take(request.kind.limit() + 4096)
+            .read_to_end(&mut answer)
+            .map_err(|e| e.to_string())?;
+        let end = answer
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .ok_or("no end of the headers")?;
+        let head = String::from_utf8_lossy(&answer[..end]);
+        match head.split(' ').nth(1) {
+            Some("200") => Ok(answer[end + 4..].to_vec()),
+            Some(code) => Err(format!("the server answered {code}")),
+            None => Err("no status line".into()),
+        }
+    }
+}
+
 /// `chart::obtain` as a library call: the first use of a pinned release downloads its archive
 /// into the folder and returns it; the second finds it stored; `Download::Never` and an
 /// unpinned release never ask the server.
@@ -879,21 +916,37 @@ fn obtain_downloads_a_pinned_archive_once_on_first_use() {
     ] {
         assert!(err.contains(part), "{err} lacks {part}");
     }
-    let err = obtain_from("1.20.99", Some(&dir), Download::IfPinned, &server.base)
-        .unwrap_err()
-        .to_string();
+    let err = obtain_from(
+        "1.20.99",
+        Some(&dir),
+        Download::IfPinned(&PlainHttp),
+        &server.base,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("never downloaded unasked"), "{err}");
     assert_eq!(server.requests(), 0);
     assert!(!dir.exists());
 
-    let chart =
-        obtain_from("v1.20.0", Some(&dir), Download::IfPinned, &server.base).expect("downloaded");
+    let chart = obtain_from(
+        "v1.20.0",
+        Some(&dir),
+        Download::IfPinned(&PlainHttp),
+        &server.base,
+    )
+    .expect("downloaded");
     chart.check_version("1.20.0").unwrap();
     assert_eq!(server.requests(), 1);
     assert!(std::fs::read(dir.join("cilium-1.20.0.tgz")).unwrap() == official_archive());
     // Stored now: found without the network (and so by `obtain`, whatever the environment).
     obtain("1.20.0", Some(&dir), Download::Never).expect("stored");
-    obtain_from("1.20.0", Some(&dir), Download::IfPinned, &server.base).expect("stored");
+    obtain_from(
+        "1.20.0",
+        Some(&dir),
+        Download::IfPinned(&PlainHttp),
+        &server.base,
+    )
+    .expect("stored");
     assert_eq!(server.requests(), 1, "no second download");
 
     // A network failure names the three ways too.
@@ -901,9 +954,14 @@ fn obtain_downloads_a_pinned_archive_once_on_first_use() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}/", l.local_addr().unwrap())
     };
-    let err = obtain_from("1.19.6", Some(&dir), Download::IfPinned, &closed)
-        .unwrap_err()
-        .to_string();
+    let err = obtain_from(
+        "1.19.6",
+        Some(&dir),
+        Download::IfPinned(&PlainHttp),
+        &closed,
+    )
+    .unwrap_err()
+    .to_string();
     for part in [
         "downloading it failed",
         "`cilium-cmp chart fetch 1.19.6`",

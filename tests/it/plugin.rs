@@ -842,7 +842,7 @@ fn plugin_yaml_is_a_valid_config_management_plugin() {
     };
     assert_eq!(
         on_3x,
-        argocd::from_helm::PLUGIN_NAME,
+        cilium_cmp::import_application::PLUGIN_NAME,
         "the name on Argo CD 3.x"
     );
     assert!(
@@ -851,7 +851,7 @@ fn plugin_yaml_is_a_valid_config_management_plugin() {
     );
     assert_eq!(
         name,
-        argocd::from_helm::PLUGIN_NAME,
+        cilium_cmp::import_application::PLUGIN_NAME,
         "the name on Argo CD 4.0"
     );
     assert_eq!(

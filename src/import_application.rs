@@ -28,15 +28,18 @@ const CILIUM_OCI_REPO: &str = "quay.io/cilium/charts";
 /// What `import-application` needs besides the Application.
 #[derive(Debug, Clone, Default)]
 pub struct ImportRequest {
-    /// The Application's YAML and its name for errors.
+    /// The Application's YAML.
     pub app_text: String,
+    /// The Application's name for errors (its file, or `-`).
     pub app_shown: String,
     /// Checkouts of the repositories that `ref` sources name: ref name → folder. The ref `""`
     /// stands for every ref (one `--values-root DIR` without a name).
     pub ref_roots: BTreeMap<String, PathBuf>,
-    /// The Git repository, revision and folder the new Application's source points at.
+    /// The Git repository the new Application's source points at.
     pub repo_url: String,
+    /// Its revision (none: the Application's default, HEAD).
     pub target_revision: Option<String>,
+    /// The application folder within it.
     pub path: String,
     /// Keep values the release does not know (and write `allowUnknownKeys: true`) instead of
     /// leaving them out.
@@ -46,9 +49,11 @@ pub struct ImportRequest {
 /// The new folder's files and the new Application.
 #[derive(Debug, Clone)]
 pub struct Imported {
+    /// The release the Application installs.
     pub cilium_version: String,
-    /// `cilium-cmp.yaml` and `values.yaml`.
+    /// The folder's `cilium-cmp.yaml`.
     pub settings: String,
+    /// The folder's `values.yaml`.
     pub values: String,
     /// The Application, as YAML.
     pub application: String,
@@ -61,10 +66,13 @@ pub struct Imported {
     pub namespace: String,
 }
 
+/// Why an Application cannot be imported.
 #[derive(Debug, thiserror::Error)]
 #[error("{app}: {message}")]
 pub struct ImportError {
+    /// The Application's name for errors.
     pub app: String,
+    /// What is wrong, and what would do.
     pub message: String,
 }
 
@@ -99,6 +107,8 @@ const SERVER_METADATA: &[&str] = &[
     "selfLink",
 ];
 
+/// The application folder and the Application that render what the Helm Application `req`
+/// names, as Argo CD's Helm rendered it.
 pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
     let fail = |message: String| ImportError {
         app: req.app_shown.clone(),
@@ -770,7 +780,7 @@ fn migrate_client_side_fields(root: &mut Map<String, Value>, warnings: &mut Vec<
     }
     annotations.insert(
         MIGRATION_ANNOTATION.into(),
-        json!(super::super::adopt::ARGOCD_MANAGER),
+        json!(crate::adopt::ARGOCD_MANAGER),
     );
     warnings.push(format!(
         "metadata.annotations[{MIGRATION_ANNOTATION:?}] is set to {:?}: the old Application synced \
@@ -780,7 +790,7 @@ fn migrate_client_side_fields(root: &mut Map<String, Value>, warnings: &mut Vec<
          diff. Check the owners first: adopt-check on a dump made with kubectl get \
          --show-managed-fields lists them (a release installed by the helm command instead: name \
          `helm`)",
-        super::super::adopt::ARGOCD_MANAGER
+        crate::adopt::ARGOCD_MANAGER
     ));
 }
 
