@@ -7,9 +7,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use cilium_cmp::chart::archive::ChartFiles;
-use cilium_cmp::engine::helm::coalesce;
-use cilium_cmp::engine::{ChartTemplates, RenderOptions};
+use cilium_cmp_render::chart::archive::ChartFiles;
+use cilium_cmp_render::engine::helm::coalesce;
+use cilium_cmp_render::engine::{ChartTemplates, RenderOptions};
 use serde_json::json;
 
 /// CPU time of this thread: on shared, loaded cores wall time says more about the neighbours.

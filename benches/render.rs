@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cilium_cmp::chart::ChartFiles;
-use cilium_cmp::render::Inputs;
+use cilium_cmp_render::chart::ChartFiles;
+use cilium_cmp_render::render::Inputs;
 
 fn median(mut xs: Vec<Duration>) -> Duration {
     xs.sort();
@@ -96,7 +96,7 @@ fn measure_in_fresh_process(
     compiled: &std::ffi::OsStr,
 ) -> Option<(Duration, i64)> {
     let out = Command::new(std::env::current_exe().ok()?)
-        .env(cilium_cmp::chart::compiled::DIR_VAR, compiled)
+        .env(cilium_cmp_render::chart::compiled::DIR_VAR, compiled)
         .arg(MEASURE_CHILD)
         .arg(bin)
         .args(args)
@@ -119,7 +119,9 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let reference = root.join("../shared/cilium-reference");
     // The newest supported release unless CILIUM_CMP_BENCH_VERSION names another.
-    let newest = cilium_cmp::versions::supported().last().unwrap_or_default();
+    let newest = cilium_cmp_render::versions::supported()
+        .last()
+        .unwrap_or_default();
     let version_env = std::env::var("CILIUM_CMP_BENCH_VERSION").ok();
     let version = version_env.as_deref().unwrap_or(newest);
     let charts = Some(
@@ -152,7 +154,7 @@ fn main() {
                 name.clone(),
                 format!("skipped (needs CILIUM_CMP_CHART_DIR with cilium-{version}.tgz)"),
             )),
-            Some(inputs) if cilium_cmp::render(&inputs).is_err() => {
+            Some(inputs) if cilium_cmp_render::render::render(&inputs).is_err() => {
                 skipped.push((name.clone(), "skipped (render refused)".to_string()))
             }
             Some(inputs) => measured.push((name.clone(), inputs, Vec::new())),
@@ -177,7 +179,7 @@ fn main() {
         for (_, inputs, samples) in measured.iter_mut() {
             for _ in 0..RENDERS_PER_ROUND {
                 let t = Instant::now();
-                let out = cilium_cmp::render(inputs);
+                let out = cilium_cmp_render::render::render(inputs);
                 let e = t.elapsed();
                 std::hint::black_box(out.ok());
                 samples.push(e);

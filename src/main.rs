@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cilium_cmp::replace_file::Force;
+use cilium_cmp_render::replace_file::Force;
 
 use cli::args::{ChartCommand, Cli, Command, ErrorFormat};
 use cli::io::ClosedStdout;
@@ -49,10 +49,10 @@ fn main() -> ExitCode {
 }
 
 /// The one place an error is printed: as a diagnostic (its kind and the user's entries it points
-/// at, `cilium_cmp::diagnose`), in the form `--error-format` asks for, on standard error.
+/// at, `cilium_cmp_gitops::diagnose`), in the form `--error-format` asks for, on standard error.
 fn print_error(e: &anyhow::Error, format: ErrorFormat) {
     let chain: Vec<&(dyn std::error::Error + 'static)> = e.chain().collect();
-    let d = cilium_cmp::diagnose::diagnose(&chain, format!("{e:#}"));
+    let d = cilium_cmp_gitops::diagnose::diagnose(&chain, format!("{e:#}"));
     match format {
         ErrorFormat::Json => cli::io::to_stderr(&format!("{}\n", d.to_json())),
         // Errors quote folders, files and values of the repository (a CI log shows them): every

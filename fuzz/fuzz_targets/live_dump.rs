@@ -38,30 +38,30 @@ data: {debug: "false"}
 
 fuzz_target!(|text: &str| {
     let live = "live.yaml".to_string();
-    let _ = cilium_cmp::adopt::live::objects_of("live.yaml", text, "kube-system");
+    let _ = cilium_cmp_gitops::adopt::live::objects_of("live.yaml", text, "kube-system");
     // The fixed render against the bytes as a dump: keyed lists, ownership and fate.
-    let _ = cilium_cmp::adopt::check(
+    let _ = cilium_cmp_gitops::adopt::check(
         RENDER,
         &[(live.clone(), text.into())],
         "kube-system",
         "cilium",
     );
     // The whole comparison, managedFields included, on the text as render and as live dump.
-    let _ = cilium_cmp::adopt::check(text, &[(live, text.into())], "kube-system", "cilium");
+    let _ = cilium_cmp_gitops::adopt::check(text, &[(live, text.into())], "kube-system", "cilium");
     // The bytes as managedFields: parsed, and every path of the render looked up in them.
-    if let Ok(docs) = cilium_cmp::yaml::read::parse_stream_values(text) {
+    if let Ok(docs) = cilium_cmp_yaml::yaml::read::parse_stream_values(text) {
         for doc in docs.into_iter().take(4) {
             let object = serde_json::json!({"metadata": {"managedFields": doc}});
-            if let Ok(Some(entries)) = cilium_cmp::adopt::ownership::entries(&object) {
-                let render = cilium_cmp::adopt::live::objects_of("r", RENDER, "kube-system")
+            if let Ok(Some(entries)) = cilium_cmp_gitops::adopt::ownership::entries(&object) {
+                let render = cilium_cmp_gitops::adopt::live::objects_of("r", RENDER, "kube-system")
                     .expect("the fixed render reads");
                 let mut steps = 100_000;
-                for d in cilium_cmp::adopt::compare::differences(
+                for d in cilium_cmp_gitops::adopt::compare::differences(
                     &render[0].value,
                     &serde_json::json!({}),
                 ) {
                     let value = d.render.unwrap_or_default();
-                    if cilium_cmp::adopt::ownership::owners(&entries, &d.path, &value, &mut steps)
+                    if cilium_cmp_gitops::adopt::ownership::owners(&entries, &d.path, &value, &mut steps)
                         .is_err()
                     {
                         break;

@@ -2,7 +2,7 @@
 //! error or an assignment, never a panic or unbounded memory.
 #![no_main]
 
-use cilium_cmp::setexpr::{apply_as, Kind};
+use cilium_cmp_render::setexpr::{apply_as, Kind};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

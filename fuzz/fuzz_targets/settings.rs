@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
-    let _ = cilium_cmp::argocd::folder::parse_settings(text, "cilium-cmp.yaml");
+    let _ = cilium_cmp_gitops::argocd::folder::parse_settings(text, "cilium-cmp.yaml");
 });

@@ -5,6 +5,6 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
-    let _ = cilium_cmp::yaml::parse_value(text);
-    let _ = cilium_cmp::yaml::parse_values(text);
+    let _ = cilium_cmp_yaml::yaml::parse_value(text);
+    let _ = cilium_cmp_yaml::yaml::parse_values(text);
 });

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use cilium_cmp::argocd::{self, GenerateError};
+use cilium_cmp_gitops::argocd::{self, GenerateError};
 
 use super::args::{AdoptCheckArgs, FolderArgs};
 use super::inputs::{folder_request, inputs_finding_archive};
@@ -40,30 +40,31 @@ pub fn run(a: &AdoptCheckArgs) -> anyhow::Result<ExitCode> {
             (rendered.generation.inputs, rendered.text)
         }
     };
-    if a.live.len() > cilium_cmp::limits::MAX_LIVE_FILES {
+    if a.live.len() > cilium_cmp_yaml::limits::MAX_LIVE_FILES {
         anyhow::bail!(
             "{} --live files are given; at most {} are allowed",
             a.live.len(),
-            cilium_cmp::limits::MAX_LIVE_FILES
+            cilium_cmp_yaml::limits::MAX_LIVE_FILES
         );
     }
-    let mut budget = cilium_cmp::limits::MAX_LIVE_TOTAL_BYTES;
+    let mut budget = cilium_cmp_yaml::limits::MAX_LIVE_TOTAL_BYTES;
     let mut dumps = Vec::new();
     for f in &a.live {
-        dumps.push(cilium_cmp::adopt::live::read_dump(f, &mut budget)?);
+        dumps.push(cilium_cmp_gitops::adopt::live::read_dump(f, &mut budget)?);
     }
     let mut sync = match &a.argocd_application {
         Some(file) => sync_model(file)?,
-        None => cilium_cmp::adopt::SyncModel::default(),
+        None => cilium_cmp_gitops::adopt::SyncModel::default(),
     };
     if let Some(file) = &a.argocd_cm {
         sync.tracking = tracking_of(file)?;
     }
     let filter = argocd_filter(a.argocd_cm.as_deref())?;
     let namespace = inputs.namespace.clone();
-    let mut report = cilium_cmp::adopt::check_with(&text, &dumps, &namespace, &a.release, &sync)?;
+    let mut report =
+        cilium_cmp_gitops::adopt::check_with(&text, &dumps, &namespace, &a.release, &sync)?;
     // A release Helm 3 rendered differs from the Helm 4 render where the chart's nulls are read.
-    match cilium_cmp::adopt::helm3::assess(&inputs, &text, &dumps, &namespace) {
+    match cilium_cmp_gitops::adopt::helm3::assess(&inputs, &text, &dumps, &namespace) {
         Ok(found) => report.helm3 = found,
         Err(e) => report.warnings.push(format!(
             "the render as Helm 3 would coalesce the values failed, so the nulls whose render \
@@ -95,8 +96,8 @@ pub fn run(a: &AdoptCheckArgs) -> anyhow::Result<ExitCode> {
         });
     }
     let out = match a.output.as_str() {
-        "json" => cilium_cmp::adopt::report::json(&report),
-        _ => cilium_cmp::adopt::report::human(&report),
+        "json" => cilium_cmp_gitops::adopt::report::json(&report),
+        _ => cilium_cmp_gitops::adopt::report::human(&report),
     };
     write_stdout(&out)?;
     Ok(if report.disruptive() {
@@ -111,10 +112,11 @@ pub fn run(a: &AdoptCheckArgs) -> anyhow::Result<ExitCode> {
 /// `docs/user-guide/sync-options.md`, "Client-Side Apply Migration"; `controller/sync.go` reads
 /// the annotation, default `kubectl-client-side-apply` from argoproj/gitops-engine
 /// `pkg/sync/common/types.go` `DefaultClientSideApplyMigrationManager`).
-fn sync_model(file: &std::path::Path) -> anyhow::Result<cilium_cmp::adopt::SyncModel> {
+fn sync_model(file: &std::path::Path) -> anyhow::Result<cilium_cmp_gitops::adopt::SyncModel> {
     let shown = file.display().to_string();
-    let text = cilium_cmp::limits::read_text(file, &shown)?;
-    let app = cilium_cmp::yaml::parse_value(&text).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+    let text = cilium_cmp_yaml::limits::read_text(file, &shown)?;
+    let app =
+        cilium_cmp_yaml::yaml::parse_value(&text).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
     if app.get("kind").and_then(|k| k.as_str()) != Some("Application") {
         anyhow::bail!("{shown}: not an Argo CD Application (kind: Application expected)");
     }
@@ -132,7 +134,7 @@ fn sync_model(file: &std::path::Path) -> anyhow::Result<cilium_cmp::adopt::SyncM
         .and_then(|m| m.as_str())
         .filter(|m| !m.is_empty())
         .unwrap_or("kubectl-client-side-apply");
-    Ok(cilium_cmp::adopt::SyncModel {
+    Ok(cilium_cmp_gitops::adopt::SyncModel {
         migrated_manager: (server_side && migration).then(|| manager.to_string()),
         application: app
             .pointer("/metadata/name")
@@ -143,11 +145,15 @@ fn sync_model(file: &std::path::Path) -> anyhow::Result<cilium_cmp::adopt::SyncM
 }
 
 /// How the user's Argo CD tracks its objects (`argocd-cm`'s resource tracking keys).
-fn tracking_of(file: &std::path::Path) -> anyhow::Result<cilium_cmp::adopt::tracking::Tracking> {
+fn tracking_of(
+    file: &std::path::Path,
+) -> anyhow::Result<cilium_cmp_gitops::adopt::tracking::Tracking> {
     let shown = file.display().to_string();
-    let text = cilium_cmp::limits::read_text(file, &shown)?;
-    let cm = cilium_cmp::yaml::parse_value(&text).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
-    cilium_cmp::adopt::tracking::Tracking::from_argocd_cm(&cm, &shown).map_err(anyhow::Error::msg)
+    let text = cilium_cmp_yaml::limits::read_text(file, &shown)?;
+    let cm =
+        cilium_cmp_yaml::yaml::parse_value(&text).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+    cilium_cmp_gitops::adopt::tracking::Tracking::from_argocd_cm(&cm, &shown)
+        .map_err(anyhow::Error::msg)
 }
 
 /// The resource filter of the user's argocd-cm, or Argo CD's defaults.
@@ -156,7 +162,7 @@ pub fn argocd_filter(file: Option<&std::path::Path>) -> anyhow::Result<argocd::e
         None => argocd::exclusions::Filter::argocd_defaults(),
         Some(f) => {
             let shown = f.display().to_string();
-            let text = cilium_cmp::limits::read_text(f, &shown)?;
+            let text = cilium_cmp_yaml::limits::read_text(f, &shown)?;
             argocd::exclusions::Filter::from_argocd_cm(&text, &shown).map_err(anyhow::Error::msg)?
         }
     })

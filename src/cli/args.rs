@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use cilium_cmp::kube_version::{ApiVersions, KubeVersion};
-use cilium_cmp::render::{DEFAULT_KUBE_VERSION, DEFAULT_NAMESPACE};
-use cilium_cmp::versions::{Release, UnknownVersion};
+use cilium_cmp_render::kube_version::{ApiVersions, KubeVersion};
+use cilium_cmp_render::render::{DEFAULT_KUBE_VERSION, DEFAULT_NAMESPACE};
+use cilium_cmp_render::versions::{Release, UnknownVersion};
 
 /// `--cilium-version`, read once: a listed release, or a newer one rendered from its archive.
 /// A bad one is bad input (status 1, with the releases there are), not a usage error:
@@ -19,7 +19,7 @@ fn release(text: &str) -> Result<Release, UnknownVersion> {
 }
 
 /// `--kube-version`, read once in Helm's form (`kube_version`).
-fn kube_version(text: &str) -> Result<KubeVersion, cilium_cmp::RenderError> {
+fn kube_version(text: &str) -> Result<KubeVersion, cilium_cmp_render::error::RenderError> {
     text.parse()
 }
 

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use cilium_cmp::chart::fetch;
-use cilium_cmp::chart::obtain::REPO_VAR;
+use cilium_cmp_render::chart::fetch;
+use cilium_cmp_render::chart::obtain::REPO_VAR;
 
 use super::io::write_stdout;
 
@@ -27,7 +27,7 @@ pub fn fetch(
         );
     }
     // The index's address came from the user or the environment: escaped for the log.
-    let which = cilium_cmp::escape::message(&f.against.to_string());
+    let which = cilium_cmp_yaml::escape::message(&f.against.to_string());
     if f.downloaded {
         tracing::info!("downloaded Cilium {release}'s chart archive; it matches {which}");
     } else {
@@ -40,7 +40,7 @@ pub fn fetch(
 /// `import-chart ARCHIVE --data-dir DIR` (hidden, for release day): the archive's facts under
 /// `data/`.
 pub fn import(archive: &Path, data_dir: &Path) -> anyhow::Result<ExitCode> {
-    let v = cilium_cmp::chart::import::import(archive, data_dir)?;
+    let v = cilium_cmp_render::chart::import::import(archive, data_dir)?;
     tracing::info!("imported Cilium {v} into {}", data_dir.display());
     Ok(ExitCode::SUCCESS)
 }

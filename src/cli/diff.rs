@@ -1,18 +1,18 @@
-//! `diff` and `lock --check` over every folder: the front ends of `cilium_cmp::diff`.
+//! `diff` and `lock --check` over every folder: the front ends of `cilium_cmp_gitops::diff`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use cilium_cmp::diff::repo::{self, Target};
-use cilium_cmp::diff::{self, Outcome, Section};
-use cilium_cmp::git_rev::{Revision, WorkTree};
-use cilium_cmp::render::Inputs;
-use cilium_cmp::versions::Release;
+use cilium_cmp_gitops::diff::repo::{self, Target};
+use cilium_cmp_gitops::diff::{self, Outcome, Section};
+use cilium_cmp_gitops::git_rev::{Revision, WorkTree};
+use cilium_cmp_render::render::Inputs;
+use cilium_cmp_render::versions::Release;
 
 use super::args::{DiffArgs, FolderArgs};
 use super::inputs::folder_request;
 use super::io::{say, write_stdout};
-use cilium_cmp::escape;
+use cilium_cmp_yaml::escape;
 
 fn target(a: &DiffArgs) -> Target {
     // A flag not given leaves each folder's own cilium-cmp.yaml to say (empty: `argocd::plan`).
@@ -24,7 +24,7 @@ fn target(a: &DiffArgs) -> Target {
         chart_dir: a
             .chart_dir
             .clone()
-            .or_else(cilium_cmp::chart::store::default_dir),
+            .or_else(cilium_cmp_render::chart::store::default_dir),
         allow_unknown_keys: a.allow_unknown_keys,
     }
 }
@@ -104,15 +104,17 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
         // Both sides are releases this binary lists: a diff reads their facts compiled in.
         let v = match version {
             Release::Known(v) => v.to_string(),
-            Release::FromArchive(name) => Err(cilium_cmp::versions::UnknownVersion {
+            Release::FromArchive(name) => Err(cilium_cmp_render::versions::UnknownVersion {
                 requested: name.to_string(),
             })?,
         };
         let mut i = Inputs::new(version.clone());
         for f in files {
             let shown = f.display().to_string();
-            i.values_files
-                .push((shown.clone(), cilium_cmp::limits::read_text(f, &shown)?));
+            i.values_files.push((
+                shown.clone(),
+                cilium_cmp_yaml::limits::read_text(f, &shown)?,
+            ));
         }
         i.set = set.to_vec();
         i.namespace = a.cluster.namespace_or_default();
@@ -120,7 +122,7 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
         i.api_versions = a.cluster.api_versions();
         i.allow_unknown_keys = a.allow_unknown_keys;
         if let Some(dir) = target(a).chart_dir {
-            i.chart = cilium_cmp::chart::store::open_stored(&dir, &v)?;
+            i.chart = cilium_cmp_render::chart::store::open_stored(&dir, &v)?;
         }
         Ok(i)
     };
@@ -152,7 +154,7 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
     let new = repo::render_inputs(&new_inputs, &label(&a.values, &a.set), upgrade)
         .map_err(|e| anyhow::anyhow!("the new render ({to}): {e}"))?;
     let values = if upgrade {
-        Some(cilium_cmp::render::resolve_values(
+        Some(cilium_cmp_render::render::resolve_values(
             &new_inputs,
             new.version,
         )?)
@@ -178,7 +180,7 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
 /// parallel; one line per folder on stderr; fails when any lock is missing or stale.
 pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<ExitCode> {
     let (root, folders) = super::lock::application_folders(folder, "")?;
-    let results = cilium_cmp::parallel::map(
+    let results = cilium_cmp_render::parallel::map(
         &folders,
         "lock --check",
         &super::progress::Shown::default(),
@@ -188,27 +190,31 @@ pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<ExitCode> {
             let args = super::lock::for_folder(folder, &root, rel);
             let req = folder_request(&args);
             let checked = req.env().and_then(|env| {
-                cilium_cmp::argocd::preview::preview(&env, &args.app_dir, args.allow_unknown_keys)
+                cilium_cmp_gitops::argocd::preview::preview(
+                    &env,
+                    &args.app_dir,
+                    args.allow_unknown_keys,
+                )
             });
             match checked {
                 Err(e) => (false, format!("{shown}: {}", e.on_command_line())),
                 Ok(p) => match p.state() {
-                    cilium_cmp::argocd::LockState::Fresh => {
+                    cilium_cmp_gitops::argocd::LockState::Fresh => {
                         (true, format!("{shown}: ok {}", p.hash()))
                     }
-                    cilium_cmp::argocd::LockState::Missing => (
+                    cilium_cmp_gitops::argocd::LockState::Missing => (
                         false,
                         format!(
                             "{shown}: no lock; write it with\n  {}",
-                            cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
+                            cilium_cmp_gitops::argocd::reproduce_command(&p.rendered.generation)
                         ),
                     ),
-                    cilium_cmp::argocd::LockState::Stale { .. } => (
+                    cilium_cmp_gitops::argocd::LockState::Stale { .. } => (
                         false,
                         format!(
                             "{shown}: stale\n{}  update it with\n  {}",
                             p.summary(),
-                            cilium_cmp::argocd::reproduce_command(&p.rendered.generation)
+                            cilium_cmp_gitops::argocd::reproduce_command(&p.rendered.generation)
                         ),
                     ),
                 },

@@ -4,13 +4,13 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use cilium_cmp::fix_values::{self, Fix, FixError};
-use cilium_cmp::replace_file::Force;
-use cilium_cmp::RenderError;
+use cilium_cmp_gitops::fix_values::{self, Fix, FixError};
+use cilium_cmp_render::error::RenderError;
+use cilium_cmp_render::replace_file::Force;
 
 use super::args::FixValuesArgs;
 use super::io::{self as cli_io, say, write_stdout};
-use cilium_cmp::escape;
+use cilium_cmp_yaml::escape;
 
 /// The exit status when files were changed, or would be with `--dry-run`: scripts and CI tell
 /// "fixed, commit it" from "nothing to do" (0) and from a failure (1).
@@ -26,7 +26,7 @@ pub fn run(a: &FixValuesArgs) -> anyhow::Result<ExitCode> {
         if files.iter().any(|(name, _)| *name == shown) {
             anyhow::bail!("{shown} is given twice; name each values file once");
         }
-        let text = cilium_cmp::limits::read_text(f, &shown)?;
+        let text = cilium_cmp_yaml::limits::read_text(f, &shown)?;
         files.push((shown, text));
     }
     // The other inputs of the render the check compares, as `render` reads them.
@@ -86,7 +86,7 @@ pub fn run(a: &FixValuesArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .filter_map(|f| {
                 let edited = f.edited.as_deref()?;
-                Some(cilium_cmp::unified_diff::unified(
+                Some(cilium_cmp_gitops::unified_diff::unified(
                     &f.name,
                     &f.original,
                     edited,

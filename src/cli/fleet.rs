@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use cilium_cmp::fleet;
-use cilium_cmp::versions::Release;
+use cilium_cmp_gitops::fleet;
+use cilium_cmp_render::versions::Release;
 
 use super::args::FleetCheckArgs;
 use super::io::write_stdout;
@@ -19,7 +19,7 @@ pub fn run(a: &FleetCheckArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot open the repository root {}", given.display()))?;
     // The folders are read with the releases this binary lists.
     let version = match &a.cilium_version {
-        Some(Release::FromArchive(name)) => Err(cilium_cmp::versions::UnknownVersion {
+        Some(Release::FromArchive(name)) => Err(cilium_cmp_render::versions::UnknownVersion {
             requested: name.to_string(),
         })
         .context("--cilium-version")?,

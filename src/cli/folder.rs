@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use cilium_cmp::argocd::{self, GenerateError};
-use cilium_cmp::replace_file::Force;
+use cilium_cmp_gitops::argocd::{self, GenerateError};
+use cilium_cmp_render::replace_file::Force;
 
 use super::args::{ArgocdSettingsArgs, FolderArgs};
 use super::inputs::{argocd_env, folder_request};
@@ -28,7 +28,7 @@ pub fn generate() -> anyhow::Result<ExitCode> {
     for d in differs {
         tracing::warn!(
             "{}; rendering for what Argo CD passed (update the folder's cilium-cmp.yaml, or the Application, so they agree)",
-            cilium_cmp::escape::message(&d)
+            cilium_cmp_yaml::escape::message(&d)
         );
     }
     write_stdout(&r?.text)?;
@@ -67,7 +67,7 @@ pub fn lock(
             }
             argocd::LockState::Missing => anyhow::bail!(
                 "{} does not exist: the folder has no lock to check; write it with\n  {}\nand commit it",
-                cilium_cmp::escape::text(&p.lock_shown),
+                cilium_cmp_yaml::escape::text(&p.lock_shown),
                 argocd::reproduce_command(&p.rendered.generation)
             ),
             argocd::LockState::Stale { .. } => anyhow::bail!(
@@ -79,7 +79,7 @@ pub fn lock(
         };
     }
     let summary = p.summary();
-    let lock = cilium_cmp::escape::text(&p.lock_shown);
+    let lock = cilium_cmp_yaml::escape::text(&p.lock_shown);
     if p.write_lock(Force::flag(force))? {
         say(&format!("{summary}{lock}: written; commit it"));
     } else {
@@ -98,7 +98,7 @@ pub fn talos_patch(
     let req = folder_request(folder);
     let r = argocd::generate_allowing(&req.env()?, &folder.app_dir, folder.allow_unknown_keys)
         .map_err(GenerateError::on_command_line)?;
-    let patch = cilium_cmp::talos::inline_manifest_patch(name, &r.text, &r.hash);
+    let patch = cilium_cmp_render::talos::inline_manifest_patch(name, &r.text, &r.hash);
     match output {
         Some(path) => cli_io::write_file(path, &patch, Force::flag(force))?,
         None => write_stdout(&patch)?,

@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
-use cilium_cmp::chart::fetch::{Kind, Request, Transport};
-use cilium_cmp::limits::{FETCH_CONNECT_SECS, FETCH_TOTAL_SECS};
+use cilium_cmp_render::chart::fetch::{Kind, Request, Transport};
+use cilium_cmp_yaml::limits::{FETCH_CONNECT_SECS, FETCH_TOTAL_SECS};
 
 /// ureq with rustls and the Mozilla roots compiled in (no gzip: an archive is stored as served).
 pub struct Ureq;

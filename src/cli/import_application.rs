@@ -8,16 +8,16 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use cilium_cmp::argocd::{self, GenerateError};
-use cilium_cmp::chart::store;
-use cilium_cmp::replace_file::Force;
+use cilium_cmp_gitops::argocd::{self, GenerateError};
+use cilium_cmp_render::chart::store;
+use cilium_cmp_render::replace_file::Force;
 
 use super::args::ImportApplicationArgs;
 use super::io::{self as cli_io, write_stdout, Stdin, STDIN_NAME};
-use cilium_cmp::escape;
+use cilium_cmp_yaml::escape;
 
 pub fn run(a: ImportApplicationArgs) -> anyhow::Result<ExitCode> {
-    use cilium_cmp::import_application;
+    use cilium_cmp_gitops::import_application;
     let ImportApplicationArgs {
         app,
         to,
@@ -34,7 +34,7 @@ pub fn run(a: ImportApplicationArgs) -> anyhow::Result<ExitCode> {
             Stdin::default().read("the Application")?,
         )
     } else {
-        let text = cilium_cmp::limits::read_text(&app, &shown)?;
+        let text = cilium_cmp_yaml::limits::read_text(&app, &shown)?;
         (shown, text)
     };
     let path = match path {
@@ -122,14 +122,14 @@ pub fn run(a: ImportApplicationArgs) -> anyhow::Result<ExitCode> {
 fn render_written(
     to: &Path,
     path: &str,
-    imported: &cilium_cmp::import_application::Imported,
+    imported: &cilium_cmp_gitops::import_application::Imported,
 ) -> anyhow::Result<()> {
     let mut env = BTreeMap::new();
     env.insert("ARGOCD_APP_SOURCE_PATH".to_string(), path.to_string());
     env.insert("ARGOCD_APP_NAMESPACE".into(), imported.namespace.clone());
     env.insert(
         "KUBE_VERSION".into(),
-        cilium_cmp::render::DEFAULT_KUBE_VERSION.into(),
+        cilium_cmp_render::render::DEFAULT_KUBE_VERSION.into(),
     );
     if let Some(d) = store::default_dir() {
         env.insert(argocd::CHART_DIR_VAR.into(), d.display().to_string());

@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use cilium_cmp::argocd::{self, FolderRequest, Overrides};
-use cilium_cmp::chart::obtain::{self, Download};
-use cilium_cmp::chart::store;
-use cilium_cmp::chart::ChartFiles;
-use cilium_cmp::render::Inputs;
-use cilium_cmp::setexpr;
-use cilium_cmp::versions::Release;
-use cilium_cmp::RenderError;
+use cilium_cmp_gitops::argocd::{self, FolderRequest, Overrides};
+use cilium_cmp_render::chart::obtain::{self, Download};
+use cilium_cmp_render::chart::store;
+use cilium_cmp_render::chart::ChartFiles;
+use cilium_cmp_render::error::RenderError;
+use cilium_cmp_render::render::Inputs;
+use cilium_cmp_render::setexpr;
+use cilium_cmp_render::versions::Release;
 
 use super::args::{ClusterArgs, FolderArgs, RenderArgs, SetArgs};
 use super::io::{self as cli_io, Stdin, STDIN_NAME};
@@ -36,7 +36,7 @@ pub fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
         let text = if cli_io::is_stdin(&shown) {
             (STDIN_NAME.to_string(), stdin.read("-f -")?)
         } else {
-            let text = cilium_cmp::limits::read_text(f, &shown)?;
+            let text = cilium_cmp_yaml::limits::read_text(f, &shown)?;
             (shown, text)
         };
         inputs.values_files.push(text);
@@ -60,8 +60,9 @@ pub fn base_inputs(
     inputs.set_args.string = set.set_string.clone();
     inputs.set_args.file = set.set_file.clone();
     for expr in &set.set_file {
-        let names = setexpr::file_names(expr)
-            .map_err(|m| anyhow::anyhow!("--set-file {}: {m}", cilium_cmp::limits::quoted(expr)))?;
+        let names = setexpr::file_names(expr).map_err(|m| {
+            anyhow::anyhow!("--set-file {}: {m}", cilium_cmp_yaml::limits::quoted(expr))
+        })?;
         for name in names {
             if inputs.set_args.files.contains_key(&name) {
                 continue;
@@ -69,8 +70,9 @@ pub fn base_inputs(
             let text = if cli_io::is_stdin(&name) {
                 stdin.read("--set-file with '-'")?
             } else {
-                cilium_cmp::limits::read_text(Path::new(&name), &name)
-                    .with_context(|| format!("--set-file {}", cilium_cmp::limits::quoted(expr)))?
+                cilium_cmp_yaml::limits::read_text(Path::new(&name), &name).with_context(|| {
+                    format!("--set-file {}", cilium_cmp_yaml::limits::quoted(expr))
+                })?
             };
             inputs.set_args.files.insert(name, text);
         }
@@ -88,7 +90,7 @@ pub fn base_inputs(
 /// fetch` fills one (the flag means the same on every command), whose cilium-VERSION.tgz is read.
 pub fn open_chart_archive(path: &Path, cilium_version: &str) -> anyhow::Result<ChartFiles> {
     if path.is_dir() && !path.join("Chart.yaml").exists() {
-        let version = cilium_cmp::versions::release_number(cilium_version)
+        let version = cilium_cmp_render::versions::release_number(cilium_version)
             .unwrap_or_else(|| cilium_version.to_string());
         return store::open_stored(path, &version)?.with_context(|| {
             format!(
@@ -127,10 +129,10 @@ pub fn inputs_finding_archive(a: &RenderArgs) -> anyhow::Result<(Inputs, String)
 }
 
 fn render_found(a: &RenderArgs, inputs: &mut Inputs) -> anyhow::Result<String> {
-    match cilium_cmp::render(inputs) {
+    match cilium_cmp_render::render::render(inputs) {
         Err(RenderError::NoChartArchive { version }) if a.chart_archive.is_none() => {
             inputs.chart = Some(obtained_archive(&version)?);
-            Ok(cilium_cmp::render(inputs)?)
+            Ok(cilium_cmp_render::render::render(inputs)?)
         }
         // A release this binary does not list: its archive in the chart folder, placed there by
         // the user (or `chart fetch VERSION`), is read with its own facts (`chart::unlisted`).
@@ -139,7 +141,7 @@ fn render_found(a: &RenderArgs, inputs: &mut Inputs) -> anyhow::Result<String> {
         {
             let (_, chart) = stored_unlisted(&inputs.cilium.to_string(), e)?;
             inputs.chart = Some(chart);
-            Ok(cilium_cmp::render(inputs)?)
+            Ok(cilium_cmp_render::render::render(inputs)?)
         }
         other => Ok(other?),
     }
@@ -149,9 +151,9 @@ fn render_found(a: &RenderArgs, inputs: &mut Inputs) -> anyhow::Result<String> {
 /// number; without it, `listed_error` (why the release is not listed) and where it was looked for.
 pub fn stored_unlisted(
     requested: &str,
-    listed_error: cilium_cmp::versions::UnknownVersion,
+    listed_error: cilium_cmp_render::versions::UnknownVersion,
 ) -> anyhow::Result<(String, ChartFiles)> {
-    let Some(version) = cilium_cmp::versions::release_number(requested) else {
+    let Some(version) = cilium_cmp_render::versions::release_number(requested) else {
         return Err(listed_error.into());
     };
     let dir = store::default_dir();
@@ -174,7 +176,7 @@ pub fn stored_unlisted(
 pub fn schema_release(
     requested: &Release,
     chart_archive: Option<&Path>,
-) -> anyhow::Result<cilium_cmp::versions::CiliumVersion> {
+) -> anyhow::Result<cilium_cmp_render::versions::CiliumVersion> {
     match requested {
         Release::Known(v) => Ok(*v),
         Release::FromArchive(name) => {
@@ -183,12 +185,13 @@ pub fn schema_release(
                 Some(path) => (name.clone(), open_chart_archive(path, &name)?),
                 None => stored_unlisted(
                     &name,
-                    cilium_cmp::versions::UnknownVersion {
+                    cilium_cmp_render::versions::UnknownVersion {
                         requested: name.clone(),
                     },
                 )?,
             };
-            Ok(cilium_cmp::chart::unlisted::open(&chart, &version).map_err(RenderError::from)?)
+            Ok(cilium_cmp_render::chart::unlisted::open(&chart, &version)
+                .map_err(RenderError::from)?)
         }
     }
 }

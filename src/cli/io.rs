@@ -6,8 +6,8 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use cilium_cmp::limits;
-use cilium_cmp::replace_file::Force;
+use cilium_cmp_render::replace_file::Force;
+use cilium_cmp_yaml::limits;
 
 /// The name standard input has in error messages, as `-f -` and `--set-file KEY=-` read it.
 pub const STDIN_NAME: &str = "<stdin>";
@@ -34,14 +34,14 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
 /// messages quote folders, files and values of the repository. Names in it should have gone
 /// through `escape::text` already; this is the last guard, not the only one.
 pub fn say(text: &str) {
-    let mut line = cilium_cmp::escape::lines(text);
+    let mut line = cilium_cmp_yaml::escape::lines(text);
     line.push('\n');
     to_stderr(&line);
 }
 
 /// `say` without the line break it adds: for text that ends its own lines (or is empty).
 pub fn say_part(text: &str) {
-    to_stderr(&cilium_cmp::escape::lines(text));
+    to_stderr(&cilium_cmp_yaml::escape::lines(text));
 }
 
 /// Writes to stderr, ignoring an error (stderr closed, or a pipe whose reader went away):
@@ -55,8 +55,10 @@ pub fn to_stderr(text: &str) {
 /// A diagnostic with every piece that quotes the repository escaped as `say` escapes: the
 /// message, labels and help; an excerpt the escaper would change is left out (its offsets would
 /// no longer fit), its place still named.
-pub fn escaped(mut d: cilium_cmp::diagnostic::Diagnostic) -> cilium_cmp::diagnostic::Diagnostic {
-    use cilium_cmp::escape;
+pub fn escaped(
+    mut d: cilium_cmp_yaml::diagnostic::Diagnostic,
+) -> cilium_cmp_yaml::diagnostic::Diagnostic {
+    use cilium_cmp_yaml::escape;
     d.message = escape::lines(&d.message);
     d.help = d.help.iter().map(|h| escape::lines(h)).collect();
     for l in d.primary.iter_mut().chain(d.labels.iter_mut()) {
@@ -78,14 +80,14 @@ pub fn escaped(mut d: cilium_cmp::diagnostic::Diagnostic) -> cilium_cmp::diagnos
 /// `path`. A failure leaves `path` as it was and removes the temporary file. A link, a
 /// hard-linked or a read-only file is refused unless `force` (`replace_file`).
 pub fn write_file(path: &Path, text: &str, force: Force) -> anyhow::Result<()> {
-    cilium_cmp::replace_file::replace(path, text.as_bytes(), force)
+    cilium_cmp_render::replace_file::replace(path, text.as_bytes(), force)
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Refuses, before any work, a target `write_file` would refuse: a command writing several
 /// files (`fix-values`) then writes all of them or none.
 pub fn check_writable(path: &Path, force: Force) -> anyhow::Result<()> {
-    cilium_cmp::replace_file::check(path, force)
+    cilium_cmp_render::replace_file::check(path, force)
         .with_context(|| format!("cannot write {}", path.display()))
 }
 

@@ -5,10 +5,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use cilium_cmp::argocd;
-use cilium_cmp::diff::repo;
-use cilium_cmp::escape;
-use cilium_cmp::replace_file::Force;
+use cilium_cmp_gitops::argocd;
+use cilium_cmp_gitops::diff::repo;
+use cilium_cmp_render::replace_file::Force;
+use cilium_cmp_yaml::escape;
 
 use super::args::FolderArgs;
 use super::inputs::{folder_request, repository_root};
@@ -22,7 +22,7 @@ pub fn lock_all(folder: &FolderArgs, force: Force) -> anyhow::Result<ExitCode> {
         folder,
         ": name the repository with --repo-root, or the folder to lock",
     )?;
-    let results = cilium_cmp::parallel::map(
+    let results = cilium_cmp_render::parallel::map(
         &folders,
         "lock",
         &super::progress::Shown::default(),

@@ -14,7 +14,7 @@ pub struct Shown {
     bar: Mutex<Option<ProgressBar>>,
 }
 
-impl cilium_cmp::parallel::Progress for Shown {
+impl cilium_cmp_render::parallel::Progress for Shown {
     fn start(&self, what: &str, total: usize) {
         // One folder needs no counter; not a terminal, no bar (indicatif would hide it too, but
         // the rule is ours to state).
@@ -26,7 +26,7 @@ impl cilium_cmp::parallel::Progress for Shown {
             bar.set_style(style);
         }
         // The names are the program's own, escaped all the same like everything shown.
-        bar.set_message(cilium_cmp::escape::message(what));
+        bar.set_message(cilium_cmp_yaml::escape::message(what));
         if let Ok(mut slot) = self.bar.lock() {
             *slot = Some(bar);
         }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use cilium_cmp::replace_file::Force;
+use cilium_cmp_render::replace_file::Force;
 
 use super::args::{Cli, RenderCommand};
 use super::inputs::render_finding_archive;
@@ -23,7 +23,7 @@ pub fn run(a: &RenderCommand) -> anyhow::Result<ExitCode> {
 
 /// `versions`: the releases compiled in, one a line.
 pub fn versions() -> anyhow::Result<ExitCode> {
-    let list: String = cilium_cmp::versions::supported()
+    let list: String = cilium_cmp_render::versions::supported()
         .map(|v| format!("{v}\n"))
         .collect();
     write_stdout(&list)?;
@@ -32,11 +32,11 @@ pub fn versions() -> anyhow::Result<ExitCode> {
 
 /// `schema`: the JSON Schema of a release's values for editors.
 pub fn schema(
-    cilium_version: &cilium_cmp::versions::Release,
+    cilium_version: &cilium_cmp_render::versions::Release,
     chart_archive: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
     let version = super::inputs::schema_release(cilium_version, chart_archive)?;
-    let schema = cilium_cmp::editor_schema::values_schema(version)
+    let schema = cilium_cmp_render::editor_schema::values_schema(version)
         .with_context(|| format!("no values schema for Cilium {version}"))?;
     write_stdout(&format!("{}\n", serde_json::to_string_pretty(&schema)?))?;
     Ok(ExitCode::SUCCESS)

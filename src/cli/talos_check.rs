@@ -3,7 +3,7 @@
 //! Talos applies `cluster.inlineManifests` again on every `talosctl upgrade-k8s` and reconcile,
 //! and never deletes what it applied (siderolabs/talos#5640), so an inline manifest left behind
 //! after the lock moved on rolls Cilium back. The objects are compared with `diff`'s comparison
-//! (`cilium_cmp::diff::diff`), the inline manifest as the old side and the folder's render as the
+//! (`cilium_cmp_gitops::diff::diff`), the inline manifest as the old side and the folder's render as the
 //! new one: what bringing the machine config in line changes, in `diff`'s words and exit status.
 
 use std::path::Path;
@@ -11,12 +11,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use cilium_cmp::argocd::{self, GenerateError, LockState};
-use cilium_cmp::diff::{self, FolderState, Outcome, Section, Side, SideStream, Status};
-use cilium_cmp::escape;
-use cilium_cmp::replace_file::Force;
-use cilium_cmp::talos_config::{self, MachineConfig};
-use cilium_cmp::versions::CiliumVersion;
+use cilium_cmp_gitops::argocd::{self, GenerateError, LockState};
+use cilium_cmp_gitops::diff::{self, FolderState, Outcome, Section, Side, SideStream, Status};
+use cilium_cmp_render::replace_file::Force;
+use cilium_cmp_render::talos_config::{self, MachineConfig};
+use cilium_cmp_render::versions::CiliumVersion;
+use cilium_cmp_yaml::escape;
 
 use super::args::FolderArgs;
 use super::inputs::folder_request;
@@ -106,7 +106,7 @@ pub fn run(r: &Request) -> anyhow::Result<ExitCode> {
     let Some(status) = worst.filter(|s| *s != Status::Same) else {
         return Ok(ExitCode::SUCCESS);
     };
-    let patch = cilium_cmp::talos::inline_manifest_patch(r.name, &render.text, &render.hash);
+    let patch = cilium_cmp_render::talos::inline_manifest_patch(r.name, &render.text, &render.hash);
     match r.output {
         Some(path) => {
             cli_io::write_file(path, &patch, Force::flag(r.force))?;
@@ -144,13 +144,13 @@ fn compare(
     name: &str,
     report: &mut String,
 ) -> anyhow::Result<Status> {
-    let new_version: CiliumVersion = cilium_cmp::versions::parse(version)
+    let new_version: CiliumVersion = cilium_cmp_render::versions::parse(version)
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context("the folder's release")?;
     let inline_release = talos_config::release_of(contents);
     let old_version = inline_release
         .as_deref()
-        .and_then(|v| cilium_cmp::versions::parse(v).ok())
+        .and_then(|v| cilium_cmp_render::versions::parse(v).ok())
         .unwrap_or(new_version);
     report.push_str(&format!(
         "{whose}: inline manifest {name} is not the folder's render\n"
@@ -165,7 +165,7 @@ fn compare(
     };
     report.push_str(&release);
     // The content hash says which render it is, and whether it was edited after rendering.
-    let hash = match cilium_cmp::output::verify(contents) {
+    let hash = match cilium_cmp_render::output::verify(contents) {
         Ok((Some(stamped), computed)) if stamped == computed => {
             format!("  content hash: sha256:{stamped} in the machine config, {} in the lock\n", render.hash)
         }
@@ -216,11 +216,11 @@ fn compare(
 /// The machine config's text: a regular file, or standard input for `-`.
 fn read_input(path: &Path) -> anyhow::Result<String> {
     if path.as_os_str() == "-" {
-        cilium_cmp::limits::check_stdin()
+        cilium_cmp_yaml::limits::check_stdin()
             .map_err(|e| anyhow::anyhow!("{}: {e}", cli_io::STDIN_NAME))?;
         return Ok(std::io::read_to_string(std::io::stdin())?);
     }
-    let (f, _) = cilium_cmp::limits::open_regular(path)
+    let (f, _) = cilium_cmp_yaml::limits::open_regular(path)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     std::io::read_to_string(f).with_context(|| format!("cannot read {}", path.display()))
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::CommandFactory;
 
-use cilium_cmp::versions::UnknownVersion;
+use cilium_cmp_render::versions::UnknownVersion;
 
 use super::args::{Cli, EX_USAGE};
 
@@ -40,9 +40,9 @@ pub fn bad_input(e: &clap::Error) -> Option<anyhow::Error> {
     if let Some(unknown) = source.downcast_ref::<UnknownVersion>() {
         return Some(anyhow::anyhow!("{unknown}"));
     }
-    match source.downcast_ref::<cilium_cmp::RenderError>()? {
-        cilium_cmp::RenderError::KubeVersion(text) => Some(anyhow::Error::new(
-            cilium_cmp::RenderError::KubeVersion(text.clone()),
+    match source.downcast_ref::<cilium_cmp_render::error::RenderError>()? {
+        cilium_cmp_render::error::RenderError::KubeVersion(text) => Some(anyhow::Error::new(
+            cilium_cmp_render::error::RenderError::KubeVersion(text.clone()),
         )),
         _ => None,
     }
@@ -84,7 +84,7 @@ fn subcommand_takes(mut args: impl Iterator<Item = String>, id: &str) -> bool {
 /// releases. Only for the scripts: parsing still takes any release, since a newer one renders
 /// from its archive (docs/release-day.md).
 pub fn with_version_candidates(cmd: clap::Command) -> clap::Command {
-    let versions: Vec<&'static str> = cilium_cmp::versions::supported().collect();
+    let versions: Vec<&'static str> = cilium_cmp_render::versions::supported().collect();
     let names: Vec<String> = cmd
         .get_subcommands()
         .filter(|s| s.get_arguments().any(|a| a.get_id() == "cilium_version"))

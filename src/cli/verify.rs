@@ -6,28 +6,29 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use cilium_cmp::escape;
+use cilium_cmp_yaml::escape;
 
 use super::io::{self as cli_io, write_stdout};
 
 /// `verify FILE` (`-` for standard input).
 pub fn run(file: &Path) -> anyhow::Result<ExitCode> {
     let text = if file.as_os_str() == "-" {
-        cilium_cmp::limits::check_stdin()
+        cilium_cmp_yaml::limits::check_stdin()
             .map_err(|e| anyhow::anyhow!("{}: {e}", cli_io::STDIN_NAME))?;
         std::io::read_to_string(std::io::stdin())?
     } else {
-        let (f, _) = cilium_cmp::limits::open_regular(file)
+        let (f, _) = cilium_cmp_yaml::limits::open_regular(file)
             .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
         std::io::read_to_string(f).with_context(|| format!("cannot read {}", file.display()))?
     };
     // A Talos patch (`talos-patch`) holds the render in its inline manifests: each is checked
     // as the stream it is.
-    if let Some(manifests) = cilium_cmp::talos::inline_manifests(&text) {
+    if let Some(manifests) = cilium_cmp_render::talos::inline_manifests(&text) {
         inline_manifests(&manifests)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let (stamped, computed) = cilium_cmp::output::verify(&text).map_err(anyhow::Error::msg)?;
+    let (stamped, computed) =
+        cilium_cmp_render::output::verify(&text).map_err(anyhow::Error::msg)?;
     match stamped {
         Some(s) if s == computed => write_stdout(&format!("ok sha256:{computed}\n"))?,
         Some(s) => {
@@ -46,7 +47,7 @@ fn inline_manifests(manifests: &[(String, String)]) -> anyhow::Result<()> {
     let mut out = String::new();
     for (name, contents) in manifests {
         let shown = escape::text(name);
-        let (stamped, computed) = cilium_cmp::output::verify(contents)
+        let (stamped, computed) = cilium_cmp_render::output::verify(contents)
             .map_err(|e| anyhow::anyhow!("inline manifest {shown}: {e}"))?;
         match stamped {
             Some(s) if s == computed => {

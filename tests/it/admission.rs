@@ -92,14 +92,16 @@ fn refused(version: &str, values: &str, needles: &[&str]) {
 /// The library's refusal is typed: one violation per finding, naming the values at fault and,
 /// for a finding about an object, the object.
 fn the_refusal_lists_each_violation_with_its_values() {
-    let mut inputs = charts::with_archive(cilium_cmp::Inputs::new("1.19.6".parse().unwrap()));
+    let mut inputs = charts::with_archive(cilium_cmp_render::render::Inputs::new(
+        "1.19.6".parse().unwrap(),
+    ));
     inputs.values_files.push((
         "values.yaml".into(),
         "cni:\n  iptablesRemoveAWSRules: false\nroutingMode: natve\noperator:\n  replicas: -1\n"
             .into(),
     ));
-    let found = match cilium_cmp::render(&inputs) {
-        Err(cilium_cmp::RenderError::WouldBeRejected(found)) => found,
+    let found = match cilium_cmp_render::render::render(&inputs) {
+        Err(cilium_cmp_render::error::RenderError::WouldBeRejected(found)) => found,
         Err(other) => panic!("refused for another reason: {other}"),
         Ok(_) => panic!("rendered values the cluster refuses"),
     };

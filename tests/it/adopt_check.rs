@@ -276,7 +276,9 @@ fn helm_references_differ_only_as_documented() {
         "scheduling-and-resources",
     ] {
         let scenario = std::fs::read_to_string(scenarios.join(format!("{name}.yaml"))).unwrap();
-        let doc = cilium_cmp::yaml::parse_values(&scenario).unwrap().value;
+        let doc = cilium_cmp_yaml::yaml::parse_values(&scenario)
+            .unwrap()
+            .value;
         let values = s.write(&format!("{name}.json"), &doc["values"].to_string());
         let live = rendered.join(format!("{name}.yaml"));
         let (code, report) = adopt_check().values(&values).live(&live).json();
@@ -352,7 +354,7 @@ fn helm_minted_certificates_are_expected_differences() {
         .any(|o| o["kind"] == "CronJob" && o["name"] == "hubble-generate-certs"));
     // Tracked by the Application that synced Helm's render.
     let text = std::fs::read_to_string(&live).unwrap();
-    let tracked: Vec<String> = cilium_cmp::yaml::parse_stream_values(&text)
+    let tracked: Vec<String> = cilium_cmp_yaml::yaml::parse_stream_values(&text)
         .unwrap()
         .into_iter()
         .filter(|o| o.is_object())
@@ -369,7 +371,7 @@ fn helm_minted_certificates_are_expected_differences() {
                 o["metadata"]["name"].as_str().unwrap()
             );
             o["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"] = json!(id);
-            cilium_cmp::yaml::to_string(&o)
+            cilium_cmp_yaml::yaml::to_string(&o)
         })
         .collect();
     let tracked_live = s.write("tracked.yaml", &tracked.join("---\n"));
@@ -435,9 +437,9 @@ fn fill(target: &mut Value, defaults: &Value) {
 fn as_cluster_returns_it(render: &str) -> String {
     let fixture =
         std::fs::read_to_string(root().join("tests/fixtures/adopt/server-defaults.yaml")).unwrap();
-    let d = cilium_cmp::yaml::parse_values(&fixture).unwrap().value;
+    let d = cilium_cmp_yaml::yaml::parse_values(&fixture).unwrap().value;
     let mut items = Vec::new();
-    for mut o in cilium_cmp::yaml::parse_stream_values(render).unwrap() {
+    for mut o in cilium_cmp_yaml::yaml::parse_stream_values(render).unwrap() {
         let kind = o["kind"].as_str().unwrap().to_string();
         fill(&mut o, &json!({"metadata": d["metadata"]}));
         if let Some(k) = d["kinds"].get(&kind) {
@@ -497,7 +499,7 @@ fn as_cluster_returns_it(render: &str) -> String {
             "uid": "2", "controller": true}]}}),
     );
     let list = json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items});
-    cilium_cmp::yaml::to_string(&list)
+    cilium_cmp_yaml::yaml::to_string(&list)
 }
 
 /// (b) What the API server and Helm add (defaults, status, managedFields, tracking, a List
@@ -601,7 +603,7 @@ fn a_removed_component_is_pruned() {
 /// A render's objects as an Application named `app` leaves them: its tracking annotation on
 /// each.
 fn tracked_by_argo_cd(render: &str, app: &str) -> String {
-    cilium_cmp::yaml::parse_stream_values(render)
+    cilium_cmp_yaml::yaml::parse_stream_values(render)
         .unwrap()
         .into_iter()
         .filter(|o| o.is_object())
@@ -618,7 +620,7 @@ fn tracked_by_argo_cd(render: &str, app: &str) -> String {
                 o["metadata"]["name"].as_str().unwrap()
             );
             o["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"] = json!(id);
-            cilium_cmp::yaml::to_string(&o)
+            cilium_cmp_yaml::yaml::to_string(&o)
         })
         .collect::<Vec<_>>()
         .join("---\n")
@@ -836,7 +838,7 @@ fn config_read_only_at_start_names_the_roll_value() {
 /// and says CiliumIdentity's ignoreDifferences entry is then needed.
 fn excluded_objects_are_named_with_effect_and_fix() {
     let scenario = harness::shared("cilium-reference/scenarios/ingress-controller.yaml");
-    let doc = cilium_cmp::yaml::parse_values(&std::fs::read_to_string(&scenario).unwrap())
+    let doc = cilium_cmp_yaml::yaml::parse_values(&std::fs::read_to_string(&scenario).unwrap())
         .unwrap()
         .value;
     let s = Scratch::new("adopt-exclusions");
@@ -915,12 +917,12 @@ fn a_dropped_memory_limit_is_left_behind_and_exits_3() {
     );
     // The same objects as the cluster holds them after `helm install`: defaults filled in, all
     // owned by helm's Update.
-    let items: Vec<Value> = cilium_cmp::yaml::parse_stream_values(&render(&with_limit, &[]))
+    let items: Vec<Value> = cilium_cmp_yaml::yaml::parse_stream_values(&render(&with_limit, &[]))
         .unwrap()
         .into_iter()
         .map(|mut o| {
-            cilium_cmp::adopt::defaults::apply(&mut o);
-            let fields = cilium_cmp::adopt::ownership::fields_v1_of(&o);
+            cilium_cmp_gitops::adopt::defaults::apply(&mut o);
+            let fields = cilium_cmp_gitops::adopt::ownership::fields_v1_of(&o);
             o["metadata"]["uid"] = json!("1");
             o["metadata"]["managedFields"] = json!([{"manager": "helm", "operation": "Update",
                 "fieldsType": "FieldsV1", "fieldsV1": fields}]);
@@ -929,7 +931,9 @@ fn a_dropped_memory_limit_is_left_behind_and_exits_3() {
         .collect();
     let cluster = s.write(
         "cluster.yaml",
-        &cilium_cmp::yaml::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": items})),
+        &cilium_cmp_yaml::yaml::to_string(
+            &json!({"apiVersion": "v1", "kind": "List", "items": items}),
+        ),
     );
     let agent_of = |report: &Value| {
         report["objects"]
@@ -1017,7 +1021,7 @@ fn malformed_managed_fields_are_refused() {
 /// content nothing is named; a manifest export holding Helm 3's keys is recognised by them.
 fn a_helm_3_install_names_the_nulls_that_render_differently() {
     let scenario = harness::shared("cilium-reference/scenarios/hubble-full.yaml");
-    let doc = cilium_cmp::yaml::parse_values(&std::fs::read_to_string(&scenario).unwrap())
+    let doc = cilium_cmp_yaml::yaml::parse_values(&std::fs::read_to_string(&scenario).unwrap())
         .unwrap()
         .value;
     let s = Scratch::new("adopt-helm3");
@@ -1031,12 +1035,13 @@ fn a_helm_3_install_names_the_nulls_that_render_differently() {
         let reference = harness::shared("cilium-reference/rendered")
             .join(version)
             .join("hubble-full.yaml");
-        let objects: Vec<Value> =
-            cilium_cmp::yaml::parse_stream_values(&std::fs::read_to_string(&reference).unwrap())
-                .unwrap()
-                .into_iter()
-                .filter(|o| o.is_object())
-                .collect();
+        let objects: Vec<Value> = cilium_cmp_yaml::yaml::parse_stream_values(
+            &std::fs::read_to_string(&reference).unwrap(),
+        )
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.is_object())
+        .collect();
         let stored = |operation: &str, helm3_content: bool| -> String {
             let items: Vec<Value> = objects
                 .iter()
@@ -1053,15 +1058,15 @@ fn a_helm_3_install_names_the_nulls_that_render_differently() {
                     if operation.is_empty() {
                         return o;
                     }
-                    cilium_cmp::adopt::defaults::apply(&mut o);
-                    let fields = cilium_cmp::adopt::ownership::fields_v1_of(&o);
+                    cilium_cmp_gitops::adopt::defaults::apply(&mut o);
+                    let fields = cilium_cmp_gitops::adopt::ownership::fields_v1_of(&o);
                     o["metadata"]["uid"] = json!("1");
                     o["metadata"]["managedFields"] = json!([{"manager": "helm",
                         "operation": operation, "fieldsType": "FieldsV1", "fieldsV1": fields}]);
                     o
                 })
                 .collect();
-            cilium_cmp::yaml::to_string(
+            cilium_cmp_yaml::yaml::to_string(
                 &json!({"apiVersion": "v1", "kind": "List", "items": items}),
             )
         };

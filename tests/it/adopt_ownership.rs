@@ -2,7 +2,7 @@
 //! every scenario on 1.18, 1.19 and 1.20, with the API server's defaults filled in and the
 //! managedFields a `helm` Update, a `kubectl-client-side-apply` Update or an `argocd-controller`
 //! Apply leaves (an Update owns what it sent plus what the API server defaulted on that request;
-//! an Apply owns only what it applied: `src/adopt/defaults.rs` cites the source). No false alarm
+//! an Apply owns only what it applied: `crates/gitops/src/adopt/defaults.rs` cites the source). No false alarm
 //! on any of them; a value the old release set and the render drops is left behind, never a
 //! default; Argo CD's client-side-apply migration turns it into a removal.
 use crate::support::harness;
@@ -79,7 +79,7 @@ pub fn tests() -> Vec<harness::Trial> {
     )
 }
 
-use cilium_cmp::adopt::{self, defaults, ownership, Class, SyncModel};
+use cilium_cmp_gitops::adopt::{self, defaults, ownership, Class, SyncModel};
 use serde_json::{json, Value};
 
 const VERSIONS: &[&str] = &["1.18.12", "1.19.6", "1.20.0"];
@@ -172,7 +172,7 @@ fn as_stored(object: &Value, writer: Writer) -> Value {
 
 fn dump(objects: &[Value], writer: Writer) -> String {
     let items: Vec<Value> = objects.iter().map(|o| as_stored(o, writer)).collect();
-    cilium_cmp::yaml::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": items}))
+    cilium_cmp_yaml::yaml::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": items}))
 }
 
 /// The reference of `scenario` for `version` among `references()`.
@@ -203,7 +203,7 @@ fn references() -> Vec<(String, String, String)> {
             let name = file.file_stem().unwrap().to_string_lossy().to_string();
             let scenario =
                 std::fs::read_to_string(scenarios.join(format!("{name}.yaml"))).unwrap_or_default();
-            let ns = cilium_cmp::yaml::parse_values(&scenario)
+            let ns = cilium_cmp_yaml::yaml::parse_values(&scenario)
                 .ok()
                 .and_then(|d| d.value["namespace"].as_str().map(String::from))
                 .unwrap_or_else(|| "kube-system".into());
@@ -219,7 +219,7 @@ fn references() -> Vec<(String, String, String)> {
 }
 
 fn objects(text: &str) -> Vec<Value> {
-    cilium_cmp::yaml::parse_stream_values(text)
+    cilium_cmp_yaml::yaml::parse_stream_values(text)
         .unwrap()
         .into_iter()
         .filter(|o| o.is_object())
@@ -305,7 +305,7 @@ fn a_dropped_value_is_left_behind_never_a_default() {
         let live_objs = with_memory_limit(&objects(text));
         let manifest = live_objs
             .iter()
-            .map(cilium_cmp::yaml::to_string)
+            .map(cilium_cmp_yaml::yaml::to_string)
             .collect::<Vec<_>>()
             .join("---\n");
         let cases = [
@@ -409,7 +409,7 @@ fn a_dropped_value_is_left_behind_never_a_default() {
 
 /// Every `false` or `0` the render of any scenario on any release writes (outside labels,
 /// annotations and ConfigMap or Secret data) is classified as a plain field the API server drops
-/// or a pointer it stores; a new one fails here until `src/adopt/zero.rs` names it.
+/// or a pointer it stores; a new one fails here until `crates/gitops/src/adopt/zero.rs` names it.
 fn every_zero_value_of_every_render_is_classified() {
     let refs = references();
     fn walk(
@@ -493,7 +493,7 @@ fn zero_values_of_plain_fields_are_no_difference() {
 /// On every release, Argo CD's default exclusions name the ingress controller's object: the
 /// `cilium-ingress` Endpoints on 1.18, its EndpointSlice on 1.19 and 1.20.
 fn the_ingress_endpoints_are_excluded_on_every_release() {
-    use cilium_cmp::argocd::exclusions::{excluded_in_stream, Filter};
+    use cilium_cmp_gitops::argocd::exclusions::{excluded_in_stream, Filter};
     let refs = references();
     for version in VERSIONS {
         let (_, _, text) = reference(&refs, version, "ingress-controller");
@@ -518,7 +518,7 @@ fn the_ingress_endpoints_are_excluded_on_every_release() {
 /// On every release, a changed cilium-config names the agent and the operator as reading it only
 /// at start, and says the checksum rolls them when the scenario turns the rollout values on.
 fn config_read_at_start_on_every_release() {
-    use cilium_cmp::adopt::startup::TakesEffect;
+    use cilium_cmp_gitops::adopt::startup::TakesEffect;
     let refs = references();
     for version in VERSIONS {
         for (scenario, expected) in [
@@ -534,7 +534,7 @@ fn config_read_at_start_on_every_release() {
             config["data"]["debug"] = json!("true");
             let live_text = live
                 .iter()
-                .map(cilium_cmp::yaml::to_string)
+                .map(cilium_cmp_yaml::yaml::to_string)
                 .collect::<Vec<_>>()
                 .join("---\n");
             let report =
@@ -581,8 +581,9 @@ fn a_rollout_restart_stamp_is_harmless() {
         .push(json!({"manager": "kubectl-rollout", "operation": "Update",
             "fieldsV1": {"f:spec": {"f:template": {"f:metadata": {"f:annotations": {
                 "f:kubectl.kubernetes.io/restartedAt": {}}}}}}}));
-    let dump =
-        cilium_cmp::yaml::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": live}));
+    let dump = cilium_cmp_yaml::yaml::to_string(
+        &json!({"apiVersion": "v1", "kind": "List", "items": live}),
+    );
     let report = adopt::check(text, &[("live.yaml".into(), dump)], ns, "cilium").unwrap();
     assert!(
         !report.disruptive(),
@@ -719,7 +720,7 @@ fn a_controllers_finalizer_is_kept_never_left_behind() {
                 "fieldsV1": {"f:metadata": {"f:finalizers": {".": {},
                     format!("v:{}", json!(finalizer)): {}}}}}));
             let service_name = service["metadata"]["name"].as_str().unwrap().to_string();
-            let dump = cilium_cmp::yaml::to_string(
+            let dump = cilium_cmp_yaml::yaml::to_string(
                 &json!({"apiVersion": "v1", "kind": "List", "items": live.clone()}),
             );
             let report = adopt::check(text, &[("live.yaml".into(), dump)], ns, "cilium").unwrap();
@@ -741,7 +742,7 @@ fn a_controllers_finalizer_is_kept_never_left_behind() {
                 .unwrap();
             let entries = service["metadata"]["managedFields"].as_array_mut().unwrap();
             entries.last_mut().unwrap()["manager"] = json!("kubectl-edit");
-            let dump = cilium_cmp::yaml::to_string(
+            let dump = cilium_cmp_yaml::yaml::to_string(
                 &json!({"apiVersion": "v1", "kind": "List", "items": live}),
             );
             let report = adopt::check(text, &[("live.yaml".into(), dump)], ns, "cilium").unwrap();
@@ -782,7 +783,7 @@ fn only_what_argo_cd_tracks_is_pruned() {
         let render = all
             .iter()
             .filter(|o| !is_relay(o))
-            .map(cilium_cmp::yaml::to_string)
+            .map(cilium_cmp_yaml::yaml::to_string)
             .collect::<Vec<_>>()
             .join("---\n");
         let check = |live: &[Value], sync: &SyncModel| {

@@ -545,7 +545,7 @@ fn an_unlisted_release_is_fetched_only_with_its_digest_and_then_renders() {
     let home = Scratch::new("fetch-unlisted");
     let made = repack::repack(&official, "1.20.0", "1.20.99", &home.0.join("made"), None);
     let bytes = std::fs::read(&made).unwrap();
-    let digest = cilium_cmp::chart::store::sha256_hex(&bytes);
+    let digest = cilium_cmp_render::chart::store::sha256_hex(&bytes);
     let server = Server::start();
     server.serve("cilium-1.20.99.tgz", Answer::Whole(bytes.clone()));
     let fetch = |extra: &[&str]| {
@@ -624,7 +624,7 @@ fn repacked(home: &Scratch, to: &str) -> (Vec<u8>, String) {
         None,
     );
     let bytes = std::fs::read(made).unwrap();
-    let digest = cilium_cmp::chart::store::sha256_hex(&bytes);
+    let digest = cilium_cmp_render::chart::store::sha256_hex(&bytes);
     (bytes, digest)
 }
 
@@ -863,8 +863,11 @@ fn a_pinned_release_found_through_the_index_keeps_its_pin() {
 /// over a std socket, enough for the local server: a GET, the status line, the body.
 struct PlainHttp;
 
-impl cilium_cmp::chart::fetch::Transport for PlainHttp {
-    fn get(&self, request: &cilium_cmp::chart::fetch::Request<'_>) -> Result<Vec<u8>, String> {
+impl cilium_cmp_render::chart::fetch::Transport for PlainHttp {
+    fn get(
+        &self,
+        request: &cilium_cmp_render::chart::fetch::Request<'_>,
+    ) -> Result<Vec<u8>, String> {
         use std::io::Read;
         let rest = request
             .url
@@ -899,7 +902,7 @@ impl cilium_cmp::chart::fetch::Transport for PlainHttp {
 /// into the folder and returns it; the second finds it stored; `Download::Never` and an
 /// unpinned release never ask the server.
 fn obtain_downloads_a_pinned_archive_once_on_first_use() {
-    use cilium_cmp::chart::obtain::{obtain, obtain_from, Download};
+    use cilium_cmp_render::chart::obtain::{obtain, obtain_from, Download};
     let server = Server::start();
     server.serve("cilium-1.20.0.tgz", Answer::Whole(official_archive()));
     let home = Scratch::new("obtain-lib");
@@ -973,11 +976,11 @@ fn obtain_downloads_a_pinned_archive_once_on_first_use() {
 }
 
 /// Whether `render` asks for the chart archive (`RenderError::NoChartArchive`) of a plain
-/// 1.20.0 render: it does once the engine evaluates the archive's templates (src/render.rs),
+/// 1.20.0 render: it does once the engine evaluates the archive's templates (crates/render/src/render.rs),
 /// which lands from another branch. Until then the first-use tests cannot run.
 fn render_asks_for_the_archive() -> Option<String> {
-    match cilium_cmp::render(&cilium_cmp::Inputs::new("1.20.0".parse().unwrap())) {
-        Err(cilium_cmp::RenderError::NoChartArchive { .. }) => None,
+    match cilium_cmp_render::render::render(&cilium_cmp_render::render::Inputs::new("1.20.0".parse().unwrap())) {
+        Err(cilium_cmp_render::error::RenderError::NoChartArchive { .. }) => None,
         _ => Some(
             "waits for the engine in render.rs: a 1.20.0 render does not ask for the chart archive yet"
                 .into(),

@@ -43,7 +43,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cilium_cmp::chart::ChartFiles;
+use cilium_cmp_render::chart::ChartFiles;
 use combination::{bases, make_case, newest_patches, Case, Release};
 use helm_compare::{Reference, Tally};
 use libtest_mimic::{Arguments, Trial};

@@ -1,4 +1,4 @@
-//! Compiled charts (`src/chart/compiled.rs`): the first process that reads an archive leaves
+//! Compiled charts (`crates/render/src/chart/compiled.rs`): the first process that reads an archive leaves
 //! its files and parsed templates in the cache, later processes read them instead of unpacking
 //! and parsing. A cache must change nothing: every render is byte for byte the render without
 //! it, and a compiled chart that is damaged or another build's is never read.

@@ -112,8 +112,8 @@ pub fn tests() -> Vec<harness::Trial> {
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cilium_cmp::diff::consequences::Kind;
-use cilium_cmp::diff::{self, Diff, Side, SideStream, Status};
+use cilium_cmp_gitops::diff::consequences::Kind;
+use cilium_cmp_gitops::diff::{self, Diff, Side, SideStream, Status};
 use scratch::Scratch;
 use serde_json::Value;
 
@@ -129,37 +129,37 @@ fn charts(_test: &str) -> PathBuf {
 }
 
 /// A scenario's inputs with the release's archive.
-fn scenario_inputs(name: &str, version: &str, test: &str) -> cilium_cmp::Inputs {
+fn scenario_inputs(name: &str, version: &str, test: &str) -> cilium_cmp_render::render::Inputs {
     let file = harness::shared("cilium-reference/scenarios").join(format!("{name}.yaml"));
     let dir = charts(test);
     let (mut inputs, _) = scenario::inputs_from_file(&file, version).expect("scenario reads");
     inputs.chart = Some(
-        cilium_cmp::chart::ChartFiles::open(&dir.join(format!("cilium-{version}.tgz")))
+        cilium_cmp_render::chart::ChartFiles::open(&dir.join(format!("cilium-{version}.tgz")))
             .expect("archive opens"),
     );
     inputs
 }
 
 fn scenario_side(name: &str, version: &str, test: &str) -> Side {
-    let text =
-        cilium_cmp::render(&scenario_inputs(name, version, test)).expect("the scenario renders");
+    let text = cilium_cmp_render::render::render(&scenario_inputs(name, version, test))
+        .expect("the scenario renders");
     Side {
         label: name.into(),
-        version: cilium_cmp::versions::parse(version).unwrap(),
+        version: cilium_cmp_render::versions::parse(version).unwrap(),
         stream: SideStream::Text(text),
     }
 }
 
 /// The side `diff --base` makes of a render: the objects `output::finish` kept, never read back.
 fn scenario_objects_side(name: &str, version: &str, test: &str) -> Side {
-    let stream = cilium_cmp::render::render_stream(
+    let stream = cilium_cmp_render::render::render_stream(
         &scenario_inputs(name, version, test),
-        cilium_cmp::output::Keep::Objects,
+        cilium_cmp_render::output::Keep::Objects,
     )
     .expect("the scenario renders");
     Side {
         label: name.into(),
-        version: cilium_cmp::versions::parse(version).unwrap(),
+        version: cilium_cmp_render::versions::parse(version).unwrap(),
         stream: SideStream::Objects(stream.objects),
     }
 }
@@ -886,7 +886,7 @@ fn two_helm_renders_and_the_diff_agree_key_for_key() {
         let case = format!("{} → {}", a.display(), b.display());
         let side = |v: &str, file: &Path| Side {
             label: file.display().to_string(),
-            version: cilium_cmp::versions::parse(v).unwrap(),
+            version: cilium_cmp_render::versions::parse(v).unwrap(),
             stream: SideStream::Text(std::fs::read_to_string(file).unwrap()),
         };
         let d = diff::diff(side(from, a), side(to, b), "kube-system", None)
@@ -990,7 +990,7 @@ fn two_helm_renders_and_the_diff_agree_key_for_key() {
         let named = on(b) && (!on(a) || minor(from) != minor(to));
         assert_eq!(gateway.is_some(), named, "{case}: Gateway API CRDs");
         if let Some(g) = gateway {
-            let v = cilium_cmp::versions::parse(to).unwrap();
+            let v = cilium_cmp_render::versions::parse(to).unwrap();
             let page = format!(
                 "https://docs.cilium.io/en/v{}.{}/network/servicemesh/gateway-api/",
                 v.major, v.minor

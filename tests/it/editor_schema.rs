@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
-use cilium_cmp::editor_schema::values_schema;
-use cilium_cmp::versions;
+use cilium_cmp_render::editor_schema::values_schema;
+use cilium_cmp_render::versions;
 use proptest::prelude::*;
 use scratch::Scratch;
 use serde_json::{json, Value};
@@ -196,13 +196,13 @@ fn every_scenario_the_render_accepts_fits_the_schema() {
     let (mut accepted, mut unknown) = (0, 0);
     for file in scenario_files() {
         let text = std::fs::read_to_string(&file).unwrap();
-        let values = cilium_cmp::yaml::parse_values(&text).unwrap().value["values"].clone();
+        let values = cilium_cmp_yaml::yaml::parse_values(&text).unwrap().value["values"].clone();
         for v in versions::supported() {
             let (inputs, _) = scenario::inputs_from_file(&file, v).expect("scenario");
             let inputs = charts::with_archive(inputs);
-            let valid = match cilium_cmp::render(&inputs) {
+            let valid = match cilium_cmp_render::render::render(&inputs) {
                 Ok(_) => true,
-                Err(cilium_cmp::RenderError::UnknownValues { .. }) => false,
+                Err(cilium_cmp_render::error::RenderError::UnknownValues { .. }) => false,
                 // Refused for another reason (a template rule, the chart's schema on merged
                 // values): nothing to say about keys.
                 Err(_) => continue,
@@ -212,7 +212,7 @@ fn every_scenario_the_render_accepts_fits_the_schema() {
             } else {
                 unknown += 1;
             }
-            // The one documented difference (see `src/editor_schema.rs`): the render accepts a
+            // The one documented difference (see `crates/render/src/editor_schema.rs`): the render accepts a
             // null on a key the release does not know, which the schema underlines. The null
             // scenarios hold such keys, so a render that accepts is checked without its nulls.
             let values = if valid {
@@ -267,11 +267,13 @@ fn check_takes(version: &str, path: &[String]) -> bool {
     for k in path.iter().rev() {
         values = json!({ k: values });
     }
-    let layer =
-        cilium_cmp::values::Layer::from_yaml("values.yaml", &cilium_cmp::yaml::to_string(&values))
-            .unwrap();
-    let resolved = cilium_cmp::values::Values::resolve(versions::defaults(v), vec![layer]);
-    cilium_cmp::known_keys::check(&resolved, v).is_empty()
+    let layer = cilium_cmp_render::values::Layer::from_yaml(
+        "values.yaml",
+        &cilium_cmp_yaml::yaml::to_string(&values),
+    )
+    .unwrap();
+    let resolved = cilium_cmp_render::values::Values::resolve(versions::defaults(v), vec![layer]);
+    cilium_cmp_render::known_keys::check(&resolved, v).is_empty()
 }
 
 /// Every map key path of a release's defaults and every path its templates read.
@@ -393,7 +395,7 @@ for path in sys.argv[2:]:
     );
     for (file, line) in files.iter().zip(out.lines()) {
         let text = std::fs::read_to_string(file).unwrap();
-        let settings = cilium_cmp::argocd::folder::parse_settings(&text, "x").unwrap();
+        let settings = cilium_cmp_gitops::argocd::folder::parse_settings(&text, "x").unwrap();
         let version = settings.cilium_version.expect("a version");
         assert!(
             line.ends_with(&format!("['{version}']")),

@@ -2,7 +2,7 @@
 //! Helm behaviour, beyond what the Cilium chart happens to use: every folder of
 //! `tests/conformance/` is a small chart (one family of behaviour, several templates covering
 //! its edge cases), rendered by Helm 4 (`../shared/tools/helm_ref.py`, all charts in one Python
-//! process: tests/it/support/helm_conformance.py) and by `cilium_cmp::engine`, and compared per
+//! process: tests/it/support/helm_conformance.py) and by `cilium_cmp_render::engine`, and compared per
 //! template text, byte for byte. A chart Helm refuses (`fail`, `required`, a failing call) must
 //! be refused by the engine too, with the same message for the chart's own `fail`/`required`.
 //!
@@ -16,9 +16,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cilium_cmp::chart::archive::ChartFiles;
-use cilium_cmp::engine::helm::{coalesce, render_text, EngineError, RENDER_STACK_BYTES};
-use cilium_cmp::engine::{ChartTemplates, ErrorKind, RenderOptions};
+use cilium_cmp_render::chart::archive::ChartFiles;
+use cilium_cmp_render::engine::helm::{coalesce, render_text, EngineError, RENDER_STACK_BYTES};
+use cilium_cmp_render::engine::{ChartTemplates, ErrorKind, RenderOptions};
 use serde_json::{json, Value as Json};
 
 use crate::support::harness;

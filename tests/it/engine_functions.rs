@@ -19,9 +19,9 @@ pub fn tests() -> Vec<harness::Trial> {
     )
 }
 
-use cilium_cmp::chart::archive::ChartFiles;
-use cilium_cmp::engine::funcs::{IMPLEMENTED, REFUSED};
-use cilium_cmp::engine::lex::{lex, Tok};
+use cilium_cmp_render::chart::archive::ChartFiles;
+use cilium_cmp_render::engine::funcs::{IMPLEMENTED, REFUSED};
+use cilium_cmp_render::engine::lex::{lex, Tok};
 
 /// What the Cilium 1.18.0 to 1.20.0 archives call, and how the engine takes each.
 const CALLED: &[&str] = &[

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use cilium_cmp::engine::helm::render_text;
-use cilium_cmp::engine::{ErrorKind, TemplateError};
+use cilium_cmp_render::engine::helm::render_text;
+use cilium_cmp_render::engine::{ErrorKind, TemplateError};
 use serde_json::json;
 
 use crate::support::harness;

@@ -1,6 +1,6 @@
 //! Parity of the template engine with Helm 4: every scenario of
 //! `../shared/cilium-reference/scenarios/` and every release with references there is rendered
-//! from the official chart archive by `cilium_cmp::engine` and compared with Helm's render by
+//! from the official chart archive by `cilium_cmp_render::engine` and compared with Helm's render by
 //! `../shared/tools/parity.py --exact-hashes` (checksum annotations and certgen Job names
 //! included). A scenario whose values lead to a function this engine never evaluates (random
 //! certificates) must be refused with that function named; it is counted apart.
@@ -12,9 +12,9 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cilium_cmp::chart::archive::ChartFiles;
-use cilium_cmp::engine::helm::{coalesce, to_stream, EngineError};
-use cilium_cmp::engine::{ChartTemplates, ErrorKind, RenderOptions};
+use cilium_cmp_render::chart::archive::ChartFiles;
+use cilium_cmp_render::engine::helm::{coalesce, to_stream, EngineError};
+use cilium_cmp_render::engine::{ChartTemplates, ErrorKind, RenderOptions};
 use libtest_mimic::{Failed, Trial};
 
 // The tests' Python (PyYAML for parity.py), made under target/ as for every other Helm check.
@@ -180,7 +180,7 @@ fn scenario_inputs(
     scenario: &Path,
 ) -> Result<(serde_json::Value, RenderOptions), String> {
     let text = std::fs::read_to_string(scenario).map_err(|e| e.to_string())?;
-    let doc = cilium_cmp::yaml::read::parse_value(&text).map_err(|e| e.to_string())?;
+    let doc = cilium_cmp_yaml::yaml::read::parse_value(&text).map_err(|e| e.to_string())?;
     let kube = match doc.get("kubeVersion") {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
@@ -224,7 +224,7 @@ fn render_only(archive: &Path, scenarios: &[PathBuf]) -> Result<(), String> {
         let (values, opts) = scenario_inputs(&chart, s)?;
         match chart.render(&values, &opts) {
             Ok(m) if !m.is_empty() => {
-                if let Err(e) = cilium_cmp::engine::helm::objects(&m) {
+                if let Err(e) = cilium_cmp_render::engine::helm::objects(&m) {
                     problems.push(format!("{}: {e}", s.display()));
                 }
             }

@@ -3,8 +3,8 @@
 //! template), and its refusals: functions that would make a render depend on randomness, the
 //! clock or the cluster.
 
-use cilium_cmp::engine::helm::render_text;
-use cilium_cmp::engine::{ErrorKind, TemplateError};
+use cilium_cmp_render::engine::helm::render_text;
+use cilium_cmp_render::engine::{ErrorKind, TemplateError};
 use serde_json::json;
 
 use crate::support::harness;

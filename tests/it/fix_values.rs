@@ -85,9 +85,9 @@ pub fn tests() -> Vec<harness::Trial> {
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cilium_cmp::chart::ChartFiles;
-use cilium_cmp::fix_values::{self, locate};
-use cilium_cmp::render::Inputs;
+use cilium_cmp_gitops::fix_values::{self, locate};
+use cilium_cmp_render::chart::ChartFiles;
+use cilium_cmp_render::render::Inputs;
 use scratch::Scratch;
 use serde_json::Value;
 
@@ -198,14 +198,14 @@ fn scenario_files() -> Vec<(String, String)> {
 }
 
 fn inputs(version: &str, scenario: &str) -> Inputs {
-    let doc = cilium_cmp::yaml::parse_value(scenario).unwrap();
+    let doc = cilium_cmp_yaml::yaml::parse_value(scenario).unwrap();
     let mut inputs = Inputs::new(version.parse().unwrap());
     inputs.namespace = doc["namespace"].as_str().unwrap_or("kube-system").into();
     if let Some(k) = doc["kubeVersion"].as_str() {
         inputs.kube_version = k.parse().unwrap();
     }
     if let Value::Array(list) = &doc["apiVersions"] {
-        inputs.api_versions = cilium_cmp::kube_version::ApiVersions::from_lists(
+        inputs.api_versions = cilium_cmp_render::kube_version::ApiVersions::from_lists(
             list.iter().filter_map(|v| v.as_str()),
         );
     }
@@ -220,7 +220,7 @@ fn render(base: &Inputs, name: &str, text: &str, allow: bool) -> Result<String, 
     let mut i = base.clone();
     i.values_files = vec![(name.to_string(), text.to_string())];
     i.allow_unknown_keys = allow;
-    cilium_cmp::render(&i).map_err(|e| e.to_string())
+    cilium_cmp_render::render::render(&i).map_err(|e| e.to_string())
 }
 
 /// Whether `small`'s lines appear in `big` in order (each once).
@@ -437,7 +437,7 @@ fn apply_renames_moves_values_for_an_upgrade() {
             .unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
         let text = String::from_utf8(o.stdout).unwrap();
-        let docs = cilium_cmp::yaml::parse_stream_values(&text).unwrap();
+        let docs = cilium_cmp_yaml::yaml::parse_stream_values(&text).unwrap();
         docs.into_iter()
             .find(|d| d["metadata"]["name"] == "cilium-config")
             .unwrap()["data"]
@@ -680,8 +680,8 @@ fn the_opt_out_turns_the_refusal_into_warnings() {
         "values.yaml".into(),
         "cni:\n  iptablesRemoveAWSRules: false\nhubble:\n  relay:\n    enabeld: true\n".into(),
     ));
-    match cilium_cmp::render(&inputs) {
-        Err(cilium_cmp::RenderError::UnknownValues {
+    match cilium_cmp_render::render::render(&inputs) {
+        Err(cilium_cmp_render::error::RenderError::UnknownValues {
             version, report, ..
         }) => {
             assert_eq!(version, "1.20.0");
@@ -690,11 +690,11 @@ fn the_opt_out_turns_the_refusal_into_warnings() {
         other => panic!("not refused: {:?}", other.map(|s| s.len())),
     }
     inputs.allow_unknown_keys = true;
-    let with = cilium_cmp::render(&inputs).unwrap();
+    let with = cilium_cmp_render::render::render(&inputs).unwrap();
     inputs.values_files[0].1 = "cni:\n  iptablesRemoveAWSRules: false\n".into();
     assert_eq!(
         with,
-        cilium_cmp::render(&inputs).unwrap(),
+        cilium_cmp_render::render::render(&inputs).unwrap(),
         "the value is ignored"
     );
 }

@@ -269,7 +269,7 @@ fn the_example_fleet_renders_as_helm_does() {
             ],
         );
         assert_eq!(r.code, 0, "{c}: {}", r.stderr);
-        let docs = cilium_cmp::yaml::parse_stream_values(&r.stdout).unwrap();
+        let docs = cilium_cmp_yaml::yaml::parse_stream_values(&r.stdout).unwrap();
         // The mesh's CA comes from cert-manager: the apiserver's certificates are Certificates
         // of the shared issuer, and no certgen Job mints a CA of its own.
         let certificates: Vec<&Value> =
@@ -863,7 +863,7 @@ fn the_search_stays_inside_the_repository() {
 /// `{{.path.basename}}` as Argo CD fills them in).
 fn the_application_set_makes_one_plugin_application_per_folder() {
     let text = std::fs::read_to_string(root().join("examples/fleet/applicationset.yaml")).unwrap();
-    let set = cilium_cmp::yaml::parse_value(&text).unwrap();
+    let set = cilium_cmp_yaml::yaml::parse_value(&text).unwrap();
     assert_eq!(set["apiVersion"], "argoproj.io/v1alpha1");
     assert_eq!(set["kind"], "ApplicationSet");
     assert_eq!(set["spec"]["goTemplate"], true);
@@ -890,7 +890,7 @@ fn the_application_set_makes_one_plugin_application_per_folder() {
     );
     // The plugin's name as Applications select it: plugin.yaml's metadata.name (it sets no
     // spec.version, which Argo CD 3.x would append and 4.0 refuses; tests/it/plugin.rs).
-    let plugin = cilium_cmp::yaml::parse_value(
+    let plugin = cilium_cmp_yaml::yaml::parse_value(
         &std::fs::read_to_string(root().join("plugin.yaml")).unwrap(),
     )
     .unwrap();
@@ -924,7 +924,7 @@ fn the_application_set_makes_one_plugin_application_per_folder() {
         assert_eq!(app["metadata"]["name"], format!("cilium-{base}"));
         // The recommended Application's sync options and ignored kinds, as in
         // sidecar/argocd/application.yaml.
-        let recommended = cilium_cmp::yaml::parse_value(
+        let recommended = cilium_cmp_yaml::yaml::parse_value(
             &std::fs::read_to_string(root().join("sidecar/argocd/application.yaml")).unwrap(),
         )
         .unwrap();

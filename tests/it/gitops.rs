@@ -78,7 +78,7 @@ fn ok(o: &Output) -> String {
 
 fn yaml(path: &Path) -> Value {
     let t = std::fs::read_to_string(path).unwrap();
-    cilium_cmp::yaml::parse_values(&t)
+    cilium_cmp_yaml::yaml::parse_values(&t)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .value
 }
@@ -152,7 +152,7 @@ fn the_hydrator_example_renders_its_dry_source_as_the_plugin_does() {
     }
     let args: Vec<&str> = flags.iter().map(String::as_str).collect();
     let want = ok(&cmd(&root(), &args));
-    let want = objects(cilium_cmp::yaml::parse_stream_values(&want).unwrap());
+    let want = objects(cilium_cmp_yaml::yaml::parse_stream_values(&want).unwrap());
     assert!(want.len() > 10, "the render has the chart's objects");
 
     // Hydration must be deterministic: two revisions of the same dry source hydrate the same.
@@ -495,7 +495,7 @@ fn talos_check_passes_a_current_inline_manifest_in_both_shapes() {
     let repo = talos_repo("1.20.0");
     let config = machine_config(Some(&inline_entry(&repo.0)));
     // The config as Talos reads it holds the render byte for byte (the test's own check).
-    let parsed = cilium_cmp::talos_config::read(&config).unwrap();
+    let parsed = cilium_cmp_render::talos_config::read(&config).unwrap();
     let render = ok(&cmd(&repo.0, &["render-folder", "cilium"]));
     assert_eq!(parsed[0].inline_manifests[0].1, render);
     for shape in [config.clone(), talosctl_get(&config)] {

@@ -249,7 +249,7 @@ fn imported_folders_render_what_helm_renders_for_the_original_application() {
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{}: {stderr}", case.name);
         let app_text = String::from_utf8(o.stdout).unwrap();
-        let app = cilium_cmp::yaml::parse_value(&app_text).unwrap();
+        let app = cilium_cmp_yaml::yaml::parse_value(&app_text).unwrap();
         // The user's own fields are kept; the source is the plugin's; the recommended options.
         assert_eq!(app["metadata"]["labels"]["team"], "network", "{app_text}");
         assert_eq!(app["metadata"]["annotations"]["note"], "kept");
@@ -600,5 +600,5 @@ fn an_oci_chart_with_its_own_ignore_differences_and_one_values_text() {
 
 /// The printed Application, read with the project's reader.
 fn serde_yaml_like(stdout: &[u8]) -> Value {
-    cilium_cmp::yaml::parse_value(&String::from_utf8_lossy(stdout)).unwrap()
+    cilium_cmp_yaml::yaml::parse_value(&String::from_utf8_lossy(stdout)).unwrap()
 }

@@ -89,7 +89,7 @@ fn read(rel: &str) -> String {
 }
 
 fn yaml(text: &str) -> Value {
-    cilium_cmp::yaml::parse_value(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    cilium_cmp_yaml::yaml::parse_value(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
 const COMPONENT: &str = "sidecar/kustomize/component";
@@ -155,7 +155,7 @@ fn stdout_objects(o: &Output, what: &str) -> Vec<Value> {
         "{what}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    cilium_cmp::yaml::parse_stream_values(&String::from_utf8_lossy(&o.stdout))
+    cilium_cmp_yaml::yaml::parse_stream_values(&String::from_utf8_lossy(&o.stdout))
         .unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 

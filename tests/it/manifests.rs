@@ -55,7 +55,7 @@ fn read(rel: &str) -> String {
 }
 
 fn yaml(rel: &str) -> Value {
-    cilium_cmp::yaml::parse_values(&read(rel))
+    cilium_cmp_yaml::yaml::parse_values(&read(rel))
         .unwrap_or_else(|e| panic!("{rel}: {e}"))
         .value
 }
@@ -221,13 +221,14 @@ fn sidecar_pieces_agree() {
     assert!(env.contains(
         &format!(
             "CILIUM_CMP_CHART_DIR={}",
-            cilium_cmp::argocd::DEFAULT_CHART_DIR
+            cilium_cmp_gitops::argocd::DEFAULT_CHART_DIR
         )
         .as_str()
     ));
-    assert!(copies
-        .iter()
-        .any(|c| c.ends_with(&format!("{}/", cilium_cmp::argocd::DEFAULT_CHART_DIR))));
+    assert!(copies.iter().any(|c| c.ends_with(&format!(
+        "{}/",
+        cilium_cmp_gitops::argocd::DEFAULT_CHART_DIR
+    ))));
     assert!(stage.contains(&("USER".into(), "999:999".into())));
     assert!(
         dockerfile.contains("COPY sidecar/charts.sha256") && dockerfile.contains("sha256sum -c")
@@ -334,12 +335,12 @@ fn pins() -> Vec<(String, String)> {
 fn pinned_chart_archives() {
     let pinned = pins();
     let files: Vec<&str> = pinned.iter().map(|(_, f)| f.as_str()).collect();
-    let wanted: Vec<String> = cilium_cmp::versions::supported()
+    let wanted: Vec<String> = cilium_cmp_render::versions::supported()
         .map(|v| format!("cilium-{v}.tgz"))
         .collect();
     assert_eq!(files, wanted, "one archive per supported version, in order");
     // The binary's pins are this file, compiled in; the image's build stage must have it.
-    let compiled: Vec<(String, String)> = cilium_cmp::chart::pins::pins()
+    let compiled: Vec<(String, String)> = cilium_cmp_render::chart::pins::pins()
         .map(|(v, sum)| (sum.to_string(), format!("cilium-{v}.tgz")))
         .collect();
     assert_eq!(

@@ -19,7 +19,7 @@
 //! refuse later (`admission.rs`, the rules in `REFUSED_AS_CLUSTER_WOULD`) again without that
 //! refusal; either way the render is then compared with Helm's. The run ends with the counts.
 //!
-//! Release day is replayed here too (`src/chart/unlisted.rs`). `unlisted/VERSION/NAME`: the
+//! Release day is replayed here too (`crates/render/src/chart/unlisted.rs`). `unlisted/VERSION/NAME`: the
 //! newest supported release of each minor, its facts read from its archive as if this binary did
 //! not list it, against Helm's reference of that release. `repacked/VERSION/NAME`: an archive
 //! made from the newest release of each minor as an unlisted one (`1.X.99`, new image tags, see
@@ -38,8 +38,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use cilium_cmp::chart::ChartFiles;
-use cilium_cmp::RenderError;
+use cilium_cmp_render::chart::ChartFiles;
+use cilium_cmp_render::error::RenderError;
 use helm_compare::{Reference, Tally};
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
@@ -49,7 +49,7 @@ use sha2::Digest;
 static TALLY: Tally = Tally::new();
 
 /// Renders Helm makes that the cluster would refuse later, which the renderer refuses by design
-/// (`src/admission.rs`), as rules: (release prefix, what the refusal says, why). Every other such
+/// (`crates/render/src/admission.rs`), as rules: (release prefix, what the refusal says, why). Every other such
 /// refusal of a scenario is a false alarm and fails.
 const REFUSED_AS_CLUSTER_WOULD: &[(&str, &str, &str)] = &[(
     "1.18.",
@@ -205,7 +205,7 @@ fn scenarios_in(dir: &Path, shared: bool) -> Vec<Scenario> {
         .map(|file| {
             let text = std::fs::read_to_string(&file)
                 .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-            let doc = cilium_cmp::yaml::parse_values(&text)
+            let doc = cilium_cmp_yaml::yaml::parse_values(&text)
                 .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
                 .value;
             Scenario {
@@ -323,13 +323,14 @@ fn check(setup: &Setup, case: &Case, reference: Option<Reference>) -> Result<(),
     inputs.chart = archive;
     if case.kind == Kind::Unlisted {
         // The release's facts read from its archive, as a release this binary does not list.
-        inputs.cilium = cilium_cmp::versions::Release::FromArchive(
-            cilium_cmp::release_name::release_name(case.version).ok_or("not a release name")?,
+        inputs.cilium = cilium_cmp_render::versions::Release::FromArchive(
+            cilium_cmp_render::release_name::release_name(case.version)
+                .ok_or("not a release name")?,
         );
     }
     if !has_archive {
         // Every render evaluates the archive's templates: without it, the refusal says so.
-        return match cilium_cmp::render(&inputs) {
+        return match cilium_cmp_render::render::render(&inputs) {
             Err(RenderError::NoChartArchive { .. }) => Ok(()),
             Err(e) => Err(format!("refused, but not for want of the archive: {e}").into()),
             Ok(_) => Err("rendered without the chart archive".into()),
@@ -372,7 +373,7 @@ pub fn tests() -> Vec<Trial> {
         .map(|(from, _)| (*from, Kind::Unlisted))
         .chain(repack::FROM.iter().map(|(_, to)| (*to, Kind::Repacked)))
         .collect();
-    let cases: Vec<Case> = cilium_cmp::versions::supported()
+    let cases: Vec<Case> = cilium_cmp_render::versions::supported()
         .map(|v| (v, Kind::Listed))
         .chain(twins)
         .flat_map(|(version, kind)| {
@@ -404,7 +405,7 @@ pub fn tests() -> Vec<Trial> {
         charts,
         cache: Path::new(env!("CARGO_TARGET_TMPDIR")).join("helm-references"),
         reference,
-        opened: cilium_cmp::versions::supported()
+        opened: cilium_cmp_render::versions::supported()
             .chain(repack::FROM.iter().map(|(_, to)| *to))
             .map(|v| (v, OnceLock::new()))
             .collect(),

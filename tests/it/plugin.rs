@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cilium_cmp::argocd::{self, GenerateError};
+use cilium_cmp_gitops::argocd::{self, GenerateError};
 use serde_json::Value;
 
 use crate::support::charts;
@@ -687,7 +687,7 @@ fn normalise(v: &mut Value) {
 }
 
 fn objects_of_stream(text: &str) -> Vec<Value> {
-    cilium_cmp::yaml::parse_stream(text)
+    cilium_cmp_yaml::yaml::parse_stream(text)
         .expect("stream parses")
         .into_iter()
         .map(|d| {
@@ -826,7 +826,7 @@ fn discovery_matches_only_application_folders() {
 /// plugin.yaml as argocd-cmp-server reads it (YAML 1.1 into typed fields).
 fn plugin_yaml_is_a_valid_config_management_plugin() {
     let text = std::fs::read_to_string(root().join("plugin.yaml")).unwrap();
-    let p = cilium_cmp::yaml::parse_values(&text).unwrap().value;
+    let p = cilium_cmp_yaml::yaml::parse_values(&text).unwrap().value;
     assert_eq!(p["kind"], "ConfigManagementPlugin");
     assert_eq!(p["apiVersion"], "argoproj.io/v1alpha1");
     // The name Applications select, by Argo CD 3.x's rule (metadata.name-spec.version when
@@ -842,7 +842,7 @@ fn plugin_yaml_is_a_valid_config_management_plugin() {
     };
     assert_eq!(
         on_3x,
-        cilium_cmp::import_application::PLUGIN_NAME,
+        cilium_cmp_gitops::import_application::PLUGIN_NAME,
         "the name on Argo CD 3.x"
     );
     assert!(
@@ -851,7 +851,7 @@ fn plugin_yaml_is_a_valid_config_management_plugin() {
     );
     assert_eq!(
         name,
-        cilium_cmp::import_application::PLUGIN_NAME,
+        cilium_cmp_gitops::import_application::PLUGIN_NAME,
         "the name on Argo CD 4.0"
     );
     assert_eq!(
@@ -924,7 +924,7 @@ fn talos_patch_contents_are_the_plugin_render() {
     let generated = generate(&root().join(APP), &env);
     assert_renders(&generated, "generate");
     assert!(patch.status.success(), "{}", stderr(&patch));
-    let doc = cilium_cmp::yaml::parse_values(&String::from_utf8_lossy(&patch.stdout)).unwrap();
+    let doc = cilium_cmp_yaml::yaml::parse_values(&String::from_utf8_lossy(&patch.stdout)).unwrap();
     let items = doc.value["cluster"]["inlineManifests"]
         .as_array()
         .unwrap()
@@ -978,7 +978,7 @@ fn the_unknown_values_refusal_names_the_fix_that_works() {
     // The library keeps the renderer's error to the end: callers match on its kind.
     match argocd::render_folder(&env, &repo.0.join("apps/cilium"), false) {
         Err(GenerateError::Render(e)) => match *e {
-            cilium_cmp::RenderError::UnknownValues { report, .. } => {
+            cilium_cmp_render::error::RenderError::UnknownValues { report, .. } => {
                 assert!(report
                     .lines()
                     .iter()

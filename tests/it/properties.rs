@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
-use cilium_cmp::render::Inputs;
+use cilium_cmp_render::render::Inputs;
 
 use crate::support::charts;
 use crate::support::harness;
@@ -62,7 +62,8 @@ fn value_paths(version: &str) -> Vec<(String, Value)> {
             }
         }
     }
-    let defaults = cilium_cmp::versions::defaults(cilium_cmp::versions::parse(version).unwrap());
+    let defaults =
+        cilium_cmp_render::versions::defaults(cilium_cmp_render::versions::parse(version).unwrap());
     let mut out = Vec::new();
     walk(&defaults, "", &mut out);
     out
@@ -140,7 +141,7 @@ fn render_yaml(version: &str, text: &str) -> Result<String, String> {
     inputs
         .values_files
         .push(("values.yaml".into(), text.into()));
-    cilium_cmp::render(&inputs).map_err(|e| e.to_string())
+    cilium_cmp_render::render::render(&inputs).map_err(|e| e.to_string())
 }
 
 fn check_error(message: &str) {
@@ -191,7 +192,7 @@ fn arbitrary_set_strings_never_panic() {
         |exprs| {
             let mut inputs = inputs_for("1.18.12");
             inputs.set = exprs;
-            if let Err(e) = cilium_cmp::render(&inputs) {
+            if let Err(e) = cilium_cmp_render::render::render(&inputs) {
                 check_error(&e.to_string());
             }
             Ok(())
@@ -216,7 +217,7 @@ fn arbitrary_set_flags_over_a_values_file_never_panic() {
         ));
         inputs.set_args.json = json;
         inputs.set_args.string = string;
-        if let Err(e) = cilium_cmp::render(&inputs) {
+        if let Err(e) = cilium_cmp_render::render::render(&inputs) {
             check_error(&e.to_string());
         }
         Ok(())
@@ -262,7 +263,7 @@ fn arbitrary_values_trees_never_panic() {
             let mut inputs = inputs_for(version);
             let text = serde_json::to_string(&values).unwrap();
             inputs.values_files.push(("values.yaml".into(), text));
-            match cilium_cmp::render(&inputs) {
+            match cilium_cmp_render::render::render(&inputs) {
                 Ok(out) => {
                     prop_assert!(out.starts_with("---\n"), "a stream of documents");
                     rendered.set(rendered.get() + 1);

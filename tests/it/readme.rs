@@ -800,6 +800,7 @@ fn texts_naming_sections() -> Vec<PathBuf> {
     }
     let mut files = markdown_files();
     walk(&root().join("src"), &mut files);
+    walk(&root().join("crates"), &mut files);
     files.push(PathBuf::from("Cargo.toml"));
     files
 }

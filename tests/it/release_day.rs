@@ -1,4 +1,4 @@
-//! Release day (`src/chart/unlisted.rs`): a Cilium release this binary does not list renders from
+//! Release day (`crates/render/src/chart/unlisted.rs`): a Cilium release this binary does not list renders from
 //! its official archive, its own templates evaluated and its defaults, schema and known keys read
 //! from it. The archives are made from the official ones (`support/repack.rs`), on all three
 //! minor lines; Helm parity of such renders is checked by the parity suite (`unlisted/` and
@@ -46,7 +46,9 @@ pub fn tests() -> Vec<harness::Trial> {
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cilium_cmp::{render, Inputs, RenderError};
+use cilium_cmp_render::error::RenderError;
+use cilium_cmp_render::render::render;
+use cilium_cmp_render::render::Inputs;
 use scratch::Scratch;
 
 /// The official archive of `version` from `../shared/charts`; None (after a loud line, or a
@@ -77,7 +79,7 @@ fn an_archive_with_a_changed_template_renders_its_own_templates() {
         let source = official(from);
         let archive = repack::repack(&source, from, to, &dir.0, Some(EDITED));
         let mut inputs = Inputs::new(to.parse().unwrap());
-        inputs.chart = Some(cilium_cmp::chart::ChartFiles::open(&archive).unwrap());
+        inputs.chart = Some(cilium_cmp_render::chart::ChartFiles::open(&archive).unwrap());
         let text = render(&inputs).unwrap_or_else(|e| panic!("{to}: {e}"));
         // The edit adds an object no listed release has: only the archive's own templates
         // can have rendered it.
@@ -95,25 +97,25 @@ fn an_unlisted_release_takes_the_archives_facts() {
     for (from, to) in repack::FROM {
         let source = official(from);
         let archive = repack::repack(&source, from, to, &dir.0, None);
-        let chart = cilium_cmp::chart::ChartFiles::open(&archive).unwrap();
-        let release = cilium_cmp::chart::unlisted::open(&chart, to).unwrap();
+        let chart = cilium_cmp_render::chart::ChartFiles::open(&archive).unwrap();
+        let release = cilium_cmp_render::chart::unlisted::open(&chart, to).unwrap();
         assert!(release.is_unlisted());
         assert_eq!(release.to_string(), to);
         // The archive's defaults (its image tags).
-        let defaults = cilium_cmp::versions::defaults(release);
+        let defaults = cilium_cmp_render::versions::defaults(release);
         assert_eq!(defaults["image"]["tag"], format!("v{to}"));
         // The same archive read twice is one release.
         assert_eq!(
-            cilium_cmp::chart::unlisted::open(&chart, to).unwrap(),
+            cilium_cmp_render::chart::unlisted::open(&chart, to).unwrap(),
             release
         );
         // A listed release read from its own archive renders exactly as compiled in.
         let listed = official(from);
         let mut inputs = Inputs::new(from.parse().unwrap());
-        inputs.chart = Some(cilium_cmp::chart::ChartFiles::open(&listed).unwrap());
+        inputs.chart = Some(cilium_cmp_render::chart::ChartFiles::open(&listed).unwrap());
         let plain = render(&inputs).unwrap();
-        inputs.cilium = cilium_cmp::versions::Release::FromArchive(
-            cilium_cmp::release_name::release_name(from).unwrap(),
+        inputs.cilium = cilium_cmp_render::versions::Release::FromArchive(
+            cilium_cmp_render::release_name::release_name(from).unwrap(),
         );
         assert_eq!(render(&inputs).unwrap(), plain, "{from}");
         // An archive of another release than the one asked for is refused, naming both.
@@ -273,7 +275,7 @@ fn the_plugin_renders_an_unlisted_release_from_its_chart_folder() {
     };
     let written = lock(false);
     assert!(written.status.success(), "{}", stderr(&written));
-    let hash = cilium_cmp::output::verify(&String::from_utf8_lossy(&generated.stdout))
+    let hash = cilium_cmp_render::output::verify(&String::from_utf8_lossy(&generated.stdout))
         .unwrap()
         .1;
     let text = std::fs::read_to_string(repo.0.join("apps/cilium/cilium-cmp.lock")).unwrap();

@@ -109,10 +109,10 @@ fn snapshot(name: &str, dir: &Path, args: &[&str]) -> Output {
 fn scenario_values(name: &str) -> String {
     let file = harness::shared("cilium-reference/scenarios").join(format!("{name}.yaml"));
     let text = std::fs::read_to_string(&file).unwrap();
-    let doc = cilium_cmp::yaml::parse_values(&text)
+    let doc = cilium_cmp_yaml::yaml::parse_values(&text)
         .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
         .value;
-    cilium_cmp::yaml::to_string(&doc["values"])
+    cilium_cmp_yaml::yaml::to_string(&doc["values"])
 }
 
 /// adopt-check: Helm's own render of `default-cronjob` (1.20.0, the committed reference) as the

@@ -8,7 +8,7 @@ use crate::support::scratch;
 
 use std::process::Command;
 
-use cilium_cmp::setexpr::{self, Kind, SetArgs};
+use cilium_cmp_render::setexpr::{self, Kind, SetArgs};
 use serde_json::{Map, Value};
 
 /// Reads [[kind, expr], ...] on stdin; prints, for each, {"ok": tree} or {"err": message} as

@@ -14,12 +14,12 @@ use crate::support::scratch;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cilium_cmp::adopt::compare::{Path as FieldPath, Step};
-use cilium_cmp::adopt::live::ObjectKey;
-use cilium_cmp::diff::consequences::{Consequence, Kind};
-use cilium_cmp::diff::engine::{Change, FieldChange, ObjectDiff};
-use cilium_cmp::diff::{Diff, FolderState, Outcome, Section};
-use cilium_cmp::escape::{self, Prose};
+use cilium_cmp_gitops::adopt::compare::{Path as FieldPath, Step};
+use cilium_cmp_gitops::adopt::live::ObjectKey;
+use cilium_cmp_gitops::diff::consequences::{Consequence, Kind};
+use cilium_cmp_gitops::diff::engine::{Change, FieldChange, ObjectDiff};
+use cilium_cmp_gitops::diff::{Diff, FolderState, Outcome, Section};
+use cilium_cmp_yaml::escape::{self, Prose};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use scratch::Scratch;
@@ -620,7 +620,7 @@ fn hostile_text() -> impl Strategy<Value = String> {
 }
 
 fn report_of(names: &[String]) -> Vec<Section> {
-    let v = cilium_cmp::versions::parse("1.20.0").unwrap();
+    let v = cilium_cmp_render::versions::parse("1.20.0").unwrap();
     let key = |n: &str| ObjectKey {
         group: String::new(),
         kind: "ConfigMap".into(),
@@ -689,9 +689,9 @@ fn runner() -> TestRunner {
 fn any_names_in_a_text_report_are_inert() {
     runner()
         .run(&prop::collection::vec(hostile_text(), 1..20), |names| {
-            let text = cilium_cmp::diff::report_text::render(&report_of(&names));
+            let text = cilium_cmp_gitops::diff::report_text::render(&report_of(&names));
             assert_inert_text("text report", &text);
-            let json = cilium_cmp::diff::report_json::render(&report_of(&names));
+            let json = cilium_cmp_gitops::diff::report_json::render(&report_of(&names));
             assert_inert_text("json report", &json);
             let doc: Value = serde_json::from_str(&json).expect("json");
             prop_assert_eq!(
@@ -708,7 +708,7 @@ fn any_names_in_a_markdown_report_are_inert() {
         .run(&prop::collection::vec(hostile_text(), 1..20), |names| {
             // Markers no program word holds, so each one found is a name: inside code.
             let names: Vec<String> = names.iter().map(|n| format!("{n} evil")).collect();
-            let md = cilium_cmp::diff::report_markdown::render(&report_of(&names));
+            let md = cilium_cmp_gitops::diff::report_markdown::render(&report_of(&names));
             assert_inert_markdown(&md);
             Ok(())
         })

@@ -27,23 +27,23 @@ fn data_is_what_import_chart_makes_of_each_archive() {
         .unwrap_or_else(|| root.join("../shared/charts"));
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("import-check");
     let mut compared = 0;
-    for v in cilium_cmp::versions::supported() {
+    for v in cilium_cmp_render::versions::supported() {
         let archive = charts.join(format!("cilium-{v}.tgz"));
         if !archive.is_file() {
             continue;
         }
         assert_eq!(
-            cilium_cmp::chart::import::import(&archive, &out).unwrap(),
+            cilium_cmp_render::chart::import::import(&archive, &out).unwrap(),
             v
         );
-        for file in cilium_cmp::chart::import::DATA_FILES {
+        for file in cilium_cmp_render::chart::import::DATA_FILES {
             let made = std::fs::read(out.join(v).join(file)).unwrap();
             let kept = std::fs::read(root.join("data").join(v).join(file)).unwrap();
             assert!(made == kept, "data/{v}/{file} differs from what import-chart makes: run `cilium-cmp import-chart {}`", archive.display());
         }
         compared += 1;
     }
-    let all = cilium_cmp::versions::supported().count();
+    let all = cilium_cmp_render::versions::supported().count();
     assert_eq!(
         compared,
         all,

@@ -223,15 +223,15 @@ fn runner(cases: u32) -> TestRunner {
 fn the_canonical_writer_reads_back_as_the_same_tree() {
     runner(3000)
         .run(&documents(), |tree| {
-            let text = cilium_cmp::yaml::to_string(&tree);
-            let back = cilium_cmp::yaml::parse_value(&text)
+            let text = cilium_cmp_yaml::yaml::to_string(&tree);
+            let back = cilium_cmp_yaml::yaml::parse_value(&text)
                 .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
             prop_assert!(same(&tree, &back), "{tree}\n{text}\nread back: {back}");
             // A stream of such documents, as the renderer writes its output.
             let mut stream = String::new();
-            cilium_cmp::yaml::write_document(&mut stream, &tree);
-            cilium_cmp::yaml::write_document(&mut stream, &tree);
-            let docs = cilium_cmp::yaml::parse_stream_values(&stream)
+            cilium_cmp_yaml::yaml::write_document(&mut stream, &tree);
+            cilium_cmp_yaml::yaml::write_document(&mut stream, &tree);
+            let docs = cilium_cmp_yaml::yaml::parse_stream_values(&stream)
                 .map_err(|e| TestCaseError::fail(format!("{e}\n{stream}")))?;
             // An empty map is written `{}`: a document, never an empty one (which is dropped).
             prop_assert_eq!(docs.len(), 2, "{}", stream);
@@ -262,8 +262,8 @@ fn helms_to_yaml_reads_back_as_the_same_tree() {
             // `toYaml` trims the document's final line break (Helm's pkg/engine/funcs.go,
             // toYAML: strings.TrimSuffix), which a kept-chomping block scalar at the very end
             // (`|2+`) needs; the template writes a line break after it, as this does.
-            let text = cilium_cmp::yaml::go_emit::to_yaml(&tree) + "\n";
-            let back = cilium_cmp::yaml::parse_value(&text)
+            let text = cilium_cmp_yaml::yaml::go_emit::to_yaml(&tree) + "\n";
+            let back = cilium_cmp_yaml::yaml::parse_value(&text)
                 .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
             prop_assert!(same(&tree, &back), "{tree}\n{text}\nread back: {back}");
             Ok(())

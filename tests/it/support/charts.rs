@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
-use cilium_cmp::chart::ChartFiles;
+use cilium_cmp_render::chart::ChartFiles;
 
 /// `../shared/charts`.
 pub fn dir() -> PathBuf {
@@ -32,7 +32,9 @@ pub fn archive(version: &str) -> ChartFiles {
 }
 
 /// `inputs` with the official archive of its release.
-pub fn with_archive(mut inputs: cilium_cmp::Inputs) -> cilium_cmp::Inputs {
+pub fn with_archive(
+    mut inputs: cilium_cmp_render::render::Inputs,
+) -> cilium_cmp_render::render::Inputs {
     inputs.chart = Some(archive(&inputs.cilium.to_string()));
     inputs
 }

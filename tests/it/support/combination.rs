@@ -488,7 +488,7 @@ pub fn bases() -> Vec<Base> {
         files.sort();
         for f in files {
             let text = std::fs::read_to_string(&f).unwrap();
-            let doc = cilium_cmp::yaml::parse_values(&text)
+            let doc = cilium_cmp_yaml::yaml::parse_values(&text)
                 .unwrap_or_else(|e| panic!("{}: {e}", f.display()))
                 .value;
             // The committed references of a scenario that needs the chart archive are made
@@ -592,7 +592,7 @@ pub fn make_case(seed: u64, release: &Release, bases: &[Base], index: usize) -> 
 /// The newest patch of each supported minor line.
 pub fn newest_patches() -> Vec<&'static str> {
     let mut newest: BTreeMap<String, &'static str> = BTreeMap::new();
-    for v in cilium_cmp::versions::supported() {
+    for v in cilium_cmp_render::versions::supported() {
         let mut parts = v.split('.');
         let minor = format!("{}.{}", parts.next().unwrap(), parts.next().unwrap());
         let patch: u32 = parts.next().unwrap().parse().unwrap();

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use cilium_cmp::render::Inputs;
-use cilium_cmp::RenderError;
+use cilium_cmp_render::error::RenderError;
+use cilium_cmp_render::render::Inputs;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -78,20 +78,20 @@ impl Tally {
 
 /// Renders `inputs` and checks the outcome against Helm's. `expected_admission` says whether a
 /// refusal of what the cluster would refuse later (its text) is one the caller expects.
-/// Renders as `cilium_cmp::render` does, and checks what `output::finish` takes while writing
+/// Renders as `cilium_cmp_render::render::render` does, and checks what `output::finish` takes while writing
 /// against the stream read back: the stamped content hash is what `verify` computes, and each
 /// object's digest (what a lock records) is that of the object read back. The folder commands
 /// rely on both instead of reading their renders back.
 fn render(inputs: &Inputs) -> Result<String, RenderError> {
-    use cilium_cmp::output::{self, Keep, ObjectDigest};
-    let stream = cilium_cmp::render::render_stream(inputs, Keep::Digests)?;
+    use cilium_cmp_render::output::{self, Keep, ObjectDigest};
+    let stream = cilium_cmp_render::render::render_stream(inputs, Keep::Digests)?;
     let (stamped, computed) = output::verify(&stream.text).expect("the render reads back");
     assert_eq!(stamped, Some(computed), "the stamped hash is not verify's");
     assert_eq!(
         stream.hash, stamped,
         "the hash finish returns is not the one stamped"
     );
-    let read: Vec<ObjectDigest> = cilium_cmp::yaml::parse_stream(&stream.text)
+    let read: Vec<ObjectDigest> = cilium_cmp_yaml::yaml::parse_stream(&stream.text)
         .expect("the render reads back")
         .into_iter()
         .map(|d| {
@@ -150,7 +150,7 @@ pub fn check(
             if expected_admission(&why.to_string()) =>
         {
             tally.cluster_would.fetch_add(1, Ordering::Relaxed);
-            let out = cilium_cmp::render::testing::render_as_helm(&inputs).map_err(|e| {
+            let out = cilium_cmp_render::render::testing::render_as_helm(&inputs).map_err(|e| {
                 format!("refused as the cluster would; without that refusal, render failed: {e}")
             })?;
             (out, file)
@@ -230,7 +230,8 @@ pub fn our_refusal(e: &RenderError) -> Option<Refusal> {
         RenderError::Template(t)
             if matches!(
                 t.kind,
-                cilium_cmp::engine::ErrorKind::Fail | cilium_cmp::engine::ErrorKind::Exec
+                cilium_cmp_render::engine::ErrorKind::Fail
+                    | cilium_cmp_render::engine::ErrorKind::Exec
             ) =>
         {
             Some(Refusal::ChartFail)
@@ -411,7 +412,8 @@ fn key_of(o: &mut Value) -> String {
 
 fn objects(text: &str, candidate: bool) -> Result<BTreeMap<String, Value>, String> {
     let mut out = BTreeMap::new();
-    let docs = cilium_cmp::yaml::parse_stream(text).map_err(|e| format!("does not parse: {e}"))?;
+    let docs =
+        cilium_cmp_yaml::yaml::parse_stream(text).map_err(|e| format!("does not parse: {e}"))?;
     for doc in docs {
         let mut o = doc.value;
         strip_nulls(&mut o);

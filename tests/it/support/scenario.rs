@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use cilium_cmp::render::Inputs;
+use cilium_cmp_render::render::Inputs;
 use serde_json::Value;
 
 /// A scenario's render inputs (without a chart archive) and whether it needs one.
@@ -19,7 +19,7 @@ pub fn inputs(reference: &Path, name: &str, version: &str) -> Option<(Inputs, bo
 pub fn inputs_from_file(file: &Path, version: &str) -> Option<(Inputs, bool)> {
     let text = std::fs::read_to_string(file).ok()?;
     let name = file.file_stem()?.to_string_lossy();
-    let scen = cilium_cmp::yaml::parse_values(&text).ok()?.value;
+    let scen = cilium_cmp_yaml::yaml::parse_values(&text).ok()?.value;
     let mut inputs = Inputs::new(version.parse().ok()?);
     inputs.namespace = scen["namespace"]
         .as_str()
@@ -29,12 +29,13 @@ pub fn inputs_from_file(file: &Path, version: &str) -> Option<(Inputs, bool)> {
         inputs.kube_version = k.parse().expect("a scenario names a Kubernetes version");
     }
     if let Value::Array(a) = &scen["apiVersions"] {
-        inputs.api_versions =
-            cilium_cmp::kube_version::ApiVersions::from_lists(a.iter().filter_map(|x| x.as_str()));
+        inputs.api_versions = cilium_cmp_render::kube_version::ApiVersions::from_lists(
+            a.iter().filter_map(|x| x.as_str()),
+        );
     }
     inputs.values_files.push((
         format!("{name}.yaml"),
-        cilium_cmp::yaml::to_string(&scen["values"]),
+        cilium_cmp_yaml::yaml::to_string(&scen["values"]),
     ));
     Some((inputs, scen["needsChartArchive"] == Value::Bool(true)))
 }
