@@ -1,8 +1,8 @@
-//! Any text as a bundled template file (nodeinit's and SPIRE's scripts come from a chart archive
-//! the user supplies): evaluated or refused, never a panic or a runaway.
+//! Any text as a template of the engine (a bundled file or a template of a chart archive the user
+//! supplies): rendered or refused, never a panic or a runaway.
 #![no_main]
 
-use cilium_cmp::tmpl_eval::{evaluate, Scope};
+use cilium_cmp_render::engine::helm::render_text;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
@@ -13,9 +13,5 @@ fuzz_target!(|text: &str| {
         "count": 3.0,
         "empty": ""
     });
-    let scope = Scope {
-        values: &values,
-        namespace: "kube-system",
-    };
-    let _ = evaluate("files/fuzz.bash", text, &scope);
+    let _ = render_text("files/fuzz.bash", text, &values);
 });
