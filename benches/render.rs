@@ -322,7 +322,13 @@ fn whole_process_setup(
         .args(["build", "--release", "-q"])
         .current_dir(root)
         .status();
-    let built = root.join("target/release/cilium-cmp");
+    // Beside this benchmark's own executable (`target/release/deps/render-…`), so that a
+    // `CARGO_TARGET_DIR` elsewhere is followed as cargo followed it.
+    let built = std::env::current_exe()
+        .ok()?
+        .parent()?
+        .parent()?
+        .join("cilium-cmp");
     if !status.is_ok_and(|s| s.success()) || !built.exists() {
         return None;
     }

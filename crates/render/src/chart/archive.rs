@@ -150,8 +150,8 @@ impl ChartFiles {
     }
 
     /// The templates section of the compiled chart this was read from, if it was.
-    pub fn parsed(&self) -> Option<&[u8]> {
-        self.parsed.as_deref().map(Vec::as_slice)
+    pub fn parsed(&self) -> Option<&Arc<Vec<u8>>> {
+        self.parsed.as_ref()
     }
 
     /// A chart whose files were read elsewhere (a compiled chart, `crate::compiled_chart`);

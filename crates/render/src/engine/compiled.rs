@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::helm::ChartTemplates;
-use super::parse::{Arg, Branch, Cmd, Node, Num, Pipe, Tree, MAX_PARSE_NESTING};
+use super::parse::{Arg, Body, Branch, Cmd, Node, Num, Pipe, Tree, MAX_PARSE_NESTING};
 use crate::chart::archive::ChartFiles;
 
 /// How deep nodes, arguments and pipelines may nest in a section: what the parser can produce
@@ -59,7 +59,7 @@ pub fn encode(templates: &ChartTemplates) -> Vec<u8> {
             .unwrap_or(0);
         w.str(&t.name);
         w.len(source);
-        w.nodes(&t.root);
+        w.body(&t.root);
     }
     let mut section = Writer {
         out: Vec::with_capacity(w.text.len() + w.out.len() + 8),
@@ -72,14 +72,22 @@ pub fn encode(templates: &ChartTemplates) -> Vec<u8> {
 }
 
 /// Reads a section written by `encode` for the templates of `chart`; None when it is damaged.
-pub fn decode(section: &[u8], chart: &ChartFiles) -> Option<ChartTemplates> {
+/// The outline (names, files, the chart's metadata and defaults) is read and checked here; each
+/// body of nodes is left in the section, and read and checked the first time it runs
+/// (`parse::Body`), so a damaged body is refused then, as an error of the render.
+pub fn decode(section: &Arc<Vec<u8>>, chart: &ChartFiles) -> Option<ChartTemplates> {
     let mut r = Reader {
-        b: section,
-        text: "",
+        section,
+        text: 0..0,
+        at: 0,
+        end: section.len(),
         depth: 0,
+        src: None,
     };
     let table = r.len()?;
-    r.text = std::str::from_utf8(r.take(table)?).ok()?;
+    let start = r.at;
+    r.take(table)?;
+    r.text = start..r.at;
     let name = r.str()?.to_string();
     let meta: Json = serde_json::from_str(r.str()?).ok()?;
     let default_values: Json = serde_json::from_str(r.str()?).ok()?;
@@ -96,10 +104,8 @@ pub fn decode(section: &[u8], chart: &ChartFiles) -> Option<ChartTemplates> {
     for _ in 0..r.count()? {
         let tree_name = r.str()?.to_string();
         let (file, src) = sources.get(r.len()?)?.clone();
-        let root = r.nodes()?;
-        if !texts_within(&root, &src) {
-            return None;
-        }
+        r.src = Some(src.clone());
+        let root = r.body()?;
         templates.insert(
             tree_name.clone(),
             Arc::new(Tree {
@@ -110,7 +116,7 @@ pub fn decode(section: &[u8], chart: &ChartFiles) -> Option<ChartTemplates> {
             }),
         );
     }
-    if !r.b.is_empty() {
+    if r.at != r.end {
         return None;
     }
     let bundled: BTreeMap<String, Arc<[u8]>> = chart
@@ -129,15 +135,42 @@ pub fn decode(section: &[u8], chart: &ChartFiles) -> Option<ChartTemplates> {
     ))
 }
 
+/// A body of nodes still in a compiled section: where it lies, and what reading it needs.
+pub struct Lazy {
+    section: Arc<Vec<u8>>,
+    /// Where the string table lies in the section.
+    text: std::ops::Range<usize>,
+    /// Where the body lies in the section.
+    at: usize,
+    end: usize,
+    /// How deep it sits, so that the nesting bound counts from the tree's root.
+    depth: usize,
+    /// The text of its tree, which every text node must lie within.
+    src: Arc<str>,
+}
+
+impl Lazy {
+    /// The body's nodes; None when the section is damaged there.
+    pub(super) fn read(&self) -> Option<Vec<Node>> {
+        let mut r = Reader {
+            section: &self.section,
+            text: self.text.clone(),
+            at: self.at,
+            end: self.end,
+            depth: self.depth,
+            src: Some(self.src.clone()),
+        };
+        let nodes = r.nodes()?;
+        (r.at == r.end && texts_within(&nodes, &self.src)).then_some(nodes)
+    }
+}
+
 /// Strings go to a table of their own, so that reading checks their UTF-8 once, not per string.
-/// Whether every text of `nodes` is a slice of `src` (what exec writes).
+/// Whether every text of `nodes` is a slice of `src` (what exec writes); the bodies of their
+/// branches are checked when they are read.
 fn texts_within(nodes: &[Node], src: &str) -> bool {
     nodes.iter().all(|n| match n {
         Node::Text(t) => src.get(t.clone()).is_some(),
-        Node::If(b) | Node::With(b) | Node::Range(b) => {
-            texts_within(&b.list, src)
-                && b.else_list.as_deref().is_none_or(|e| texts_within(e, src))
-        }
         _ => true,
     })
 }
@@ -174,11 +207,18 @@ impl Writer {
     fn flag(&mut self, b: bool) {
         self.out.push(b as u8);
     }
-    fn nodes(&mut self, nodes: &[Node]) {
+    /// A body: its length in bytes first, so that a reader can leave it until it runs. Only
+    /// parsed templates are written, whose bodies are always there to write.
+    fn body(&mut self, body: &Body) {
+        let outer = std::mem::take(&mut self.out);
+        let nodes = body.nodes().unwrap_or_default();
         self.len(nodes.len());
         for n in nodes {
             self.node(n);
         }
+        let inner = std::mem::replace(&mut self.out, outer);
+        self.len(inner.len());
+        self.out.extend_from_slice(&inner);
     }
     fn node(&mut self, n: &Node) {
         match n {
@@ -225,10 +265,10 @@ impl Writer {
     fn branch(&mut self, b: &Branch) {
         self.len(b.pos);
         self.pipe(&b.pipe);
-        self.nodes(&b.list);
+        self.body(&b.list);
         self.flag(b.else_list.is_some());
         if let Some(e) = &b.else_list {
-            self.nodes(e);
+            self.body(e);
         }
     }
     fn pipe(&mut self, p: &Pipe) {
@@ -307,19 +347,23 @@ impl Writer {
 }
 
 struct Reader<'a> {
-    b: &'a [u8],
-    /// The string table (see `Writer`).
-    text: &'a str,
+    section: &'a Arc<Vec<u8>>,
+    /// Where the string table (see `Writer`) lies in the section.
+    text: std::ops::Range<usize>,
+    /// The next byte to read, and the end of what this reader reads.
+    at: usize,
+    end: usize,
     depth: usize,
+    /// The text of the tree being read, which the bodies it leaves for later keep.
+    src: Option<Arc<str>>,
 }
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.b.len() {
-            return None;
-        }
-        let (head, rest) = self.b.split_at(n);
-        self.b = rest;
+        let section: &'a [u8] = self.section;
+        let to = self.at.checked_add(n).filter(|&to| to <= self.end)?;
+        let head = section.get(self.at..to)?;
+        self.at = to;
         Some(head)
     }
     fn byte(&mut self) -> Option<u8> {
@@ -340,12 +384,17 @@ impl<'a> Reader<'a> {
     /// is left is damage, refused before anything is reserved for it.
     fn count(&mut self) -> Option<usize> {
         let n = self.len()?;
-        (n <= self.b.len()).then_some(n)
+        (n <= self.end - self.at).then_some(n)
     }
+    /// A string of the table. Each is checked for UTF-8 as it is read: the table is not read
+    /// whole, as most bodies never are.
     fn str(&mut self) -> Option<&'a str> {
+        let section: &'a [u8] = self.section;
         let at = self.len()?;
         let n = self.len()?;
-        self.text.get(at..at.checked_add(n)?)
+        let from = self.text.start.checked_add(at)?;
+        let to = from.checked_add(n).filter(|&to| to <= self.text.end)?;
+        std::str::from_utf8(section.get(from..to)?).ok()
     }
     fn strs(&mut self) -> Option<Vec<String>> {
         let n = self.count()?;
@@ -354,6 +403,20 @@ impl<'a> Reader<'a> {
             v.push(self.str()?.to_string());
         }
         Some(v)
+    }
+    /// A body, left where it lies until it runs.
+    fn body(&mut self) -> Option<Body> {
+        let n = self.len()?;
+        let at = self.at;
+        self.take(n)?;
+        Some(Body::compiled(Lazy {
+            section: self.section.clone(),
+            text: self.text.clone(),
+            at,
+            end: self.at,
+            depth: self.depth,
+            src: self.src.clone()?,
+        }))
     }
     fn flag(&mut self) -> Option<bool> {
         match self.byte()? {
@@ -386,8 +449,8 @@ impl<'a> Reader<'a> {
         Some(match self.byte()? {
             0 => {
                 let (start, end) = (self.len()?, self.len()?);
-                // Within the tree's text, on character boundaries: checked once the tree's
-                // text is known (`decode`).
+                // Within the tree's text, on character boundaries: checked when the body
+                // is read whole (`Lazy::read`).
                 Node::Text(start..end)
             }
             1 => Node::Action(self.pipe()?),
@@ -412,9 +475,9 @@ impl<'a> Reader<'a> {
     fn branch(&mut self) -> Option<Branch> {
         let pos = self.len()?;
         let pipe = self.pipe()?;
-        let list = self.nodes()?;
+        let list = self.body()?;
         let else_list = if self.flag()? {
-            Some(self.nodes()?)
+            Some(self.body()?)
         } else {
             None
         };
@@ -556,7 +619,7 @@ mod tests {
     fn decoded_templates_render_what_the_parsed_ones_render() {
         let chart = chart();
         let parsed = ChartTemplates::parse(&chart).unwrap();
-        let section = encode(&parsed);
+        let section = Arc::new(encode(&parsed));
         let decoded = decode(&section, &chart).expect("decodes");
         let out = rendered(&parsed);
         assert!(
@@ -566,26 +629,74 @@ mod tests {
         assert_eq!(rendered(&decoded), out);
         assert_eq!(decoded.template_names(), parsed.template_names());
         // Written again, it is the same bytes: nothing is lost on the way.
-        assert_eq!(encode(&decoded), section);
+        assert_eq!(encode(&decoded), *section);
+    }
+
+    /// Reads every body of `nodes` and of the branches within, as rendering every path would;
+    /// false when one is damaged.
+    fn read_all(nodes: &[Node]) -> bool {
+        nodes.iter().all(|n| match n {
+            Node::If(b) | Node::With(b) | Node::Range(b) => {
+                b.list.nodes().is_some_and(read_all)
+                    && b.else_list
+                        .as_ref()
+                        .is_none_or(|e| e.nodes().is_some_and(read_all))
+            }
+            _ => true,
+        })
+    }
+
+    /// Decodes `section` and reads every body it holds; None when any part is damaged.
+    fn decode_all(section: &[u8], chart: &ChartFiles) -> Option<ChartTemplates> {
+        let t = decode(&Arc::new(section.to_vec()), chart)?;
+        t.templates
+            .values()
+            .all(|tree| tree.root.nodes().is_some_and(read_all))
+            .then_some(t)
     }
 
     #[test]
     fn a_damaged_section_is_refused_without_a_panic() {
         let chart = chart();
         let section = encode(&ChartTemplates::parse(&chart).unwrap());
+        assert!(decode_all(&section, &chart).is_some());
         for cut in (0..section.len()).step_by(7) {
-            assert!(decode(&section[..cut], &chart).is_none(), "cut at {cut}");
+            assert!(
+                decode_all(&section[..cut], &chart).is_none(),
+                "cut at {cut}"
+            );
         }
         // Every byte changed in turn: refused, or read as some other tree, never a panic.
         let mut damaged = section.clone();
         for i in 0..damaged.len() {
             let was = damaged[i];
             damaged[i] = was.wrapping_add(0x55);
-            let _ = decode(&damaged, &chart);
+            let _ = decode_all(&damaged, &chart);
             damaged[i] = 0xff;
-            let _ = decode(&damaged, &chart);
+            let _ = decode_all(&damaged, &chart);
             damaged[i] = was;
         }
+    }
+
+    #[test]
+    fn a_damaged_body_is_an_error_of_the_render_that_reaches_it() {
+        let chart = chart();
+        let parsed = ChartTemplates::parse(&chart).unwrap();
+        let mut section = encode(&parsed);
+        // The last tree's root is the last body of the section: its last byte is damaged, so
+        // the outline still reads and the body does not.
+        let last = section.len() - 1;
+        section[last] = 0xff;
+        let decoded = decode(&Arc::new(section), &chart).expect("the outline reads");
+        let values = crate::merge::coalesce(&decoded.default_values, &serde_json::json!({}));
+        let opts = RenderOptions {
+            release_name: "cilium".into(),
+            namespace: "kube-system".into(),
+            kube_version: "1.35.0".into(),
+            api_versions: vec![],
+        };
+        let err = decoded.render(&values, &opts).unwrap_err();
+        assert!(err.to_string().contains("compiled chart"), "{err}");
     }
 
     #[test]
@@ -604,10 +715,14 @@ mod tests {
             w.len(1); // one argument
             w.out.push(9); // a parenthesised pipeline
         }
+        let section = Arc::new(w.out);
         let mut r = Reader {
-            b: &w.out,
-            text: "",
+            section: &section,
+            text: 0..0,
+            at: 0,
+            end: section.len(),
             depth: 0,
+            src: None,
         };
         assert!(r.pipe().is_none());
     }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::funcs::{self, FnError};
-use super::parse::{parse_file, Arg, Branch, Node, Pipe, Tree};
+use super::parse::{parse_file, Arg, Body, Branch, Node, Pipe, Tree};
 use super::value::{sprint, Obj, Value};
 use super::{line_col, ErrorKind, TemplateError};
 
@@ -181,8 +181,22 @@ impl State<'_, '_, '_> {
         Ok(())
     }
 
-    fn walk_list(&mut self, dot: &Value, list: &[Node], out: &mut String) -> R<()> {
-        for n in list {
+    fn walk_list(&mut self, dot: &Value, list: &Body, out: &mut String) -> R<()> {
+        // A body a compiled chart holds is read here, the first time it runs; the file's CRC
+        // was checked when it was loaded, so only a forged file fails here.
+        let Some(nodes) = list.nodes() else {
+            return Err(self.err(
+                0,
+                ErrorKind::Exec,
+                format!(
+                    "the compiled chart holding template {:?} is damaged: remove the folder of \
+                     compiled charts (${}, or ~/.cache/cilium-cmp/compiled) and render again",
+                    self.tree.name,
+                    crate::chart::compiled::DIR_VAR
+                ),
+            ));
+        };
+        for n in nodes {
             self.walk(dot, n, out)?;
         }
         Ok(())

@@ -16,7 +16,51 @@ pub struct Tree {
     /// The file it was parsed from: what error positions name (Go's `ParseName`).
     pub file: Arc<str>,
     pub src: Arc<str>,
-    pub root: Vec<Node>,
+    pub root: Body,
+}
+
+/// A list of nodes (a tree's root, a branch's body): parsed from the text, or left in a compiled
+/// chart's section until it first runs (`compiled::Lazy`). A process renders once, and most
+/// bodies of the chart belong to features its values leave off (every `if` not taken), so
+/// reading only what runs saves most of the section's decoding (ARCHITECTURE.md, "Performance").
+pub struct Body {
+    nodes: std::sync::OnceLock<Option<Vec<Node>>>,
+    compiled: Option<super::compiled::Lazy>,
+}
+
+impl Body {
+    /// Nodes the parser made.
+    pub fn new(nodes: Vec<Node>) -> Body {
+        Body {
+            nodes: std::sync::OnceLock::from(Some(nodes)),
+            compiled: None,
+        }
+    }
+
+    /// Nodes still in a compiled section, read on first use.
+    pub(super) fn compiled(lazy: super::compiled::Lazy) -> Body {
+        Body {
+            nodes: std::sync::OnceLock::new(),
+            compiled: Some(lazy),
+        }
+    }
+
+    /// The nodes; None only when they come from a compiled section that is damaged.
+    pub fn nodes(&self) -> Option<&[Node]> {
+        self.nodes
+            .get_or_init(|| self.compiled.as_ref().and_then(super::compiled::Lazy::read))
+            .as_deref()
+    }
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.nodes.get() {
+            Some(Some(nodes)) => nodes.fmt(f),
+            Some(None) => f.write_str("Body(damaged)"),
+            None => f.write_str("Body(not read yet)"),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -41,8 +85,8 @@ pub enum Node {
 pub struct Branch {
     pub pos: usize,
     pub pipe: Pipe,
-    pub list: Vec<Node>,
-    pub else_list: Option<Vec<Node>>,
+    pub list: Body,
+    pub else_list: Option<Body>,
 }
 
 #[derive(Debug)]
@@ -130,7 +174,7 @@ pub fn parse_file(
                     name: tname,
                     file: file.clone(),
                     src: srca.clone(),
-                    root: list,
+                    root: Body::new(list),
                 });
             }
             _ => {
@@ -147,7 +191,7 @@ pub fn parse_file(
         name: name.to_string(),
         file,
         src: srca,
-        root: body,
+        root: Body::new(body),
     });
     Ok(trees)
 }
@@ -155,9 +199,11 @@ pub fn parse_file(
 /// Whether a tree holds only space text: Go keeps an earlier definition over such a one
 /// (template.go `AddParseTree` via `parse.IsEmptyTree`).
 pub fn is_empty_tree(tree: &Tree) -> bool {
-    tree.root.iter().all(|n| match n {
-        Node::Text(t) => tree.src.get(t.clone()).is_some_and(|t| t.trim().is_empty()),
-        _ => false,
+    tree.root.nodes().is_some_and(|nodes| {
+        nodes.iter().all(|n| match n {
+            Node::Text(t) => tree.src.get(t.clone()).is_some_and(|t| t.trim().is_empty()),
+            _ => false,
+        })
     })
 }
 
@@ -317,7 +363,7 @@ impl<'a> Parser<'a> {
                     name: name.clone(),
                     file: file.clone(),
                     src: src.clone(),
-                    root: list,
+                    root: Body::new(list),
                 });
                 Ok(Item::Node(Node::Template {
                     pos: t.pos,
@@ -446,7 +492,7 @@ impl<'a> Parser<'a> {
                     }
                     self.next_non_space();
                     let inner = self.nested(|p| p.control(&ctok, epos, trees, file, src))?;
-                    Some(vec![inner])
+                    Some(Body::new(vec![inner]))
                 }
                 Some(_) => return Err(self.err(epos, "unexpected {{else if}} in range")),
                 None => {
@@ -454,7 +500,7 @@ impl<'a> Parser<'a> {
                     if let Item::Else(p2, _) = end2 {
                         return Err(self.err(p2, "expected end; found {{else}}"));
                     }
-                    Some(l)
+                    Some(Body::new(l))
                 }
             },
             Item::Node(_) => unreachable!("item_list ends on end or else"),
@@ -463,7 +509,7 @@ impl<'a> Parser<'a> {
         let b = Branch {
             pos,
             pipe,
-            list,
+            list: Body::new(list),
             else_list,
         };
         Ok(match kind {
