@@ -18,6 +18,10 @@ pub fn tests() -> Vec<harness::Trial> {
                 "set_paths_cannot_overflow_the_stack",
                 set_paths_cannot_overflow_the_stack,
             ),
+            harness::test(
+                "a_measured_childs_peak_is_its_own",
+                a_measured_childs_peak_is_its_own,
+            ),
             harness::test("malformed_set_is_refused", malformed_set_is_refused),
             harness::test("alias_bombs_are_refused", alias_bombs_are_refused),
             harness::test(
@@ -78,7 +82,7 @@ fn bin() -> PathBuf {
 }
 
 fn render(args: &[&str]) -> Command {
-    let mut c = Command::new(bin());
+    let mut c = child::command(bin());
     c.arg("render")
         .args(["--cilium-version", "1.18.12"])
         .args(args)
@@ -110,6 +114,39 @@ fn assert_refused(o: &Outcome, needle: &str) {
     );
     assert!(o.peak_kib < 100 * 1024, "peak {} KiB", o.peak_kib);
     assert!(o.stderr.len() < 4000, "bounded message: {}", o.stderr.len());
+}
+
+/// Every bound of these tests is on a peak the spawner reports: a child of this big process,
+/// started directly, reports this process's peak (the control, which shows the kernel still
+/// does), and the same small program through the spawner reports its own few MB.
+fn a_measured_childs_peak_is_its_own() {
+    const HELD: usize = 128 << 20;
+    // Touched, so the pages are resident and this process's peak is at least HELD.
+    let held = std::hint::black_box(vec![1u8; HELD]);
+    let direct = Command::new("true").spawn().expect("true starts");
+    let pid = direct.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: all-zero is a valid rusage (integers only).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, whose pid we hold, with valid out-pointers.
+    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
+    drop(direct);
+    assert!(
+        usage.ru_maxrss >= (HELD >> 10) as i64,
+        "a direct child reported {} KiB: the kernel no longer charges the parent's peak, and \
+         support/child.rs's spawner may go",
+        usage.ru_maxrss
+    );
+    let o = run(child::command("true"));
+    drop(held);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.peak_kib < 16 << 10, "true's peak: {} KiB", o.peak_kib);
+    let o = run(child::command("false"));
+    assert_eq!((o.code, o.signal), (Some(1), None));
+    let mut killed = child::command("sh");
+    killed.args(["-c", "kill -TERM $$"]);
+    let o = run(killed);
+    assert_eq!((o.code, o.signal), (None, Some(libc::SIGTERM)));
 }
 
 fn set_list_indexes_cannot_allocate_gigabytes() {
@@ -194,7 +231,7 @@ fn folder(settings: &str) -> Scratch {
 }
 
 fn generate(app: &Path) -> Command {
-    let mut c = Command::new(bin());
+    let mut c = child::command(bin());
     c.arg("generate")
         .current_dir(app)
         .env_clear()
@@ -256,7 +293,7 @@ fn lock_never_writes_through_a_planted_link() {
     {
         std::os::unix::fs::symlink(&victim, app.join(name)).unwrap();
     }
-    let mut lock = Command::new(bin());
+    let mut lock = child::command(bin());
     lock.arg("lock")
         .arg(&app)
         .args(["--repo-root", s.0.to_str().unwrap()])

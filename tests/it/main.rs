@@ -26,6 +26,7 @@ mod fix_values;
 mod fleet;
 mod folder_preview;
 mod gitops;
+mod hostile;
 mod import_application;
 mod install;
 mod manifests;
@@ -42,6 +43,8 @@ mod thin_main;
 mod typos;
 mod untrusted_files;
 mod untrusted_output;
+mod untrusted_repo;
+mod untrusted_size;
 mod usage;
 mod value_paths;
 mod yaml_round_trip;
@@ -50,10 +53,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use libtest_mimic::{Arguments, Trial};
-
-/// The modules that measure the peak memory of the binary they run, which run from a small test
-/// binary of their own (`tests/measured/main.rs` says why).
-const MEASURED: &[&str] = &["hostile", "untrusted_repo", "untrusted_size"];
 
 /// A module's `tests()`: its tests, named `module::name`.
 type Module = fn() -> Vec<Trial>;
@@ -80,6 +79,7 @@ const MODULES: &[(&str, Module)] = &[
     ("fleet", fleet::tests),
     ("folder_preview", folder_preview::tests),
     ("gitops", gitops::tests),
+    ("hostile", hostile::tests),
     ("import_application", import_application::tests),
     ("install", install::tests),
     ("manifests", manifests::tests),
@@ -96,12 +96,19 @@ const MODULES: &[(&str, Module)] = &[
     ("typos", typos::tests),
     ("untrusted_files", untrusted_files::tests),
     ("untrusted_output", untrusted_output::tests),
+    ("untrusted_repo", untrusted_repo::tests),
+    ("untrusted_size", untrusted_size::tests),
     ("usage", usage::tests),
     ("value_paths", value_paths::tests),
     ("yaml_round_trip", yaml_round_trip::tests),
 ];
 
 fn main() -> ExitCode {
+    // Before anything else: as a spawner of a measured command, this process must stay a few MB
+    // (support/child.rs says why).
+    if let Some(report) = std::env::var_os(support::child::SPAWNER) {
+        return support::child::spawner(report);
+    }
     let args = Arguments::from_args();
     let mut trials = vec![Trial::test(
         "every_module_is_listed",
@@ -118,8 +125,8 @@ fn main() -> ExitCode {
     conclusion.exit_code()
 }
 
-/// Each `tests/it/*.rs` file is in `MODULES`, and no test file is left in `tests/` itself, where
-/// Cargo would build it as a binary of its own, apart from this harness and its support.
+/// Each `tests/it/*.rs` file is in `MODULES`, and no test file is left in `tests/` itself or in
+/// another folder of it, where Cargo would build it as a binary of its own: the tests are one.
 fn every_module_is_listed() -> Result<(), libtest_mimic::Failed> {
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let stems = |dir: &Path| -> Result<Vec<String>, String> {
@@ -136,7 +143,7 @@ fn every_module_is_listed() -> Result<(), libtest_mimic::Failed> {
     let listed: Vec<&str> = MODULES.iter().map(|(name, _)| *name).collect();
     let unlisted: Vec<String> = stems(&tests.join("it"))?
         .into_iter()
-        .filter(|m| m != "main" && !listed.contains(&m.as_str()) && !MEASURED.contains(&m.as_str()))
+        .filter(|m| m != "main" && !listed.contains(&m.as_str()))
         .collect();
     if !unlisted.is_empty() {
         return Err(format!(
@@ -145,6 +152,26 @@ fn every_module_is_listed() -> Result<(), libtest_mimic::Failed> {
             unlisted.join(",")
         )
         .into());
+    }
+    // Cargo would build a `tests/DIR/main.rs` or another `[[test]]` as a binary of its own too.
+    let manifest = std::fs::read_to_string(tests.with_file_name("Cargo.toml"))
+        .map_err(|e| format!("Cargo.toml: {e}"))?;
+    let declared = manifest.lines().filter(|l| l.trim() == "[[test]]").count();
+    if declared != 1 {
+        return Err(format!(
+            "Cargo.toml declares {declared} [[test]] binaries; the tests are one, `it`"
+        )
+        .into());
+    }
+    for entry in std::fs::read_dir(&tests).map_err(|e| e.to_string())? {
+        let dir = entry.map_err(|e| e.to_string())?.path();
+        if dir.join("main.rs").exists() && !dir.ends_with("it") {
+            return Err(format!(
+                "{}: a second test binary; make its files modules of tests/it/",
+                dir.display()
+            )
+            .into());
+        }
     }
     let outside = stems(&tests)?;
     if !outside.is_empty() {

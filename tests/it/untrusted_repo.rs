@@ -152,7 +152,7 @@ impl Watch {
 
     /// `cilium-cmp ARGS` in `cwd`, with the caller's environment.
     fn cilium_cmp(&self, cwd: &Path, args: &[&str]) -> Outcome {
-        let mut c = Command::new(bin());
+        let mut c = child::command(bin());
         c.current_dir(cwd)
             .args(args)
             .env("CILIUM_CMP_CHART_DIR", charts::dir())
@@ -536,7 +536,7 @@ fn a_git_committed_to_the_repository_is_never_run() {
     let path = std::env::var("PATH").unwrap();
     // A relative or empty PATH entry names the current folder, the repository's top.
     for path in [format!(".:{path}"), format!(":{path}")] {
-        let mut c = Command::new(bin());
+        let mut c = child::command(bin());
         c.current_dir(&repo.0)
             .args(["diff", "cilium", "--base", "HEAD"])
             .env("PATH", &path)
@@ -615,7 +615,7 @@ fn values_files_inside_dot_git_are_never_read() {
     let secret = "c2VjcmV0LXRva2Vu";
     let folder = "clusters/prod/cilium";
     let plugin = |app: &Path| {
-        let mut c = Command::new(bin());
+        let mut c = child::command(bin());
         c.arg("generate")
             .current_dir(app)
             .env_clear()

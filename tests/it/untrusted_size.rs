@@ -54,7 +54,6 @@ pub fn tests() -> Vec<harness::Trial> {
 use crate::support::child;
 use crate::support::scratch;
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
@@ -62,7 +61,7 @@ use child::{run, Outcome};
 use scratch::Scratch;
 
 fn bin() -> Command {
-    let mut c = Command::new(PathBuf::from(env!("CARGO_BIN_EXE_cilium-cmp")));
+    let mut c = child::command(env!("CARGO_BIN_EXE_cilium-cmp"));
     // No chart archive: the values below turn off the one value of 1.20.0 that needs it.
     c.env_clear();
     charts::give(&mut c);

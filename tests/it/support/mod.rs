@@ -4,8 +4,6 @@
 //! helpers the tests run (`*.py`) sit beside them.
 
 pub mod charts;
-// Used by the modules that run from tests/measured/main.rs only.
-#[allow(dead_code)]
 pub mod child;
 pub mod combination;
 pub mod harness;
