@@ -25,7 +25,8 @@ pub struct Tree {
 /// reading only what runs saves most of the section's decoding (ARCHITECTURE.md, "Performance").
 pub struct Body {
     nodes: std::sync::OnceLock<Option<Vec<Node>>>,
-    compiled: Option<super::compiled::Lazy>,
+    // Boxed: most bodies of a parse have none, and a node holds two bodies.
+    compiled: Option<Box<super::compiled::Lazy>>,
 }
 
 impl Body {
@@ -41,14 +42,18 @@ impl Body {
     pub(super) fn compiled(lazy: super::compiled::Lazy) -> Body {
         Body {
             nodes: std::sync::OnceLock::new(),
-            compiled: Some(lazy),
+            compiled: Some(Box::new(lazy)),
         }
     }
 
     /// The nodes; None only when they come from a compiled section that is damaged.
     pub fn nodes(&self) -> Option<&[Node]> {
         self.nodes
-            .get_or_init(|| self.compiled.as_ref().and_then(super::compiled::Lazy::read))
+            .get_or_init(|| {
+                self.compiled
+                    .as_deref()
+                    .and_then(super::compiled::Lazy::read)
+            })
             .as_deref()
     }
 }
