@@ -604,7 +604,8 @@ mod tests {
         ChartFiles::from_files("demo.tgz", files).unwrap()
     }
 
-    fn rendered(t: &ChartTemplates) -> Vec<super::super::Manifest> {
+    /// The chart's defaults and the release a test renders with.
+    fn inputs(t: &ChartTemplates) -> (serde_json::Value, RenderOptions) {
         let values = crate::merge::coalesce(&t.default_values, &serde_json::json!({}));
         let opts = RenderOptions {
             release_name: "cilium".into(),
@@ -612,6 +613,11 @@ mod tests {
             kube_version: "1.35.0".into(),
             api_versions: vec![],
         };
+        (values, opts)
+    }
+
+    fn rendered(t: &ChartTemplates) -> Vec<super::super::Manifest> {
+        let (values, opts) = inputs(t);
         t.render(&values, &opts).unwrap()
     }
 
@@ -688,13 +694,7 @@ mod tests {
         let last = section.len() - 1;
         section[last] = 0xff;
         let decoded = decode(&Arc::new(section), &chart).expect("the outline reads");
-        let values = crate::merge::coalesce(&decoded.default_values, &serde_json::json!({}));
-        let opts = RenderOptions {
-            release_name: "cilium".into(),
-            namespace: "kube-system".into(),
-            kube_version: "1.35.0".into(),
-            api_versions: vec![],
-        };
+        let (values, opts) = inputs(&decoded);
         let err = decoded.render(&values, &opts).unwrap_err();
         assert!(err.to_string().contains("compiled chart"), "{err}");
     }
