@@ -167,9 +167,6 @@ enum Item<'a> {
     Else(usize, Option<Tok<'a>>),
 }
 
-/// Lookup of built-in tree maps, kept for definitions parsed inside templates.
-pub type Defines = HashMap<String, Arc<Tree>>;
-
 impl<'a> Parser<'a> {
     fn err(&self, pos: usize, msg: &str) -> TemplateError {
         TemplateError::parse(self.name, self.src, pos, msg.to_string())
