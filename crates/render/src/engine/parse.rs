@@ -3,7 +3,6 @@
 //! Go checks them (an undefined `$x` is a parse error), functions checked against the set the
 //! engine knows.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::lex::{lex, Tok, Token};
