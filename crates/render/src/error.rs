@@ -7,27 +7,37 @@ use crate::values::ValuesError;
 use crate::versions::UnknownVersion;
 use cilium_cmp_yaml::diagnostic::Span;
 
+/// Why a render stopped: what the user sees on stderr, each naming the value or file at fault and
+/// what would work instead.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     /// A value this renderer refuses or that the chart would reject.
     #[error("{path} (set in {origin}): {message}")]
     Value {
+        /// The value path at fault, dotted as in `--set` (`hubble.relay.enabled`).
         path: String,
+        /// Where the value was set: a values file, `--set`, or the chart's default.
         origin: String,
         /// The entry in the user's file, for the excerpt (boxed: errors stay small).
         span: Option<Box<Span>>,
+        /// Why the value is refused and what to write instead.
         message: String,
     },
     /// Every render evaluates the templates of the release's official chart archive, and none
     /// was given or found. The front end names how the command at hand takes one
     /// (`archive_advice`).
     #[error("{}", archive_advice(self, &ArchiveHint::Unspecified))]
-    NoChartArchive { version: String },
+    NoChartArchive {
+        /// The Cilium release whose archive is missing (`1.18.0`).
+        version: String,
+    },
     /// Values the requested chart does not know (typos, values of other releases, values the
     /// chart dropped, an umbrella chart's nesting): all of them, one line each.
     #[error("{}", unknown_values_message(version, report, files))]
     UnknownValues {
+        /// The Cilium release whose chart the values were checked against.
         version: String,
+        /// The unknown values found, as the `known_keys` check lists them.
         report: Report,
         /// The render's values files in order, as named (what `fix-values` is to be given).
         files: Vec<String>,
@@ -39,12 +49,16 @@ pub enum RenderError {
     /// Values the chart's schema rejects (Helm refuses them too), one line each.
     #[error("the values do not fit the Cilium chart's schema:\n{0}")]
     Schema(Violations),
+    /// The chart archive could not be found, read or verified.
     #[error(transparent)]
     Chart(#[from] ChartError),
+    /// The values files or `--set` flags could not be read or merged.
     #[error(transparent)]
     Values(#[from] ValuesError),
+    /// The rendered output could not be stamped with its content hash.
     #[error(transparent)]
     Stamp(#[from] StampError),
+    /// The requested Cilium release is not one this binary knows.
     #[error(transparent)]
     Version(#[from] UnknownVersion),
     /// An archive of a release this binary does not list that cannot be read as the release
@@ -59,15 +73,28 @@ pub enum RenderError {
     /// A template wrote text that is no YAML with these values (Helm prints it as it is, and
     /// applying it fails).
     #[error("with these values the chart's template {template} writes text that is not YAML, which no cluster can apply (Helm prints it as it is): {message}")]
-    NotYaml { template: String, message: String },
+    NotYaml {
+        /// The chart template that wrote the text (`cilium/templates/...`).
+        template: String,
+        /// Why the YAML reader refused that text.
+        message: String,
+    },
+    /// The values switch every object off; an empty stream is refused, as Argo CD would prune the
+    /// whole release on it.
     #[error("these values render no objects at all; refusing to print an empty stream (it would make Argo CD prune everything); check `agent` and `preflight.enabled`")]
     Empty,
+    /// `--kube-version` was given something that is no Kubernetes version (the text given).
     #[error("--kube-version {0:?} is not a Kubernetes version such as 1.35.0")]
     KubeVersion(String),
+    /// `--kube-version` names a cluster the chart's `kubeVersion` constraint excludes; Helm refuses
+    /// it as well.
     #[error("--kube-version {given}: the Cilium {cilium} chart requires Kubernetes {} (its Chart.yaml kubeVersion; Helm refuses to render it for another cluster)", kube_range(constraint))]
     KubeTooOld {
+        /// The version given to `--kube-version`.
         given: String,
+        /// The Cilium release rendered.
         cilium: String,
+        /// The chart's `kubeVersion` constraint, as written in its Chart.yaml.
         constraint: String,
     },
     /// Input beyond the bounds of `limits` (refused before any work is done).
@@ -84,13 +111,16 @@ pub struct Violation {
     pub object: Option<String>,
     /// The value paths at fault, each with where it was set (`Values::describe_origin`).
     pub values: Vec<Origin>,
+    /// Why the check refuses it, in words the user can act on.
     pub reason: String,
 }
 
 /// A value path and where its value was set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
+    /// The value path, dotted as in `--set`.
     pub path: String,
+    /// Where it was set (`Values::describe_origin`): a file, `--set` or the chart default.
     pub origin: String,
     /// The entry in the user's file, for the excerpt (none for `--set` or a default).
     pub span: Option<Span>,
@@ -184,6 +214,7 @@ impl std::fmt::Display for Violation {
 pub struct Violations(pub Vec<Violation>);
 
 impl Violations {
+    /// The findings, in the order the check made them.
     pub fn iter(&self) -> std::slice::Iter<'_, Violation> {
         self.0.iter()
     }
@@ -204,10 +235,22 @@ impl std::fmt::Display for Violations {
 /// Input beyond one of the bounds of `limits`, with the amount given and the bound.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TooLarge {
+    /// More values files than `limits` allows.
     #[error("{given} values files are given; at most {limit} are allowed")]
-    ValuesFiles { given: usize, limit: usize },
+    ValuesFiles {
+        /// How many files were given.
+        given: usize,
+        /// The most files allowed.
+        limit: usize,
+    },
+    /// The values input adds up to more bytes than `limits` allows.
     #[error("the values files, --set text and --set-file files add up to {given} bytes; at most {limit} are allowed")]
-    ValuesBytes { given: usize, limit: usize },
+    ValuesBytes {
+        /// The bytes given, all inputs together.
+        given: usize,
+        /// The most bytes allowed.
+        limit: usize,
+    },
 }
 
 impl RenderError {
@@ -237,11 +280,20 @@ pub enum ArchiveHint {
     #[default]
     Unspecified,
     /// `render`: `--chart-archive`, after the default folder (`chart::store`) was searched.
-    RenderFlag { searched: Option<String> },
+    RenderFlag {
+        /// The default folder that was searched for the archive, if any.
+        searched: Option<String>,
+    },
     /// `lock`, `talos-patch`: the folder `--chart-archive` names (or the default one) was searched.
-    ChartDirFlag { dir: String },
+    ChartDirFlag {
+        /// The folder that was searched.
+        dir: String,
+    },
     /// The plugin in Argo CD: `$CILIUM_CMP_CHART_DIR` (default /opt/cilium-cmp/charts).
-    PluginDir { dir: String },
+    PluginDir {
+        /// The plugin's chart folder, as configured.
+        dir: String,
+    },
 }
 
 impl ArchiveHint {

@@ -23,7 +23,6 @@ pub mod determinism;
 pub mod editor_schema;
 #[allow(missing_docs)] // not yet documented
 pub mod engine;
-#[allow(missing_docs)] // not yet documented
 pub mod error;
 pub mod known_keys;
 pub mod kube_version;

@@ -33,7 +33,7 @@ pub mod funcs;
 pub mod helm;
 pub mod json;
 pub mod lex;
-pub mod parse;
+pub(crate) mod parse;
 pub mod semver;
 pub mod value;
 

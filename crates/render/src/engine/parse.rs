@@ -3,7 +3,6 @@
 //! Go checks them (an undefined `$x` is a parse error), functions checked against the set the
 //! engine knows.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::lex::{lex, Tok, Token};
@@ -217,9 +216,6 @@ enum Item<'a> {
     End(usize),
     Else(usize, Option<Tok<'a>>),
 }
-
-/// Lookup of built-in tree maps, kept for definitions parsed inside templates.
-pub type Defines = HashMap<String, Arc<Tree>>;
 
 impl<'a> Parser<'a> {
     fn err(&self, pos: usize, msg: &str) -> TemplateError {
