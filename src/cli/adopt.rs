@@ -2,7 +2,9 @@
 
 use std::process::ExitCode;
 
+use cilium_cmp_gitops::adopt::error::ArgoFileError;
 use cilium_cmp_gitops::argocd::{self, GenerateError};
+use cilium_cmp_gitops::refusal::{self, UsageError};
 
 use super::args::{AdoptCheckArgs, FolderArgs};
 use super::inputs::{folder_request, inputs_finding_archive};
@@ -14,7 +16,7 @@ pub fn run(a: &AdoptCheckArgs) -> anyhow::Result<ExitCode> {
     let (inputs, text) = match &a.folder {
         None => {
             if a.render.cilium_version.is_none() {
-                anyhow::bail!("adopt-check needs --cilium-version (or --folder DIR, an application folder naming it)");
+                return Err(UsageError::Missing("adopt-check needs --cilium-version (or --folder DIR, an application folder naming it)".into()).into());
             }
             inputs_finding_archive(&a.render)?
         }
@@ -41,11 +43,12 @@ pub fn run(a: &AdoptCheckArgs) -> anyhow::Result<ExitCode> {
         }
     };
     if a.live.len() > cilium_cmp_yaml::limits::MAX_LIVE_FILES {
-        anyhow::bail!(
+        return Err(UsageError::TooMany(format!(
             "{} --live files are given; at most {} are allowed",
             a.live.len(),
             cilium_cmp_yaml::limits::MAX_LIVE_FILES
-        );
+        ))
+        .into());
     }
     let mut budget = cilium_cmp_yaml::limits::MAX_LIVE_TOTAL_BYTES;
     let mut dumps = Vec::new();
@@ -72,8 +75,8 @@ pub fn run(a: &AdoptCheckArgs) -> anyhow::Result<ExitCode> {
         )),
     }
     print_exclusions(&filter, &text)?;
-    let excluded =
-        argocd::exclusions::excluded_in_stream(&filter, &text).map_err(anyhow::Error::msg)?;
+    let excluded = argocd::exclusions::excluded_in_stream(&filter, &text)
+        .map_err(ArgoFileError::Exclusions)?;
     for e in excluded {
         if let Some(o) = report
             .objects
@@ -116,9 +119,16 @@ fn sync_model(file: &std::path::Path) -> anyhow::Result<cilium_cmp_gitops::adopt
     let shown = file.display().to_string();
     let text = cilium_cmp_yaml::limits::read_text(file, &shown)?;
     let app =
-        cilium_cmp_yaml::yaml::parse_value(&text).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+        cilium_cmp_yaml::yaml::parse_value(&text).map_err(|e| ArgoFileError::Application {
+            message: format!("{shown}: {e}"),
+            span: Some(Box::new(e.span_in(&shown, &text))),
+        })?;
     if app.get("kind").and_then(|k| k.as_str()) != Some("Application") {
-        anyhow::bail!("{shown}: not an Argo CD Application (kind: Application expected)");
+        return Err(ArgoFileError::Application {
+            message: format!("{shown}: not an Argo CD Application (kind: Application expected)"),
+            span: refusal::entry_span(&shown, &text, "kind"),
+        }
+        .into());
     }
     let options: Vec<&str> = app
         .pointer("/spec/syncPolicy/syncOptions")
@@ -150,10 +160,18 @@ fn tracking_of(
 ) -> anyhow::Result<cilium_cmp_gitops::adopt::tracking::Tracking> {
     let shown = file.display().to_string();
     let text = cilium_cmp_yaml::limits::read_text(file, &shown)?;
-    let cm =
-        cilium_cmp_yaml::yaml::parse_value(&text).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
-    cilium_cmp_gitops::adopt::tracking::Tracking::from_argocd_cm(&cm, &shown)
-        .map_err(anyhow::Error::msg)
+    let cm = cilium_cmp_yaml::yaml::parse_value(&text).map_err(|e| ArgoFileError::ConfigMap {
+        message: format!("{shown}: {e}"),
+        span: Some(Box::new(e.span_in(&shown, &text))),
+    })?;
+    Ok(
+        cilium_cmp_gitops::adopt::tracking::Tracking::from_argocd_cm(&cm, &shown).map_err(
+            |message| ArgoFileError::ConfigMap {
+                message,
+                span: None,
+            },
+        )?,
+    )
 }
 
 /// The resource filter of the user's argocd-cm, or Argo CD's defaults.
@@ -163,15 +181,21 @@ pub fn argocd_filter(file: Option<&std::path::Path>) -> anyhow::Result<argocd::e
         Some(f) => {
             let shown = f.display().to_string();
             let text = cilium_cmp_yaml::limits::read_text(f, &shown)?;
-            argocd::exclusions::Filter::from_argocd_cm(&text, &shown).map_err(anyhow::Error::msg)?
+            argocd::exclusions::Filter::from_argocd_cm(&text, &shown).map_err(|message| {
+                // The reader's position follows the file's name when the text is no YAML.
+                let span = message
+                    .strip_prefix(&format!("{shown}: "))
+                    .and_then(|rest| refusal::syntax_span(&shown, &text, rest));
+                ArgoFileError::ConfigMap { message, span }
+            })?
         }
     })
 }
 
 /// Names on stderr the rendered objects Argo CD would not apply (the render is unchanged).
 pub fn print_exclusions(filter: &argocd::exclusions::Filter, render: &str) -> anyhow::Result<()> {
-    let found =
-        argocd::exclusions::excluded_in_stream(filter, render).map_err(anyhow::Error::msg)?;
+    let found = argocd::exclusions::excluded_in_stream(filter, render)
+        .map_err(ArgoFileError::Exclusions)?;
     // The report names rendered objects and the argocd-cm's rules.
     say_part(&argocd::exclusions::report(filter, &found));
     Ok(())

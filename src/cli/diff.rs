@@ -3,9 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use cilium_cmp_gitops::diff::error::DiffError;
 use cilium_cmp_gitops::diff::repo::{self, Target};
 use cilium_cmp_gitops::diff::{self, Outcome, Section};
 use cilium_cmp_gitops::git_rev::{Revision, WorkTree};
+use cilium_cmp_gitops::refusal::{LockError, UsageError};
 use cilium_cmp_render::render::Inputs;
 use cilium_cmp_render::versions::Release;
 
@@ -39,19 +41,20 @@ pub fn run(a: &DiffArgs) -> anyhow::Result<ExitCode> {
             let tree = WorkTree::find(a.repo_root.as_deref().unwrap_or(Path::new(".")))?;
             let rel = tree.folder_inside(folder)?;
             let rev = Revision::open(&tree, base)?;
-            let outcome = repo::diff_folder(&target(a), &rev, &rel, true)
-                .map_err(anyhow::Error::msg)?;
+            let outcome =
+                repo::diff_folder(&target(a), &rev, &rel, true).map_err(DiffError::Base)?;
             vec![Section { name: rel, outcome }]
         }
         (None, Some(base)) => {
             refuse_flag_form(a, "--base")?;
             let tree = WorkTree::find(a.repo_root.as_deref().unwrap_or(Path::new(".")))?;
             let rev = Revision::open(&tree, base)?;
-            repo::diff_repository(&target(a), &rev, &super::progress::Shown::default()).map_err(anyhow::Error::msg)?
+            repo::diff_repository(&target(a), &rev, &super::progress::Shown::default())
+                .map_err(DiffError::Base)?
         }
-        (Some(_), None) => anyhow::bail!(
-            "diff FOLDER needs --base REV (the git revision to compare the folder with, e.g. --base origin/main)"
-        ),
+        (Some(_), None) => return Err(UsageError::Missing(
+            "diff FOLDER needs --base REV (the git revision to compare the folder with, e.g. --base origin/main)".into()
+        ).into()),
         (None, None) => vec![flag_form(a)?],
     };
     let text = match a.output.as_str() {
@@ -73,9 +76,9 @@ fn refuse_flag_form(a: &DiffArgs, form: &str) -> anyhow::Result<()> {
         (!a.from_set.is_empty(), "--from-set"),
     ];
     if let Some((_, flag)) = used.iter().find(|(on, _)| *on) {
-        anyhow::bail!(
+        return Err(UsageError::Conflict(format!(
             "{flag} is for comparing two sets of inputs without a folder; with {form} both sides come from the folder's files (change them in the work tree)"
-        );
+        )).into());
     }
     Ok(())
 }
@@ -83,9 +86,9 @@ fn refuse_flag_form(a: &DiffArgs, form: &str) -> anyhow::Result<()> {
 /// `--cilium-version B [--from-version A] -f new [--from-values old] [--set ..] [--from-set ..]`.
 fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
     let Some(to) = &a.cilium_version else {
-        anyhow::bail!(
-            "diff needs what to compare: FOLDER --base REV, --base REV (every folder of the repository), or --cilium-version (with --from-version, --from-values or --from-set)"
-        );
+        return Err(UsageError::Missing(
+            "diff needs what to compare: FOLDER --base REV, --base REV (every folder of the repository), or --cilium-version (with --from-version, --from-values or --from-set)".into()
+        ).into());
     };
     let from = a.from_version.clone().unwrap_or_else(|| to.clone());
     let (to, from) = (to.clone(), from);
@@ -136,9 +139,9 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
             .zip(&new_inputs.values_files)
             .all(|((_, a), (_, b))| a == b);
     if !upgrade && same_files && old_inputs.set == new_inputs.set {
-        anyhow::bail!(
+        return Err(DiffError::SameInputs(format!(
             "both sides of the diff have the same inputs (Cilium {to}, the same values files and --set), so nothing could change; give the old side its own with --from-values FILE or --from-set PATH=VALUE, or another release with --from-version (a --set applies to the new side only)"
-        );
+        )).into());
     }
     let label = |files: &[PathBuf], set: &[String]| {
         let mut parts: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
@@ -150,9 +153,9 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
         }
     };
     let old = repo::render_inputs(&old_inputs, &label(old_values, old_set), false)
-        .map_err(|e| anyhow::anyhow!("the old render ({from}): {e}"))?;
+        .map_err(|e| DiffError::Render(format!("the old render ({from}): {e}")))?;
     let new = repo::render_inputs(&new_inputs, &label(&a.values, &a.set), upgrade)
-        .map_err(|e| anyhow::anyhow!("the new render ({to}): {e}"))?;
+        .map_err(|e| DiffError::Render(format!("the new render ({to}): {e}")))?;
     let values = if upgrade {
         Some(cilium_cmp_render::render::resolve_values(
             &new_inputs,
@@ -162,7 +165,7 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
         None
     };
     let d = diff::diff(old, new, &a.cluster.namespace_or_default(), values.as_ref())
-        .map_err(anyhow::Error::msg)?;
+        .map_err(DiffError::Compare)?;
     Ok(Section {
         name: if upgrade {
             format!("Cilium {from} → {to}")
@@ -236,11 +239,11 @@ pub fn lock_check_all(folder: &FolderArgs) -> anyhow::Result<ExitCode> {
         say(f);
     }
     if failed > 0 || !fleet.is_empty() {
-        anyhow::bail!(
+        return Err(LockError::FoldersFailed(format!(
             "{failed} of {} application folders fail the lock check; {} Cluster Mesh finding(s) (cilium-cmp fleet-check explains them)",
             results.len(),
             fleet.len()
-        );
+        )).into());
     }
     say(&format!(
         "all {} application folders match their locks; the Cluster Mesh checks found nothing",

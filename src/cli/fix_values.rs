@@ -8,6 +8,8 @@ use cilium_cmp_gitops::fix_values::{self, Fix, FixError};
 use cilium_cmp_render::error::RenderError;
 use cilium_cmp_render::replace_file::Force;
 
+use cilium_cmp_gitops::refusal::UsageError;
+
 use super::args::FixValuesArgs;
 use super::io::{self as cli_io, say, write_stdout};
 use cilium_cmp_yaml::escape;
@@ -21,10 +23,13 @@ pub fn run(a: &FixValuesArgs) -> anyhow::Result<ExitCode> {
     for f in &a.files {
         let shown = f.display().to_string();
         if cli_io::is_stdin(&shown) {
-            anyhow::bail!("fix-values edits files in place; '-' (standard input) is not a file: save the values to a file first");
+            return Err(UsageError::Stdin("fix-values edits files in place; '-' (standard input) is not a file: save the values to a file first".into()).into());
         }
         if files.iter().any(|(name, _)| *name == shown) {
-            anyhow::bail!("{shown} is given twice; name each values file once");
+            return Err(UsageError::Repeated(format!(
+                "{shown} is given twice; name each values file once"
+            ))
+            .into());
         }
         let text = cilium_cmp_yaml::limits::read_text(f, &shown)?;
         files.push((shown, text));
@@ -64,14 +69,15 @@ pub fn run(a: &FixValuesArgs) -> anyhow::Result<ExitCode> {
             }
         }
         write_stdout(&patches)?;
-        anyhow::bail!(
+        return Err(FixError::Refused(format!(
             "nothing was written; {}",
             if patches.is_empty() {
                 "fix what is named above by hand and run fix-values again"
             } else {
                 "the change is printed above as a patch (it rewrites the file without its comments): apply it by hand or with `git apply`, or rewrite the file in block style without anchors, then run fix-values again"
             }
-        );
+        ))
+        .into());
     }
     if !fix.files.iter().any(|f| f.changed()) {
         say(&format!(

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use cilium_cmp_gitops::argocd::{self, GenerateError};
+use cilium_cmp_gitops::refusal::LockError;
 use cilium_cmp_render::replace_file::Force;
 
 use super::args::{ArgocdSettingsArgs, FolderArgs};
@@ -65,17 +66,17 @@ pub fn lock(
                 say_part(&p.summary());
                 Ok(ExitCode::SUCCESS)
             }
-            argocd::LockState::Missing => anyhow::bail!(
+            argocd::LockState::Missing => Err(LockError::Missing(format!(
                 "{} does not exist: the folder has no lock to check; write it with\n  {}\nand commit it",
                 cilium_cmp_yaml::escape::text(&p.lock_shown),
                 argocd::reproduce_command(&p.rendered.generation)
-            ),
-            argocd::LockState::Stale { .. } => anyhow::bail!(
+            )).into()),
+            argocd::LockState::Stale { .. } => Err(LockError::Stale(format!(
                 "the lock is stale (nothing was written):\n{}preview with\n  {}\nthen update the lock with\n  {}",
                 p.summary(),
                 argocd::preview_command(&p.rendered.generation),
                 argocd::reproduce_command(&p.rendered.generation)
-            ),
+            )).into()),
         };
     }
     let summary = p.summary();

@@ -43,26 +43,30 @@ pub fn run(a: ImportApplicationArgs) -> anyhow::Result<ExitCode> {
             let p = to.to_string_lossy().replace('\\', "/");
             p.trim_start_matches("./").trim_end_matches('/').to_string()
         }
-        None => anyhow::bail!(
+        None => {
+            return Err(cilium_cmp_gitops::refusal::UsageError::Folder(format!(
             "--to {} is an absolute path: give the folder's path inside the repository with --path",
             to.display()
-        ),
+        ))
+            .into())
+        }
     };
     let settings_path = to.join(argocd::SETTINGS_FILE);
     let values_path = to.join(argocd::folder::DEFAULT_VALUES_FILE);
     for p in [&settings_path, &values_path] {
         // A dangling link too (`exists` follows links): the clean-up below would remove it.
         if std::fs::symlink_metadata(p).is_ok() {
-            anyhow::bail!(
+            return Err(cilium_cmp_gitops::refusal::UsageError::Exists(format!(
                 "{} exists already; import-application writes a new application folder: choose another --to",
                 p.display()
-            );
+            )).into());
         }
     }
     let req = import_application::ImportRequest {
         app_text,
         app_shown,
-        ref_roots: import_application::ref_roots(&values_root).map_err(anyhow::Error::msg)?,
+        ref_roots: import_application::ref_roots(&values_root)
+            .map_err(cilium_cmp_gitops::refusal::UsageError::Folder)?,
         repo_url,
         target_revision,
         path: path.clone(),

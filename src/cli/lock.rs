@@ -48,10 +48,10 @@ pub fn lock_all(folder: &FolderArgs, force: Force) -> anyhow::Result<ExitCode> {
     }
     let failed = results.iter().filter(|(ok, _)| !ok).count();
     if failed > 0 {
-        anyhow::bail!(
+        return Err(cilium_cmp_gitops::refusal::LockError::FoldersFailed(format!(
             "{failed} of {} application folders could not be rendered; their locks were left as they were",
             results.len()
-        );
+        )).into());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -66,12 +66,14 @@ pub fn application_folders(
     let root = given
         .canonicalize()
         .with_context(|| format!("cannot open the repository root {}", given.display()))?;
-    let folders = repo::folders_in_work_tree(&root).map_err(anyhow::Error::msg)?;
+    let folders =
+        repo::folders_in_work_tree(&root).map_err(cilium_cmp_gitops::refusal::LockError::Search)?;
     if folders.is_empty() {
-        anyhow::bail!(
+        return Err(cilium_cmp_gitops::refusal::LockError::NoFolders(format!(
             "no application folder (holding cilium-cmp.yaml) under {}{hint}",
             root.display()
-        );
+        ))
+        .into());
     }
     Ok((root, folders))
 }

@@ -13,6 +13,7 @@ use anyhow::Context;
 
 use cilium_cmp_gitops::argocd::{self, GenerateError, LockState};
 use cilium_cmp_gitops::diff::{self, FolderState, Outcome, Section, Side, SideStream, Status};
+use cilium_cmp_gitops::refusal::{self, LockError, TalosError};
 use cilium_cmp_render::replace_file::Force;
 use cilium_cmp_render::talos_config::{self, MachineConfig};
 use cilium_cmp_render::versions::CiliumVersion;
@@ -36,8 +37,10 @@ pub struct Request<'a> {
 pub fn run(r: &Request) -> anyhow::Result<ExitCode> {
     let shown_file = escape::text(&r.machine_config.display().to_string());
     let text = read_input(r.machine_config)?;
-    let configs = talos_config::read(&text)
-        .map_err(|e| anyhow::anyhow!("{shown_file}: {}", escape::message(&e)))?;
+    let configs = talos_config::read(&text).map_err(|e| TalosError::MachineConfig {
+        message: format!("{shown_file}: {}", escape::message(&e)),
+        span: refusal::syntax_span(&shown_file, &text, &e),
+    })?;
 
     let req = folder_request(r.folder);
     let p = argocd::preview::preview(&req.env()?, &r.folder.app_dir, r.folder.allow_unknown_keys)
@@ -45,17 +48,17 @@ pub fn run(r: &Request) -> anyhow::Result<ExitCode> {
     // The patch must be what Argo CD will accept: a render the lock holds.
     match p.state() {
         LockState::Fresh => {}
-        LockState::Missing => anyhow::bail!(
+        LockState::Missing => return Err(LockError::Missing(format!(
             "{} does not exist: lock the folder first (the inline manifest is checked against the render the lock holds)\n  {}",
             escape::text(&p.lock_shown),
             argocd::reproduce_command(&p.rendered.generation)
-        ),
-        LockState::Stale { .. } => anyhow::bail!(
+        )).into()),
+        LockState::Stale { .. } => return Err(LockError::Stale(format!(
             "the folder's lock is stale, so its current render is not decided yet:\n{}review with\n  {}\nand update the lock with\n  {}\nthen check again",
             p.summary(),
             argocd::preview_command(&p.rendered.generation),
             argocd::reproduce_command(&p.rendered.generation)
-        ),
+        )).into()),
     }
     let render = &p.rendered;
     let version = render.generation.inputs.cilium.to_string();
@@ -177,10 +180,10 @@ fn compare(
             "  content hash: none stamped in the machine config (not a cilium-cmp render; its content hashes to sha256:{computed}); {} in the lock\n",
             render.hash
         ),
-        Err(e) => anyhow::bail!(
+        Err(e) => return Err(TalosError::InlineManifest(format!(
             "{whose}: inline manifest {name} is not a YAML stream of objects: {}",
             escape::message(&e.to_string())
-        ),
+        )).into()),
     };
     report.push_str(&hash);
     let old = Side {
@@ -193,8 +196,12 @@ fn compare(
         version: new_version,
         stream: SideStream::Text(render.text.clone()),
     };
-    let d = diff::diff(old, new, namespace, None)
-        .map_err(|e| anyhow::anyhow!("{whose}: inline manifest {name}: {}", escape::message(&e)))?;
+    let d = diff::diff(old, new, namespace, None).map_err(|e| {
+        TalosError::InlineManifest(format!(
+            "{whose}: inline manifest {name}: {}",
+            escape::message(&e)
+        ))
+    })?;
     let status = d.status().max(Status::Changes);
     if d.objects.is_empty() {
         report

@@ -74,6 +74,8 @@ pub struct ImportError {
     pub app: String,
     /// What is wrong, and what would do.
     pub message: String,
+    /// Where in the Application's file, when the refusal is about a place in it.
+    pub span: Option<Box<cilium_cmp_yaml::diagnostic::Span>>,
 }
 
 /// The `spec.source.helm` fields Argo CD knows; an unknown one is a typo or a newer Argo CD, and
@@ -113,19 +115,27 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
     let fail = |message: String| ImportError {
         app: req.app_shown.clone(),
         message,
+        span: None,
     };
     let app = cilium_cmp_yaml::yaml::parse_value(&req.app_text).map_err(|e| ImportError {
         app: e.position_in(&req.app_shown),
         message: e.message().to_string(),
+        span: Some(Box::new(e.span_in(&req.app_shown, &req.app_text))),
     })?;
     let kind_ok = app["kind"] == "Application"
         && app["apiVersion"]
             .as_str()
             .is_some_and(|v| v.starts_with("argoproj.io/"));
     if !kind_ok {
-        return Err(fail(
-            "not an Argo CD Application (apiVersion argoproj.io/v1alpha1, kind Application)".into(),
-        ));
+        let span = crate::refusal::entry_span(&req.app_shown, &req.app_text, "kind")
+            .or_else(|| crate::refusal::entry_span(&req.app_shown, &req.app_text, "apiVersion"));
+        return Err(ImportError {
+            span,
+            ..fail(
+                "not an Argo CD Application (apiVersion argoproj.io/v1alpha1, kind Application)"
+                    .into(),
+            )
+        });
     }
     let spec = app["spec"]
         .as_object()

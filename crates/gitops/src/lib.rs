@@ -22,4 +22,5 @@ pub mod fix_values;
 pub mod fleet;
 pub mod git_rev;
 pub mod import_application;
+pub mod refusal;
 pub mod unified_diff;

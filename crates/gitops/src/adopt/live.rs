@@ -151,10 +151,11 @@ pub fn objects_within(
         message,
     };
     bounds::scan(text, budget).map_err(fail)?;
-    let docs = cilium_cmp_yaml::yaml::parse_stream_values(text).map_err(|e| AdoptError::Live {
-        file: e.position_in(shown),
-        message: e.message().to_string(),
-    })?;
+    let docs =
+        cilium_cmp_yaml::yaml::parse_stream_values(text).map_err(|e| AdoptError::LiveSyntax {
+            span: Box::new(e.span_in(shown, text)),
+            message: e.message().to_string(),
+        })?;
     if docs.is_empty() {
         return Err(fail(
             "holds no objects (expected the output of `helm get manifest` or `kubectl get -o yaml`)"

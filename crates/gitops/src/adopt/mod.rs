@@ -11,6 +11,7 @@
 pub mod bounds;
 pub mod compare;
 pub mod defaults;
+pub mod error;
 pub mod helm3;
 pub mod live;
 pub mod managers;
@@ -31,6 +32,13 @@ use live::{Object, ObjectKey};
 pub enum AdoptError {
     #[error("{file}: {message}")]
     Live { file: String, message: String },
+    /// A live dump that is not YAML: shown as `FILE:LINE:COLUMN: reason`, the span where the
+    /// reader stopped.
+    #[error("{}:{}:{}: {message}", span.source, span.line, span.column)]
+    LiveSyntax {
+        span: Box<cilium_cmp_yaml::diagnostic::Span>,
+        message: String,
+    },
     #[error("{0}")]
     Input(String),
 }

@@ -13,6 +13,7 @@
 pub mod consequences;
 pub mod empty_strings;
 pub mod engine;
+pub mod error;
 pub mod prerequisites;
 pub mod repo;
 pub mod report_json;

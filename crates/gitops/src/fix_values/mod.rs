@@ -84,6 +84,10 @@ pub enum FixError {
     /// before anything was written.
     #[error("the edited values would render differently from the original ones ({0}); nothing was written. Please report this with the values files")]
     RenderChanged(String),
+    /// Some files cannot be edited safely (each is named above the message): nothing was
+    /// written.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// Fixes `files` (name, text), rendered in that order with the other inputs of `base` (its
