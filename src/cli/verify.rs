@@ -47,10 +47,12 @@ pub fn run(file: &Path) -> anyhow::Result<ExitCode> {
             ))
             .into())
         }
-        None => return Err(VerifyError::Unstamped(format!(
+        None => {
+            return Err(VerifyError::Unstamped(format!(
             "no cilium-cmp.io/content-hash annotation in the stream (content is sha256:{computed})"
         ))
-        .into()),
+            .into())
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -18,11 +18,16 @@ use serde_json::{Map, Value};
 /// The one implementation: the engine coalesces a render's values with it, and `values` builds
 /// with it the nodes its lazy lookups must return whole.
 pub fn coalesce(chart: &Value, user: &Value) -> Value {
+    coalesce_as::<Value>(chart, user)
+}
+
+/// `coalesce` into any `Tree`: the engine builds its `.Values` with it.
+pub fn coalesce_as<T: Tree>(chart: &Value, user: &Value) -> T {
     let empty = Map::new();
     let user = user.as_object().unwrap_or(&empty);
     match chart {
-        Value::Object(chart) => coalesce_maps(chart, user, true, ChartNulls::Dropped),
-        _ => Value::Object(user.clone()),
+        Value::Object(chart) => coalesce_into(chart, user, true, ChartNulls::Dropped),
+        _ => T::whole(&Value::Object(user.clone())),
     }
 }
 
@@ -49,6 +54,26 @@ pub(crate) enum ChartNulls {
     Kept,
 }
 
+/// A tree that coalescing can build: the JSON of the values (`values`, Helm 3's coalescing for
+/// adopt-check) or the engine's own values, which a render coalesces into directly so that the
+/// chart's defaults are not first copied into JSON and then converted again (a third of the cost
+/// of a render's values; see ARCHITECTURE.md). One rule, `coalesce_into`, builds both.
+pub trait Tree: Sized {
+    /// A value taken whole: the user's, or one of the chart's kept as it is.
+    fn whole(v: &Value) -> Self;
+    /// A map made of the entries coalescing chose, in key order.
+    fn entries(m: Vec<(String, Self)>) -> Self;
+}
+
+impl Tree for Value {
+    fn whole(v: &Value) -> Self {
+        v.clone()
+    }
+    fn entries(m: Vec<(String, Self)>) -> Self {
+        Value::Object(m.into_iter().collect())
+    }
+}
+
 /// `coalesce` of a user map over a chart map, at the root of the values (`top`) or below it.
 pub(crate) fn coalesce_maps(
     chart: &Map<String, Value>,
@@ -56,45 +81,68 @@ pub(crate) fn coalesce_maps(
     top: bool,
     nulls: ChartNulls,
 ) -> Value {
-    let mut out = user.clone();
-    for (key, val) in chart {
-        match out.get_mut(key) {
-            Some(Value::Null) if null_removes(Some(val), top) => {
-                out.remove(key);
-            }
-            Some(Value::Object(u)) => {
-                if let Value::Object(c) = val {
-                    *u = match coalesce_maps(c, u, false, nulls) {
-                        Value::Object(m) => m,
-                        _ => unreachable!("coalesce_maps builds a map"),
-                    };
+    coalesce_into(chart, user, top, nulls)
+}
+
+/// `coalesce_maps` into any `Tree`; both maps are walked once, in key order (serde_json's map is
+/// a `BTreeMap` here: the workspace never turns on its `preserve_order` feature).
+pub(crate) fn coalesce_into<T: Tree>(
+    chart: &Map<String, Value>,
+    user: &Map<String, Value>,
+    top: bool,
+    nulls: ChartNulls,
+) -> T {
+    let mut out = Vec::with_capacity(chart.len().max(user.len()));
+    let mut c = chart.iter().peekable();
+    let mut u = user.iter().peekable();
+    loop {
+        let order = match (c.peek(), u.peek()) {
+            (None, None) => break,
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some((ck, _)), Some((uk, _))) => ck.cmp(uk),
+        };
+        match order {
+            // Only the chart has the key.
+            std::cmp::Ordering::Less => {
+                let (key, val) = c.next().expect("peeked");
+                match nulls {
+                    ChartNulls::Dropped if val.is_null() => {}
+                    ChartNulls::Dropped => out.push((key.clone(), without_nulls(val))),
+                    ChartNulls::Kept => out.push((key.clone(), T::whole(val))),
                 }
             }
-            Some(_) => {}
-            None => match nulls {
-                ChartNulls::Dropped if val.is_null() => {}
-                ChartNulls::Dropped => {
-                    out.insert(key.clone(), without_nulls(val));
+            // Only the user has it: kept whole, a null too (so `hasKey` sees it).
+            std::cmp::Ordering::Greater => {
+                let (key, val) = u.next().expect("peeked");
+                out.push((key.clone(), T::whole(val)));
+            }
+            std::cmp::Ordering::Equal => {
+                let (key, cv) = c.next().expect("peeked");
+                let (_, uv) = u.next().expect("peeked");
+                match (uv, cv) {
+                    (Value::Null, _) if null_removes(Some(cv), top) => {}
+                    (Value::Object(um), Value::Object(cm)) => {
+                        out.push((key.clone(), coalesce_into(cm, um, false, nulls)))
+                    }
+                    _ => out.push((key.clone(), T::whole(uv))),
                 }
-                ChartNulls::Kept => {
-                    out.insert(key.clone(), val.clone());
-                }
-            },
+            }
         }
     }
-    Value::Object(out)
+    T::entries(out)
 }
 
 /// A chart value without its null entries (`cleanNilValues`).
-fn without_nulls(v: &Value) -> Value {
+fn without_nulls<T: Tree>(v: &Value) -> T {
     match v {
-        Value::Object(m) => Value::Object(
+        Value::Object(m) => T::entries(
             m.iter()
                 .filter(|(_, v)| !v.is_null())
                 .map(|(k, v)| (k.clone(), without_nulls(v)))
                 .collect(),
         ),
-        other => other.clone(),
+        other => T::whole(other),
     }
 }
 

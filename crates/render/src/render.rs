@@ -1,7 +1,8 @@
 //! The library's entry point: inputs in, canonical manifest stream out.
 
 use crate::chart::ChartFiles;
-use crate::engine::{self, helm::coalesce, ChartTemplates, RenderOptions};
+use crate::engine::helm::RenderValues;
+use crate::engine::{self, ChartTemplates, RenderOptions};
 use crate::error::{RenderError, TooLarge, Violation, Violations};
 use crate::kube_version::{ApiVersions, KubeVersion};
 use crate::output::{Keep, Stream};
@@ -73,21 +74,24 @@ pub fn render(inputs: &Inputs) -> Result<String, RenderError> {
 /// (what a lock records) or the objects (what `diff` compares), taken while the stream is written
 /// instead of by reading it back.
 pub fn render_stream(inputs: &Inputs, keep: Keep) -> Result<Stream, RenderError> {
-    render_with(inputs, &coalesce, keep)
+    render_with(inputs, None, keep)
 }
+
+/// A coalescing of the user's values (the second argument) over the chart's (the first).
+pub type Coalescing<'a> = dyn Fn(&serde_json::Value, &serde_json::Value) -> serde_json::Value + 'a;
 
 /// `render` with another coalescing of the user's values over the chart's (`coalesce` is
 /// Helm 4's, what every front end renders with); `adopt::helm3` renders as Helm 3 coalesces.
 pub fn render_coalesced(
     inputs: &Inputs,
-    coalescing: &dyn Fn(&serde_json::Value, &serde_json::Value) -> serde_json::Value,
+    coalescing: &Coalescing<'_>,
 ) -> Result<String, RenderError> {
-    render_with(inputs, coalescing, Keep::Text).map(|s| s.text)
+    render_with(inputs, Some(coalescing), Keep::Text).map(|s| s.text)
 }
 
 fn render_with(
     inputs: &Inputs,
-    coalescing: &dyn Fn(&serde_json::Value, &serde_json::Value) -> serde_json::Value,
+    coalescing: Option<&Coalescing<'_>>,
     keep: Keep,
 ) -> Result<Stream, RenderError> {
     check_bounds(inputs)?;
@@ -124,7 +128,7 @@ fn render_known(
     inputs: &Inputs,
     cilium: versions::CiliumVersion,
     mut values: Values,
-    coalescing: &dyn Fn(&serde_json::Value, &serde_json::Value) -> serde_json::Value,
+    coalescing: Option<&Coalescing<'_>>,
     keep: Keep,
 ) -> Result<Stream, RenderError> {
     let violations =
@@ -154,9 +158,17 @@ fn render_known(
         kube_version,
         api_versions,
     };
-    let coalesced = coalescing(&templates.default_values, values.overlay());
+    // Helm 4's coalescing builds the engine's values directly; another one builds JSON first.
+    let coalesced;
+    let start = match coalescing {
+        None => RenderValues::User(values.overlay()),
+        Some(coalescing) => {
+            coalesced = coalescing(&templates.default_values, values.overlay());
+            RenderValues::Coalesced(&coalesced)
+        }
+    };
     let manifests = templates
-        .render(&coalesced, &options)
+        .render_values(start, &options)
         .map_err(|e| crate::determinism::explain(e, &values))?;
     let objects = engine::helm::objects(&manifests).map_err(|e| match e {
         engine::helm::EngineError::Chart { path, message } => RenderError::NotYaml {

@@ -392,22 +392,46 @@ impl ChartTemplates {
         values: &Json,
         opts: &RenderOptions,
     ) -> Result<Vec<Manifest>, EngineError> {
+        self.render_on_thread(RenderValues::Coalesced(values), opts)
+    }
+
+    /// `render`, from either kind of values: the user's alone are coalesced as Helm 4 does
+    /// straight into the engine's values, which skips building the coalesced JSON.
+    pub fn render_values(
+        &self,
+        values: RenderValues<'_>,
+        opts: &RenderOptions,
+    ) -> Result<Vec<Manifest>, EngineError> {
+        self.render_on_thread(values, opts)
+    }
+
+    fn no_thread(&self, e: std::io::Error) -> EngineError {
+        EngineError::Chart {
+            path: self.name.clone(),
+            message: format!("cannot start the render thread: {e}"),
+        }
+    }
+
+    fn panicked(&self) -> EngineError {
+        EngineError::Chart {
+            path: self.name.clone(),
+            message: "the render panicked (an engine bug)".into(),
+        }
+    }
+
+    fn render_on_thread(
+        &self,
+        values: RenderValues<'_>,
+        opts: &RenderOptions,
+    ) -> Result<Vec<Manifest>, EngineError> {
         std::thread::scope(|s| {
             std::thread::Builder::new()
                 .name("engine-render".into())
                 .stack_size(RENDER_STACK_BYTES)
-                .spawn_scoped(s, || self.render_here(values, opts))
-                .map_err(|e| EngineError::Chart {
-                    path: self.name.clone(),
-                    message: format!("cannot start the render thread: {e}"),
-                })?
+                .spawn_scoped(s, || self.render_here_from(values, opts))
+                .map_err(|e| self.no_thread(e))?
                 .join()
-                .unwrap_or_else(|_| {
-                    Err(EngineError::Chart {
-                        path: self.name.clone(),
-                        message: "the render panicked (an engine bug)".into(),
-                    })
-                })
+                .unwrap_or_else(|_| Err(self.panicked()))
         })
     }
 
@@ -417,7 +441,15 @@ impl ChartTemplates {
         values: &Json,
         opts: &RenderOptions,
     ) -> Result<Vec<Manifest>, EngineError> {
-        let rendered = self.render_files(values, opts)?;
+        self.render_here_from(RenderValues::Coalesced(values), opts)
+    }
+
+    fn render_here_from(
+        &self,
+        values: RenderValues<'_>,
+        opts: &RenderOptions,
+    ) -> Result<Vec<Manifest>, EngineError> {
+        let rendered = self.render_files_from(values, opts)?;
         Ok(split_manifests(&rendered))
     }
 
@@ -425,6 +457,14 @@ impl ChartTemplates {
     pub fn render_files(
         &self,
         values: &Json,
+        opts: &RenderOptions,
+    ) -> Result<Vec<(String, String)>, EngineError> {
+        self.render_files_from(RenderValues::Coalesced(values), opts)
+    }
+
+    fn render_files_from(
+        &self,
+        values: RenderValues<'_>,
         opts: &RenderOptions,
     ) -> Result<Vec<(String, String)>, EngineError> {
         let top = self.top_values(values, opts)?;
@@ -456,7 +496,11 @@ impl ChartTemplates {
         Ok(out)
     }
 
-    fn top_values(&self, values: &Json, opts: &RenderOptions) -> Result<Value, EngineError> {
+    fn top_values(
+        &self,
+        values: RenderValues<'_>,
+        opts: &RenderOptions,
+    ) -> Result<Value, EngineError> {
         let (git, normalized, major, minor) = kube_version(&opts.kube_version).map_err(|m| {
             EngineError::Template(TemplateError {
                 kind: ErrorKind::Exec,
@@ -494,7 +538,11 @@ impl ChartTemplates {
         top.insert("Chart".into(), Value::from_json_with(&self.chart, false));
         top.insert("Capabilities".into(), Value::map(caps));
         top.insert("Release".into(), Value::map(rel));
-        top.insert("Values".into(), Value::from_values_json(values));
+        let values = match values {
+            RenderValues::Coalesced(v) => Value::from_values_json(v),
+            RenderValues::User(u) => crate::merge::coalesce_as(&self.default_values, u),
+        };
+        top.insert("Values".into(), values);
         top.insert(
             "Files".into(),
             Value::Obj(std::rc::Rc::new(Obj::Files(self.files.clone()))),
@@ -502,6 +550,15 @@ impl ChartTemplates {
         top.insert("Subcharts".into(), Value::map(Map::new()));
         Ok(Value::map(top))
     }
+}
+
+/// The values a render starts from.
+#[derive(Clone, Copy)]
+pub enum RenderValues<'a> {
+    /// Already coalesced over the chart's defaults (Helm 3's way, for adopt-check; tests).
+    Coalesced(&'a Json),
+    /// The user's alone, coalesced as Helm 4 does while the template values are built.
+    User(&'a Json),
 }
 
 /// The stack a render thread gets: `exec::MAX_CALL_DEPTH` nested calls of about 20 frames

@@ -351,3 +351,14 @@ fn write_v(out: &mut String, v: &Value, depth: usize) {
         },
     }
 }
+
+/// The engine coalesces the user's values over the chart's straight into its own values
+/// (`merge::coalesce_as`), as Helm 4's `ToRenderValues` hands `text/template` the result.
+impl crate::merge::Tree for Value {
+    fn whole(v: &Json) -> Self {
+        Value::from_values_json(v)
+    }
+    fn entries(m: Vec<(String, Self)>) -> Self {
+        Value::map(m.into_iter().collect())
+    }
+}
