@@ -170,7 +170,7 @@ fn render_known(
     let manifests = templates
         .render_values(start, &options)
         .map_err(|e| crate::determinism::explain(e, &values))?;
-    let objects = engine::helm::objects(&manifests).map_err(|e| match e {
+    let objects = templates.objects(&manifests).map_err(|e| match e {
         engine::helm::EngineError::Chart { path, message } => RenderError::NotYaml {
             template: path,
             message,

@@ -28,6 +28,8 @@ pub struct ChartTemplates {
     pub(super) chart: Json,
     /// The chart's `values.yaml`, read as Helm reads it.
     pub default_values: Json,
+    /// The documents its renders printed, read back (kept for the texts seen more than once).
+    read_back: super::read_back::ReadBack,
 }
 
 type ParseCache = std::sync::Mutex<HashMap<(String, String), Arc<ChartTemplates>>>;
@@ -304,6 +306,7 @@ impl ChartTemplates {
             files: Arc::new(files),
             chart: chart_metadata(&meta),
             default_values,
+            read_back: Default::default(),
         })
     }
 
@@ -340,6 +343,7 @@ impl ChartTemplates {
             files: Arc::new(files),
             chart,
             default_values,
+            read_back: Default::default(),
         }
     }
 
@@ -377,6 +381,12 @@ impl ChartTemplates {
     /// Chart.yaml's `kubeVersion` constraint (empty when it has none).
     pub fn kube_version_constraint(&self) -> &str {
         self.chart["KubeVersion"].as_str().unwrap_or("")
+    }
+
+    /// `objects` of manifests this chart rendered: a document the process has read twice before
+    /// is copied rather than read again (`read_back`).
+    pub fn objects(&self, manifests: &[Manifest]) -> Result<Vec<Json>, EngineError> {
+        self.read_back.objects(manifests)
     }
 
     /// The template files in Helm's order.
@@ -650,22 +660,9 @@ pub fn to_stream(manifests: &[Manifest]) -> String {
 }
 
 /// The manifests as JSON objects, read with the project's YAML 1.1 reader; empty documents
-/// are skipped.
+/// are skipped. `ChartTemplates::objects` reads a chart's renders with what it read before.
 pub fn objects(manifests: &[Manifest]) -> Result<Vec<Json>, EngineError> {
-    let mut out = Vec::new();
-    for m in manifests {
-        let docs = cilium_cmp_yaml::yaml::read::parse_stream_values(&m.text).map_err(|e| {
-            EngineError::Chart {
-                path: m.source.clone(),
-                message: format!(
-                    "the rendered document is not YAML: {}",
-                    e.in_file(&m.source)
-                ),
-            }
-        })?;
-        out.extend(docs.into_iter().filter(|d| !d.is_null()));
-    }
-    Ok(out)
+    super::read_back::ReadBack::default().objects(manifests)
 }
 
 /// Renders one template text on its own, with `.Values` holding `values` (numbers as Helm's

@@ -34,6 +34,7 @@ pub mod helm;
 pub mod json;
 pub mod lex;
 pub(crate) mod parse;
+pub(crate) mod read_back;
 pub mod semver;
 pub mod value;
 
