@@ -504,9 +504,8 @@ fn a_gitdir_link_in_the_folder_is_content_and_refused() {
 fn a_worktree_top_level_gitdir_link_is_the_users_and_is_used() {
     let w = Watch::new();
     let parent = Scratch::new("worktrees");
-    let main = parent.0.join("main");
-    std::fs::create_dir(&main).unwrap();
-    let repo = Scratch(main.clone());
+    let repo = Scratch::inside(&parent.0, "main");
+    let main = repo.0.clone();
     app_folder(&repo, "cilium");
     init(&repo);
     git(&main, &["worktree", "add", "-q", "../linked"]);
@@ -520,7 +519,6 @@ fn a_worktree_top_level_gitdir_link_is_the_users_and_is_used() {
     let o = w.cilium_cmp(&linked, &["diff", "cilium", "--base", "HEAD"]);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(o.stdout.contains("cilium-operator"), "{}", o.stdout);
-    std::mem::forget(repo); // removed with its parent
 }
 
 fn a_git_committed_to_the_repository_is_never_run() {

@@ -1,21 +1,24 @@
-//! A scratch folder for one test, unique per process and call, removed on drop.
+//! A scratch folder for one test, removed on drop: a `tempfile::TempDir`, so that its name is
+//! unpredictable and the folder is made with mode 0700 (`mkdtemp`), as the untrusted-repository
+//! tests expect of anything the test harness itself makes in the shared temporary directory.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
 
-pub struct Scratch(pub PathBuf);
+/// `.0` is the folder's path; the `TempDir` beside it removes the folder when dropped.
+pub struct Scratch(pub PathBuf, tempfile::TempDir);
 
 impl Scratch {
     pub fn new(tag: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "cilium-cmp-test-{}-{}-{tag}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("scratch dir");
-        Scratch(p)
+        Scratch::inside(&std::env::temp_dir(), tag)
+    }
+
+    /// A scratch folder made inside `parent` (itself removed with `parent` too).
+    pub fn inside(parent: &Path, tag: &str) -> Scratch {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("cilium-cmp-test-{tag}-"))
+            .tempdir_in(parent)
+            .expect("scratch dir");
+        Scratch(dir.path().to_path_buf(), dir)
     }
 
     /// Writes `text` at `rel` below the folder (making its parents) and returns the path.
@@ -24,11 +27,5 @@ impl Scratch {
         std::fs::create_dir_all(p.parent().expect("a file below the folder")).unwrap();
         std::fs::write(&p, text).unwrap();
         p
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
