@@ -34,7 +34,6 @@ pub mod release_name;
 pub mod render;
 pub mod replace_file;
 pub mod schema;
-#[allow(missing_docs)] // not yet documented
 pub mod setexpr;
 pub mod shell;
 pub mod talos;
