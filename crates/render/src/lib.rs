@@ -15,7 +15,6 @@
 
 pub mod admission;
 pub mod changes;
-#[allow(missing_docs)] // not yet documented
 pub mod chart;
 pub mod cilium_facts;
 pub mod data_json;
