@@ -15,53 +15,111 @@ use cilium_cmp_yaml::limits;
 /// Why a `--set`-like argument cannot be applied (the caller names the flag and the argument).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SetExprError {
+    /// A `--set-file` argument names a file whose text the caller did not hand in (not in
+    /// [`SetArgs::files`], or applied through a function that is given no files).
     #[error("the file {} was not read", limits::quoted(.name))]
-    FileNotRead { name: String },
+    FileNotRead {
+        /// The file name as written after `=`, unescaped.
+        name: String,
+    },
+    /// Two commas in a row, or a comma first: Helm allows only one trailing comma.
     #[error(
         "an empty assignment between commas (`a=1,,b=2` or a leading ','); remove the extra comma"
     )]
     EmptyAssignment,
-    /// `example` shows the form the flag takes. `part` is empty when it is the whole
-    /// expression, which the message names already (`--set "a.b": not PATH=VALUE ...`).
+    /// One comma-separated part of a `--set`, `--set-string` or `--set-file` argument has no
+    /// unescaped `=`.
     #[error("{}not {example}", named_part(.part))]
-    NotAnAssignment { part: String, example: &'static str },
+    NotAnAssignment {
+        /// The part without `=`; empty when it is the whole expression, which the message
+        /// names already (`--set "a.b": not PATH=VALUE ...`).
+        part: String,
+        /// The form the flag takes, with an example, for the message.
+        example: &'static str,
+    },
+    /// A value starting with `{` (a list) does not end with `}`.
     #[error("the list {} must end with '}}'", limits::quoted(.list))]
-    ListNotClosed { list: String },
+    ListNotClosed {
+        /// The value after `=`, as written.
+        list: String,
+    },
+    /// A `{` in the expression has no matching `}`, so the assignments cannot be split.
     #[error("a list opened with '{{' must end with '}}'")]
     BraceNotClosed,
+    /// The path before `=` has more parts (keys and indexes) than values may nest.
     #[error(
         "the path has {parts} parts; at most {} are allowed",
         limits::MAX_DEPTH
     )]
-    PathTooDeep { parts: usize },
+    PathTooDeep {
+        /// How many parts the path has.
+        parts: usize,
+    },
+    /// Nothing but dots (or nothing at all) before `=`.
     #[error("the path before '=' is empty")]
     EmptyPath,
+    /// The path's first part is `[N]`: the values are a map at the top, not a list.
     #[error("a path must start with a key, not a list index")]
     PathStartsWithIndex,
+    /// A `[` in the path has no `]` after it.
     #[error("the list index [{} is not closed with ']'", limits::quoted(.digits))]
-    IndexNotClosed { digits: String },
+    IndexNotClosed {
+        /// The text after `[`, to the end of the path.
+        digits: String,
+    },
+    /// The text between `[` and `]` is not a non-negative integer.
     #[error("list index [{}] is not a number", limits::quoted(.digits))]
-    IndexNotANumber { digits: String },
+    IndexNotANumber {
+        /// The text between the brackets.
+        digits: String,
+    },
+    /// A list index above [`limits::MAX_SET_INDEX`] (Helm fills the items before it with
+    /// nulls, so a large index would allocate that many).
     #[error(
         "list index [{index}] is too large; at most {} is allowed",
         limits::MAX_SET_INDEX
     )]
-    IndexTooLarge { index: usize },
+    IndexTooLarge {
+        /// The index as written.
+        index: usize,
+    },
+    /// The list items that indexes created, over every argument of one call, exceed
+    /// [`limits::MAX_SET_SLOTS`].
     #[error(
         "list indexes create more than {} list items in total",
         limits::MAX_SET_SLOTS
     )]
     TooManyListItems,
-    /// `part` is empty when it is the whole expression, as for `NotAnAssignment`.
+    /// A `--set-json` argument that is neither a JSON object nor starts with `PATH=`.
     #[error("{}not PATH=JSON (for example 'tolerations=[{{\"operator\":\"Exists\"}}]')", named_part(.part))]
-    NotAJsonAssignment { part: String },
+    NotAJsonAssignment {
+        /// The rest of the argument from where an assignment was expected; empty when it is
+        /// the whole expression, as for `NotAnAssignment`.
+        part: String,
+    },
     /// A whole-object `--set-json` argument that does not parse (serde_json's reason).
     #[error("not JSON: {reason}")]
-    NotJson { reason: String },
+    NotJson {
+        /// serde_json's description of the first error.
+        reason: String,
+    },
+    /// The value after `PATH=` in a `--set-json` assignment does not parse as JSON.
     #[error("the value of {} is not JSON: {reason}", limits::quoted(.key))]
-    ValueNotJson { key: String, reason: String },
+    ValueNotJson {
+        /// The path before `=`, as written.
+        key: String,
+        /// serde_json's description of the first error.
+        reason: String,
+    },
+    /// A `--set-json` value parses, but something other than `,` follows it.
     #[error("the JSON value of {} is followed by {}; separate assignments with ','", limits::quoted(.key), limits::quoted(.tail))]
-    TextAfterJson { key: String, tail: String },
+    TextAfterJson {
+        /// The path before `=`, as written.
+        key: String,
+        /// The text after the JSON value, leading blanks removed.
+        tail: String,
+    },
+    /// A `--set-json` value nests deeper than a values file may ([`limits::MAX_DEPTH`]).
     #[error("the JSON value is nested more than {} deep", limits::MAX_DEPTH)]
     JsonTooDeep,
 }
@@ -105,9 +163,13 @@ impl Kind {
 /// (read by the front end: the library reads no files).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SetArgs {
+    /// `--set-json` arguments, in command-line order.
     pub json: Vec<String>,
+    /// `--set` arguments, in command-line order.
     pub typed: Vec<String>,
+    /// `--set-string` arguments, in command-line order.
     pub string: Vec<String>,
+    /// `--set-file` arguments, in command-line order (names, not content: see `files`).
     pub file: Vec<String>,
     /// File name as written after `=` (unescaped) → its text.
     pub files: BTreeMap<String, String>,
@@ -126,6 +188,7 @@ impl SetArgs {
             .chain(of(Kind::File, &self.file))
     }
 
+    /// No `--set`-like argument at all (the `files` are not looked at).
     pub fn is_empty(&self) -> bool {
         self.json.is_empty()
             && self.typed.is_empty()

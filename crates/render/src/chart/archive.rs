@@ -9,18 +9,37 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use sha2::{Digest, Sha256};
 
+/// Why a chart archive (or unpacked chart folder) cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ChartError {
+    /// The archive or folder cannot be read, is too large, is not a gzipped tar, has no
+    /// `Chart.yaml`, or its `Chart.yaml` is not YAML.
     #[error("cannot read the chart archive {path}: {message}")]
-    Unreadable { path: String, message: String },
+    Unreadable {
+        /// The archive as the caller named it.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The chart's `Chart.yaml` gives another version than the one asked for
+    /// ([`ChartFiles::check_version`]).
     #[error("the chart archive {path} is Cilium {found}, but --cilium-version is {wanted}; supply cilium-{wanted}.tgz")]
     WrongVersion {
+        /// The archive as the caller named it.
         path: String,
+        /// The version its `Chart.yaml` gives.
         found: String,
+        /// The version asked for.
         wanted: String,
     },
+    /// A file the caller needs is not in the chart ([`ChartFiles::text`]).
     #[error("the chart archive {path} has no file {file}")]
-    Missing { path: String, file: String },
+    Missing {
+        /// The archive as the caller named it.
+        path: String,
+        /// The missing file's path inside the chart.
+        file: String,
+    },
 }
 
 /// The files of one chart, keyed by their path inside the chart (`files/agent/x.bash`).
@@ -243,6 +262,7 @@ impl ChartFiles {
             .collect()
     }
 
+    /// The archive or folder as it was named when opened, for messages.
     pub fn path(&self) -> &str {
         &self.path
     }

@@ -30,39 +30,89 @@ use cilium_cmp_yaml::limits::{self, MAX_DOWNLOAD_BYTES, MAX_INDEX_BYTES, MAX_URL
 /// Cilium's Helm chart repository.
 pub const DEFAULT_REPO: &str = "https://helm.cilium.io/";
 
+/// Why `fetch` stored no archive. Each message says what was tried; none leaves a partial file.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
+    /// The version is not one this binary lists, nor a release name newer than every listed
+    /// one (the text says why).
     #[error("{0}; `cilium-cmp chart fetch` downloads the archives of the releases this cilium-cmp supports, and of newer releases and pre-releases named exactly")]
     Version(String),
     #[error("--sha256 {given}: {message}")]
-    Digest { given: String, message: String },
+    /// `--sha256` is not 64 hexadecimal digits, or differs from the pin of a pinned release.
+    Digest {
+        /// The digest as given (quoted when it is malformed).
+        given: String,
+        /// Why it is refused.
+        message: String,
+    },
+    /// The repository address is not one downloads may use: https, or http to this machine.
     #[error("--repo {url}: {message}")]
-    Repo { url: String, message: String },
+    Repo {
+        /// The address as given, quoted.
+        url: String,
+        /// Why it is refused.
+        message: String,
+    },
+    /// The `Transport` returned an error for the archive or the index.
     #[error("cannot download {url}: {message}")]
-    Download { url: String, message: String },
+    Download {
+        /// The address asked for.
+        url: String,
+        /// The transport's reason (with what was tried after a 404, if anything).
+        message: String,
+    },
+    /// The repository's `index.yaml` was downloaded but does not say where the release is: it
+    /// is not UTF-8 or not an index, lists no such release, or names an address that may not
+    /// be used.
     #[error("{url}: {message}; nothing was downloaded")]
-    Index { url: String, message: String },
+    Index {
+        /// The index's address.
+        url: String,
+        /// What is wrong with it (for a missing release, how many versions it lists and its
+        /// pre-releases of that X.Y.Z).
+        message: String,
+    },
+    /// A pinned release's archive was not beside the index, and the index's entry for it gives
+    /// another digest than the pin.
     #[error("{index} lists cilium {version} with digest {listed}, but this binary pins its archive to sha256 {pinned}; the repository is not serving the official archive, nothing was downloaded")]
     IndexDisagrees {
+        /// The index's address.
         index: String,
+        /// The release.
         version: String,
+        /// The digest the index gives.
         listed: String,
+        /// The sha256 this binary pins.
         pinned: String,
     },
+    /// The downloaded bytes do not have the expected sha256.
     #[error("{url} is not the official archive of Cilium {version}: its sha256 is {got}, the expected one is {expected} ({against}); nothing was written")]
     Mismatch {
+        /// Where the bytes came from.
         url: String,
+        /// The release.
         version: String,
+        /// The sha256 they should have (lowercase hex).
         expected: String,
+        /// The sha256 they have.
         got: String,
+        /// Where `expected` comes from, in words ([`Against`]'s display).
         against: String,
     },
+    /// No folder was given and [`store::default_dir`] finds none.
     #[error("no folder to store chart archives in: neither CILIUM_CMP_CHART_DIR nor HOME is set; pass --dir")]
     NoDir,
+    /// A file already at the target path cannot be read (it is left as it is).
     #[error(transparent)]
     Stored(#[from] store::StoreError),
+    /// The checked archive cannot be written into the folder.
     #[error("cannot write {path}: {message}; pass --dir to store the archive elsewhere")]
-    Write { path: String, message: String },
+    Write {
+        /// The archive's path in the folder.
+        path: String,
+        /// The system's reason.
+        message: String,
+    },
 }
 
 /// What the archive's sha256 was checked against.
@@ -98,11 +148,13 @@ pub trait Transport {
 /// One download `fetch` asks of its `Transport`, with the rules the client must keep.
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
+    /// The address to GET.
     pub url: &'a str,
     /// Plain http to this machine (a local mirror, the tests): no proxy, and redirects may stay
     /// on http. Otherwise the address is https, and so must every redirect be, through the
     /// environment's proxy if it names one.
     pub loopback: bool,
+    /// What the body is, which sets its size bound ([`Kind::limit`]).
     pub kind: Kind,
 }
 
@@ -115,6 +167,7 @@ pub struct Fetched {
     pub downloaded: bool,
     /// Its sha256 (lowercase hex).
     pub sha256: String,
+    /// What that sha256 was checked against.
     pub against: Against,
     /// The release's name (`1.21.0-pre.1`).
     pub release: ReleaseName,
@@ -461,7 +514,9 @@ fn checked_url(text: &str) -> Result<(http::Uri, bool), String> {
 /// What is downloaded, for its bound and the words of its errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A chart archive (`cilium-VERSION.tgz`).
     Archive,
+    /// A chart repository's `index.yaml`.
     Index,
 }
 

@@ -8,7 +8,7 @@ pub mod archive;
 pub mod compiled;
 pub mod fetch;
 pub mod import;
-pub mod index;
+pub(crate) mod index;
 pub mod obtain;
 pub mod pins;
 pub mod store;

@@ -32,24 +32,35 @@ pub enum Download<'a> {
     IfPinned(&'a dyn Transport),
 }
 
+/// Why `obtain` has no archive to return.
 #[derive(Debug, thiserror::Error)]
 pub enum ObtainError {
     /// The archive is not stored and was not downloaded: why, and the three ways to provide it.
     #[error("Cilium {version}'s chart archive {name} is needed and {why}. Three ways to provide it: run `cilium-cmp chart fetch {version}` once (it downloads and checks the archive into {dir}), pass --chart-archive FILE (the archive or an unpacked chart folder), or set {var} to a folder holding {name}", name = store::archive_name(version), var = store::CHART_DIR_VAR)]
     Unavailable {
+        /// The release, as its name is printed.
         version: String,
         /// The store searched, as shown.
         dir: String,
+        /// Why it was not downloaded: not pinned, downloads off, no folder, or the download's
+        /// error.
         why: String,
     },
+    /// The version asked for is not a release name, so no archive name can be made from it.
     #[error("{version} is not a Cilium release name such as 1.20.0 or 1.21.0-pre.1")]
-    Name { version: String },
+    Name {
+        /// The version as given, quoted.
+        version: String,
+    },
     /// The repository to download from is not one `chart fetch --repo` would take; `named`
     /// says where it came from (the variable).
     #[error("{named} {url}: {message}")]
     Repo {
+        /// Where the address came from: the variable's name, or "the chart repository".
         named: String,
+        /// The address, quoted.
         url: String,
+        /// Why it is refused.
         message: String,
     },
     /// A stored file that cannot be used (not the pinned archive, unreadable).

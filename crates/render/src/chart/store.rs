@@ -20,10 +20,14 @@ pub const DEFAULT_CHART_DIR: &str = "/opt/cilium-cmp/charts";
 /// The variable naming another folder of chart archives.
 pub const CHART_DIR_VAR: &str = "CILIUM_CMP_CHART_DIR";
 
+/// A stored archive that cannot be used: unreadable, too large, or for a pinned release not
+/// the pinned bytes (a store that looks tampered with is reported, never overwritten).
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {message}")]
 pub struct StoreError {
+    /// The stored file.
     pub path: String,
+    /// What is wrong with it, and for a wrong archive how to replace it.
     pub message: String,
 }
 

@@ -17,20 +17,45 @@ use crate::versions::{self, CiliumVersion};
 /// Why an archive is not read as the release asked for.
 #[derive(Debug, thiserror::Error)]
 pub enum UnlistedError {
+    /// The archive's `Chart.yaml` gives another version than the one requested (a `v` prefix
+    /// on the request is ignored).
     #[error("the chart archive {path} is Cilium {found}, but the requested version is {wanted}; supply cilium-{wanted}.tgz")]
     WrongVersion {
+        /// The archive as it was opened.
         path: String,
+        /// The version its `Chart.yaml` gives.
         found: String,
+        /// The version requested.
         wanted: String,
     },
+    /// The archive's version is not a release name, so its facts cannot be registered.
     #[error("the chart archive {path} is version {found}, which is not a Cilium release (X.Y.Z, or X.Y.Z-PRE for a pre-release)")]
-    NotARelease { path: String, found: String },
+    NotARelease {
+        /// The archive as it was opened.
+        path: String,
+        /// The version its `Chart.yaml` gives.
+        found: String,
+    },
+    /// The release is older than the oldest line this binary renders
+    /// ([`versions::OLDEST_LINE`]).
     #[error(
         "the chart archive {path} is Cilium {found}; cilium-cmp renders Cilium 1.18.0 and later"
     )]
-    TooOld { path: String, found: String },
+    TooOld {
+        /// The archive as it was opened.
+        path: String,
+        /// The version its `Chart.yaml` gives.
+        found: String,
+    },
+    /// The version cannot be read, or the facts a render needs (defaults, schema, value paths)
+    /// cannot be imported from the archive.
     #[error("the chart archive {path} cannot be read as a Cilium chart: {message}")]
-    Unreadable { path: String, message: String },
+    Unreadable {
+        /// The archive as it was opened.
+        path: String,
+        /// What failed.
+        message: String,
+    },
 }
 
 /// Reads `chart` as the release `requested`, which this binary does not list (or lists, when the

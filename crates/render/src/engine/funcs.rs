@@ -17,11 +17,12 @@ use super::ErrorKind;
 
 /// Strings and lists a function builds may not grow past these (a values file could double
 /// a string in a loop).
-pub const MAX_STRING_BYTES: usize = 16 << 20;
-pub const MAX_LIST_LEN: usize = 1 << 20;
+pub(crate) const MAX_STRING_BYTES: usize = 16 << 20;
+pub(crate) const MAX_LIST_LEN: usize = 1 << 20;
 
+/// Why a function call failed; the executor adds the template's position.
 #[derive(Debug)]
-pub struct FnError {
+pub(crate) struct FnError {
     pub kind: ErrorKind,
     pub message: String,
 }
@@ -276,7 +277,7 @@ pub const IMPLEMENTED: &[&str] = &[
     "must_date_modify",
 ];
 
-pub fn is_function(name: &str) -> bool {
+pub(crate) fn is_function(name: &str) -> bool {
     IMPLEMENTED.contains(&name) || REFUSED.contains(&name)
 }
 
@@ -360,7 +361,7 @@ fn list_result(l: Vec<Value>) -> F {
 }
 
 /// Sprig's `strval`: strings as they are, everything else as `%v` prints it.
-pub fn strval(v: &Value) -> String {
+pub(crate) fn strval(v: &Value) -> String {
     match v {
         Value::Str(s) => s.to_string(),
         other => sprint(other),
@@ -369,7 +370,7 @@ pub fn strval(v: &Value) -> String {
 
 /// Sprig's `empty` (defaults.go): nil, zero numbers, false, and empty strings, lists and
 /// maps; structs and pointers to them are never empty.
-pub fn empty(v: &Value) -> bool {
+pub(crate) fn empty(v: &Value) -> bool {
     match v {
         Value::Nil => true,
         Value::Bool(b) => !b,
@@ -411,7 +412,7 @@ fn strslice(v: &Value) -> Vec<String> {
 /// cast.ToInt64 (github.com/spf13/cast, as Sprig's `int`, `int64`, arithmetic use it):
 /// numbers truncate, strings parse with Go's base prefixes (`trimZeroDecimal` first), bools
 /// are 1 or 0, anything else is 0.
-pub fn to_int64(v: &Value) -> i64 {
+pub(crate) fn to_int64(v: &Value) -> i64 {
     match v {
         Value::Int(i) => *i,
         // Go's `int64(f)` truncates; a float beyond int64's range (or NaN) gives what amd64's
@@ -702,6 +703,7 @@ fn expand(caps: &regex::Captures, repl: &str, out: &mut String) {
     }
 }
 
+/// Sprig's `b64enc`: standard base64 (RFC 4648 alphabet) with `=` padding.
 pub fn b64enc(data: &[u8]) -> String {
     const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
@@ -765,7 +767,7 @@ fn b64dec(s: &str) -> Option<Vec<u8>> {
 }
 
 /// Go's `path.Clean` (Sprig's `clean`), which `dir` also applies.
-pub fn path_clean(p: &str) -> String {
+pub(crate) fn path_clean(p: &str) -> String {
     if p.is_empty() {
         return ".".into();
     }
@@ -793,7 +795,7 @@ pub fn path_clean(p: &str) -> String {
 }
 
 /// Go's `path.Base` (Sprig's `base`): the last element, trailing slashes ignored.
-pub fn path_base(p: &str) -> String {
+pub(crate) fn path_base(p: &str) -> String {
     if p.is_empty() {
         return ".".into();
     }
@@ -805,7 +807,7 @@ pub fn path_base(p: &str) -> String {
 }
 
 /// Go's `path.Dir` (Sprig's `dir`): everything before the last slash, cleaned.
-pub fn path_dir(p: &str) -> String {
+pub(crate) fn path_dir(p: &str) -> String {
     let i = p.rfind('/').map(|i| i + 1).unwrap_or(0);
     path_clean(&p[..i])
 }
@@ -885,7 +887,7 @@ fn len_of(v: &Value) -> F {
 
 /// Helm's `toYaml` (sigs.k8s.io/yaml: JSON first, then go-yaml prints it); an error gives
 /// the empty string, as Helm's does.
-pub fn to_yaml(v: &Value) -> Result<String, String> {
+pub(crate) fn to_yaml(v: &Value) -> Result<String, String> {
     let j = v.to_json(0)?;
     Ok(cilium_cmp_yaml::yaml::go_emit::to_yaml(&j))
 }
@@ -965,7 +967,7 @@ fn from_json(text: &str, want_list: bool) -> Value {
 
 /// A method or field of one of Helm's objects (`.Files.Get`, `.Capabilities.APIVersions.Has`,
 /// `(semver x).Major`).
-pub fn method(o: &Obj, name: &str, args: Vec<Value>) -> F {
+pub(crate) fn method(o: &Obj, name: &str, args: Vec<Value>) -> F {
     match o {
         Obj::Files(files) => match name {
             "Get" | "GetBytes" => {
@@ -1074,7 +1076,7 @@ pub fn method(o: &Obj, name: &str, args: Vec<Value>) -> F {
 
 /// The methods of Helm's `common.Values` (`pkg/chart/common/values.go`): `AsMap` (the map
 /// itself), `YAML` (its YAML text), `Table NAME` (a dotted path to a nested map).
-pub fn values_method(recv: &Value, name: &str, args: Vec<Value>) -> F {
+pub(crate) fn values_method(recv: &Value, name: &str, args: Vec<Value>) -> F {
     match name {
         "AsMap" => {
             want(name, &args, 0)?;
@@ -1109,7 +1111,7 @@ pub fn values_method(recv: &Value, name: &str, args: Vec<Value>) -> F {
 
 /// gobwas/glob with `/` as separator, as Helm's `Files.Glob` compiles patterns: `*` and `?`
 /// stay within a path segment, `**` crosses them, `[...]` and `{a,b}` as usual.
-pub fn glob_match(pat: &str, name: &str) -> bool {
+pub(crate) fn glob_match(pat: &str, name: &str) -> bool {
     fn m(p: &[char], n: &[char], depth: usize) -> bool {
         if depth > 64 {
             return false;
@@ -1188,7 +1190,7 @@ fn nondeterministic(name: &str) -> FnError {
 }
 
 /// Calls a function by name (everything but `include`, `tpl`, `and`, `or`).
-pub fn call(name: &str, a: Vec<Value>) -> F {
+pub(crate) fn call(name: &str, a: Vec<Value>) -> F {
     if REFUSED.contains(&name) {
         return Err(nondeterministic(name));
     }
@@ -2310,7 +2312,7 @@ fn call_inner(name: &str, a: &[Value]) -> F {
 /// Go's `time.ParseDuration` (src/time/format.go): signed sequence of decimal numbers with
 /// units ns, us, µs, ms, s, m, h; the fraction below a nanosecond is dropped; more than
 /// 2^63-1 ns is an error.
-pub fn parse_duration(text: &str) -> Result<i64, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<i64, String> {
     let bad = || format!("time: invalid duration {}", quote(text));
     let (neg, mut s) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),

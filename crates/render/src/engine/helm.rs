@@ -46,7 +46,9 @@ fn parse_cache_key(chart: &ChartFiles) -> (String, String) {
 /// What `helm template` is told besides values.
 #[derive(Debug, Clone)]
 pub struct RenderOptions {
+    /// The release's name (`.Release.Name`).
     pub release_name: String,
+    /// The release's namespace (`.Release.Namespace`).
     pub namespace: String,
     /// As `--kube-version` takes it (`1.35.0` or `v1.35.0`).
     pub kube_version: String,
@@ -57,15 +59,26 @@ pub struct RenderOptions {
 /// One document of the output: the template it came from and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Manifest {
+    /// The template file it was rendered from, as Helm names it (`cilium/templates/...`): the
+    /// `# Source:` line of `helm template`.
     pub source: String,
+    /// The document, trimmed, without its `---` separator.
     pub text: String,
 }
 
 /// What a caller learns when a chart cannot be read or rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// The chart cannot be used (its `Chart.yaml` or `values.yaml` is unreadable, a template
+    /// file is missing), a rendered document is not YAML, or the render thread failed.
     #[error("the chart archive {path}: {message}")]
-    Chart { path: String, message: String },
+    Chart {
+        /// The chart archive as opened, or for a rendered document its template's name.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A template did not parse or its evaluation stopped (see [`ErrorKind`]).
     #[error("{0}")]
     Template(TemplateError),
 }

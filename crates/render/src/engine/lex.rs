@@ -10,41 +10,75 @@ use super::TemplateError;
 /// its unquoted text), so that lexing copies nothing and the parser may look ahead freely.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Tok<'a> {
+    /// Text outside actions, after trim markers took their spaces.
     Text(&'a str),
+    /// `{{` (or `{{- `), opening an action.
     Left,
+    /// `}}` (or ` -}}`), closing an action.
     Right,
+    /// Spaces, tabs or line breaks inside an action (one token per run), which separate
+    /// arguments.
     Space,
+    /// A word that is no keyword, `true`, `false` or `nil`: a function's name.
     Ident(&'a str),
+    /// `.name`, without the dot; a chain `.a.b` is one token per part.
     Field(&'a str),
+    /// `$` or `$name`, with the `$`.
     Variable(&'a str),
+    /// `.` alone.
     Dot,
+    /// `true` or `false`.
     Bool(bool),
+    /// `nil`.
     Nil,
+    /// A number as written (sign, base prefix and all); the parser reads its value.
     Number(&'a str),
+    /// A `"quoted"` string with its escapes read, or a `` `raw` `` one without its carriage
+    /// returns.
     Str(Cow<'a, str>),
+    /// A character constant (`'a'`), as its code point.
     Char(i64),
+    /// `|`.
     Pipe,
+    /// `(`.
     LParen,
+    /// `)`.
     RParen,
+    /// `=`.
     Assign,
+    /// `:=`.
     Declare,
+    /// `,` (between the two variables of a `range`).
     Comma,
     // Keywords.
+    /// `if`.
     If,
+    /// `else`.
     Else,
+    /// `end`.
     End,
+    /// `range`.
     Range,
+    /// `with`.
     With,
+    /// `define`.
     Define,
+    /// `template`.
     Template,
+    /// `block`.
     Block,
+    /// `break`.
     Break,
+    /// `continue`.
     Continue,
+    /// The end of the source.
     Eof,
 }
 
+/// A token and where it starts.
 #[derive(Debug, Clone)]
 pub struct Token<'a> {
+    /// The token.
     pub tok: Tok<'a>,
     /// Byte offset in the source, for error positions.
     pub pos: usize,
@@ -73,6 +107,9 @@ fn at_right(s: &[u8]) -> Option<(usize, bool)> {
     None
 }
 
+/// The tokens of the template `src` (named `name` in errors), ending with [`Tok::Eof`]; else a
+/// parse error where Go's lexer stops (an unclosed action, comment, paren or quote, a bad
+/// number, a character no token starts with).
 pub fn lex<'a>(name: &str, src: &'a str) -> Result<Vec<Token<'a>>, TemplateError> {
     let b = src.as_bytes();
     let mut out: Vec<Token> = Vec::with_capacity(src.len() / 4);

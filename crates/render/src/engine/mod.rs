@@ -27,19 +27,18 @@
 //! Helm's `engine.go` render loop and `releaseutil`'s manifest splitting.
 
 pub mod compiled;
-pub mod exec;
-pub mod fmt;
+pub(crate) mod exec;
+pub(crate) mod fmt;
 pub mod funcs;
 pub mod helm;
-pub mod json;
+pub(crate) mod json;
 pub mod lex;
 pub(crate) mod parse;
 pub(crate) mod read_back;
-pub mod semver;
-pub mod value;
+pub(crate) mod semver;
+pub(crate) mod value;
 
 pub use helm::{ChartTemplates, Manifest, RenderOptions};
-pub use value::Value;
 
 /// Why a parse or a render stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +51,10 @@ pub enum ErrorKind {
     Fail,
     /// A function that mints randomness or reads the clock, the cluster or the environment
     /// was reached; this engine never evaluates those (the value that led there must change).
-    NonDeterministic { function: String },
+    NonDeterministic {
+        /// The refused function's name, as the template calls it.
+        function: String,
+    },
     /// A bound of this engine (nesting, output size, loop iterations) was reached.
     Limit,
 }
@@ -60,15 +62,21 @@ pub enum ErrorKind {
 /// An error with the template file, line and column it happened at (Go's `template: NAME:LINE:COL:`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemplateError {
+    /// What kind of failure it is, which decides how a caller reports it.
     pub kind: ErrorKind,
+    /// The template file as Helm names it (`cilium/templates/cilium-agent/daemonset.yaml`).
     pub file: String,
+    /// 1-based line in that file.
     pub line: usize,
+    /// 0-based byte column in that line, as Go counts it.
     pub column: usize,
+    /// The reason, without the position.
     pub message: String,
 }
 
 impl TemplateError {
-    pub fn parse(file: &str, src: &str, pos: usize, message: String) -> TemplateError {
+    /// A parse error at byte `pos` of `src`, the text of `file`.
+    pub(crate) fn parse(file: &str, src: &str, pos: usize, message: String) -> TemplateError {
         let (line, column) = line_col(src, pos);
         TemplateError {
             kind: ErrorKind::Parse,
