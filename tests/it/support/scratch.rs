@@ -5,7 +5,10 @@
 use std::path::{Path, PathBuf};
 
 /// `.0` is the folder's path; the `TempDir` beside it removes the folder when dropped.
-pub struct Scratch(pub PathBuf, tempfile::TempDir);
+pub struct Scratch(
+    pub PathBuf,
+    #[expect(dead_code, reason = "held for its drop, which removes the folder")] tempfile::TempDir,
+);
 
 impl Scratch {
     pub fn new(tag: &str) -> Scratch {
