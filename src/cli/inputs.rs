@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use cilium_cmp_gitops::refusal::UsageError;
 
 use cilium_cmp_gitops::argocd::{self, FolderRequest, Overrides};
 use cilium_cmp_render::chart::obtain::{self, Download};
@@ -23,7 +24,7 @@ pub fn render_inputs(a: &RenderArgs) -> anyhow::Result<Inputs> {
     let cilium = a
         .cilium_version
         .clone()
-        .context("--cilium-version is needed")?;
+        .ok_or_else(|| UsageError::Missing("--cilium-version is needed".into()))?;
     let mut inputs = base_inputs(
         cilium,
         &a.set,
@@ -205,9 +206,9 @@ pub fn argocd_env() -> anyhow::Result<BTreeMap<String, String>> {
         if !argocd::is_relevant_var(k) {
             continue;
         }
-        let v = v
-            .into_string()
-            .map_err(|_| anyhow::anyhow!("the environment variable {k} is not valid UTF-8"))?;
+        let v = v.into_string().map_err(|_| {
+            UsageError::Environment(format!("the environment variable {k} is not valid UTF-8"))
+        })?;
         env.insert(k.to_string(), v);
     }
     Ok(env)

@@ -103,10 +103,11 @@ impl Stdin {
     /// asks).
     pub fn read(&mut self, user: &str) -> anyhow::Result<String> {
         if let Some(first) = &self.taken_by {
-            anyhow::bail!(
+            return Err(cilium_cmp_gitops::refusal::UsageError::Stdin(format!(
                 "{user} reads standard input ('-'), which {first} already read; it can be read once: \
                  pass the other values as a file"
-            );
+            ))
+            .into());
         }
         self.taken_by = Some(user.to_string());
         limits::check_stdin().map_err(|e| anyhow::anyhow!("{STDIN_NAME}: {e}"))?;

@@ -34,6 +34,7 @@ mod parity;
 mod plugin;
 mod properties;
 mod readme;
+mod refusals;
 mod release_day;
 mod reports;
 mod rust_version;
@@ -88,6 +89,7 @@ const MODULES: &[(&str, Module)] = &[
     ("properties", properties::tests),
     ("readme", readme::tests),
     ("release_day", release_day::tests),
+    ("refusals", refusals::tests),
     ("reports", reports::tests),
     ("rust_version", rust_version::tests),
     ("set_flags", set_flags::tests),

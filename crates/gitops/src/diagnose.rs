@@ -3,6 +3,7 @@
 //! message stays the error's own text, word for word.
 
 use crate::argocd::GenerateError;
+use crate::refusal::{LockError, TalosError, UsageError, VerifyError};
 use cilium_cmp_render::error::{RenderError, Violation};
 use cilium_cmp_render::known_keys::Reason;
 use cilium_cmp_render::values::ValuesError;
@@ -13,7 +14,9 @@ use cilium_cmp_yaml::diagnostic::{Diagnostic, Span};
 /// message is `message`, the text the front end prints for the whole chain.
 pub fn diagnose(chain: &[&(dyn std::error::Error + 'static)], message: String) -> Diagnostic {
     for e in chain {
-        let found = if let Some(r) = e.downcast_ref::<RenderError>() {
+        let found = if let Some(d) = of_command(*e, &message) {
+            Some(d)
+        } else if let Some(r) = e.downcast_ref::<RenderError>() {
             Some(of_render(r, &message))
         } else if let Some(g) = e.downcast_ref::<GenerateError>() {
             Some(of_generate(g, &message))
@@ -237,5 +240,85 @@ pub fn of_generate(e: &GenerateError, message: &str) -> Diagnostic {
         GenerateError::TooManyValuesFiles { .. } => d("input.too-large"),
         GenerateError::LockMismatch { .. } => d("folder.lock-mismatch"),
         GenerateError::Write { .. } => d("io"),
+    }
+}
+
+/// A refusal of a command's front end (`refusal`), or None when `e` is none of them.
+pub fn of_command(e: &(dyn std::error::Error + 'static), message: &str) -> Option<Diagnostic> {
+    let d = |kind: &str| Diagnostic::error(kind, message);
+    if let Some(u) = e.downcast_ref::<UsageError>() {
+        return Some(d(match u {
+            UsageError::Conflict(_) => "usage.conflict",
+            UsageError::Missing(_) => "usage.missing",
+            UsageError::Stdin(_) => "usage.stdin",
+            UsageError::Repeated(_) => "usage.repeated",
+            UsageError::TooMany(_) => "usage.too-many",
+            UsageError::Folder(_) => "usage.folder",
+            UsageError::Exists(_) => "usage.exists",
+            UsageError::Environment(_) => "usage.environment",
+        }));
+    }
+    if let Some(l) = e.downcast_ref::<LockError>() {
+        return Some(d(match l {
+            LockError::Missing(_) => "lock.missing",
+            LockError::Stale(_) => "lock.stale",
+            LockError::FoldersFailed(_) => "lock.folders-failed",
+            LockError::NoFolders(_) => "lock.no-folders",
+            LockError::Search(_) => "lock.search",
+        }));
+    }
+    if let Some(v) = e.downcast_ref::<VerifyError>() {
+        return Some(match v {
+            VerifyError::NotYaml { span, .. } => {
+                d("verify.not-yaml").at(span.as_deref().cloned(), "the YAML reader stopped here")
+            }
+            VerifyError::Mismatch(_) => d("verify.mismatch"),
+            VerifyError::Unstamped(_) => d("verify.unstamped"),
+        });
+    }
+    if let Some(t) = e.downcast_ref::<TalosError>() {
+        return Some(match t {
+            TalosError::MachineConfig { span, .. } => {
+                d("talos.machine-config").at(span.as_deref().cloned(), "Talos would not read this")
+            }
+            TalosError::InlineManifest(_) => d("talos.inline-manifest"),
+        });
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind_of(e: &(dyn std::error::Error + 'static)) -> (String, Option<usize>) {
+        let d = diagnose(&[e], e.to_string());
+        (d.kind, d.primary.map(|l| l.span.line))
+    }
+
+    #[test]
+    fn a_front_end_refusal_keeps_its_kind_and_place_under_context() {
+        // A context above the refusal (an I/O error, say) does not hide it.
+        let outer = std::io::Error::other("lock --check");
+        let stale = LockError::Stale("stale".into());
+        let chain: [&(dyn std::error::Error + 'static); 2] = [&outer, &stale];
+        assert_eq!(diagnose(&chain, String::new()).kind, "lock.stale");
+        let text = "a: 1\nb: [\n";
+        let not_yaml = VerifyError::NotYaml {
+            message: "2:4: not closed".into(),
+            span: crate::refusal::syntax_span("m.yaml", text, "2:4: not closed"),
+        };
+        assert_eq!(kind_of(&not_yaml), ("verify.not-yaml".into(), Some(2)));
+        let talos = TalosError::MachineConfig {
+            message: "no".into(),
+            span: None,
+        };
+        assert_eq!(kind_of(&talos), ("talos.machine-config".into(), None));
+        assert_eq!(
+            kind_of(&UsageError::Environment("x".into())).0,
+            "usage.environment"
+        );
+        let io = std::io::Error::other("gone");
+        assert_eq!(kind_of(&io).0, "io");
     }
 }

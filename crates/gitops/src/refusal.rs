@@ -29,6 +29,9 @@ pub enum UsageError {
     /// A target that exists already where the command writes a new one.
     #[error("{0}")]
     Exists(String),
+    /// The process's environment cannot be read (a variable that is not UTF-8).
+    #[error("{0}")]
+    Environment(String),
 }
 
 /// A folder's lock (`cilium-cmp.lock`) that does not match, or a repository-wide lock run that

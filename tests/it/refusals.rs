@@ -1,0 +1,397 @@
+//! Every front-end refusal (usage mistakes, locks, `verify`, `talos-check`, ...) as the binary
+//! prints it: its kind, status 1 and an empty stdout (checked here), and its human and JSON forms
+//! as snapshots (tests/it/snapshots/). `every_kind_has_a_case` keeps the kinds table of
+//! docs/diagnostics.md and these cases (with diagnostics.rs's) in step.
+
+use crate::support::charts;
+use crate::support::harness;
+use crate::support::scratch::Scratch;
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// One case per kind it provokes.
+const CASES: &[(&str, fn())] = &[
+    ("usage.conflict", usage_conflict),
+    ("usage.missing", usage_missing),
+    ("usage.stdin", usage_stdin),
+    ("usage.repeated", usage_repeated),
+    ("usage.too-many", usage_too_many),
+    ("usage.folder", usage_folder),
+    ("usage.exists", usage_exists),
+    ("usage.environment", usage_environment),
+    ("lock.missing", lock_missing),
+    ("lock.stale", lock_stale),
+    ("lock.folders-failed", lock_folders_failed),
+    ("lock.no-folders", lock_no_folders),
+    ("verify.not-yaml", verify_not_yaml),
+    ("verify.mismatch", verify_mismatch),
+    ("verify.unstamped", verify_unstamped),
+    ("talos.machine-config", talos_machine_config),
+];
+
+/// Kinds whose case is in diagnostics.rs (checked there, with their spans).
+const IN_DIAGNOSTICS: &[&str] = &[
+    "values.syntax",
+    "values.not-a-mapping",
+    "values.unknown-key",
+    "values.renamed-key",
+    "values.repeated-key",
+    "values.schema",
+    "values.admission",
+    "values.nondeterministic",
+    "values.set-expression",
+    "folder.settings",
+    "kube-version.invalid",
+    "chart.archive-missing",
+    "input.file",
+];
+
+/// Kinds no command line can provoke, and why.
+const NOT_PROVOKABLE: &[(&str, &str)] = &[
+    (
+        "lock.search",
+        "needs a folder the walk cannot read; tests may run as root, which reads every folder",
+    ),
+    (
+        "chart.fail",
+        "the official chart archives' `fail` calls guard values the admission checks refuse first",
+    ),
+    (
+        "chart.template",
+        "the official chart archives parse and run; a broken template needs a forged archive",
+    ),
+    (
+        "chart.nondeterministic",
+        "values that lead the chart to random data or the cluster are refused first (values.nondeterministic)",
+    ),
+    ("chart.not-yaml", "the official chart archives render YAML"),
+    (
+        "engine.limit",
+        "the engine's bounds are far above what the official chart archives need",
+    ),
+    (
+        "output.stamp",
+        "a render that reads as YAML can always be stamped",
+    ),
+];
+
+/// Kinds that can be provoked but have no case yet (issue 28 left them for later).
+const NO_CASE_YET: &[&str] = &[
+    "talos.inline-manifest",
+    "folder.values-file",
+    "folder.lock-mismatch",
+    "argocd.environment",
+    "argocd.parameter",
+    "chart.unreadable",
+    "chart.unlisted",
+    "chart.fetch",
+    "chart.repository",
+    "render.empty",
+    "kube-version.unsupported",
+    "version.unknown",
+    "input.encoding",
+    "input.too-large",
+    "io",
+    "error",
+];
+
+pub fn tests() -> Vec<harness::Trial> {
+    let mut tests: Vec<harness::Test> = CASES
+        .iter()
+        .map(|(kind, body)| harness::test(&kind.replace(['.', '-'], "_"), *body).shared("charts"))
+        .collect();
+    tests.push(harness::test(
+        "every_kind_has_a_case",
+        every_kind_has_a_case,
+    ));
+    harness::group(file!(), tests)
+}
+
+/// Runs the binary in `dir` with `args`, once per `--error-format`: both must fail with status 1
+/// and nothing on stdout; the JSON form must be one object on one line of kind `kind`. Both forms
+/// are snapshotted as `name`, with the scratch folder and content hashes redacted.
+fn refuse(kind: &str, dir: &Scratch, args: &[&str], env: &[(&str, OsString)]) {
+    let run = |format: &str| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
+        charts::give(&mut c);
+        c.current_dir(&dir.0)
+            .args(args)
+            .args(["--error-format", format])
+            .env("NO_COLOR", "1");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(o.stdout.is_empty(), "stdout on error: {err}");
+        redacted(dir, &err)
+    };
+    let human = run("human");
+    let json_text = run("json");
+    // A repository-wide run says each folder's outcome first, as plain lines; the diagnostic is
+    // the one JSON object, on the last line.
+    let objects = json_text.lines().filter(|l| l.starts_with('{')).count();
+    assert_eq!(objects, 1, "{json_text}");
+    let json: Value = serde_json::from_str(json_text.lines().last().unwrap()).unwrap();
+    assert_eq!(json["kind"], kind, "{json_text}");
+    let name = kind.replace('.', "_");
+    insta::assert_snapshot!(format!("{name}_human"), human);
+    insta::assert_json_snapshot!(format!("{name}_json"), json);
+}
+
+/// `text` without what differs between runs: the scratch folder's path, and content hashes
+/// (`sha256:` and 64 hex digits), which change with every chart or render change.
+fn redacted(dir: &Scratch, text: &str) -> String {
+    let mut out = text.replace(&dir.0.display().to_string(), "[scratch]");
+    if let Ok(real) = dir.0.canonicalize() {
+        out = out.replace(&real.display().to_string(), "[scratch]");
+    }
+    let mut shown = String::new();
+    let mut rest = out.as_str();
+    while let Some(i) = rest.find("sha256:") {
+        let (before, after) = rest.split_at(i + "sha256:".len());
+        shown.push_str(before);
+        let hex = after.bytes().take_while(u8::is_ascii_hexdigit).count();
+        if hex == 64 {
+            shown.push_str("[hash]");
+            rest = &after[64..];
+        } else {
+            rest = after;
+        }
+    }
+    shown.push_str(rest);
+    shown
+}
+
+/// Runs the binary in `dir` with `args`; it must succeed (the step before a refusal).
+fn succeed(dir: &Scratch, args: &[&str]) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
+    charts::give(&mut c);
+    let o = c.current_dir(&dir.0).args(args).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A scratch folder with the application folder `app` naming Cilium 1.20.0.
+fn with_app() -> Scratch {
+    let dir = Scratch::new("refusal");
+    dir.write("app/cilium-cmp.yaml", "ciliumVersion: \"1.20.0\"\n");
+    dir.write("app/values.yaml", "{}\n");
+    dir
+}
+
+fn usage_conflict() {
+    let dir = Scratch::new("refusal");
+    let args = ["diff", "--base", "main", "--cilium-version", "1.20.0"];
+    refuse("usage.conflict", &dir, &args, &[]);
+}
+
+fn usage_missing() {
+    let dir = Scratch::new("refusal");
+    refuse("usage.missing", &dir, &["diff", "app"], &[]);
+}
+
+fn usage_stdin() {
+    let dir = Scratch::new("refusal");
+    let args = ["fix-values", "--cilium-version", "1.20.0", "-"];
+    refuse("usage.stdin", &dir, &args, &[]);
+}
+
+fn usage_repeated() {
+    let dir = Scratch::new("refusal");
+    dir.write("a.yaml", "debug:\n  enabled: true\n");
+    let args = [
+        "fix-values",
+        "--cilium-version",
+        "1.20.0",
+        "a.yaml",
+        "a.yaml",
+    ];
+    refuse("usage.repeated", &dir, &args, &[]);
+}
+
+fn usage_too_many() {
+    let dir = Scratch::new("refusal");
+    dir.write("live.yaml", "{}\n");
+    let mut args = vec!["adopt-check", "--cilium-version", "1.20.0"];
+    for _ in 0..=cilium_cmp_yaml::limits::MAX_LIVE_FILES {
+        args.extend(["--live", "live.yaml"]);
+    }
+    refuse("usage.too-many", &dir, &args, &[]);
+}
+
+fn usage_folder() {
+    let dir = Scratch::new("refusal");
+    dir.write(
+        "app.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\n",
+    );
+    let args = [
+        "import-application",
+        "--to",
+        "/absolute/app",
+        "--repo-url",
+        "https://git.example.com/r.git",
+        "app.yaml",
+    ];
+    refuse("usage.folder", &dir, &args, &[]);
+}
+
+fn usage_exists() {
+    let dir = with_app();
+    dir.write(
+        "app.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\n",
+    );
+    let args = [
+        "import-application",
+        "--to",
+        "app",
+        "--repo-url",
+        "https://git.example.com/r.git",
+        "app.yaml",
+    ];
+    refuse("usage.exists", &dir, &args, &[]);
+}
+
+fn usage_environment() {
+    // `generate`, as Argo CD runs it: in the application folder, reading its environment.
+    let dir = Scratch::new("refusal");
+    dir.write("cilium-cmp.yaml", "ciliumVersion: \"1.20.0\"\n");
+    dir.write("values.yaml", "{}\n");
+    let not_utf8 = OsString::from_vec(vec![b'a', 0xff]);
+    refuse(
+        "usage.environment",
+        &dir,
+        &["generate"],
+        &[("ARGOCD_ENV_X", not_utf8)],
+    );
+}
+
+fn lock_missing() {
+    let dir = with_app();
+    refuse("lock.missing", &dir, &["lock", "--check", "app"], &[]);
+}
+
+fn lock_stale() {
+    let dir = with_app();
+    succeed(&dir, &["lock", "app"]);
+    dir.write("app/values.yaml", "operator:\n  replicas: 1\n");
+    refuse("lock.stale", &dir, &["lock", "--check", "app"], &[]);
+}
+
+fn lock_folders_failed() {
+    let dir = Scratch::new("refusal");
+    std::fs::create_dir_all(dir.0.join(".git")).unwrap();
+    dir.write("app/cilium-cmp.yaml", "ciliumVersion: 1.20\n");
+    refuse("lock.folders-failed", &dir, &["lock"], &[]);
+}
+
+fn lock_no_folders() {
+    let dir = Scratch::new("refusal");
+    std::fs::create_dir_all(dir.0.join(".git")).unwrap();
+    refuse("lock.no-folders", &dir, &["lock"], &[]);
+}
+
+fn verify_not_yaml() {
+    let dir = Scratch::new("refusal");
+    dir.write("render.yaml", "a: [\n");
+    refuse("verify.not-yaml", &dir, &["verify", "render.yaml"], &[]);
+}
+
+/// A stamped render of Cilium 1.20.0's defaults, written as render.yaml.
+fn stamped_render(dir: &Scratch) -> String {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
+    charts::give(&mut c);
+    let o = c
+        .current_dir(&dir.0)
+        .args(["render", "--cilium-version", "1.20.0"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn verify_mismatch() {
+    let dir = Scratch::new("refusal");
+    let edited = stamped_render(&dir).replacen("kube-system", "kube-systen", 1);
+    dir.write("render.yaml", &edited);
+    refuse("verify.mismatch", &dir, &["verify", "render.yaml"], &[]);
+}
+
+fn verify_unstamped() {
+    let dir = Scratch::new("refusal");
+    dir.write("render.yaml", "apiVersion: v1\nkind: ConfigMap\n");
+    refuse("verify.unstamped", &dir, &["verify", "render.yaml"], &[]);
+}
+
+fn talos_machine_config() {
+    let dir = with_app();
+    dir.write("machine.yaml", "a: [\n");
+    refuse(
+        "talos.machine-config",
+        &dir,
+        &["talos-check", "machine.yaml", "app"],
+        &[],
+    );
+}
+
+/// The kinds of the table "Kinds" of docs/diagnostics.md.
+fn documented_kinds() -> Vec<String> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/diagnostics.md"))
+        .unwrap();
+    let table = doc.split("## Kinds").nth(1).expect("a section Kinds");
+    let mut kinds = Vec::new();
+    for row in table.lines().filter(|l| l.starts_with("| `")) {
+        let first = row.split('|').nth(1).unwrap();
+        kinds.extend(first.split('`').skip(1).step_by(2).map(str::to_string));
+    }
+    kinds
+}
+
+fn every_kind_has_a_case() {
+    let kinds = documented_kinds();
+    assert!(kinds.len() > 40, "{kinds:?}");
+    let diagnostics = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/it/diagnostics.rs"
+    ))
+    .unwrap();
+    for k in &kinds {
+        let listed = [
+            CASES.iter().any(|(c, _)| c == k),
+            IN_DIAGNOSTICS.contains(&k.as_str()),
+            NOT_PROVOKABLE.iter().any(|(n, _)| n == k),
+            NO_CASE_YET.contains(&k.as_str()),
+        ];
+        assert_eq!(
+            listed.iter().filter(|l| **l).count(),
+            1,
+            "{k}: needs exactly one case or entry here"
+        );
+    }
+    for k in IN_DIAGNOSTICS {
+        assert!(
+            diagnostics.contains(&format!("\"{k}\".into()")),
+            "{k} has no case in diagnostics.rs"
+        );
+    }
+    // A case or entry for a kind the table no longer has is stale.
+    let all = CASES
+        .iter()
+        .map(|(c, _)| *c)
+        .chain(IN_DIAGNOSTICS.iter().copied());
+    let all = all
+        .chain(NOT_PROVOKABLE.iter().map(|(n, _)| *n))
+        .chain(NO_CASE_YET.iter().copied());
+    for k in all {
+        assert!(
+            kinds.iter().any(|d| d == k),
+            "{k} is not in docs/diagnostics.md"
+        );
+    }
+}
