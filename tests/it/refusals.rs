@@ -31,6 +31,11 @@ const CASES: &[(&str, fn())] = &[
     ("verify.mismatch", verify_mismatch),
     ("verify.unstamped", verify_unstamped),
     ("talos.machine-config", talos_machine_config),
+    ("kube-version.unsupported", kube_too_old),
+    ("input.encoding", not_utf8_values),
+    ("folder.values-file", absent_listed_values_file),
+    ("argocd.environment", parameters_not_json),
+    ("chart.unreadable", archive_not_gzip),
 ];
 
 /// Kinds whose case is in diagnostics.rs (checked there, with their spans).
@@ -82,18 +87,13 @@ const NOT_PROVOKABLE: &[(&str, &str)] = &[
 /// Kinds that can be provoked but have no case yet (issue 28 left them for later).
 const NO_CASE_YET: &[&str] = &[
     "talos.inline-manifest",
-    "folder.values-file",
     "folder.lock-mismatch",
-    "argocd.environment",
     "argocd.parameter",
-    "chart.unreadable",
     "chart.unlisted",
     "chart.fetch",
     "chart.repository",
     "render.empty",
-    "kube-version.unsupported",
     "version.unknown",
-    "input.encoding",
     "input.too-large",
     "io",
     "error",
@@ -394,4 +394,57 @@ fn every_kind_has_a_case() {
             "{k} is not in docs/diagnostics.md"
         );
     }
+}
+
+fn kube_too_old() {
+    let dir = Scratch::new("refusal");
+    let args = [
+        "render",
+        "--cilium-version",
+        "1.20.0",
+        "--kube-version",
+        "1.10.0",
+    ];
+    refuse("kube-version.unsupported", &dir, &args, &[]);
+}
+
+fn not_utf8_values() {
+    let dir = Scratch::new("refusal");
+    std::fs::write(dir.0.join("values.yaml"), b"a: \xff\n").unwrap();
+    let args = ["render", "--cilium-version", "1.20.0", "-f", "values.yaml"];
+    refuse("input.encoding", &dir, &args, &[]);
+}
+
+fn absent_listed_values_file() {
+    let dir = Scratch::new("refusal");
+    dir.write(
+        "app/cilium-cmp.yaml",
+        "ciliumVersion: \"1.20.0\"\nvaluesFiles: [absent.yaml]\n",
+    );
+    refuse("folder.values-file", &dir, &["render-folder", "app"], &[]);
+}
+
+fn parameters_not_json() {
+    let dir = Scratch::new("refusal");
+    dir.write("cilium-cmp.yaml", "ciliumVersion: \"1.20.0\"\n");
+    dir.write("values.yaml", "{}\n");
+    refuse(
+        "argocd.environment",
+        &dir,
+        &["generate"],
+        &[("ARGOCD_APP_PARAMETERS", "nope".into())],
+    );
+}
+
+fn archive_not_gzip() {
+    let dir = Scratch::new("refusal");
+    dir.write("cilium.tgz", "not an archive\n");
+    let args = [
+        "render",
+        "--cilium-version",
+        "1.20.0",
+        "--chart-archive",
+        "cilium.tgz",
+    ];
+    refuse("chart.unreadable", &dir, &args, &[]);
 }
