@@ -167,7 +167,9 @@ pub fn stored_unlisted(
             "no chart folder (neither CILIUM_CMP_CHART_DIR nor HOME is set)".to_string(),
             |d| format!("{} has no {}", d.display(), store::archive_name(&version)),
         );
-        anyhow::bail!("{listed_error} ({searched})");
+        return Err(
+            cilium_cmp_gitops::refusal::NotStored(format!("{listed_error} ({searched})")).into(),
+        );
     };
     Ok((version, chart))
 }

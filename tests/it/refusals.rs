@@ -36,6 +36,7 @@ const CASES: &[(&str, fn())] = &[
     ("folder.values-file", absent_listed_values_file),
     ("argocd.environment", parameters_not_json),
     ("chart.unreadable", archive_not_gzip),
+    ("chart.unlisted", unlisted_not_stored),
 ];
 
 /// Kinds whose case is in diagnostics.rs (checked there, with their spans).
@@ -89,7 +90,6 @@ const NO_CASE_YET: &[&str] = &[
     "talos.inline-manifest",
     "folder.lock-mismatch",
     "argocd.parameter",
-    "chart.unlisted",
     "chart.fetch",
     "chart.repository",
     "render.empty",
@@ -394,6 +394,15 @@ fn every_kind_has_a_case() {
             "{k} is not in docs/diagnostics.md"
         );
     }
+}
+
+/// A release number the binary does not list, with no archive of it in the chart folder (the
+/// scratch folder, so that the message names no machine path).
+fn unlisted_not_stored() {
+    let dir = Scratch::new("refusal");
+    let args = ["render", "--cilium-version", "9.9.9"];
+    let charts = [("CILIUM_CMP_CHART_DIR", dir.0.clone().into_os_string())];
+    refuse("chart.unlisted", &dir, &args, &charts);
 }
 
 fn kube_too_old() {

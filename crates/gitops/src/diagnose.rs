@@ -3,7 +3,7 @@
 //! message stays the error's own text, word for word.
 
 use crate::argocd::GenerateError;
-use crate::refusal::{LockError, TalosError, UsageError, VerifyError};
+use crate::refusal::{LockError, NotStored, TalosError, UsageError, VerifyError};
 use cilium_cmp_render::error::{RenderError, Violation};
 use cilium_cmp_render::known_keys::Reason;
 use cilium_cmp_render::values::ValuesError;
@@ -283,6 +283,9 @@ pub fn of_command(e: &(dyn std::error::Error + 'static), message: &str) -> Optio
             }
             TalosError::InlineManifest(_) => d("talos.inline-manifest"),
         });
+    }
+    if e.is::<NotStored>() {
+        return Some(d("chart.unlisted"));
     }
     None
 }

@@ -75,6 +75,12 @@ pub enum VerifyError {
     Unstamped(String),
 }
 
+/// A release the binary does not list whose archive is not in the chart folder either, so
+/// nothing can be rendered for it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NotStored(pub String);
+
 /// Why `talos-check` cannot compare a machine config with the folder.
 #[derive(Debug, thiserror::Error)]
 pub enum TalosError {
