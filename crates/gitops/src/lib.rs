@@ -16,7 +16,6 @@ pub mod argocd;
 pub mod diagnose;
 #[allow(missing_docs)] // not yet documented
 pub mod diff;
-#[allow(missing_docs)] // not yet documented
 pub mod fix_values;
 #[allow(missing_docs)] // not yet documented
 pub mod fleet;

@@ -28,6 +28,7 @@ pub struct Entry {
 /// The keys of a file, by path (keys may hold dots, so the path is a list).
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
+    /// Every key of the file where it is written (the last occurrence, the one Helm keeps).
     pub entries: BTreeMap<Vec<String>, Entry>,
     /// Earlier occurrences of keys written again in the same mapping (Helm keeps the last,
     /// which `entries` holds), by path.

@@ -25,7 +25,9 @@ use edit::Removal;
 /// What `fix` did to one file.
 #[derive(Debug, Clone)]
 pub struct FileFix {
+    /// The file as the user named it (and as messages show it).
     pub name: String,
+    /// Its text as read, before any edit.
     pub original: String,
     /// The new text; None when the file needs no change or cannot be edited by lines.
     pub edited: Option<String>,
@@ -38,8 +40,10 @@ pub struct FileFix {
     pub refused: Option<Refused>,
 }
 
+/// A value `fix` removes because the release does not know it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Removed {
+    /// Its dotted path in the values (`hubble.relay.foo`).
     pub path: String,
     /// The check's line for it (`PATH (set in FILE line N): why`); None beyond the explained ones.
     pub explanation: Option<String>,
@@ -49,13 +53,20 @@ pub struct Removed {
     pub renamed_to: Option<String>,
 }
 
+/// Why a file is left as it was, with the change it would have needed.
 #[derive(Debug, Clone)]
 pub struct Refused {
+    /// Why, in words for the user: what keeps the file from being edited line by line (an
+    /// anchor, a merge key, several documents, a key inside a flow mapping or a list item), or
+    /// a value to settle first.
     pub reason: String,
+    /// The change as a unified diff of the file rewritten whole, for the user to apply by
+    /// hand; None when there is no change to show until the user has acted.
     pub patch: Option<String>,
 }
 
 impl FileFix {
+    /// Whether `fix` has a new text for the file (the caller writes it).
     pub fn changed(&self) -> bool {
         self.edited.is_some()
     }
@@ -64,17 +75,21 @@ impl FileFix {
 /// The outcome for all files.
 #[derive(Debug, Clone)]
 pub struct Fix {
+    /// Each file given, in the order given.
     pub files: Vec<FileFix>,
     /// With renames: what changes in the render, one line per changed field.
     pub render_changes: Vec<String>,
 }
 
 impl Fix {
+    /// Whether any file was left alone: the caller then writes none of them, so that the files
+    /// are fixed together or not at all.
     pub fn refused(&self) -> bool {
         self.files.iter().any(|f| f.refused.is_some())
     }
 }
 
+/// Why `fix` gives no fix at all.
 #[derive(Debug, thiserror::Error)]
 pub enum FixError {
     /// The files do not render even with the opt-out: nothing to compare against.
