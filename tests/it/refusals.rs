@@ -37,6 +37,7 @@ const CASES: &[(&str, fn())] = &[
     ("argocd.environment", parameters_not_json),
     ("chart.unreadable", archive_not_gzip),
     ("chart.unlisted", unlisted_not_stored),
+    ("input.too-large", values_file_too_large),
 ];
 
 /// Kinds whose case is in diagnostics.rs (checked there, with their spans).
@@ -94,7 +95,6 @@ const NO_CASE_YET: &[&str] = &[
     "chart.repository",
     "render.empty",
     "version.unknown",
-    "input.too-large",
     "io",
     "error",
 ];
@@ -403,6 +403,16 @@ fn unlisted_not_stored() {
     let args = ["render", "--cilium-version", "9.9.9"];
     let charts = [("CILIUM_CMP_CHART_DIR", dir.0.clone().into_os_string())];
     refuse("chart.unlisted", &dir, &args, &charts);
+}
+
+/// A values file one byte over the bound on any file read (1 MiB), refused before it is read.
+fn values_file_too_large() {
+    let dir = Scratch::new("refusal");
+    let big = format!("# {}\n", "x".repeat((1 << 20) - 2));
+    assert_eq!(big.len(), (1 << 20) + 1);
+    dir.write("values.yaml", &big);
+    let args = ["render", "--cilium-version", "1.20.0", "-f", "values.yaml"];
+    refuse("input.too-large", &dir, &args, &[]);
 }
 
 fn kube_too_old() {

@@ -37,6 +37,7 @@ pub fn diagnose(chain: &[&(dyn std::error::Error + 'static)], message: String) -
             use cilium_cmp_yaml::limits::InputError as I;
             Some(match i {
                 I::File { .. } => Diagnostic::error("input.file", message.clone()),
+                I::TooLarge { .. } => Diagnostic::error("input.too-large", message.clone()),
                 // The bytes are no text, so there is no line to show; the place is still named.
                 I::At {
                     file,

@@ -67,12 +67,20 @@ pub const MAX_QUOTED_CHARS: usize = 120;
 #[derive(Debug, thiserror::Error)]
 /// Why an input file was refused, with the name it is shown by.
 pub enum InputError {
-    /// A fault of the whole file (not there, not a regular file, too large).
+    /// A fault of the whole file (not there, not a regular file, unreadable).
     #[error("{file}: {reason}")]
     File {
         /// The file as the user named it.
         file: String,
         /// What is wrong.
+        reason: String,
+    },
+    /// A file beyond `MAX_FILE_BYTES`, refused before it is read whole.
+    #[error("{file}: {reason}")]
+    TooLarge {
+        /// The file as the user named it.
+        file: String,
+        /// The size found, and the bound.
         reason: String,
     },
     /// A fault at a place in the text (1-based line and column).
@@ -93,7 +101,7 @@ impl InputError {
     /// What is wrong, without the file's name (for messages that name the file their own way).
     pub fn reason(&self) -> String {
         match self {
-            InputError::File { reason, .. } => reason.clone(),
+            InputError::File { reason, .. } | InputError::TooLarge { reason, .. } => reason.clone(),
             InputError::At {
                 line,
                 column,
@@ -113,15 +121,19 @@ pub fn read_text(path: &Path, shown: &str) -> Result<String, InputError> {
         reason,
     };
     let (file, meta) = open_regular(path).map_err(|e| fail(e.to_string()))?;
+    let too_big = |size: u64| InputError::TooLarge {
+        file: shown.to_string(),
+        reason: too_large(size),
+    };
     if meta.len() > MAX_FILE_BYTES {
-        return Err(fail(too_large(meta.len())));
+        return Err(too_big(meta.len()));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| fail(format!("cannot be read: {e}")))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(fail(too_large(bytes.len() as u64)));
+        return Err(too_big(bytes.len() as u64));
     }
     text_of(bytes).map_err(|(line, column)| InputError::At {
         file: shown.to_string(),
