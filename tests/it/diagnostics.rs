@@ -4,11 +4,9 @@
 //! real values files and `cilium-cmp.yaml` settings run through the real binary and the official
 //! chart archives.
 
-use crate::support::charts;
 use crate::support::harness;
+use crate::support::refusal;
 use crate::support::scratch;
-
-use std::process::Command;
 
 use scratch::Scratch;
 use serde_json::Value;
@@ -47,31 +45,7 @@ struct Refusal {
 /// Runs the binary in `dir` with `args` twice, once per `--error-format`; both must fail with
 /// status 1 and print nothing on stdout, the JSON form one object on one line.
 fn refuse(dir: &Scratch, args: &[&str], env: &[(&str, &str)]) -> Refusal {
-    let run = |format: &str| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
-        charts::give(&mut c);
-        c.current_dir(&dir.0)
-            .args(args)
-            .args(["--error-format", format])
-            .env("NO_COLOR", "1");
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        let o = c.output().unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(1),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(o.stdout.is_empty(), "stdout on error");
-        // The scratch folder's name differs on every run; the snapshots show it as [scratch].
-        String::from_utf8(o.stderr)
-            .unwrap()
-            .replace(&dir.0.display().to_string(), "[scratch]")
-    };
-    let human = run("human");
-    let json_text = run("json");
+    let (human, json_text) = refusal::both_forms(dir, args, env);
     assert_eq!(json_text.lines().count(), 1, "{json_text}");
     Refusal {
         human,

@@ -5,6 +5,7 @@
 
 use crate::support::charts;
 use crate::support::harness;
+use crate::support::refusal;
 use crate::support::scratch::Scratch;
 
 use std::ffi::OsString;
@@ -115,24 +116,7 @@ pub fn tests() -> Vec<harness::Trial> {
 /// and nothing on stdout; the JSON form must be one object on one line of kind `kind`. Both forms
 /// are snapshotted as `name`, with the scratch folder and content hashes redacted.
 fn refuse(kind: &str, dir: &Scratch, args: &[&str], env: &[(&str, OsString)]) {
-    let run = |format: &str| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"));
-        charts::give(&mut c);
-        c.current_dir(&dir.0)
-            .args(args)
-            .args(["--error-format", format])
-            .env("NO_COLOR", "1");
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        let o = c.output().unwrap();
-        let err = String::from_utf8(o.stderr).unwrap();
-        assert_eq!(o.status.code(), Some(1), "{err}");
-        assert!(o.stdout.is_empty(), "stdout on error: {err}");
-        redacted(dir, &err)
-    };
-    let human = run("human");
-    let json_text = run("json");
+    let (human, json_text) = refusal::both_forms(dir, args, env);
     // A repository-wide run says each folder's outcome first, as plain lines; the diagnostic is
     // the one JSON object, on the last line.
     let objects = json_text.lines().filter(|l| l.starts_with('{')).count();
@@ -142,30 +126,6 @@ fn refuse(kind: &str, dir: &Scratch, args: &[&str], env: &[(&str, OsString)]) {
     let name = kind.replace('.', "_");
     insta::assert_snapshot!(format!("{name}_human"), human);
     insta::assert_json_snapshot!(format!("{name}_json"), json);
-}
-
-/// `text` without what differs between runs: the scratch folder's path, and content hashes
-/// (`sha256:` and 64 hex digits), which change with every chart or render change.
-fn redacted(dir: &Scratch, text: &str) -> String {
-    let mut out = text.replace(&dir.0.display().to_string(), "[scratch]");
-    if let Ok(real) = dir.0.canonicalize() {
-        out = out.replace(&real.display().to_string(), "[scratch]");
-    }
-    let mut shown = String::new();
-    let mut rest = out.as_str();
-    while let Some(i) = rest.find("sha256:") {
-        let (before, after) = rest.split_at(i + "sha256:".len());
-        shown.push_str(before);
-        let hex = after.bytes().take_while(u8::is_ascii_hexdigit).count();
-        if hex == 64 {
-            shown.push_str("[hash]");
-            rest = &after[64..];
-        } else {
-            rest = after;
-        }
-    }
-    shown.push_str(rest);
-    shown
 }
 
 /// Runs the binary in `dir` with `args`; it must succeed (the step before a refusal).
