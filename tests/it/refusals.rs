@@ -185,24 +185,15 @@ fn usage_too_many() {
 }
 
 fn usage_folder() {
-    let dir = Scratch::new("refusal");
-    dir.write(
-        "app.yaml",
-        "apiVersion: argoproj.io/v1alpha1\nkind: Application\n",
-    );
-    let args = [
-        "import-application",
-        "--to",
-        "/absolute/app",
-        "--repo-url",
-        "https://git.example.com/r.git",
-        "app.yaml",
-    ];
-    refuse("usage.folder", &dir, &args, &[]);
+    import_application_refused("usage.folder", Scratch::new("refusal"), "/absolute/app");
 }
 
 fn usage_exists() {
-    let dir = with_app();
+    import_application_refused("usage.exists", with_app(), "app");
+}
+
+/// `import-application` of a minimal Application into `to`, below `dir`.
+fn import_application_refused(kind: &str, dir: Scratch, to: &str) {
     dir.write(
         "app.yaml",
         "apiVersion: argoproj.io/v1alpha1\nkind: Application\n",
@@ -210,12 +201,12 @@ fn usage_exists() {
     let args = [
         "import-application",
         "--to",
-        "app",
+        to,
         "--repo-url",
         "https://git.example.com/r.git",
         "app.yaml",
     ];
-    refuse("usage.exists", &dir, &args, &[]);
+    refuse(kind, &dir, &args, &[]);
 }
 
 fn usage_environment() {

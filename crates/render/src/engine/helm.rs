@@ -415,7 +415,7 @@ impl ChartTemplates {
         values: &Json,
         opts: &RenderOptions,
     ) -> Result<Vec<Manifest>, EngineError> {
-        self.render_on_thread(RenderValues::Coalesced(values), opts)
+        self.render_values(RenderValues::Coalesced(values), opts)
     }
 
     /// `render`, from either kind of values: the user's alone are coalesced as Helm 4 does
@@ -425,36 +425,22 @@ impl ChartTemplates {
         values: RenderValues<'_>,
         opts: &RenderOptions,
     ) -> Result<Vec<Manifest>, EngineError> {
-        self.render_on_thread(values, opts)
-    }
-
-    fn no_thread(&self, e: std::io::Error) -> EngineError {
-        EngineError::Chart {
-            path: self.name.clone(),
-            message: format!("cannot start the render thread: {e}"),
-        }
-    }
-
-    fn panicked(&self) -> EngineError {
-        EngineError::Chart {
-            path: self.name.clone(),
-            message: "the render panicked (an engine bug)".into(),
-        }
-    }
-
-    fn render_on_thread(
-        &self,
-        values: RenderValues<'_>,
-        opts: &RenderOptions,
-    ) -> Result<Vec<Manifest>, EngineError> {
         std::thread::scope(|s| {
             std::thread::Builder::new()
                 .name("engine-render".into())
                 .stack_size(RENDER_STACK_BYTES)
                 .spawn_scoped(s, || self.render_here_from(values, opts))
-                .map_err(|e| self.no_thread(e))?
+                .map_err(|e| EngineError::Chart {
+                    path: self.name.clone(),
+                    message: format!("cannot start the render thread: {e}"),
+                })?
                 .join()
-                .unwrap_or_else(|_| Err(self.panicked()))
+                .unwrap_or_else(|_| {
+                    Err(EngineError::Chart {
+                        path: self.name.clone(),
+                        message: "the render panicked (an engine bug)".into(),
+                    })
+                })
         })
     }
 
