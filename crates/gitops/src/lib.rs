@@ -9,7 +9,6 @@
 // ones not yet through that pass (issue 28); a new module starts documented.
 #![warn(missing_docs)]
 
-#[allow(missing_docs)] // not yet documented
 pub mod adopt;
 #[allow(missing_docs)] // not yet documented
 pub mod argocd;

@@ -20,12 +20,19 @@ use serde_json::Value;
 /// (`bounds::MAX_RECORDED_DIFFERENCES`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Step {
+    /// A key of a map.
     Key(String),
+    /// A position in a list that an apply replaces whole (compared position by position).
     Index(usize),
+    /// An item of a list merged by key, named by its merge key's value (`name` of a container,
+    /// `containerPort` of a port).
     Item(String),
+    /// How many differences below the path so far were left out of a bounded report.
     More(usize),
 }
 
+/// Where a field is in an object, from its top: the steps in order. Shown the way people write
+/// it (`spec.template.spec.containers["cilium-agent"].env`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Path(pub Vec<Step>);
 
@@ -48,7 +55,8 @@ impl Path {
         }
     }
 
-    pub fn last_key(&self) -> Option<&str> {
+    /// The last step's map key, if that step is one.
+    pub(crate) fn last_key(&self) -> Option<&str> {
         self.0.len().checked_sub(1).and_then(|i| self.key_at(i))
     }
 }
@@ -89,8 +97,11 @@ fn is_plain(key: &str) -> bool {
 /// (None: absent on that side).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Difference {
+    /// Where the field is.
     pub path: Path,
+    /// The render's value; None when only the live object has the field.
     pub render: Option<Value>,
+    /// The live object's value; None when only the render has the field.
     pub live: Option<Value>,
 }
 
@@ -134,13 +145,17 @@ fn is_empty(v: &Value) -> bool {
 /// A difference as the walk finds it, borrowed from both trees: the caller clones what it keeps.
 #[derive(Debug, Clone, Copy)]
 pub struct Seen<'a> {
+    /// Where the field is.
     pub path: &'a [Step],
+    /// The value of the first tree given to the walk (the render in `differences`); None when
+    /// only the other has the field.
     pub render: Option<&'a Value>,
+    /// The value of the second tree; None when only the first has the field.
     pub live: Option<&'a Value>,
 }
 
 impl Seen<'_> {
-    pub fn to_owned(self) -> Difference {
+    fn to_owned(self) -> Difference {
         Difference {
             path: Path(self.path.to_vec()),
             render: self.render.cloned(),
@@ -376,13 +391,15 @@ pub struct Omitted {
     pub places: Vec<(Path, usize)>,
     /// Counted beyond those places.
     pub elsewhere: usize,
-    pub total: usize,
+    /// Counted in all, in the named places and elsewhere.
+    total: usize,
 }
 
 /// Places `Omitted` names; the rest are counted together.
 const MAX_OMITTED_PLACES: usize = 8;
 
 impl Omitted {
+    /// Counts one more difference left out, at `path` (the place is its innermost list or map).
     pub fn count(&mut self, path: &[Step]) {
         self.total += 1;
         let place = place_of(path);
@@ -395,7 +412,8 @@ impl Omitted {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    /// Whether nothing was left out.
+    pub(crate) fn is_empty(&self) -> bool {
         self.total == 0
     }
 

@@ -36,10 +36,13 @@ pub struct NullEffect {
 /// One place where the Helm 3 and Helm 4 renders differ.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RenderDifference {
+    /// The object that renders differently.
     pub object: ObjectKey,
     /// None: the whole object is on one side only.
     pub path: Option<Path>,
+    /// What Helm 3 renders there (the whole object when `path` is None); None: nothing.
     pub helm3: Option<Value>,
+    /// What Helm 4 (cilium-cmp) renders there, likewise.
     pub helm4: Option<Value>,
 }
 
@@ -71,6 +74,7 @@ impl std::fmt::Display for RenderDifference {
 pub struct Helm3Install {
     /// Why the live objects are taken for a Helm 3 render.
     pub evidence: String,
+    /// The nulls responsible, never empty: the first sync changes what each of them rendered.
     pub nulls: Vec<NullEffect>,
 }
 

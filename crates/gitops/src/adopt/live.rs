@@ -14,9 +14,14 @@ use cilium_cmp_yaml::limits;
 /// name the same object), kind, namespace (none when cluster-scoped) and name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectKey {
+    /// The API group, `apiVersion` without its version; empty for the core group (`v1`).
     pub group: String,
+    /// The kind (`DaemonSet`).
     pub kind: String,
+    /// None for a cluster-scoped kind (`is_cluster_scoped`); for any other, the object's own
+    /// namespace or, when it names none, the release namespace it was read with.
     pub namespace: Option<String>,
+    /// `metadata.name`.
     pub name: String,
 }
 
@@ -32,8 +37,11 @@ impl fmt::Display for ObjectKey {
 /// One object and where it was read.
 #[derive(Debug, Clone)]
 pub struct Object {
+    /// Its identity.
     pub key: ObjectKey,
+    /// Its `apiVersion` as written (`apps/v1`).
     pub api_version: String,
+    /// The whole object as read.
     pub value: Value,
     /// The file (or `-`) it came from; `render` for the render.
     pub source: String,
@@ -85,6 +93,8 @@ const CLUSTER_SCOPED: &[&str] = &[
     "ValidatingWebhookConfiguration",
 ];
 
+/// Whether objects of `kind` have no namespace (among the kinds a Cilium render or a dump of
+/// its objects holds).
 pub fn is_cluster_scoped(kind: &str) -> bool {
     CLUSTER_SCOPED.contains(&kind)
 }

@@ -28,19 +28,30 @@ use std::collections::{BTreeMap, BTreeSet};
 use compare::Difference;
 use live::{Object, ObjectKey};
 
+/// Why `adopt-check` cannot compare: a live dump (or the render) it cannot read or take apart,
+/// or more than its bounds allow.
 #[derive(Debug, thiserror::Error)]
 pub enum AdoptError {
+    /// A dump that cannot be read (missing, too large, not UTF-8), holds no objects or something
+    /// that is no Kubernetes object, has a malformed `metadata.managedFields`, or takes the dumps
+    /// past their bounds (`bounds`): shown as `FILE: reason`.
     #[error("{file}: {message}")]
-    Live { file: String, message: String },
+    Live {
+        /// The dump as the user named it (`stdin` for `-`, `the render` for the render), with
+        /// `:LINE:COLUMN` where text is not UTF-8.
+        file: String,
+        /// What is wrong, naming the object or document when one is at fault.
+        message: String,
+    },
     /// A live dump that is not YAML: shown as `FILE:LINE:COLUMN: reason`, the span where the
     /// reader stopped.
     #[error("{}:{}:{}: {message}", span.source, span.line, span.column)]
     LiveSyntax {
+        /// Where the reader stopped, in the dump's text.
         span: Box<cilium_cmp_yaml::diagnostic::Span>,
+        /// The YAML reader's reason.
         message: String,
     },
-    #[error("{0}")]
-    Input(String),
 }
 
 /// What the first sync does to one object, from nothing to the most disruptive.
@@ -73,7 +84,8 @@ pub enum Class {
 }
 
 impl Class {
-    pub const ALL: [Class; 10] = [
+    /// Every class, in the order the reports count them.
+    pub(crate) const ALL: [Class; 10] = [
         Class::Identical,
         Class::ToolingOnly,
         Class::NoRuntimeEffect,
@@ -106,6 +118,7 @@ impl Class {
 /// A difference and what it means.
 #[derive(Debug, Clone)]
 pub struct Finding {
+    /// The field and its two values.
     pub difference: Difference,
     /// In the workload's pod template.
     pub restarts: bool,
@@ -116,11 +129,17 @@ pub struct Finding {
     pub removed_by: Option<String>,
 }
 
+/// What the first sync does to one object, and why.
 #[derive(Debug, Clone)]
 pub struct ObjectReport {
+    /// The object.
     pub key: ObjectKey,
+    /// Its `apiVersion`: the render's, or the live object's when only the live side has it.
     pub api_version: String,
+    /// What the sync does to it.
     pub class: Class,
+    /// The differences that decide the class, at most `bounds::MAX_RECORDED_DIFFERENCES` (the
+    /// rest are counted in `notes`).
     pub findings: Vec<Finding>,
     /// Paths only the live object has (defaults, tooling), for `ToolingOnly`; bounded.
     pub live_only: Vec<String>,
@@ -140,7 +159,9 @@ pub struct ObjectReport {
 /// A field only the live object has, which stays after the sync although the render lacks it.
 #[derive(Debug, Clone)]
 pub struct LeftBehind {
+    /// Where the field is.
     pub path: compare::Path,
+    /// Its live value.
     pub value: serde_json::Value,
     /// Who keeps it there: the managers that own it, or why ownership is not known.
     pub owners: Vec<String>,
@@ -166,12 +187,19 @@ pub struct SyncModel {
 /// argoproj/gitops-engine `pkg/sync/sync_context.go` `applyObject` for both kinds of apply.
 pub const ARGOCD_MANAGER: &str = "argocd-controller";
 
+/// The result of `check`: every object of the render and of the dumps, with what the first sync
+/// does to it.
 #[derive(Debug, Clone)]
 pub struct Report {
+    /// Ordered by class (as `Class` lists them), then by object.
     pub objects: Vec<ObjectReport>,
+    /// Objects in the render.
     pub rendered: usize,
+    /// Objects read from the dumps, one dumped twice counted twice.
     pub live: usize,
+    /// The dumps, as the user named them.
     pub live_sources: Vec<String>,
+    /// The release namespace, given to objects that name none.
     pub namespace: String,
     /// What the reader should know about the input (a dump without managedFields, ...).
     pub warnings: Vec<String>,
@@ -181,7 +209,8 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn count(&self, class: Class) -> usize {
+    /// Objects of that class.
+    pub(crate) fn count(&self, class: Class) -> usize {
         self.objects.iter().filter(|o| o.class == class).count()
     }
 

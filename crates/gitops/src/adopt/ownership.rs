@@ -37,7 +37,10 @@ const TOO_MANY: &str = "fieldsV1 holds more than";
 /// How a manager wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
+    /// A server-side apply: a later apply by the same manager that leaves a field out removes
+    /// it, when that manager is its sole owner.
     Apply,
+    /// Every other write (Helm 3, client-side `kubectl apply`, `kubectl edit`, controllers).
     Update,
 }
 
@@ -123,10 +126,14 @@ impl FieldSet {
 /// One managedFields entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
+    /// The field manager's name (`helm`, `kubectl-client-side-apply`, `argocd-controller`);
+    /// empty when the entry names none.
     pub manager: String,
+    /// How it wrote.
     pub operation: Operation,
     /// `status`, `scale`, ... for writes to a subresource; empty for the object itself.
     pub subresource: String,
+    /// The fields it owns (`fieldsV1`; empty when the entry has none).
     pub fields: FieldSet,
 }
 

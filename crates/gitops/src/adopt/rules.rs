@@ -134,7 +134,7 @@ fn is_certgen(name: &str) -> bool {
 
 /// Why an object that only one side has is an expected difference of the move, if it is one.
 /// `tracked`: Argo CD tracks the live object (a sync with prune deletes it).
-pub fn expected_alone(
+pub(crate) fn expected_alone(
     o: &Object,
     in_render: bool,
     tracked: bool,
@@ -234,13 +234,16 @@ fn minted_and_tracked(name: &str, certgen: &Certgen) -> String {
 /// The Secrets the render's certgen writes: its CA (`--ca-secret-name=`) and the certificates its
 /// `CILIUM_CERTGEN_CONFIG` lists (`certs: - name: ...`), in the certgen Jobs and CronJobs.
 #[derive(Debug, Clone, Default)]
-pub struct Certgen {
-    pub ca: std::collections::BTreeSet<String>,
-    pub certs: std::collections::BTreeSet<String>,
+pub(crate) struct Certgen {
+    /// The CA Secrets' names.
+    ca: std::collections::BTreeSet<String>,
+    /// The certificate Secrets' names.
+    certs: std::collections::BTreeSet<String>,
 }
 
 impl Certgen {
-    pub fn of(rendered: &[Object]) -> Certgen {
+    /// Read from the render's certgen workloads.
+    pub(crate) fn of(rendered: &[Object]) -> Certgen {
         let mut out = Certgen::default();
         for o in rendered.iter().filter(|o| is_certgen(&o.key.name)) {
             let Some(t) = pod_template(&o.key.kind) else {

@@ -51,8 +51,11 @@ pub enum TakesEffect {
 /// One workload that reads a ConfigMap.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reader {
+    /// The workload (a DaemonSet, Deployment, ...) whose pod template reads the ConfigMap.
     pub workload: ObjectKey,
+    /// How its pods read it.
     pub reading: Reading,
+    /// When its pods see a change.
     pub takes_effect: TakesEffect,
     /// The chart value that puts the ConfigMap's checksum into this workload's pod template,
     /// when the chart has one.

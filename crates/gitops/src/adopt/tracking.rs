@@ -19,8 +19,9 @@ use serde_json::Value;
 
 use super::live::Object;
 
+/// `application.resourceTrackingMethod`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Method {
+enum Method {
     #[default]
     Annotation,
     AnnotationAndLabel,
@@ -30,7 +31,7 @@ pub enum Method {
 /// How the Argo CD that syncs tells its objects.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tracking {
-    pub method: Method,
+    method: Method,
     /// The instance label label tracking reads.
     pub label_key: String,
 }
