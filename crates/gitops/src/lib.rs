@@ -10,7 +10,6 @@
 #![warn(missing_docs)]
 
 pub mod adopt;
-#[allow(missing_docs)] // not yet documented
 pub mod argocd;
 pub mod diagnose;
 #[allow(missing_docs)] // not yet documented

@@ -17,13 +17,15 @@ pub const MAX_FOLDERS: usize = 10_000;
 /// The most directory entries one search visits, and how deep it goes: a repository of clusters
 /// is far smaller.
 pub const MAX_ENTRIES: usize = 1_000_000;
-pub const MAX_DEPTH: usize = 32;
+const MAX_DEPTH: usize = 32;
 
 /// Why the search stopped: the path it was at and what went wrong.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {message}")]
 pub struct DiscoverError {
+    /// The folder (or the root) at fault, as the file system names it.
     pub path: String,
+    /// What went wrong there: it cannot be read, or the search passed a bound.
     pub message: String,
 }
 

@@ -22,10 +22,10 @@ use serde_json::Value;
 
 /// One filter entry of `resource.exclusions` / `resource.inclusions`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rule {
-    pub api_groups: Vec<String>,
-    pub kinds: Vec<String>,
-    pub clusters: Vec<String>,
+struct Rule {
+    api_groups: Vec<String>,
+    kinds: Vec<String>,
+    clusters: Vec<String>,
 }
 
 impl Rule {
@@ -44,7 +44,7 @@ impl Rule {
     }
 
     /// The rule as it is written in `argocd-cm`, on one line.
-    pub fn shown(&self) -> String {
+    fn shown(&self) -> String {
         let list = |v: &[String]| {
             format!(
                 "[{}]",
@@ -69,7 +69,7 @@ impl Rule {
 
 /// Where the filter came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+enum Source {
     /// Argo CD 3.0 or later with the `argocd-cm` of its install manifests.
     Defaults,
     /// The user's `argocd-cm` (file shown).
@@ -79,14 +79,14 @@ pub enum Source {
 /// Argo CD's filter of resources.
 #[derive(Debug, Clone)]
 pub struct Filter {
-    pub exclusions: Vec<Rule>,
-    pub inclusions: Vec<Rule>,
-    pub source: Source,
+    exclusions: Vec<Rule>,
+    inclusions: Vec<Rule>,
+    source: Source,
 }
 
 /// The exclusions compiled into Argo CD, applied before `argocd-cm`'s (`coreExcludedResources`;
 /// `Lease` joined this list in the 3.x line, and is in the 3.0 default `argocd-cm` as well).
-pub fn core_exclusions() -> Vec<Rule> {
+fn core_exclusions() -> Vec<Rule> {
     vec![
         Rule::new(&["events.k8s.io", "metrics.k8s.io"], &[]),
         Rule::new(&[""], &["Event"]),
@@ -96,7 +96,7 @@ pub fn core_exclusions() -> Vec<Rule> {
 
 /// The `resource.exclusions` of the `argocd-cm` in Argo CD's install manifests, from 3.0 on
 /// (`manifests/base/config/argocd-cm.yaml`).
-pub fn default_exclusions() -> Vec<Rule> {
+fn default_exclusions() -> Vec<Rule> {
     vec![
         Rule::new(&["", "discovery.k8s.io"], &["Endpoints", "EndpointSlice"]),
         Rule::new(&["apiregistration.k8s.io"], &["APIService"]),
@@ -135,7 +135,7 @@ pub fn default_exclusions() -> Vec<Rule> {
     ]
 }
 
-/// The first Argo CD release whose install manifests carry [`default_exclusions`] in `argocd-cm`.
+/// The first Argo CD release whose install manifests carry `default_exclusions` in `argocd-cm`.
 pub const DEFAULTS_SINCE: (u32, u32) = (3, 0);
 
 /// The filter of an Argo CD release (`v3.1.8`, `2.14`) installed from its manifests with its
@@ -164,7 +164,7 @@ pub fn for_release(version: &str) -> Result<Filter, String> {
 
 /// Why an object is excluded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reason {
+enum Reason {
     /// An exclusion rule covers it (core or `argocd-cm`).
     Excluded { rule: Rule, core: bool },
     /// Inclusions are set for the cluster and none covers it.
@@ -173,10 +173,10 @@ pub enum Reason {
 
 /// A verdict for one group and kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
-    pub reason: Reason,
+struct Verdict {
+    reason: Reason,
     /// Cluster globs the verdict depends on (empty: every cluster).
-    pub clusters: Vec<String>,
+    clusters: Vec<String>,
 }
 
 impl Filter {
@@ -219,7 +219,7 @@ impl Filter {
     }
 
     /// Whether Argo CD excludes objects of this group and kind, and why.
-    pub fn verdict(&self, group: &str, kind: &str) -> Option<Verdict> {
+    fn verdict(&self, group: &str, kind: &str) -> Option<Verdict> {
         let core = core_exclusions();
         let hit = core
             .iter()
@@ -421,7 +421,8 @@ fn plain_glob(p: &[char], t: &[char]) -> bool {
 pub struct Excluded {
     /// `Kind namespace/name`.
     pub object: String,
-    pub verdict: Verdict,
+    /// Why, and on which clusters.
+    verdict: Verdict,
     /// What happens in the cluster because Argo CD skips it.
     pub effect: String,
     /// The narrowest `argocd-cm` change that lets Argo CD manage it.
@@ -429,15 +430,15 @@ pub struct Excluded {
 }
 
 /// One object of a render: its API group, kind, namespace and name.
-pub struct Named<'a> {
-    pub group: &'a str,
-    pub kind: &'a str,
-    pub namespace: Option<&'a str>,
-    pub name: &'a str,
+struct Named<'a> {
+    group: &'a str,
+    kind: &'a str,
+    namespace: Option<&'a str>,
+    name: &'a str,
 }
 
 /// Every object of `objects` the filter excludes.
-pub fn excluded(filter: &Filter, objects: &[Named]) -> Vec<Excluded> {
+fn excluded(filter: &Filter, objects: &[Named]) -> Vec<Excluded> {
     objects
         .iter()
         .filter_map(|o| {

@@ -31,6 +31,7 @@ pub const SHARED_CA_PRE_CREATED: &str = "preCreated";
 /// What the settings file says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
+    /// `ciliumVersion`, trimmed; None when absent or empty.
     pub cilium_version: Option<String>,
     /// Paths relative to the application folder, in merge order.
     pub values_files: Vec<String>,
@@ -49,9 +50,12 @@ pub struct Settings {
 /// The settings file's `namespace`, `kubeVersion` and `apiVersions`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClusterSettings {
+    /// The release namespace (checked to be a namespace name when read).
     pub namespace: Option<String>,
     /// As written (a Kubernetes version such as 1.33 or 1.33.0, checked when read).
     pub kube_version: Option<String>,
+    /// The API versions (or `GROUP/VERSION/Kind` resources) the cluster serves that the render
+    /// depends on, as Argo CD's `KUBE_API_VERSIONS` lists them.
     pub api_versions: Option<Vec<String>>,
 }
 
@@ -72,7 +76,9 @@ pub struct MeshSettings {
 /// the application folder, so the root is the folder minus `ARGOCD_APP_SOURCE_PATH`.
 #[derive(Debug, Clone)]
 pub struct Repo {
+    /// The repository root, canonical: no values file may leave it.
     pub root: PathBuf,
+    /// The application folder, canonical.
     pub app_dir: PathBuf,
     /// The application folder relative to the repository root, `/`-separated (`.` for the root
     /// itself), as the Application names it: what a reproducing command is given.
@@ -98,6 +104,10 @@ fn clean_relative(path: &str) -> Result<Vec<String>, ()> {
 }
 
 impl Repo {
+    /// The repository around `app_dir`, found by walking up one folder per component of
+    /// `source_path` (Argo CD's `ARGOCD_APP_SOURCE_PATH`); without it, the folder is its own
+    /// root. Refused when the folder cannot be opened or the path leaves the repository or does
+    /// not end in the folder.
     pub fn locate(app_dir: &Path, source_path: Option<&str>) -> Result<Repo, GenerateError> {
         let app_dir = app_dir.canonicalize().map_err(|e| GenerateError::Folder {
             span: None,
@@ -700,6 +710,7 @@ pub fn read_lock(repo: &Repo) -> Result<Option<String>, GenerateError> {
 /// version on, one short digest per object, so a preview can say which objects a change touches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LockFile {
+    /// `contentHash`: `sha256:` and 64 hex digits.
     pub hash: String,
     /// `Kind/namespace/name` (or `Kind/name`) to `sha256:` and the first 16 hex digits of the
     /// sha256 of the object's canonical text; None in a lock written before the digests were recorded.

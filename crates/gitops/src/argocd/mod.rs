@@ -54,56 +54,108 @@ pub fn is_relevant_var(name: &str) -> bool {
         )
 }
 
+/// Why a folder cannot be rendered (or its lock written): what Argo CD passed, the folder's
+/// files, the chart or the render refused, each naming the input at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum GenerateError {
+    /// A variable of the environment has a value the plugin cannot use: a namespace or
+    /// Kubernetes version that is malformed or empty with nothing in the folder to fall back on,
+    /// an unknown `ARGOCD_ENV_*` or `PARAM_*` variable, `ARGOCD_APP_PARAMETERS` that is not a
+    /// JSON list of named parameters, an `ARGOCD_APP_SOURCE_PATH` that leaves the repository.
     #[error("{var}={value:?}: {message}")]
     Env {
+        /// The variable (or, for a fact the folder supplies, the setting and its file).
         var: String,
+        /// Its value, as given.
         value: String,
+        /// What is wrong with it.
         message: String,
     },
+    /// A plugin parameter that is unknown or of the wrong type (a map, a list for
+    /// `cilium-version`, a string for `values-files`).
     #[error("plugin parameter {name:?}: {message}")]
-    Parameter { name: String, message: String },
-    /// `span` points at the entry of the folder's file at fault (`cilium-cmp.yaml`), if any.
+    Parameter {
+        /// The parameter's name, as the Application wrote it.
+        name: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The application folder or one of its files (settings file, lock) cannot be opened or
+    /// read, or says what the plugin does not accept. `span` points at the entry of the folder's
+    /// file at fault (`cilium-cmp.yaml`), if any.
     #[error("{path}: {message}")]
     Folder {
+        /// The folder or file, relative to the repository root where known, with `:LINE` (and
+        /// `:COLUMN`) when the fault has a place.
         path: String,
+        /// What is wrong.
         message: String,
+        /// Where in the file, for the diagnostic that quotes it.
         span: Option<Box<cilium_cmp_yaml::diagnostic::Span>>,
     },
+    /// A listed values file that is refused (empty, absolute, outside the repository, in
+    /// `.git`), cannot be read, or takes the values files past their size bound.
     #[error("values file {file:?} (listed in {listed_in}): {message}")]
     ValuesFile {
+        /// The path as listed, relative to the application folder.
         file: String,
+        /// The list that names it: the settings file, the plugin env or the plugin parameter.
         listed_in: String,
+        /// What is wrong.
         message: String,
     },
+    /// No Cilium version is given anywhere, or the one given is no release this binary renders
+    /// and its archive is not in the chart folder; the message says where the version came from.
     #[error("{0}")]
     Version(String),
     /// The render refused the values; the error as the renderer gave it.
     #[error("{}", render_message(.0))]
     Render(Box<RenderError>),
+    /// The chart archive of the chart folder cannot be opened or read.
     #[error(transparent)]
     Chart(#[from] cilium_cmp_render::chart::ChartError),
+    /// The settings file, plugin env and parameters list more values files together than
+    /// `limits::MAX_VALUES_FILES`.
     #[error("{listed} values files are listed; at most {limit} are allowed")]
-    TooManyValuesFiles { listed: usize, limit: usize },
+    TooManyValuesFiles {
+        /// How many are listed, all layers together.
+        listed: usize,
+        /// How many are allowed.
+        limit: usize,
+    },
     /// Values need a file bundled in the chart and the archive is not in the chart folder; the
     /// advice names the plugin's folder (`on_command_line` turns it into `--chart-archive`'s).
     #[error("{}", cilium_cmp_render::error::archive_advice(error, hint))]
     NeedsChartArchive {
+        /// The renderer's refusal, naming the file the values need.
         error: Box<RenderError>,
+        /// Where the archive goes: the plugin's chart folder, or `--chart-archive`.
         hint: ArchiveHint,
     },
+    /// The render's content hash is not the one the folder's lock holds: the plugin refuses to
+    /// hand Argo CD a render nobody reviewed.
     #[error("the render of {folder} does not match its lock {lock}:\n  locked:   {locked}\n  rendered: {rendered}\nNothing was changed in the cluster. If the change is intended (a Cilium upgrade, a values edit, another cilium-cmp, another cluster version or API list), preview the render and the objects it changes from the repository root (this writes nothing; review it, for example piped into `kubectl diff --server-side -f -`):\n  {}\nthen update the lock with:\n  {}\nand commit {lock}.", .commands[0], .commands[1])]
     LockMismatch {
+        /// The application folder, relative to the repository root.
         folder: String,
+        /// The lock file, relative to the repository root.
         lock: String,
+        /// The hash the lock holds.
         locked: String,
+        /// The render's hash.
         rendered: String,
         /// The preview command and the command that updates the lock (boxed: errors stay small).
         commands: Box<[String; 2]>,
     },
+    /// The lock cannot be written, or is refused as a link, a file with other hard links or a
+    /// read-only one (without `force`).
     #[error("cannot write {path}: {message}")]
-    Write { path: String, message: String },
+    Write {
+        /// The lock, relative to the repository root.
+        path: String,
+        /// Why.
+        message: String,
+    },
 }
 
 /// A render's error as the plugin reports it: values files are named from the repository root,
@@ -143,7 +195,10 @@ impl GenerateError {
 /// Everything one generation uses, resolved from the environment and the folder.
 #[derive(Debug, Clone)]
 pub struct Generation {
+    /// What the renderer is given: release, cluster facts, values files and `--set`
+    /// expressions of every layer in order, and the chart archive when the chart folder has it.
     pub inputs: Inputs,
+    /// The repository and the application folder in it.
     pub repo: Repo,
     /// The content hash the folder's lock expects, if it holds one.
     pub lock: Option<String>,
@@ -289,10 +344,13 @@ fn cluster_facts(
 /// A finished render: the stream and its content hash (`sha256:HEX`).
 #[derive(Debug, Clone)]
 pub struct Rendered {
+    /// The manifest stream, as the plugin prints it.
     pub text: String,
+    /// Its content hash, `sha256:HEX`, as a lock records it.
     pub hash: String,
     /// Each object's digest, when the render was asked for them (`render_folder_with`).
     pub objects: Vec<cilium_cmp_render::output::ObjectDigest>,
+    /// What was rendered, for the messages and commands that name the inputs.
     pub generation: Generation,
 }
 
@@ -627,15 +685,19 @@ fn folder_command(g: &Generation, subcommand: &str) -> String {
 /// environment Argo CD would pass, so both run exactly the code path of `generate`.
 #[derive(Debug, Clone)]
 pub struct FolderRequest {
+    /// The application folder, as given (it must be inside `repo_root`).
     pub app_dir: PathBuf,
+    /// The repository root, which values files must stay inside.
     pub repo_root: PathBuf,
-    /// Empty: the folder's `namespace` (else Helm's default); the same for the two below.
+    /// The release namespace; empty: the folder's `namespace` (else Helm's default).
     pub namespace: String,
+    /// The Kubernetes version; empty: the folder's `kubeVersion` (else Helm's default).
     pub kube_version: String,
     /// Empty: the folder's `apiVersions`; a list of one empty string: none.
     pub api_versions: Vec<String>,
     /// Command-line overrides, with the precedence of plugin parameters.
     pub overrides: Overrides,
+    /// The folder of chart archives; None: the plugin's default (`DEFAULT_CHART_DIR`).
     pub chart_dir: Option<PathBuf>,
 }
 

@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use super::GenerateError;
 
-pub const CILIUM_VERSION: &str = "cilium-version";
-pub const VALUES_FILES: &str = "values-files";
-pub const SET: &str = "set";
+const CILIUM_VERSION: &str = "cilium-version";
+const VALUES_FILES: &str = "values-files";
+const SET: &str = "set";
 const NAMES: &[&str] = &[CILIUM_VERSION, VALUES_FILES, SET];
 
 const ENV_PREFIX: &str = "ARGOCD_ENV_";
@@ -21,6 +21,7 @@ const ENV_NAMES: &[&str] = &[ENV_CILIUM_VERSION, ENV_VALUES_FILES, ENV_SET];
 /// One layer of inputs over the settings file: plugin env, or parameters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overrides {
+    /// The Cilium release to render (`1.20.0`), over the layers below; None: not given here.
     pub cilium_version: Option<String>,
     /// Relative to the application folder; merged after the folder's own files.
     pub values_files: Vec<String>,

@@ -13,6 +13,7 @@ use cilium_cmp_render::output::{Keep, ObjectDigest};
 /// A folder's render with what its lock says about it.
 #[derive(Debug, Clone)]
 pub struct Preview {
+    /// The render, as `generate` would print it.
     pub rendered: Rendered,
     /// The render's object digests, as `lock` would record them.
     pub objects: BTreeMap<String, String>,
@@ -30,19 +31,26 @@ pub enum LockState {
     /// The lock holds the render's content hash.
     Fresh,
     /// The lock holds another hash; `changes` is None when the lock records no object digests.
-    Stale { changes: Option<Changes> },
+    Stale {
+        /// Which objects differ from the lock's digests.
+        changes: Option<Changes>,
+    },
 }
 
 /// Objects by `Kind/namespace/name`, compared by digest.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Changes {
+    /// Only in the render.
     pub added: Vec<String>,
+    /// Only in the lock.
     pub removed: Vec<String>,
+    /// In both, with another digest.
     pub changed: Vec<String>,
 }
 
 impl Changes {
-    pub fn between(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -> Changes {
+    /// From the lock's digests `old` to the render's `new`, each list in key order.
+    fn between(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -> Changes {
         let mut c = Changes::default();
         for (k, d) in new {
             match old.get(k) {
@@ -59,7 +67,8 @@ impl Changes {
         c
     }
 
-    pub fn is_empty(&self) -> bool {
+    /// Whether no object differs.
+    fn is_empty(&self) -> bool {
         self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
     }
 }
@@ -111,10 +120,12 @@ pub fn digest_map(objects: &[ObjectDigest]) -> BTreeMap<String, String> {
 }
 
 impl Preview {
+    /// The render's content hash (`sha256:HEX`), what `lock` records.
     pub fn hash(&self) -> &str {
         &self.rendered.hash
     }
 
+    /// How the render stands against the lock.
     pub fn state(&self) -> LockState {
         match &self.lock {
             None => LockState::Missing,
