@@ -14,7 +14,6 @@ pub mod adopt;
 #[allow(missing_docs)] // not yet documented
 pub mod argocd;
 pub mod diagnose;
-#[allow(missing_docs)] // not yet documented
 pub mod diff;
 pub mod fix_values;
 #[allow(missing_docs)] // not yet documented
