@@ -16,7 +16,6 @@ pub mod argocd;
 pub mod diagnose;
 pub mod diff;
 pub mod fix_values;
-#[allow(missing_docs)] // not yet documented
 pub mod fleet;
 pub mod git_rev;
 pub mod import_application;
