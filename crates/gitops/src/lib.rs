@@ -12,10 +12,8 @@
 pub mod adopt;
 pub mod argocd;
 pub mod diagnose;
-#[allow(missing_docs)] // not yet documented
 pub mod diff;
 pub mod fix_values;
-#[allow(missing_docs)] // not yet documented
 pub mod fleet;
 pub mod git_rev;
 pub mod import_application;

@@ -45,6 +45,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Its name in `--output json` (`kind`).
     pub fn id(self) -> &'static str {
         match self {
             Kind::Rolls => "rolls",
@@ -102,13 +103,16 @@ impl Kind {
 /// One consequence: what it concerns, what happens, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Consequence {
+    /// Which kind it is: where the reports list it, and whether it is disruptive.
     pub kind: Kind,
     /// The object, ServiceAccount or value it concerns (a name from the renders or the values:
     /// every report escapes it whole).
     pub subject: String,
-    /// What happens and why, in words of the program with the renders' and values' strings kept
-    /// apart as names (`Prose`), which each report escapes for its medium.
+    /// What happens, in words of the program with the renders' and values' strings kept apart as
+    /// names (`Prose`), which each report escapes for its medium.
     pub what: Prose,
+    /// Why it happens, often with the address of the documentation that says so; escaped by each
+    /// report as `what` is.
     pub why: Prose,
 }
 

@@ -42,7 +42,8 @@ const BUILT_IN_GROUPS: &[&str] = &[
     "flowcontrol.apiserver.k8s.io",
 ];
 
-pub fn is_built_in(group: &str) -> bool {
+/// Whether objects of this API group are typed ones the API server itself serves.
+pub(crate) fn is_built_in(group: &str) -> bool {
     BUILT_IN_GROUPS.contains(&group)
 }
 

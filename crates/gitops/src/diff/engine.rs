@@ -32,6 +32,7 @@ pub enum Change {
 }
 
 impl Change {
+    /// Its name in the reports (`change` in `--output json`).
     pub fn id(self) -> &'static str {
         match self {
             Change::Created => "created",
@@ -45,8 +46,12 @@ impl Change {
 /// side does not set it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldChange {
+    /// Where the field is in the object; past the recorded bound, a place whose last step is
+    /// `Step::More`, counting the differences below it that are not listed.
     pub path: Path,
+    /// The old render's value there.
     pub before: Option<Value>,
+    /// The new render's value there.
     pub after: Option<Value>,
     /// In the workload's pod template (`rules::pod_template`).
     pub in_pod_template: bool,
@@ -67,11 +72,16 @@ impl FieldChange {
     }
 }
 
+/// One object the two renders do not hold alike.
 #[derive(Debug, Clone)]
 pub struct ObjectDiff {
+    /// Which object: group, kind, namespace and name.
     pub key: ObjectKey,
+    /// Its `apiVersion` in the new render, or in the old one for a deleted object.
     pub api_version: String,
+    /// Whether the sync creates, deletes or changes it.
     pub change: Change,
+    /// The fields that differ, for a changed object; empty for a created or deleted one.
     pub fields: Vec<FieldChange>,
 }
 
@@ -79,7 +89,9 @@ pub struct ObjectDiff {
 /// which workload reads which ConfigMap).
 #[derive(Debug, Clone, Default)]
 pub struct Renders {
+    /// The old render's objects.
     pub old: BTreeMap<ObjectKey, Object>,
+    /// The new render's objects.
     pub new: BTreeMap<ObjectKey, Object>,
 }
 

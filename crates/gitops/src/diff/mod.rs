@@ -32,7 +32,10 @@ use cilium_cmp_render::versions::CiliumVersion;
 pub struct Side {
     /// Where it comes from, for people: `base origin/main`, `values old.yaml`, `Cilium 1.19.6`.
     pub label: String,
+    /// The Cilium release it was rendered from. Two sides of different releases make the diff an
+    /// upgrade, which adds the upgrade's consequences (`upgrade`, the CRD order).
     pub version: CiliumVersion,
+    /// The render itself.
     pub stream: SideStream,
 }
 
@@ -43,18 +46,28 @@ pub struct Side {
 pub enum SideStream {
     /// A stream's text; empty for a folder that does not exist on this side.
     Text(String),
+    /// The render's objects as JSON trees, one per document; empty for a folder that does not
+    /// exist on this side.
     Objects(Vec<serde_json::Value>),
 }
 
 /// Two renders compared.
 #[derive(Debug, Clone)]
 pub struct Diff {
+    /// The old side's label (`Side::label`).
     pub from: String,
+    /// The new side's label.
     pub to: String,
+    /// The release the old side was rendered from.
     pub from_version: CiliumVersion,
+    /// The release the new side was rendered from.
     pub to_version: CiliumVersion,
+    /// Every object that differs: created and changed ones in the new render's order, then the
+    /// deleted ones (`engine::compare_objects`).
     pub objects: Vec<ObjectDiff>,
+    /// How many objects both renders hold with no field that differs.
     pub unchanged: usize,
+    /// What syncing the new render does, ordered by kind (the order of `consequences::Kind`).
     pub consequences: Vec<Consequence>,
 }
 
@@ -72,6 +85,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The process's exit status for this outcome: 0, 2 or 3 (1 is for errors).
     pub fn exit_code(self) -> i32 {
         match self {
             Status::Same => 0,
@@ -80,6 +94,7 @@ impl Status {
         }
     }
 
+    /// Its name in `--output json` (`status`).
     pub fn id(self) -> &'static str {
         match self {
             Status::Same => "same",
@@ -90,6 +105,9 @@ impl Status {
 }
 
 impl Diff {
+    /// What the diff amounts to: any disruptive consequence (`Kind::disruptive`) makes it
+    /// `Consequences`, even with no object differing; otherwise `Changes` when an object differs,
+    /// else `Same`.
     pub fn status(&self) -> Status {
         if self.consequences.iter().any(|c| c.kind.disruptive()) {
             Status::Consequences
@@ -100,10 +118,12 @@ impl Diff {
         }
     }
 
+    /// How many objects the sync creates, deletes or changes, as `change` says.
     pub fn count(&self, change: Change) -> usize {
         self.objects.iter().filter(|o| o.change == change).count()
     }
 
+    /// The consequences of one kind, in report order.
     pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Consequence> {
         self.consequences.iter().filter(move |c| c.kind == kind)
     }
@@ -150,13 +170,20 @@ pub fn diff(
 pub struct Section {
     /// The folder relative to the repository root, or a name for the flag forms.
     pub name: String,
+    /// What came of it.
     pub outcome: Outcome,
 }
 
+/// What a report says of one section.
 #[derive(Debug, Clone)]
 pub enum Outcome {
     /// Compared (for an added or removed folder, against nothing).
-    Compared { state: FolderState, diff: Box<Diff> },
+    Compared {
+        /// How the folder's inputs differ.
+        state: FolderState,
+        /// The two renders compared.
+        diff: Box<Diff>,
+    },
     /// No input of the folder changed: not rendered.
     InputsUnchanged,
     /// A side could not be rendered (bad input: exit 1).
@@ -166,10 +193,16 @@ pub enum Outcome {
     Fleet(Vec<String>),
 }
 
+/// How a compared folder's inputs (its settings file and the values files it lists) differ
+/// between the two sides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FolderState {
+    /// The folder is on both sides and some input differs.
     Changed,
+    /// Only the new side has the folder: compared against an empty render.
     Added,
+    /// Only the old side has the folder: its render is compared against an empty one, so every
+    /// object in it is deleted.
     Removed,
     /// The single-folder form with inputs byte-identical on both sides: rendered and compared
     /// all the same (which proves the render the same), never called "changed".
@@ -177,6 +210,7 @@ pub enum FolderState {
 }
 
 impl FolderState {
+    /// Its name in `--output json` (`state`).
     pub fn id(self) -> &'static str {
         match self {
             FolderState::Changed => "changed",

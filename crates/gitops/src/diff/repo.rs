@@ -78,8 +78,10 @@ fn join_inside(folder: &str, rel: &str) -> Option<String> {
 }
 
 /// Reads files of one side: the work tree, or a revision.
-pub enum Source<'a> {
+enum Source<'a> {
+    /// The work tree with this top folder, read from disk.
     WorkTree(&'a Path),
+    /// A git revision.
     Git(&'a Revision),
 }
 
@@ -121,7 +123,7 @@ impl Source<'_> {
 /// A folder's inputs on one side: each file (repository path) and its text; None when the folder
 /// does not exist there. A values file that leaves the repository is kept as a marker; the plan
 /// refuses it with the plugin's message.
-pub fn inputs(
+fn inputs(
     source: &Source,
     folder: &str,
 ) -> Result<Option<BTreeMap<String, Option<String>>>, String> {
@@ -158,10 +160,16 @@ pub fn inputs(
 /// What every folder render shares: the flags of `diff` that Argo CD would pass.
 #[derive(Debug, Clone)]
 pub struct Target {
+    /// The namespace to render into; empty: each folder's own (`argocd::FolderRequest`).
     pub namespace: String,
+    /// The Kubernetes version the renders see; empty: each folder's own.
     pub kube_version: String,
+    /// The API versions the cluster serves; empty: each folder's own; one empty string: none.
     pub api_versions: Vec<String>,
+    /// Where the official chart archives are; None: where the plugin looks by default.
     pub chart_dir: Option<PathBuf>,
+    /// Values the chart does not know are warnings, not a refusal, for every folder (as
+    /// `Inputs::allow_unknown_keys`).
     pub allow_unknown_keys: bool,
 }
 

@@ -6,8 +6,9 @@ use serde_json::{json, Value};
 use super::engine::Change;
 use super::{exit_code, Outcome, Section};
 
-pub const SHAPE_VERSION: u32 = 1;
+const SHAPE_VERSION: u32 = 1;
 
+/// The JSON document of a report, with a final newline.
 pub fn render(sections: &[Section]) -> String {
     let folders: Vec<Value> = sections.iter().map(section).collect();
     let doc = json!({

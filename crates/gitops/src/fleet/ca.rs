@@ -33,7 +33,7 @@ const METHOD: &str = "clustermesh.apiserver.tls.auto.method";
 
 /// How one member's Cluster Mesh certificates get their CA.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CaSetup {
+pub(crate) enum CaSetup {
     /// `clusterMesh.sharedCA: preCreated`: the folder says the mesh's CA reaches the cluster
     /// outside the chart.
     Declared(Place),
@@ -54,7 +54,7 @@ pub enum CaSetup {
 }
 
 impl CaSetup {
-    pub fn of(m: &FleetMember, f: &Facts) -> CaSetup {
+    pub(crate) fn of(m: &FleetMember, f: &Facts) -> CaSetup {
         let v = &m.values;
         if let Some(line) = m.mesh.shared_ca_pre_created {
             return CaSetup::Declared(Place::of_setting(
@@ -166,7 +166,7 @@ impl CaSetup {
 
 impl CaSetup {
     /// A short label for reports: where the member's CA comes from.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self {
             CaSetup::Declared(_) => "cilium-ca created beforehand (declared)".into(),
             CaSetup::PerPeer(_) => "certificates per peer in clustermesh.config.clusters".into(),
@@ -185,7 +185,7 @@ fn hex(bytes: &[u8]) -> String {
 const SHARED_CA_SETUPS: &str = "give the mesh one CA: tls.ca.cert and tls.ca.key in a values file every member uses (certgen then signs with it), method certmanager with one issuer backed by the same CA in every cluster, or a cilium-ca Secret created beforehand from one CA and declared with `clusterMesh: {sharedCA: preCreated}` in the folder's cilium-cmp.yaml";
 
 /// Members without a shared CA, and members whose CAs differ.
-pub fn check(members: &[FleetMember], facts: &[Facts], m: &Mesh) -> Vec<FleetFinding> {
+pub(crate) fn check(members: &[FleetMember], facts: &[Facts], m: &Mesh) -> Vec<FleetFinding> {
     let mut out = Vec::new();
     // Kind and identity of each non-declared setup that names a CA, with its places.
     let mut named: BTreeMap<String, (String, Vec<Place>)> = BTreeMap::new();

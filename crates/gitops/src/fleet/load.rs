@@ -9,17 +9,30 @@ use cilium_cmp_render::error::RenderError;
 
 use super::FleetMember;
 
+/// Why the folders could not be read for the checks.
 #[derive(Debug, thiserror::Error)]
 pub enum FleetError {
+    /// A folder cannot be read as the plugin reads it (its settings file, a values file, where
+    /// it sits in the repository).
     #[error(transparent)]
     Folder(#[from] GenerateError),
+    /// A folder's release cannot be told or its values cannot be merged.
     #[error("{folder}: {error}")]
     Values {
+        /// The folder relative to the repository root.
         folder: String,
+        /// The renderer's reason.
         error: Box<RenderError>,
     },
+    /// The search for application folders stopped (`argocd::discover`): a folder that cannot
+    /// be listed, or a tree past the search's bounds.
     #[error("{path}: {message}")]
-    Search { path: String, message: String },
+    Search {
+        /// Where the search was.
+        path: String,
+        /// What went wrong there.
+        message: String,
+    },
 }
 
 /// Every application folder under `root`, as paths below it, sorted.

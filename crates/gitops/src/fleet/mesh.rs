@@ -27,6 +27,7 @@ use super::{Check, FleetFinding, FleetMember, Place};
 /// that live outside the repository.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mesh {
+    /// The meshed folders, as indexes into the members the report was made from.
     pub members: Vec<usize>,
     /// Peer names declared outside the repository (`clusterMesh.externalPeers`), sorted.
     pub external: Vec<String>,
@@ -34,11 +35,15 @@ pub struct Mesh {
 
 /// What the checks read of one folder's values.
 #[derive(Debug, Clone)]
-pub struct Facts {
+pub(crate) struct Facts {
     pub name: String,
+    /// `cluster.id` as the chart's `int` reads it; None when it is no whole number.
     pub id: Option<u64>,
+    /// `cluster.id` as written, for messages.
     pub id_text: String,
+    /// `clustermesh.maxConnectedClusters`, read as `id` is.
     pub max: Option<u64>,
+    /// `clustermesh.maxConnectedClusters` as written.
     pub max_text: String,
     pub use_api_server: bool,
     /// Peers the values name (the cluster's own name left out), with where each is written.
@@ -50,7 +55,7 @@ pub struct Facts {
 }
 
 impl Facts {
-    pub fn of(m: &FleetMember) -> Facts {
+    pub(crate) fn of(m: &FleetMember) -> Facts {
         let v = &m.values;
         let name = scalar_text(v.get("cluster.name"));
         let id = v.get("cluster.id");
@@ -139,7 +144,7 @@ fn integer(v: &Value) -> Option<u64> {
 }
 
 /// Groups the meshed members; reports peers that are neither a folder nor declared outside.
-pub fn meshes(members: &[FleetMember], facts: &[Facts]) -> (Vec<Mesh>, Vec<FleetFinding>) {
+pub(crate) fn meshes(members: &[FleetMember], facts: &[Facts]) -> (Vec<Mesh>, Vec<FleetFinding>) {
     // Peers may be named by a folder that does not itself mesh (its values name none and run no
     // apiserver): still a folder of the repository, so not missing; it joins the mesh.
     let mut by_any_name: BTreeMap<&str, Vec<usize>> = BTreeMap::new();

@@ -29,10 +29,14 @@ pub struct FleetMember {
     pub folder: String,
     /// Its settings file relative to the repository root (where `clusterMesh` is written).
     pub settings_file: String,
+    /// The Cilium release the folder renders, read as the render reads it; which values mean what
+    /// can depend on it (a peer's `enabled: false` counts from 1.19).
     pub cilium_version: CiliumVersion,
     /// The folder's values merged over the release's defaults, as the plugin merges them; each
     /// user value knows its file and line (`Values::origin`), named relative to the repository.
     pub values: Values,
+    /// The settings file's `clusterMesh`: peers managed outside the repository, and whether the
+    /// mesh's CA is created beforehand.
     pub mesh: MeshSettings,
 }
 
@@ -40,9 +44,11 @@ pub struct FleetMember {
 /// chart's default when no file does).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Place {
+    /// The member's folder (`FleetMember::folder`).
     pub folder: String,
     /// Repository-relative file; None when the value is the chart's default.
     pub file: Option<String>,
+    /// The 1-based line in `file`, when known.
     pub line: Option<usize>,
     /// The value path (`cluster.id`) or settings key (`clusterMesh.sharedCA`).
     pub path: String,
@@ -99,18 +105,32 @@ impl Place {
 /// What a finding is about; the names are stable (the JSON report carries them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Check {
+    /// A folder names a peer in `clustermesh.config.clusters` that is no folder's `cluster.name`
+    /// and that its settings do not list in `clusterMesh.externalPeers`.
     MissingPeer,
+    /// Two folders of one mesh set the same `cluster.name`.
     DuplicateClusterName,
+    /// Two clusters of one mesh set the same `cluster.id`.
     DuplicateClusterId,
+    /// A meshed cluster's `cluster.id` is not a number from 1 to its
+    /// `clustermesh.maxConnectedClusters` (unset counts too).
     ClusterIdOutOfRange,
+    /// The clusters of one mesh set different `clustermesh.maxConnectedClusters`.
     MaxConnectedClustersDiffer,
+    /// Pod CIDRs of different clusters of one mesh share addresses.
     PodCidrOverlap,
+    /// A pod CIDR the values set cannot be read as one.
     InvalidPodCidr,
+    /// A cluster of a mesh gets no certificate authority shared with the others from its values
+    /// or settings (the message says why).
     NoSharedCa,
+    /// The clusters of one mesh name more than one certificate authority (CA pairs in values or
+    /// cert-manager issuers that differ).
     DifferentCas,
 }
 
 impl Check {
+    /// Its stable name, which both reports show (`check` in the JSON report).
     pub fn name(self) -> &'static str {
         match self {
             Check::MissingPeer => "missing-peer",
@@ -129,8 +149,12 @@ impl Check {
 /// One problem of a mesh, with every place involved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FleetFinding {
+    /// Which check found it.
     pub check: Check,
+    /// What is wrong and how to fix it, for people; it quotes the repository's names and values
+    /// as they are, so a report escapes it.
     pub message: String,
+    /// Every value or setting involved, in every folder concerned.
     pub places: Vec<Place>,
 }
 
@@ -139,7 +163,9 @@ pub struct FleetFinding {
 pub struct FleetReport {
     /// How many folders were read.
     pub folders: usize,
+    /// Each group of meshed folders, in folder order of their first member.
     pub meshes: Vec<Mesh>,
+    /// Missing peers first, then each mesh's findings in the order of `meshes`.
     pub findings: Vec<FleetFinding>,
 }
 
