@@ -1,7 +1,7 @@
 //! Where the command line reads and writes outside the library: standard input (once), standard
 //! output (whole, and quietly when the reader has gone), and output files (whole or not at all).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
@@ -110,25 +110,7 @@ impl Stdin {
             .into());
         }
         self.taken_by = Some(user.to_string());
-        limits::check_stdin().map_err(|e| anyhow::anyhow!("{STDIN_NAME}: {e}"))?;
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .lock()
-            .take(limits::MAX_FILE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .with_context(|| format!("{STDIN_NAME}: cannot be read"))?;
-        if bytes.len() as u64 > limits::MAX_FILE_BYTES {
-            anyhow::bail!(
-                "{STDIN_NAME}: is more than {} bytes; input files are limited to {} bytes",
-                limits::MAX_FILE_BYTES,
-                limits::MAX_FILE_BYTES
-            );
-        }
-        limits::text_of(bytes).map_err(|(line, column)| {
-            anyhow::anyhow!(
-                "{STDIN_NAME}:{line}:{column}: not UTF-8 text (YAML files must be UTF-8)"
-            )
-        })
+        Ok(limits::read_stdin(STDIN_NAME)?)
     }
 }
 

@@ -220,14 +220,12 @@ fn compare(
     Ok(status)
 }
 
-/// The machine config's text: a regular file, or standard input for `-`.
+/// The machine config's text: a regular file, or standard input for `-`, bounded as every
+/// input file is.
 fn read_input(path: &Path) -> anyhow::Result<String> {
-    if path.as_os_str() == "-" {
-        cilium_cmp_yaml::limits::check_stdin()
-            .map_err(|e| anyhow::anyhow!("{}: {e}", cli_io::STDIN_NAME))?;
-        return Ok(std::io::read_to_string(std::io::stdin())?);
-    }
-    let (f, _) = cilium_cmp_yaml::limits::open_regular(path)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    std::io::read_to_string(f).with_context(|| format!("cannot read {}", path.display()))
+    Ok(if path.as_os_str() == "-" {
+        cilium_cmp_yaml::limits::read_stdin(cli_io::STDIN_NAME)?
+    } else {
+        cilium_cmp_yaml::limits::read_text(path, &path.display().to_string())?
+    })
 }

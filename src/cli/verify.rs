@@ -4,8 +4,6 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
-
 use cilium_cmp_yaml::escape;
 
 use cilium_cmp_gitops::refusal::VerifyError;
@@ -15,13 +13,9 @@ use super::io::{self as cli_io, write_stdout};
 /// `verify FILE` (`-` for standard input).
 pub fn run(file: &Path) -> anyhow::Result<ExitCode> {
     let text = if file.as_os_str() == "-" {
-        cilium_cmp_yaml::limits::check_stdin()
-            .map_err(|e| anyhow::anyhow!("{}: {e}", cli_io::STDIN_NAME))?;
-        std::io::read_to_string(std::io::stdin())?
+        cilium_cmp_yaml::limits::read_stdin(cli_io::STDIN_NAME)?
     } else {
-        let (f, _) = cilium_cmp_yaml::limits::open_regular(file)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-        std::io::read_to_string(f).with_context(|| format!("cannot read {}", file.display()))?
+        cilium_cmp_yaml::limits::read_text(file, &file.display().to_string())?
     };
     // A Talos patch (`talos-patch`) holds the render in its inline manifests: each is checked
     // as the stream it is.

@@ -116,24 +116,44 @@ impl InputError {
 /// directories are refused before anything is read (`open_regular`, which never blocks), and a
 /// larger file before it is read whole.
 pub fn read_text(path: &Path, shown: &str) -> Result<String, InputError> {
-    let fail = |reason: String| InputError::File {
+    let (file, meta) = open_regular(path).map_err(|e| InputError::File {
         file: shown.to_string(),
-        reason,
-    };
-    let (file, meta) = open_regular(path).map_err(|e| fail(e.to_string()))?;
-    let too_big = |size: u64| InputError::TooLarge {
-        file: shown.to_string(),
-        reason: too_large(size),
-    };
+        reason: e.to_string(),
+    })?;
     if meta.len() > MAX_FILE_BYTES {
-        return Err(too_big(meta.len()));
+        return Err(InputError::TooLarge {
+            file: shown.to_string(),
+            reason: too_large(meta.len()),
+        });
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_FILE_BYTES + 1)
+    bounded_text(file, meta.len() as usize, shown)
+}
+
+/// Reads standard input (`-`) as `read_text` reads a file, shown as `shown`: checked first
+/// (`check_stdin`), then held to the same bound, which a pipe meets only as it is read.
+pub fn read_stdin(shown: &str) -> Result<String, InputError> {
+    check_stdin().map_err(|e| InputError::File {
+        file: shown.to_string(),
+        reason: e.to_string(),
+    })?;
+    bounded_text(std::io::stdin().lock(), 0, shown)
+}
+
+/// The UTF-8 text of `from`, read up to one byte past `MAX_FILE_BYTES` so that a source whose
+/// size is not known beforehand (a pipe, a file that grew) is still refused, not read whole.
+fn bounded_text(from: impl Read, expected: usize, shown: &str) -> Result<String, InputError> {
+    let mut bytes = Vec::with_capacity(expected);
+    from.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| fail(format!("cannot be read: {e}")))?;
+        .map_err(|e| InputError::File {
+            file: shown.to_string(),
+            reason: format!("cannot be read: {e}"),
+        })?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_big(bytes.len() as u64));
+        return Err(InputError::TooLarge {
+            file: shown.to_string(),
+            reason: format!("is more than {MAX_FILE_BYTES} bytes, the limit of input files"),
+        });
     }
     text_of(bytes).map_err(|(line, column)| InputError::At {
         file: shown.to_string(),
