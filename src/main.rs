@@ -18,6 +18,16 @@ use cli::args::{ChartCommand, Cli, Command, ErrorFormat};
 use cli::io::ClosedStdout;
 
 fn main() -> ExitCode {
+    // The whole command runs on one thread with a render's stack, so the renders it makes run
+    // on it too, in the heap its earlier work warmed, not on a thread each (`engine::stack`).
+    cilium_cmp_render::engine::stack::on_deep_stack(command).unwrap_or_else(|e| {
+        cli::io::to_stderr(&format!("error: {e}\n"));
+        ExitCode::FAILURE
+    })
+}
+
+/// What `main` does, on the render stack.
+fn command() -> ExitCode {
     // Colour only on a terminal, and never with NO_COLOR set (https://no-color.org): Argo CD
     // shows the plugin's stderr verbatim.
     tracing_subscriber::fmt()

@@ -7,8 +7,9 @@
 //! archives are read from the store (`chart`); downloading one goes through an HTTP client the
 //! caller hands in (`chart::fetch::Transport`), so this crate links none.
 
-// System calls std lacks go through rustix and signal-hook, whose safe APIs carry the checks.
-#![forbid(unsafe_code)]
+// System calls std lacks go through rustix and signal-hook, whose safe APIs carry the checks. The
+// one exception is mapping a compiled chart's file (`chart::shared`), allowed there alone.
+#![deny(unsafe_code)]
 // Every public item says what it is for; an item public only for the crate's own use is
 // `pub(crate)` instead of documented for readers it does not have.
 #![warn(missing_docs)]

@@ -6,6 +6,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use crate::engine::stack;
+
 /// Told how far a `map` is. The calls are made one at a time, in the order the items finish,
 /// so `done` only ever grows: a display never shows its counter going backwards.
 pub trait Progress: Sync {
@@ -43,20 +45,26 @@ pub fn map<T: Sync, R: Send>(
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
     progress.start(what, items.len());
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(item) = items.get(i) else { break };
+        let r = f(item);
+        // Counted and reported under the lock: two workers finishing at once would
+        // otherwise report their counts in either order, and the counter go backwards.
+        if let Ok(mut all) = results.lock() {
+            all[i] = Some(r);
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            progress.advance(n);
+        }
+    };
+    // Workers have a render's stack, so each render runs in place, not on a thread of its own
+    // (`engine::stack`). Where the system starts none, the calling thread does the work.
     std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                let r = f(item);
-                // Counted and reported under the lock: two workers finishing at once would
-                // otherwise report their counts in either order, and the counter go backwards.
-                if let Ok(mut all) = results.lock() {
-                    all[i] = Some(r);
-                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    progress.advance(n);
-                }
-            });
+        let started = (0..workers)
+            .filter(|_| stack::spawn_deep(s, work).is_ok())
+            .count();
+        if started == 0 {
+            work();
         }
     });
     progress.finish();

@@ -9,6 +9,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use sha2::{Digest, Sha256};
 
+use super::shared::SharedBytes;
+
 /// Why a chart archive (or unpacked chart folder) cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ChartError {
@@ -47,12 +49,12 @@ pub enum ChartError {
 pub struct ChartFiles {
     path: String,
     /// Shared, so that renders of many folders in one process reuse one unpacked archive.
-    files: Arc<BTreeMap<String, Vec<u8>>>,
+    files: Arc<BTreeMap<String, SharedBytes>>,
     /// The sha256 of the archive's bytes; None for an unpacked chart folder.
     digest: Option<[u8; 32]>,
     /// The parsed templates an earlier process compiled from this archive (`compiled`), for
     /// the engine to read instead of parsing.
-    parsed: Option<Arc<Vec<u8>>>,
+    parsed: Option<SharedBytes>,
     version: Arc<OnceLock<String>>,
 }
 
@@ -150,7 +152,7 @@ impl ChartFiles {
         if let Some((files, parsed)) = super::compiled::load(&digest) {
             if let Ok(mut chart) = ChartFiles::checked(shown.to_string(), files) {
                 chart.digest = Some(digest);
-                chart.parsed = Some(Arc::new(parsed));
+                chart.parsed = Some(parsed);
                 return Ok(chart);
             }
         }
@@ -169,7 +171,7 @@ impl ChartFiles {
     }
 
     /// The templates section of the compiled chart this was read from, if it was.
-    pub fn parsed(&self) -> Option<&Arc<Vec<u8>>> {
+    pub fn parsed(&self) -> Option<&SharedBytes> {
         self.parsed.as_ref()
     }
 
@@ -179,15 +181,19 @@ impl ChartFiles {
         shown: &str,
         files: BTreeMap<String, Vec<u8>>,
     ) -> Result<ChartFiles, ChartError> {
+        let files = files.into_iter().map(|(f, b)| (f, b.into())).collect();
         ChartFiles::checked(shown.to_string(), files)
     }
 
     /// Every file of the chart, keyed by its path inside it.
-    pub fn files(&self) -> &BTreeMap<String, Vec<u8>> {
+    pub fn files(&self) -> &BTreeMap<String, SharedBytes> {
         &self.files
     }
 
-    fn checked(path: String, files: BTreeMap<String, Vec<u8>>) -> Result<ChartFiles, ChartError> {
+    fn checked(
+        path: String,
+        files: BTreeMap<String, SharedBytes>,
+    ) -> Result<ChartFiles, ChartError> {
         if !files.contains_key("Chart.yaml") {
             return Err(ChartError::Unreadable {
                 path,
@@ -250,7 +256,7 @@ impl ChartFiles {
 
     /// A bundled file's bytes; None when there is no such file.
     pub fn bytes(&self, file: &str) -> Option<&[u8]> {
-        self.files.get(file).map(Vec::as_slice)
+        self.files.get(file).map(|b| &b[..])
     }
 
     /// Paths of the bundled files below `folder`, sorted (as Helm's `.Files.Glob` returns them).
@@ -269,7 +275,7 @@ impl ChartFiles {
 }
 
 /// The files of a gzipped tar archive, within the bounds of `limits`.
-fn read_tgz(source: impl Read) -> Result<BTreeMap<String, Vec<u8>>, String> {
+fn read_tgz(source: impl Read) -> Result<BTreeMap<String, SharedBytes>, String> {
     let gz = flate2::read::GzDecoder::new(source.take(MAX_ARCHIVE_BYTES));
     let mut archive = tar::Archive::new(Bounded {
         inner: gz,
@@ -301,13 +307,13 @@ fn read_tgz(source: impl Read) -> Result<BTreeMap<String, Vec<u8>>, String> {
         // neither grown nor cleared more than once.
         let mut data = Vec::with_capacity(entry.size().min(MAX_ENTRY_PRESIZE) as usize);
         entry.read_to_end(&mut data).map_err(|e| e.to_string())?;
-        files.insert(inner, data);
+        files.insert(inner, data.into());
     }
     Ok(files)
 }
 
 /// An unpacked chart folder, within the same bounds as an archive; links are not followed.
-fn read_dir(root: &Path, dir: &Path) -> std::io::Result<BTreeMap<String, Vec<u8>>> {
+fn read_dir(root: &Path, dir: &Path) -> std::io::Result<BTreeMap<String, SharedBytes>> {
     let mut out = BTreeMap::new();
     let mut stack: Vec<PathBuf> = vec![dir.to_path_buf()];
     let mut bytes = 0u64;
@@ -328,7 +334,7 @@ fn read_dir(root: &Path, dir: &Path) -> std::io::Result<BTreeMap<String, Vec<u8>
                     cilium_cmp_yaml::limits::open_regular(&p)?
                         .0
                         .read_to_end(&mut data)?;
-                    out.insert(rel.to_string_lossy().replace('\\', "/"), data);
+                    out.insert(rel.to_string_lossy().replace('\\', "/"), data.into());
                 }
             }
         }

@@ -17,8 +17,10 @@
 //! image `HOME` is `/tmp`, the repo-server's writable volume).
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use super::shared::SharedBytes;
 
 const MAGIC: &[u8; 8] = b"ccmpchrt";
 
@@ -54,8 +56,9 @@ fn file_name(digest: &[u8; 32]) -> String {
     format!("{}-{BUILD}.bin", hex(digest))
 }
 
-/// A compiled chart as read: the archive's files, and the templates section.
-pub type Loaded = (BTreeMap<String, Vec<u8>>, Vec<u8>);
+/// A compiled chart as read: the archive's files, and the templates section, all slices of the
+/// one mapped file (`shared`).
+pub type Loaded = (BTreeMap<String, SharedBytes>, SharedBytes);
 
 /// The files and the templates section (`engine::compiled`) compiled from the archive whose
 /// sha256 is `digest`; None when there is none, or it is another build's or damaged.
@@ -65,14 +68,14 @@ pub fn load(digest: &[u8; 32]) -> Option<Loaded> {
     if meta.len() > MAX_COMPILED_BYTES {
         return None;
     }
-    let mut blob = Vec::with_capacity(meta.len() as usize + 1);
-    file.take(MAX_COMPILED_BYTES).read_to_end(&mut blob).ok()?;
+    // Mapped, not read: files are replaced whole, never written in place (see `write`).
+    let blob = SharedBytes::map_written_once(&file).ok()?;
     decode(&blob, digest)
 }
 
 /// Writes the compiled chart of the archive whose sha256 is `digest`, and removes what other
 /// builds compiled from it. A cache: what fails is left out, silently but for a debug line.
-pub fn store(digest: &[u8; 32], files: &BTreeMap<String, Vec<u8>>, templates: &[u8]) {
+pub fn store(digest: &[u8; 32], files: &BTreeMap<String, SharedBytes>, templates: &[u8]) {
     let Some(dir) = dir() else { return };
     if let Err(e) = write(&dir, digest, files, templates) {
         tracing::debug!("compiled chart not written to {}: {e}", dir.display());
@@ -82,7 +85,7 @@ pub fn store(digest: &[u8; 32], files: &BTreeMap<String, Vec<u8>>, templates: &[
 fn write(
     dir: &Path,
     digest: &[u8; 32],
-    files: &BTreeMap<String, Vec<u8>>,
+    files: &BTreeMap<String, SharedBytes>,
     templates: &[u8],
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
@@ -150,7 +153,7 @@ const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(600)
 
 /// The compiled chart's bytes (what `write` writes; for the tests).
 #[cfg(test)]
-fn encode(digest: &[u8; 32], files: &BTreeMap<String, Vec<u8>>, templates: &[u8]) -> Vec<u8> {
+fn encode(digest: &[u8; 32], files: &BTreeMap<String, SharedBytes>, templates: &[u8]) -> Vec<u8> {
     let mut out = std::io::Cursor::new(Vec::new());
     write_compiled(&mut out, digest, files, templates).expect("a Vec takes every write");
     out.into_inner()
@@ -161,7 +164,7 @@ fn encode(digest: &[u8; 32], files: &BTreeMap<String, Vec<u8>>, templates: &[u8]
 fn write_compiled<W: Write + std::io::Seek>(
     out: &mut W,
     digest: &[u8; 32],
-    files: &BTreeMap<String, Vec<u8>>,
+    files: &BTreeMap<String, SharedBytes>,
     templates: &[u8],
 ) -> std::io::Result<()> {
     out.write_all(MAGIC)?;
@@ -209,15 +212,15 @@ fn put(out: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
     out.write_all(bytes)
 }
 
-fn decode(blob: &[u8], digest: &[u8; 32]) -> Option<Loaded> {
-    let mut c = Cursor(blob);
+fn decode(blob: &SharedBytes, digest: &[u8; 32]) -> Option<Loaded> {
+    let mut c = Cursor { blob, at: 0 };
     if c.take(MAGIC.len())? != MAGIC || c.sized()? != BUILD.as_bytes() || c.take(32)? != digest {
         return None;
     }
     // A changed byte that would still read as some chart (a letter of a bundled script) is
     // caught here: such a file is refused, not rendered from.
     let crc = u32::from_le_bytes(c.take(4)?.try_into().ok()?);
-    if crc32fast::hash(c.0) != crc {
+    if crc32fast::hash(blob.get(c.at..)?) != crc {
         return None;
     }
     let count = c.u64()?;
@@ -227,23 +230,29 @@ fn decode(blob: &[u8], digest: &[u8; 32]) -> Option<Loaded> {
     let mut files = BTreeMap::new();
     for _ in 0..count {
         let name = std::str::from_utf8(c.sized()?).ok()?.to_string();
-        files.insert(name, c.sized()?.to_vec());
+        files.insert(name, c.sized_shared()?);
     }
-    let templates = c.sized()?.to_vec();
-    c.0.is_empty().then_some((files, templates))
+    let templates = c.sized_shared()?;
+    (c.at == blob.len()).then_some((files, templates))
 }
 
 /// Reads a blob front to back; every read is checked against what is left.
-struct Cursor<'a>(&'a [u8]);
+struct Cursor<'a> {
+    blob: &'a SharedBytes,
+    at: usize,
+}
 
 impl<'a> Cursor<'a> {
+    fn range(&mut self, n: usize) -> Option<std::ops::Range<usize>> {
+        let to = self.at.checked_add(n).filter(|&to| to <= self.blob.len())?;
+        let range = self.at..to;
+        self.at = to;
+        Some(range)
+    }
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.0.len() {
-            return None;
-        }
-        let (head, tail) = self.0.split_at(n);
-        self.0 = tail;
-        Some(head)
+        let range = self.range(n)?;
+        let blob: &'a [u8] = self.blob;
+        blob.get(range)
     }
     fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
@@ -252,17 +261,27 @@ impl<'a> Cursor<'a> {
         let n = usize::try_from(self.u64()?).ok()?;
         self.take(n)
     }
+    /// A sized part as a slice of the blob, sharing its bytes.
+    fn sized_shared(&mut self) -> Option<SharedBytes> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        let range = self.range(n)?;
+        self.blob.slice(range)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sample() -> ([u8; 32], BTreeMap<String, Vec<u8>>, Vec<u8>) {
+    fn sample() -> ([u8; 32], BTreeMap<String, SharedBytes>, SharedBytes) {
         let mut files = BTreeMap::new();
-        files.insert("Chart.yaml".to_string(), b"name: x\n".to_vec());
-        files.insert("files/a.sh".to_string(), vec![0, 1, 2]);
-        ([7u8; 32], files, b"section".to_vec())
+        files.insert("Chart.yaml".to_string(), b"name: x\n".to_vec().into());
+        files.insert("files/a.sh".to_string(), vec![0, 1, 2].into());
+        ([7u8; 32], files, b"section".to_vec().into())
+    }
+
+    fn decode(blob: &[u8], digest: &[u8; 32]) -> Option<Loaded> {
+        super::decode(&SharedBytes::from(blob), digest)
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod import;
 pub(crate) mod index;
 pub mod obtain;
 pub mod pins;
+pub mod shared;
 pub mod store;
 pub mod unlisted;
 

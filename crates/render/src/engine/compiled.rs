@@ -16,6 +16,7 @@ use serde_json::Value as Json;
 use super::helm::ChartTemplates;
 use super::parse::{Arg, Body, Branch, Cmd, Node, Num, Pipe, Tree, MAX_PARSE_NESTING};
 use crate::chart::archive::ChartFiles;
+use crate::chart::shared::SharedBytes;
 
 /// How deep nodes, arguments and pipelines may nest in a section: what the parser can produce
 /// (each level of `MAX_PARSE_NESTING` is at most a node, a pipeline, a command and an argument)
@@ -75,7 +76,7 @@ pub fn encode(templates: &ChartTemplates) -> Vec<u8> {
 /// The outline (names, files, the chart's metadata and defaults) is read and checked here; each
 /// body of nodes is left in the section, and read and checked the first time it runs
 /// (`parse::Body`), so a damaged body is refused then, as an error of the render.
-pub fn decode(section: &Arc<Vec<u8>>, chart: &ChartFiles) -> Option<ChartTemplates> {
+pub fn decode(section: &SharedBytes, chart: &ChartFiles) -> Option<ChartTemplates> {
     let mut r = Reader {
         section,
         text: 0..0,
@@ -119,11 +120,11 @@ pub fn decode(section: &Arc<Vec<u8>>, chart: &ChartFiles) -> Option<ChartTemplat
     if r.at != r.end {
         return None;
     }
-    let bundled: BTreeMap<String, Arc<[u8]>> = chart
+    let bundled: BTreeMap<String, SharedBytes> = chart
         .files()
         .iter()
         .filter(|(f, _)| ChartTemplates::is_bundled_file(f))
-        .map(|(f, b)| (f.clone(), Arc::from(b.as_slice())))
+        .map(|(f, b)| (f.clone(), b.clone()))
         .collect();
     Some(ChartTemplates::from_parts(
         name,
@@ -137,7 +138,7 @@ pub fn decode(section: &Arc<Vec<u8>>, chart: &ChartFiles) -> Option<ChartTemplat
 
 /// A body of nodes still in a compiled section: where it lies, and what reading it needs.
 pub struct Lazy {
-    section: Arc<Vec<u8>>,
+    section: SharedBytes,
     /// Where the string table lies in the section.
     text: std::ops::Range<usize>,
     /// Where the body lies in the section.
@@ -347,7 +348,7 @@ impl Writer {
 }
 
 struct Reader<'a> {
-    section: &'a Arc<Vec<u8>>,
+    section: &'a SharedBytes,
     /// Where the string table (see `Writer`) lies in the section.
     text: std::ops::Range<usize>,
     /// The next byte to read, and the end of what this reader reads.
@@ -625,7 +626,7 @@ mod tests {
     fn decoded_templates_render_what_the_parsed_ones_render() {
         let chart = chart();
         let parsed = ChartTemplates::parse(&chart).unwrap();
-        let section = Arc::new(encode(&parsed));
+        let section = SharedBytes::from(encode(&parsed));
         let decoded = decode(&section, &chart).expect("decodes");
         let out = rendered(&parsed);
         assert!(
@@ -654,7 +655,7 @@ mod tests {
 
     /// Decodes `section` and reads every body it holds; None when any part is damaged.
     fn decode_all(section: &[u8], chart: &ChartFiles) -> Option<ChartTemplates> {
-        let t = decode(&Arc::new(section.to_vec()), chart)?;
+        let t = decode(&SharedBytes::from(section), chart)?;
         t.templates
             .values()
             .all(|tree| tree.root.nodes().is_some_and(read_all))
@@ -693,7 +694,7 @@ mod tests {
         // the outline still reads and the body does not.
         let last = section.len() - 1;
         section[last] = 0xff;
-        let decoded = decode(&Arc::new(section), &chart).expect("the outline reads");
+        let decoded = decode(&SharedBytes::from(section), &chart).expect("the outline reads");
         let (values, opts) = inputs(&decoded);
         let err = decoded.render(&values, &opts).unwrap_err();
         assert!(err.to_string().contains("compiled chart"), "{err}");
@@ -715,7 +716,7 @@ mod tests {
             w.len(1); // one argument
             w.out.push(9); // a parenthesised pipeline
         }
-        let section = Arc::new(w.out);
+        let section = SharedBytes::from(w.out);
         let mut r = Reader {
             section: &section,
             text: 0..0,

@@ -14,6 +14,7 @@ use super::parse::{is_empty_tree, parse_file};
 use super::value::{Map, Obj, Value};
 use super::{funcs, ErrorKind, TemplateError};
 use crate::chart::archive::ChartFiles;
+use crate::chart::shared::SharedBytes;
 
 /// The parsed templates of one chart archive, with what a render needs besides values;
 /// parse once, render many times (and from many threads).
@@ -23,7 +24,7 @@ pub struct ChartTemplates {
     pub(super) templates: Templates,
     /// Template file names in Helm's order (engine.go `sortTemplates`).
     pub(super) order: Vec<String>,
-    files: Arc<BTreeMap<String, Arc<[u8]>>>,
+    files: Arc<BTreeMap<String, SharedBytes>>,
     /// `.Chart`: Chart.yaml under Go's field names (`MetadataAsMap`).
     pub(super) chart: Json,
     /// The chart's `values.yaml`, read as Helm reads it.
@@ -292,8 +293,8 @@ impl ChartTemplates {
             if !ChartTemplates::is_bundled_file(f) {
                 continue;
             }
-            if let Some(b) = chart.bytes(f) {
-                files.insert(f.to_string(), Arc::from(b));
+            if let Some(b) = chart.files().get(f) {
+                files.insert(f.to_string(), b.clone());
             }
         }
         let mut order: Vec<String> = names.iter().map(|n| format!("{name}/{n}")).collect();
@@ -345,7 +346,7 @@ impl ChartTemplates {
         name: String,
         templates: Templates,
         order: Vec<String>,
-        files: BTreeMap<String, Arc<[u8]>>,
+        files: BTreeMap<String, SharedBytes>,
         chart: Json,
         default_values: Json,
     ) -> ChartTemplates {
@@ -419,28 +420,18 @@ impl ChartTemplates {
     }
 
     /// `render`, from either kind of values: the user's alone are coalesced as Helm 4 does
-    /// straight into the engine's values, which skips building the coalesced JSON.
+    /// straight into the engine's values, which skips building the coalesced JSON. Runs in
+    /// place on a thread with the stack it needs (`stack`), else on a new one.
     pub fn render_values(
         &self,
         values: RenderValues<'_>,
         opts: &RenderOptions,
     ) -> Result<Vec<Manifest>, EngineError> {
-        std::thread::scope(|s| {
-            std::thread::Builder::new()
-                .name("engine-render".into())
-                .stack_size(RENDER_STACK_BYTES)
-                .spawn_scoped(s, || self.render_here_from(values, opts))
-                .map_err(|e| EngineError::Chart {
-                    path: self.name.clone(),
-                    message: format!("cannot start the render thread: {e}"),
-                })?
-                .join()
-                .unwrap_or_else(|_| {
-                    Err(EngineError::Chart {
-                        path: self.name.clone(),
-                        message: "the render panicked (an engine bug)".into(),
-                    })
-                })
+        super::stack::on_deep_stack(|| self.render_here_from(values, opts)).unwrap_or_else(|e| {
+            Err(EngineError::Chart {
+                path: self.name.clone(),
+                message: e.to_string(),
+            })
         })
     }
 
@@ -570,9 +561,7 @@ pub enum RenderValues<'a> {
     User(&'a Json),
 }
 
-/// The stack a render thread gets: `exec::MAX_CALL_DEPTH` nested calls of about 20 frames
-/// each fit with room to spare (only the pages touched are ever committed).
-pub const RENDER_STACK_BYTES: usize = 256 << 20;
+pub use super::stack::RENDER_STACK_BYTES;
 
 /// Kinds in Helm's install order (`pkg/release/v1/util/kind_sorter.go` `InstallOrder`): one
 /// table, the output's.
@@ -669,50 +658,40 @@ pub fn objects(manifests: &[Manifest]) -> Result<Vec<Json>, EngineError> {
 /// bundled file, and for tests of the engine's semantics. `<no value>` is removed as Helm
 /// removes it. Runs on a thread with `RENDER_STACK_BYTES` of stack.
 pub fn render_text(name: &str, text: &str, values: &Json) -> Result<String, TemplateError> {
-    std::thread::scope(|s| {
-        let run = || -> Result<String, TemplateError> {
-            let trees = parse_file(name, text, &funcs::is_function)?;
-            let mut templates: Templates = HashMap::new();
-            for t in trees {
-                if is_empty_tree(&t) && templates.contains_key(&t.name) {
-                    continue;
-                }
-                templates.insert(t.name.clone(), Arc::new(t));
+    let run = || -> Result<String, TemplateError> {
+        let trees = parse_file(name, text, &funcs::is_function)?;
+        let mut templates: Templates = HashMap::new();
+        for t in trees {
+            if is_empty_tree(&t) && templates.contains_key(&t.name) {
+                continue;
             }
-            let mut ctx = Ctx::new(&templates);
-            let vals = Value::from_values_json(values);
-            if let Value::Map(m) = &vals {
-                ctx.values_root = Some(m.clone());
-            }
-            let mut rel = Map::new();
-            rel.insert("Name".into(), Value::str("cilium"));
-            let mut top = Map::new();
-            top.insert("Values".into(), vals);
-            top.insert("Release".into(), Value::map(rel));
-            let mut out = String::new();
-            ctx.execute(name, &Value::map(top), &mut out)?;
-            Ok(out.replace("<no value>", ""))
-        };
-        std::thread::Builder::new()
-            .stack_size(RENDER_STACK_BYTES)
-            .spawn_scoped(s, run)
-            .map_err(|e| TemplateError {
-                kind: ErrorKind::Limit,
-                file: name.into(),
-                line: 0,
-                column: 0,
-                message: format!("cannot start the render thread: {e}"),
-            })?
-            .join()
-            .unwrap_or_else(|_| {
-                Err(TemplateError {
-                    kind: ErrorKind::Exec,
-                    file: name.into(),
-                    line: 0,
-                    column: 0,
-                    message: "the render panicked (an engine bug)".into(),
-                })
-            })
+            templates.insert(t.name.clone(), Arc::new(t));
+        }
+        let mut ctx = Ctx::new(&templates);
+        let vals = Value::from_values_json(values);
+        if let Value::Map(m) = &vals {
+            ctx.values_root = Some(m.clone());
+        }
+        let mut rel = Map::new();
+        rel.insert("Name".into(), Value::str("cilium"));
+        let mut top = Map::new();
+        top.insert("Values".into(), vals);
+        top.insert("Release".into(), Value::map(rel));
+        let mut out = String::new();
+        ctx.execute(name, &Value::map(top), &mut out)?;
+        Ok(out.replace("<no value>", ""))
+    };
+    super::stack::on_deep_stack(run).unwrap_or_else(|e| {
+        Err(TemplateError {
+            kind: match e {
+                super::stack::StackError::Spawn(_) => ErrorKind::Limit,
+                super::stack::StackError::Panicked => ErrorKind::Exec,
+            },
+            file: name.into(),
+            line: 0,
+            column: 0,
+            message: e.to_string(),
+        })
     })
 }
 

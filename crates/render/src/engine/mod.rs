@@ -36,6 +36,7 @@ pub mod lex;
 pub(crate) mod parse;
 pub(crate) mod read_back;
 pub(crate) mod semver;
+pub mod stack;
 pub(crate) mod value;
 
 pub use helm::{ChartTemplates, Manifest, RenderOptions};

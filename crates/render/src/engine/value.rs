@@ -15,6 +15,8 @@ use serde_json::Value as Json;
 
 use cilium_cmp_yaml::gofmt::go_g_float;
 
+use crate::chart::shared::SharedBytes;
+
 pub type Map = BTreeMap<String, Value>;
 
 #[derive(Clone, Debug)]
@@ -33,7 +35,7 @@ pub enum Value {
 #[derive(Debug)]
 pub enum Obj {
     /// `.Files` (Helm's `files` type, `pkg/engine/files.go`): path → content.
-    Files(Arc<BTreeMap<String, Arc<[u8]>>>),
+    Files(Arc<BTreeMap<String, SharedBytes>>),
     /// `.Capabilities.APIVersions` (`VersionSet`, whose method is `Has`).
     ApiVersions(Vec<String>),
     /// A `*semver.Version` of Masterminds semver v3, as Sprig's `semver` returns it.
