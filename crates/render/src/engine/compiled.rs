@@ -11,8 +11,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use serde_json::Value as Json;
-
 use super::helm::ChartTemplates;
 use super::parse::{Arg, Body, Branch, Cmd, Node, Num, Pipe, Tree, MAX_PARSE_NESTING};
 use crate::chart::archive::ChartFiles;
@@ -90,8 +88,9 @@ pub fn decode(section: &SharedBytes, chart: &ChartFiles) -> Option<ChartTemplate
     r.take(table)?;
     r.text = start..r.at;
     let name = r.str()?.to_string();
-    let meta: Json = serde_json::from_str(r.str()?).ok()?;
-    let default_values: Json = serde_json::from_str(r.str()?).ok()?;
+    // The project's data reader gives what serde_json would, in less time (`data_json`).
+    let meta = crate::data_json::parse(r.str()?)?;
+    let default_values = crate::data_json::parse(r.str()?)?;
     let mut order = Vec::new();
     for _ in 0..r.count()? {
         order.push(r.str()?.to_string());
