@@ -1,5 +1,8 @@
 //! The `cilium-cmp` command line: a thin front end over the library.
 
+// What needs unsafe code lives in the library, each use allowed where it is (`chart::shared`).
+#![forbid(unsafe_code)]
+
 // A render allocates tens of thousands of small, short-lived map nodes and strings; mimalloc
 // serves them in about 60% of the system allocator's time (see ARCHITECTURE.md,
 // "Dependencies, and why").

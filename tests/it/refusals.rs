@@ -40,6 +40,10 @@ const CASES: &[(&str, fn())] = &[
     ("chart.unlisted", unlisted_not_stored),
     ("input.too-large", values_file_too_large),
     ("input.file", verify_absent_file),
+    ("version.unknown", render_unknown_version),
+    ("argocd.parameter", unknown_plugin_parameter),
+    ("folder.lock-mismatch", generate_against_another_lock),
+    ("talos.inline-manifest", talos_inline_manifest_not_yaml),
 ];
 
 /// Kinds whose case is in diagnostics.rs (checked there, with their spans).
@@ -90,13 +94,9 @@ const NOT_PROVOKABLE: &[(&str, &str)] = &[
 
 /// Kinds that can be provoked but have no case yet (issue 28 left them for later).
 const NO_CASE_YET: &[&str] = &[
-    "talos.inline-manifest",
-    "folder.lock-mismatch",
-    "argocd.parameter",
     "chart.fetch",
     "chart.repository",
     "render.empty",
-    "version.unknown",
     "io",
     "error",
 ];
@@ -281,6 +281,21 @@ fn verify_unstamped() {
     refuse("verify.unstamped", &dir, &["verify", "render.yaml"], &[]);
 }
 
+fn talos_inline_manifest_not_yaml() {
+    let dir = with_app();
+    succeed(&dir, &["lock", "app"]);
+    dir.write(
+        "machine.yaml",
+        "version: v1alpha1\nmachine:\n  type: controlplane\ncluster:\n  inlineManifests:\n    - name: cilium\n      contents: \"a: [\\n\"\n",
+    );
+    refuse(
+        "talos.inline-manifest",
+        &dir,
+        &["talos-check", "machine.yaml", "app"],
+        &[],
+    );
+}
+
 fn talos_machine_config() {
     let dir = with_app();
     dir.write("machine.yaml", "a: [\n");
@@ -397,15 +412,49 @@ fn absent_listed_values_file() {
 }
 
 fn parameters_not_json() {
-    let dir = Scratch::new("refusal");
-    dir.write("cilium-cmp.yaml", "ciliumVersion: \"1.20.0\"\n");
-    dir.write("values.yaml", "{}\n");
+    let dir = plugin_folder();
     refuse(
         "argocd.environment",
         &dir,
         &["generate"],
         &[("ARGOCD_APP_PARAMETERS", "nope".into())],
     );
+}
+
+/// A folder the plugin renders from its working directory, as Argo CD runs it.
+fn plugin_folder() -> Scratch {
+    let dir = Scratch::new("refusal");
+    dir.write("cilium-cmp.yaml", "ciliumVersion: \"1.20.0\"\n");
+    dir.write("values.yaml", "{}\n");
+    dir
+}
+
+fn unknown_plugin_parameter() {
+    refuse(
+        "argocd.parameter",
+        &plugin_folder(),
+        &["generate"],
+        &[(
+            "ARGOCD_APP_PARAMETERS",
+            r#"[{"name":"nope","string":"x"}]"#.into(),
+        )],
+    );
+}
+
+fn generate_against_another_lock() {
+    let dir = plugin_folder();
+    dir.write(
+        "cilium-cmp.lock",
+        &format!("contentHash: sha256:{}\n", "0".repeat(64)),
+    );
+    refuse("folder.lock-mismatch", &dir, &["generate"], &[]);
+}
+
+fn render_unknown_version() {
+    let dir = Scratch::new("refusal");
+    dir.write("values.yaml", "{}\n");
+    let args = ["render", "--cilium-version", "1.2.3", "-f", "values.yaml"];
+    refuse("version.unknown", &dir, &args, &[]);
 }
 
 fn archive_not_gzip() {

@@ -52,6 +52,10 @@ pub fn diagnose(chain: &[&(dyn std::error::Error + 'static)], message: String) -
                     reason.clone(),
                 ),
             })
+        } else if e.is::<cilium_cmp_render::versions::UnknownVersion>() {
+            // The front end reads `--cilium-version` before any render, so the render's own
+            // `RenderError::Version` is not in the chain there.
+            Some(Diagnostic::error("version.unknown", message.clone()))
         } else if e.is::<cilium_cmp_render::chart::ChartError>() {
             Some(Diagnostic::error("chart.unreadable", message.clone()))
         } else if e.is::<cilium_cmp_render::chart::fetch::FetchError>() {
