@@ -44,6 +44,10 @@ const CASES: &[(&str, fn())] = &[
     ("argocd.parameter", unknown_plugin_parameter),
     ("folder.lock-mismatch", generate_against_another_lock),
     ("talos.inline-manifest", talos_inline_manifest_not_yaml),
+    ("chart.repository", fetch_from_ftp),
+    ("chart.fetch", fetch_from_closed_port),
+    ("output.file", render_over_read_only_file),
+    ("render.empty", render_of_a_chart_without_objects),
 ];
 
 /// Kinds whose case is in diagnostics.rs (checked there, with their spans).
@@ -93,13 +97,7 @@ const NOT_PROVOKABLE: &[(&str, &str)] = &[
 ];
 
 /// Kinds that can be provoked but have no case yet (issue 28 left them for later).
-const NO_CASE_YET: &[&str] = &[
-    "chart.fetch",
-    "chart.repository",
-    "render.empty",
-    "io",
-    "error",
-];
+const NO_CASE_YET: &[&str] = &["io", "error"];
 
 pub fn tests() -> Vec<harness::Trial> {
     let mut tests: Vec<harness::Test> = CASES
@@ -455,6 +453,70 @@ fn render_unknown_version() {
     dir.write("values.yaml", "{}\n");
     let args = ["render", "--cilium-version", "1.2.3", "-f", "values.yaml"];
     refuse("version.unknown", &dir, &args, &[]);
+}
+
+/// `chart fetch` of 1.20.0 into an empty folder from `repo`.
+fn fetch_refused(kind: &str, repo: &str) {
+    let dir = Scratch::new("refusal");
+    std::fs::create_dir_all(dir.0.join("charts")).unwrap();
+    let args = [
+        "chart", "fetch", "--dir", "charts", "--repo", repo, "1.20.0",
+    ];
+    refuse(kind, &dir, &args, &[]);
+    assert_eq!(std::fs::read_dir(dir.0.join("charts")).unwrap().count(), 0);
+}
+
+fn fetch_from_ftp() {
+    fetch_refused("chart.repository", "ftp://example.com/charts/");
+}
+
+/// Nothing listens on port 1 of this machine, so the connection is refused at once.
+fn fetch_from_closed_port() {
+    fetch_refused("chart.fetch", "http://127.0.0.1:1/");
+}
+
+/// The program's own refusal (the mode), so it holds when the tests run as root too.
+fn render_over_read_only_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new("refusal");
+    dir.write("values.yaml", "{}\n");
+    let out = dir.write("out.yaml", "kept\n");
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let args = [
+        "render",
+        "--cilium-version",
+        "1.20.0",
+        "-f",
+        "values.yaml",
+        "-o",
+        "out.yaml",
+    ];
+    refuse("output.file", &dir, &args, &[]);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "kept\n");
+}
+
+/// The official charts always render objects, so this is a chart of the test's own, of a release
+/// no binary lists (a listed one would be checked against its pin): one template, printing none.
+fn render_of_a_chart_without_objects() {
+    let dir = Scratch::new("refusal");
+    dir.write(
+        "chart/Chart.yaml",
+        "apiVersion: v2\nname: cilium\nversion: 9.0.0\n",
+    );
+    dir.write("chart/values.yaml", "{}\n");
+    dir.write("chart/values.schema.json", "{\"type\": \"object\"}\n");
+    dir.write("chart/templates/nothing.yaml", "# no object\n");
+    dir.write("values.yaml", "{}\n");
+    let args = [
+        "render",
+        "--cilium-version",
+        "9.0.0",
+        "--chart-archive",
+        "chart",
+        "-f",
+        "values.yaml",
+    ];
+    refuse("render.empty", &dir, &args, &[]);
 }
 
 fn archive_not_gzip() {

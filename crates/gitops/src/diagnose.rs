@@ -56,10 +56,21 @@ pub fn diagnose(chain: &[&(dyn std::error::Error + 'static)], message: String) -
             // The front end reads `--cilium-version` before any render, so the render's own
             // `RenderError::Version` is not in the chain there.
             Some(Diagnostic::error("version.unknown", message.clone()))
+        } else if e.is::<cilium_cmp_render::replace_file::ReplaceError>() {
+            Some(Diagnostic::error("output.file", message.clone()))
         } else if e.is::<cilium_cmp_render::chart::ChartError>() {
             Some(Diagnostic::error("chart.unreadable", message.clone()))
-        } else if e.is::<cilium_cmp_render::chart::fetch::FetchError>() {
-            Some(Diagnostic::error("chart.fetch", message.clone()))
+        } else if let Some(f) = e.downcast_ref::<cilium_cmp_render::chart::fetch::FetchError>() {
+            use cilium_cmp_render::chart::fetch::FetchError as F;
+            // The same refusals as a render's download gives them (ObtainError above).
+            Some(Diagnostic::error(
+                match f {
+                    F::Version(_) => "version.unknown",
+                    F::Repo { .. } => "chart.repository",
+                    _ => "chart.fetch",
+                },
+                message.clone(),
+            ))
         } else {
             None
         };
@@ -244,7 +255,7 @@ pub fn of_generate(e: &GenerateError, message: &str) -> Diagnostic {
         GenerateError::Chart(_) => d("chart.unreadable"),
         GenerateError::TooManyValuesFiles { .. } => d("input.too-large"),
         GenerateError::LockMismatch { .. } => d("folder.lock-mismatch"),
-        GenerateError::Write { .. } => d("io"),
+        GenerateError::Write { .. } => d("output.file"),
     }
 }
 
