@@ -347,14 +347,40 @@ fn imported_folders_render_what_helm_renders_for_the_original_application() {
     );
 }
 
-fn refused(o: &Output, needles: &[&str]) {
+/// `import-application` of `app` into `to` with `extra`, refused with a diagnostic of `kind`
+/// whose message names every one of `needles`; nothing is written there.
+fn refused_to(
+    dir: &Path,
+    app: &str,
+    to: &str,
+    extra: &[&str],
+    kind: &str,
+    needles: &[&str],
+) -> serde_json::Value {
+    let extra = [extra, &["--error-format", "json"]].concat();
+    let o = import_to(dir, app, to, &extra);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "accepted; stderr: {err}");
+    assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(o.stdout.is_empty(), "stdout not empty on error");
-    assert!(!err.contains("panicked"), "{err}");
+    let d: serde_json::Value = serde_json::from_str(err.trim_end().lines().last().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("not one JSON diagnostic ({e}): {err}"));
+    assert_eq!(d["kind"], kind, "{err}");
+    let message = d["message"].as_str().unwrap_or_default();
     for n in needles {
-        assert!(err.contains(n), "stderr lacks {n:?}: {err}");
+        assert!(message.contains(n), "the message lacks {n:?}: {err}");
     }
+    d
+}
+
+/// `refused_to` into the folder `import` writes.
+fn refused(
+    dir: &Path,
+    app: &str,
+    extra: &[&str],
+    kind: &str,
+    needles: &[&str],
+) -> serde_json::Value {
+    refused_to(dir, app, "clusters/prod/cilium", extra, kind, needles)
 }
 
 fn with_revision(rev: &str) -> String {
@@ -364,14 +390,34 @@ fn with_revision(rev: &str) -> String {
 fn bad_applications_are_refused_with_what_to_do() {
     let s = Scratch::new("import-errors");
     refused(
-        &import(
-            &s.0,
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
-            &[],
-        ),
+        &s.0,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+        &[],
+        "application.refused",
         &["not an Argo CD Application"],
     );
-    refused(&import(&s.0, "a: [\n", &[]), &["app.yaml:2:1: "]);
+    let d = refused(
+        &s.0,
+        "a: [\n",
+        &[],
+        "application.syntax",
+        &["app.yaml:2:1: "],
+    );
+    let span = &d["spans"][0];
+    assert_eq!(
+        (&span["file"], &span["line"], &span["column"]),
+        (&"app.yaml".into(), &2.into(), &1.into()),
+        "{d}"
+    );
+    // The entry that makes it another kind of object is shown.
+    let d = refused(
+        &s.0,
+        "apiVersion: v1\nkind: ConfigMap\n",
+        &[],
+        "application.refused",
+        &["not an Argo CD Application"],
+    );
+    assert_eq!(d["spans"][0]["text"], "kind: ConfigMap", "{d}");
     let other_chart = application(&CASES[0])
         .replace("chart: cilium", "chart: ingress-nginx")
         .replace(
@@ -379,17 +425,26 @@ fn bad_applications_are_refused_with_what_to_do() {
             "https://kubernetes.github.io/ingress-nginx",
         );
     refused(
-        &import(&s.0, &other_chart, &[]),
+        &s.0,
+        &other_chart,
+        &[],
+        "application.refused",
         &["ingress-nginx", "Cilium's chart"],
     );
     for range in ["1.19.x", "'>=1.19'", "'~1.20.0'", "'1.20'"] {
         refused(
-            &import(&s.0, &with_revision(range), &[]),
+            &s.0,
+            &with_revision(range),
+            &[],
+            "application.refused",
             &["version range", "exact version"],
         );
     }
     refused(
-        &import(&s.0, &with_revision("1.17.0"), &[]),
+        &s.0,
+        &with_revision("1.17.0"),
+        &[],
+        "application.refused",
         &[
             "older than 1.18.0, the oldest release cilium-cmp renders",
             "upgrade this Application with Helm first",
@@ -397,7 +452,10 @@ fn bad_applications_are_refused_with_what_to_do() {
         ],
     );
     refused(
-        &import(&s.0, &with_revision("1.20"), &[]),
+        &s.0,
+        &with_revision("1.20"),
+        &[],
+        "application.refused",
         &["not a string", "quoted"],
     );
     // A file of the ref source without a checkout of it; then with one that lacks the file.
@@ -405,10 +463,19 @@ fn bad_applications_are_refused_with_what_to_do() {
         "ignoreMissingValueFiles: true",
         "ignoreMissingValueFiles: false",
     );
-    refused(&import(&s.0, &multi, &[]), &["--values-root", "values"]);
+    refused(
+        &s.0,
+        &multi,
+        &[],
+        "application.values",
+        &["--values-root", "values"],
+    );
     std::fs::create_dir_all(s.0.join("cfg")).unwrap();
     refused(
-        &import(&s.0, &multi, &["--values-root", "cfg"]),
+        &s.0,
+        &multi,
+        &["--values-root", "cfg"],
+        "application.values",
         &["valueFiles[0]", "does not exist"],
     );
     // A values file inside the chart package cannot be read.
@@ -417,13 +484,22 @@ fn bad_applications_are_refused_with_what_to_do() {
         "releaseName: cilium\n      valueFiles: [values-prod.yaml]\n",
     );
     refused(
-        &import(&s.0, &in_chart, &[]),
+        &s.0,
+        &in_chart,
+        &[],
+        "application.values",
         &["values-prod.yaml", "chart package"],
     );
     let no_ns = application(&CASES[0]).replace("    namespace: kube-system\n", "");
-    refused(&import(&s.0, &no_ns, &[]), &["destination.namespace"]);
+    refused(
+        &s.0,
+        &no_ns,
+        &[],
+        "application.refused",
+        &["destination.namespace"],
+    );
     let typo = application(&CASES[0]).replace("releaseName:", "releaseNme:");
-    refused(&import(&s.0, &typo, &[]), &["releaseNme"]);
+    refused(&s.0, &typo, &[], "application.refused", &["releaseNme"]);
     // A folder that exists already is never overwritten.
     let first = import(&s.0, &application(&CASES[0]), &[]);
     assert!(
@@ -432,13 +508,22 @@ fn bad_applications_are_refused_with_what_to_do() {
         String::from_utf8_lossy(&first.stderr)
     );
     refused(
-        &import(&s.0, &application(&CASES[0]), &[]),
+        &s.0,
+        &application(&CASES[0]),
+        &[],
+        "usage.exists",
         &["exists already"],
     );
     // A folder that would not render is not written (Helm would mint random keys here).
     let random = application(&CASES[0]).replace("method: cronJob", "method: helm");
-    let o = import_to(&s.0, &random, "clusters/other", &[]);
-    refused(&o, &["nothing was written", "helm"]);
+    refused_to(
+        &s.0,
+        &random,
+        "clusters/other",
+        &[],
+        "values.nondeterministic",
+        &["nothing was written", "helm"],
+    );
     assert!(!s.0.join("clusters/other").exists());
 }
 

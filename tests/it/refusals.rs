@@ -48,6 +48,9 @@ const CASES: &[(&str, fn())] = &[
     ("chart.fetch", fetch_from_closed_port),
     ("output.file", render_over_read_only_file),
     ("render.empty", render_of_a_chart_without_objects),
+    ("application.syntax", import_not_yaml),
+    ("application.refused", import_a_config_map),
+    ("application.values", import_values_of_the_chart_package),
 ];
 
 /// Kinds whose case is in diagnostics.rs (checked there, with their spans).
@@ -193,10 +196,17 @@ fn usage_exists() {
 
 /// `import-application` of a minimal Application into `to`, below `dir`.
 fn import_application_refused(kind: &str, dir: Scratch, to: &str) {
-    dir.write(
-        "app.yaml",
+    import_refused(
+        kind,
+        dir,
+        to,
         "apiVersion: argoproj.io/v1alpha1\nkind: Application\n",
     );
+}
+
+/// `import-application` of the Application `app` into `to`, below `dir`.
+fn import_refused(kind: &str, dir: Scratch, to: &str, app: &str) {
+    dir.write("app.yaml", app);
     let args = [
         "import-application",
         "--to",
@@ -206,6 +216,41 @@ fn import_application_refused(kind: &str, dir: Scratch, to: &str) {
         "app.yaml",
     ];
     refuse(kind, &dir, &args, &[]);
+}
+
+fn import_not_yaml() {
+    import_refused(
+        "application.syntax",
+        Scratch::new("refusal"),
+        "app",
+        "a: [\n",
+    );
+}
+
+fn import_a_config_map() {
+    let app = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cilium\n";
+    import_refused("application.refused", Scratch::new("refusal"), "app", app);
+}
+
+/// A values file of the chart package itself, which only Helm's download has.
+fn import_values_of_the_chart_package() {
+    let app = "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: cilium
+  namespace: argocd
+spec:
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: kube-system
+  source:
+    repoURL: https://helm.cilium.io/
+    chart: cilium
+    targetRevision: \"1.20.0\"
+    helm:
+      valueFiles: [values-prod.yaml]
+";
+    import_refused("application.values", Scratch::new("refusal"), "app", app);
 }
 
 fn usage_environment() {

@@ -56,6 +56,14 @@ pub fn diagnose(chain: &[&(dyn std::error::Error + 'static)], message: String) -
             // The front end reads `--cilium-version` before any render, so the render's own
             // `RenderError::Version` is not in the chain there.
             Some(Diagnostic::error("version.unknown", message.clone()))
+        } else if let Some(i) = e.downcast_ref::<crate::import_application::ImportError>() {
+            use crate::import_application::ImportKind as K;
+            let (kind, label) = match i.kind {
+                K::Syntax => ("application.syntax", "the YAML reader stopped here"),
+                K::Application => ("application.refused", "this entry"),
+                K::Values => ("application.values", "this entry"),
+            };
+            Some(Diagnostic::error(kind, message.clone()).at(i.span.as_deref().cloned(), label))
         } else if e.is::<cilium_cmp_render::replace_file::ReplaceError>() {
             Some(Diagnostic::error("output.file", message.clone()))
         } else if e.is::<cilium_cmp_render::chart::ChartError>() {

@@ -70,12 +70,26 @@ pub struct Imported {
 #[derive(Debug, thiserror::Error)]
 #[error("{app}: {message}")]
 pub struct ImportError {
+    /// Which part of the input is refused.
+    pub kind: ImportKind,
     /// The Application's name for errors.
     pub app: String,
     /// What is wrong, and what would do.
     pub message: String,
     /// Where in the Application's file, when the refusal is about a place in it.
     pub span: Option<Box<cilium_cmp_yaml::diagnostic::Span>>,
+}
+
+/// The part of an import that is refused, for the diagnostic's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportKind {
+    /// The Application's file is not YAML.
+    Syntax,
+    /// The Application is not one the plugin can take over: another kind or chart, a version
+    /// range or an older release, a field Argo CD does not know, a namespace that differs.
+    Application,
+    /// A values file, values text or file parameter it names cannot be read or used.
+    Values,
 }
 
 /// The `spec.source.helm` fields Argo CD knows; an unknown one is a typo or a newer Argo CD, and
@@ -113,11 +127,17 @@ const SERVER_METADATA: &[&str] = &[
 /// names, as Argo CD's Helm rendered it.
 pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
     let fail = |message: String| ImportError {
+        kind: ImportKind::Application,
         app: req.app_shown.clone(),
         message,
         span: None,
     };
+    let fail_values = |message: String| ImportError {
+        kind: ImportKind::Values,
+        ..fail(message)
+    };
     let app = cilium_cmp_yaml::yaml::parse_value(&req.app_text).map_err(|e| ImportError {
+        kind: ImportKind::Syntax,
         app: e.position_in(&req.app_shown),
         message: e.message().to_string(),
         span: Some(Box::new(e.span_in(&req.app_shown, &req.app_text))),
@@ -260,13 +280,14 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
         let field = format!("spec.source.helm.valueFiles[{i}]");
         match read_ref_file(req, &refs, entry, &field) {
             Ok((shown, text)) => {
-                layers.push(Layer::from_yaml(&shown, &text).map_err(|e| fail(e.to_string()))?);
+                layers
+                    .push(Layer::from_yaml(&shown, &text).map_err(|e| fail_values(e.to_string()))?);
                 texts.push((shown, text));
             }
             Err(Missing::File(why)) if ignore_missing => warnings.push(format!(
                 "{field} is skipped (ignoreMissingValueFiles): {why}"
             )),
-            Err(Missing::File(why)) | Err(Missing::Other(why)) => return Err(fail(why)),
+            Err(Missing::File(why)) | Err(Missing::Other(why)) => return Err(fail_values(why)),
         }
     }
     match (helm.get("valuesObject"), helm.get("values")) {
@@ -275,13 +296,13 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
             let text = cilium_cmp_yaml::yaml::write::to_string(obj);
             layers.push(
                 Layer::from_yaml("spec.source.helm.valuesObject", &text)
-                    .map_err(|e| fail(e.to_string()))?,
+                    .map_err(|e| fail_values(e.to_string()))?,
             );
         }
         (Some(Value::Null) | None, Some(Value::String(text))) if !text.trim().is_empty() => {
             layers.push(
                 Layer::from_yaml("spec.source.helm.values", text)
-                    .map_err(|e| fail(e.to_string()))?,
+                    .map_err(|e| fail_values(e.to_string()))?,
             );
             texts.push(("spec.source.helm.values".into(), text.clone()));
         }
@@ -332,7 +353,7 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
         let path = p["path"].as_str().unwrap_or("");
         let (_, text) =
             read_ref_file(req, &refs, path, &format!("{field}.path")).map_err(|m| match m {
-                Missing::File(w) | Missing::Other(w) => fail(w),
+                Missing::File(w) | Missing::Other(w) => fail_values(w),
             })?;
         // The file's content goes in under a key of its own; `--set-file` reads it from there.
         let key = format!("#{i}");
@@ -340,7 +361,9 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
         set.files.insert(key, text);
     }
     if !set.is_empty() {
-        layers.push(Layer::from_set_args_over(&set, &layers).map_err(|e| fail(e.to_string()))?);
+        layers.push(
+            Layer::from_set_args_over(&set, &layers).map_err(|e| fail_values(e.to_string()))?,
+        );
     }
     let bytes: usize = req.app_text.len() + set.byte_len();
     if bytes > limits::MAX_TOTAL_BYTES {
