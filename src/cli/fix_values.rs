@@ -1,6 +1,7 @@
 //! `fix-values`: reads the files, runs the library's fix, reports on stderr, prints patches on
 //! stdout, writes the edited files (each replaced whole), and sets the exit status.
 
+use anyhow::Context;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -113,8 +114,8 @@ pub fn run(a: &FixValuesArgs) -> anyhow::Result<ExitCode> {
         // Every file that is to change is checked before the first is written: a link or a
         // read-only file among them leaves all of them as they were.
         for (path, _, _) in &edited {
-            cli_io::check_writable(path, force)
-                .map_err(|e| anyhow::anyhow!("{e:#}; no file was written"))?;
+            // The refusal stays in the chain, so its kind is the one a single write gives.
+            cli_io::check_writable(path, force).context("no file was written")?;
         }
         for (path, name, text) in edited {
             cli_io::write_file(path, text, force)?;

@@ -61,8 +61,12 @@ pub fn base_inputs(
     inputs.set_args.string = set.set_string.clone();
     inputs.set_args.file = set.set_file.clone();
     for expr in &set.set_file {
-        let names = setexpr::file_names(expr).map_err(|m| {
-            anyhow::anyhow!("--set-file {}: {m}", cilium_cmp_yaml::limits::quoted(expr))
+        // The error `--set` gives for the same mistake, with its place in the flag.
+        let names = setexpr::file_names(expr).map_err(|message| {
+            cilium_cmp_render::values::ValuesError::Set {
+                expr: format!("--set-file {}", cilium_cmp_yaml::limits::quoted(expr)),
+                message,
+            }
         })?;
         for name in names {
             if inputs.set_args.files.contains_key(&name) {
