@@ -153,9 +153,9 @@ fn flag_form(a: &DiffArgs) -> anyhow::Result<Section> {
         }
     };
     let old = repo::render_inputs(&old_inputs, &label(old_values, old_set), false)
-        .map_err(|e| DiffError::Render(format!("the old render ({from}): {e}")))?;
+        .map_err(|e| anyhow::Error::new(e).context(format!("the old render ({from})")))?;
     let new = repo::render_inputs(&new_inputs, &label(&a.values, &a.set), upgrade)
-        .map_err(|e| DiffError::Render(format!("the new render ({to}): {e}")))?;
+        .map_err(|e| anyhow::Error::new(e).context(format!("the new render ({to})")))?;
     let values = if upgrade {
         Some(cilium_cmp_render::render::resolve_values(
             &new_inputs,

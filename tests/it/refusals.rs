@@ -51,6 +51,11 @@ const CASES: &[(&str, fn())] = &[
     ("application.syntax", import_not_yaml),
     ("application.refused", import_a_config_map),
     ("application.values", import_values_of_the_chart_package),
+    ("live.syntax", adopt_live_not_yaml),
+    ("live.dump", adopt_live_not_objects),
+    ("diff.same-inputs", diff_of_the_same_inputs),
+    ("diff.base", diff_of_a_folder_on_neither_side),
+    ("git.failed", diff_against_no_such_revision),
 ];
 
 /// Kinds whose case is in diagnostics.rs (checked there, with their spans).
@@ -92,6 +97,10 @@ const NOT_PROVOKABLE: &[(&str, &str)] = &[
     (
         "engine.limit",
         "the engine's bounds are far above what the official chart archives need",
+    ),
+    (
+        "diff.compare",
+        "both sides of a `diff` are the chart's renders, which are always objects",
     ),
     (
         "output.stamp",
@@ -251,6 +260,86 @@ spec:
       valueFiles: [values-prod.yaml]
 ";
     import_refused("application.values", Scratch::new("refusal"), "app", app);
+}
+
+/// `adopt-check` of the defaults against the dump `live`.
+fn adopt_refused(kind: &str, live: &str) {
+    let dir = Scratch::new("refusal");
+    dir.write("values.yaml", "{}\n");
+    dir.write("live.yaml", live);
+    let args = [
+        "adopt-check",
+        "--cilium-version",
+        "1.20.0",
+        "-f",
+        "values.yaml",
+        "--live",
+        "live.yaml",
+    ];
+    refuse(kind, &dir, &args, &[]);
+}
+
+fn adopt_live_not_yaml() {
+    adopt_refused("live.syntax", "a: [\n");
+}
+
+fn adopt_live_not_objects() {
+    adopt_refused("live.dump", "kind: DaemonSet\n");
+}
+
+fn diff_of_the_same_inputs() {
+    let dir = Scratch::new("refusal");
+    dir.write("values.yaml", "{}\n");
+    let args = ["diff", "--cilium-version", "1.20.0", "-f", "values.yaml"];
+    refuse("diff.same-inputs", &dir, &args, &[]);
+}
+
+/// A scratch folder that is a git work tree with one commit (of `values.yaml`), and git's
+/// environment for it: no user or system configuration.
+fn committed() -> (Scratch, Vec<(&'static str, OsString)>) {
+    let dir = Scratch::new("refusal");
+    dir.write("values.yaml", "{}\n");
+    let env: Vec<(&str, OsString)> = vec![
+        ("GIT_CONFIG_GLOBAL", "/dev/null".into()),
+        ("GIT_CONFIG_NOSYSTEM", "1".into()),
+    ];
+    for args in [
+        &["init", "-q", "."][..],
+        &["add", "."],
+        &[
+            "-c",
+            "user.email=test@example.com",
+            "-c",
+            "user.name=test",
+            "commit",
+            "-qm",
+            "values",
+        ],
+    ] {
+        let o = Command::new("git")
+            .current_dir(&dir.0)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    (dir, env)
+}
+
+fn diff_of_a_folder_on_neither_side() {
+    let (dir, env) = committed();
+    refuse("diff.base", &dir, &["diff", "--base", "HEAD", "app"], &env);
+}
+
+fn diff_against_no_such_revision() {
+    let (dir, env) = committed();
+    refuse(
+        "git.failed",
+        &dir,
+        &["diff", "--base", "no-such-revision"],
+        &env,
+    );
 }
 
 fn usage_environment() {

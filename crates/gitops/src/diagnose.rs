@@ -56,6 +56,31 @@ pub fn diagnose(chain: &[&(dyn std::error::Error + 'static)], message: String) -
             // The front end reads `--cilium-version` before any render, so the render's own
             // `RenderError::Version` is not in the chain there.
             Some(Diagnostic::error("version.unknown", message.clone()))
+        } else if let Some(a) = e.downcast_ref::<crate::adopt::AdoptError>() {
+            use crate::adopt::AdoptError as A;
+            Some(match a {
+                A::LiveSyntax { span, .. } => Diagnostic::error("live.syntax", message.clone())
+                    .at(Some(span.as_ref().clone()), "the YAML reader stopped here"),
+                A::Live { .. } => Diagnostic::error("live.dump", message.clone()),
+            })
+        } else if let Some(s) = e.downcast_ref::<crate::diff::error::SideError>() {
+            use crate::diff::error::SideError as S;
+            Some(match s {
+                S::Render(r) => of_render(r, &message),
+                S::TooLarge(_) => Diagnostic::error("input.too-large", message.clone()),
+            })
+        } else if let Some(d) = e.downcast_ref::<crate::diff::error::DiffError>() {
+            use crate::diff::error::DiffError as D;
+            Some(Diagnostic::error(
+                match d {
+                    D::SameInputs(_) => "diff.same-inputs",
+                    D::Base(_) => "diff.base",
+                    D::Compare(_) => "diff.compare",
+                },
+                message.clone(),
+            ))
+        } else if e.is::<crate::git_rev::GitError>() {
+            Some(Diagnostic::error("git.failed", message.clone()))
         } else if let Some(i) = e.downcast_ref::<crate::import_application::ImportError>() {
             use crate::import_application::ImportKind as K;
             let (kind, label) = match i.kind {

@@ -233,7 +233,7 @@ fn plan_at(
 
 /// Renders a planned folder.
 fn render(p: &Planned, label: &str, upgrade: bool) -> Result<Side, String> {
-    render_inputs(&p.generation.inputs, label, upgrade)
+    render_inputs(&p.generation.inputs, label, upgrade).map_err(|e| e.to_string())
 }
 
 /// Renders inputs as one side of a diff. `upgrade`: the other side runs another release, so
@@ -243,8 +243,8 @@ pub fn render_inputs(
     inputs: &cilium_cmp_render::render::Inputs,
     label: &str,
     upgrade: bool,
-) -> Result<Side, String> {
-    let version = cilium_cmp_render::render::release_of(inputs).map_err(|e| e.to_string())?;
+) -> Result<Side, super::error::SideError> {
+    let version = cilium_cmp_render::render::release_of(inputs)?;
     let renamed_only = |report: &cilium_cmp_render::known_keys::Report| {
         report.values.iter().all(|u| {
             u.is_other_release()
@@ -260,13 +260,14 @@ pub fn render_inputs(
         Err(RenderError::UnknownValues { report, .. }) if upgrade && renamed_only(&report) => {
             let mut allowing = inputs.clone();
             allowing.allow_unknown_keys = true;
-            render_stream(&allowing, Keep::Objects).map_err(|e| e.to_string())?
+            render_stream(&allowing, Keep::Objects)?
         }
-        other => other.map_err(|e| e.to_string())?,
+        other => other?,
     };
     // The comparison is bounded as it is for a stream read back (`bounds::scan`), and a side
     // past the bounds is refused before the other side is rendered.
-    crate::adopt::bounds::check_trees(&stream.objects)?;
+    crate::adopt::bounds::check_trees(&stream.objects)
+        .map_err(super::error::SideError::TooLarge)?;
     Ok(Side {
         label: label.to_string(),
         version,
