@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use cilium_cmp_gitops::fleet;
+use cilium_cmp_gitops::refusal::UsageError;
 use cilium_cmp_render::versions::Release;
 
 use super::args::FleetCheckArgs;
@@ -30,18 +31,24 @@ pub fn run(a: &FleetCheckArgs) -> anyhow::Result<ExitCode> {
     if !a.folders.is_empty() {
         let mut wanted = Vec::new();
         for dir in &a.folders {
-            let real = dir
-                .canonicalize()
-                .with_context(|| format!("cannot open the application folder {}", dir.display()))?;
+            // A folder argument that names no member is the user's slip (usage.folder), as
+            // the other commands' folder arguments are.
+            let real = dir.canonicalize().map_err(|e| {
+                UsageError::Folder(format!(
+                    "cannot open the application folder {}: {}",
+                    dir.display(),
+                    cilium_cmp_yaml::limits::io_reason(&e)
+                ))
+            })?;
             let i = members
                 .iter()
                 .position(|m| root.join(&m.folder).canonicalize().ok().as_ref() == Some(&real))
-                .with_context(|| {
-                    format!(
+                .ok_or_else(|| {
+                    UsageError::Folder(format!(
                         "{} is not an application folder (holding cilium-cmp.yaml) under the repository root {}",
                         dir.display(),
                         root.display()
-                    )
+                    ))
                 })?;
             wanted.push(members[i].folder.clone());
         }

@@ -185,7 +185,14 @@ pub fn schema_release(
     chart_archive: Option<&Path>,
 ) -> anyhow::Result<cilium_cmp_render::versions::CiliumVersion> {
     match requested {
-        Release::Known(v) => Ok(*v),
+        Release::Known(v) => {
+            // The schema of a listed release is compiled in, so the archive adds nothing; one
+            // named that cannot be read, or of another release, is still a mistake to report.
+            if let Some(path) = chart_archive {
+                open_chart_archive(path, &v.to_string())?.check_version(&v.to_string())?;
+            }
+            Ok(*v)
+        }
         Release::FromArchive(name) => {
             let name = name.to_string();
             let (version, chart) = match chart_archive {

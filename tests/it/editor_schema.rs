@@ -134,15 +134,33 @@ fn the_schema_command_prints_a_draft_07_schema() {
         printed["$schema"],
         json!("http://json-schema.org/draft-07/schema#")
     );
-    let bad = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
-        .args(["schema", "--cilium-version", "1.17.0"])
-        .env_clear()
-        .output()
-        .unwrap();
-    assert!(!bad.status.success() && bad.stdout.is_empty());
-    assert!(
-        String::from_utf8_lossy(&bad.stderr).contains("is not a Cilium release cilium-cmp renders")
-    );
+    // A release it does not render; an archive named that cannot be read (a listed release's
+    // schema is compiled in, but a path given is still checked).
+    for (args, kind) in [
+        (&["--cilium-version", "1.17.0"][..], "version.unknown"),
+        (
+            &[
+                "--cilium-version",
+                "1.20.0",
+                "--chart-archive",
+                "/nonexistent/cilium-1.20.0.tgz",
+            ],
+            "chart.unreadable",
+        ),
+    ] {
+        let bad = Command::new(env!("CARGO_BIN_EXE_cilium-cmp"))
+            .arg("schema")
+            .args(args)
+            .args(["--error-format", "json"])
+            .env_clear()
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert_eq!(bad.status.code(), Some(1), "{err}");
+        assert!(bad.stdout.is_empty(), "{err}");
+        let d: Value = serde_json::from_str(err.trim_end()).expect("one JSON diagnostic");
+        assert_eq!(d["kind"], kind, "{err}");
+    }
 }
 
 /// Every release's schema passes the metaschema; a typo is refused and its fix accepted.

@@ -63,6 +63,13 @@ pub fn diagnose(chain: &[&(dyn std::error::Error + 'static)], message: String) -
                     .at(Some(span.as_ref().clone()), "the YAML reader stopped here"),
                 A::Live { .. } => Diagnostic::error("live.dump", message.clone()),
             })
+        } else if let Some(f) = e.downcast_ref::<crate::fix_values::FixError>() {
+            use crate::fix_values::FixError as F;
+            Some(match f {
+                F::Render(r) => of_render(r, &message),
+                F::RenderChanged(_) => Diagnostic::error("fix.render-changed", message.clone()),
+                F::Refused(_) => Diagnostic::error("fix.refused", message.clone()),
+            })
         } else if let Some(s) = e.downcast_ref::<crate::diff::error::SideError>() {
             use crate::diff::error::SideError as S;
             Some(match s {
