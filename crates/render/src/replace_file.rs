@@ -123,8 +123,20 @@ fn replace_checked(
         .file_name()
         .ok_or_else(|| ReplaceError::Refused("it does not name a file".into()))?;
     let before = examine(path, force)?;
-    // Dropped on any error below, the temporary file is removed (`NamedTempFile`'s drop).
-    let mut tmp = exclusive_temp(dir, name.as_bytes(), before.keep.is_some())?;
+    // Dropped on any error below, the temporary file is removed (`NamedTempFile`'s drop). Its
+    // error names the temporary file, a random name the user never asked for: the folder is
+    // what the message names instead.
+    let mut tmp = exclusive_temp(dir, name.as_bytes(), before.keep.is_some()).map_err(|e| {
+        let reason = match e.kind() {
+            std::io::ErrorKind::NotFound => "does not exist".to_string(),
+            std::io::ErrorKind::NotADirectory => "is not a folder".to_string(),
+            _ => format!(
+                "cannot hold a new file ({})",
+                cilium_cmp_yaml::limits::io_reason(&e)
+            ),
+        };
+        ReplaceError::Refused(format!("its folder {} {reason}", dir.display()))
+    })?;
     if let Some(keep) = &before.keep {
         keep_owner_and_mode(tmp.as_file(), keep)?;
     }
@@ -179,6 +191,11 @@ fn examine(path: &Path, force: Force) -> Result<Target, ReplaceError> {
                 identity: None,
                 keep: None,
             })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            return Err(ReplaceError::Refused(
+                "a folder of its path is a file, not a folder".into(),
+            ))
         }
         Err(e) => return Err(e.into()),
     };
@@ -401,8 +418,18 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&taken).unwrap(), "theirs");
         std::fs::remove_file(&taken).unwrap();
         assert_eq!(d.names(), ["out.yaml"], "only the target remains");
-        // Into a folder that does not exist: an error, nothing written.
-        assert!(replace(&d.0.join("missing/out.yaml"), b"x", Force::No).is_err());
+        // Into a folder that does not exist, or below a file: refused, naming the folder and
+        // not the temporary file's random name.
+        let missing = d.0.join("missing");
+        assert_eq!(
+            refusal(replace(&missing.join("out.yaml"), b"x", Force::No)),
+            format!("its folder {} does not exist", missing.display())
+        );
+        assert_eq!(
+            refusal(replace(&target.join("out.yaml"), b"x", Force::No)),
+            "a folder of its path is a file, not a folder"
+        );
+        assert_eq!(d.names(), ["out.yaml"], "nothing written");
     }
 
     #[test]
