@@ -56,6 +56,7 @@ const CASES: &[(&str, fn())] = &[
     ("diff.same-inputs", diff_of_the_same_inputs),
     ("diff.base", diff_of_a_folder_on_neither_side),
     ("git.failed", diff_against_no_such_revision),
+    ("fix.refused", fix_values_of_an_umbrella_chart),
 ];
 
 /// Kinds whose case is in diagnostics.rs (checked there, with their spans).
@@ -112,8 +113,9 @@ const NOT_PROVOKABLE: &[(&str, &str)] = &[
     ),
 ];
 
-/// Kinds that can be provoked but have no case yet (issue 28 left them for later).
-const NO_CASE_YET: &[&str] = &["fix.refused", "io", "error"];
+/// The fallbacks, for an error no kind above names: every refusal found to reach one gets a kind
+/// of its own (and a case here) instead, so none has a case.
+const NO_CASE_YET: &[&str] = &["io", "error"];
 
 pub fn tests() -> Vec<harness::Trial> {
     let mut tests: Vec<harness::Test> = CASES
@@ -344,6 +346,17 @@ fn diff_against_no_such_revision() {
         &["diff", "--base", "no-such-revision"],
         &env,
     );
+}
+
+/// Values nested under `cilium:`, as an umbrella chart takes them: moving them is the user's
+/// call, so the file is left as it was, with no patch.
+fn fix_values_of_an_umbrella_chart() {
+    let dir = Scratch::new("refusal");
+    let text = "cilium:\n  debug:\n    enabled: true\n";
+    let file = dir.write("values.yaml", text);
+    let args = ["fix-values", "--cilium-version", "1.20.0", "values.yaml"];
+    refuse("fix.refused", &dir, &args, &[]);
+    assert_eq!(std::fs::read_to_string(file).unwrap(), text);
 }
 
 fn usage_environment() {
