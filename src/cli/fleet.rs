@@ -14,10 +14,7 @@ use super::io::write_stdout;
 /// Reads every folder of the repository, prints the report of the meshes asked for; exits 3
 /// when there are findings.
 pub fn run(a: &FleetCheckArgs) -> anyhow::Result<ExitCode> {
-    let given = super::inputs::repository_root(a.repo_root.as_deref());
-    let root = given
-        .canonicalize()
-        .with_context(|| format!("cannot open the repository root {}", given.display()))?;
+    let root = super::inputs::real_repository_root(a.repo_root.as_deref())?;
     // The folders are read with the releases this binary lists.
     let version = match &a.cilium_version {
         Some(Release::FromArchive(name)) => Err(cilium_cmp_render::versions::UnknownVersion {

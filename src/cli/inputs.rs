@@ -264,6 +264,25 @@ pub fn chart_folder(path: &Path) -> PathBuf {
     }
 }
 
+/// `repository_root`, resolved: a `--repo-root` that names no folder is the user's slip
+/// (usage.folder), not a failure of the system.
+pub fn real_repository_root(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let given = repository_root(flag);
+    let refuse = |why: String| {
+        cilium_cmp_gitops::refusal::UsageError::Folder(format!(
+            "cannot open the repository root {}: {why}",
+            given.display()
+        ))
+    };
+    let real = given
+        .canonicalize()
+        .map_err(|e| refuse(cilium_cmp_yaml::limits::io_reason(&e)))?;
+    if !real.is_dir() {
+        return Err(refuse("not a folder".into()).into());
+    }
+    Ok(real)
+}
+
 /// The repository root of the folder commands: `--repo-root`, else the top level of the git work
 /// tree holding the current folder, found as git finds it (the nearest folder upwards holding
 /// `.git`, a folder or a gitdir file) but without running git, which would read the

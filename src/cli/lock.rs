@@ -3,15 +3,13 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
-
 use cilium_cmp_gitops::argocd;
 use cilium_cmp_gitops::diff::repo;
 use cilium_cmp_render::replace_file::Force;
 use cilium_cmp_yaml::escape;
 
 use super::args::FolderArgs;
-use super::inputs::{folder_request, repository_root};
+use super::inputs::folder_request;
 use super::io::say;
 
 /// Renders every application folder under the repository root and writes the locks that
@@ -62,10 +60,7 @@ pub fn application_folders(
     folder: &FolderArgs,
     hint: &str,
 ) -> anyhow::Result<(std::path::PathBuf, Vec<String>)> {
-    let given = repository_root(folder.repo_root.as_deref());
-    let root = given
-        .canonicalize()
-        .with_context(|| format!("cannot open the repository root {}", given.display()))?;
+    let root = super::inputs::real_repository_root(folder.repo_root.as_deref())?;
     let folders =
         repo::folders_in_work_tree(&root).map_err(cilium_cmp_gitops::refusal::LockError::Search)?;
     if folders.is_empty() {

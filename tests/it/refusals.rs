@@ -203,6 +203,18 @@ fn usage_too_many() {
 
 fn usage_folder() {
     import_application_refused("usage.folder", Scratch::new("refusal"), "/absolute/app");
+    // A --repo-root that names no folder is the same slip, in every command that takes one.
+    let dir = Scratch::new("refusal");
+    dir.write("file", "");
+    for args in [
+        &["lock", "--repo-root", "missing"][..],
+        &["lock", "--check", "--repo-root", "file"],
+        &["fleet-check", "--repo-root", "missing"],
+    ] {
+        let (_, json) = refusal::both_forms(&dir, args, &[] as &[(&str, &str)]);
+        let d: Value = serde_json::from_str(json.trim_end()).unwrap();
+        assert_eq!(d["kind"], "usage.folder", "{args:?}: {json}");
+    }
 }
 
 fn usage_exists() {
