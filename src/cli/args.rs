@@ -23,6 +23,19 @@ fn kube_version(text: &str) -> Result<KubeVersion, cilium_cmp_render::error::Ren
     text.parse()
 }
 
+/// `--namespace`, read once: a name the API server takes for a namespace, as the folder's
+/// `namespace` setting must be (a render into another would be refused at apply).
+fn namespace(text: &str) -> Result<String, String> {
+    if cilium_cmp_gitops::argocd::valid_namespace(text) {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "{} is not a namespace name (lowercase letters, digits and '-', at most 63)",
+            cilium_cmp_yaml::limits::quoted(text)
+        ))
+    }
+}
+
 #[derive(Parser)]
 #[command(
     name = "cilium-cmp",
@@ -114,7 +127,7 @@ pub struct SetArgs {
 pub struct ClusterArgs {
     /// Release namespace (as Helm's -n; the Application's spec.destination.namespace), e.g.
     /// -n kube-system [default: the folder's `namespace` in cilium-cmp.yaml, else kube-system]
-    #[arg(short = 'n', long)]
+    #[arg(short = 'n', long, value_parser = namespace)]
     pub namespace: Option<String>,
     #[arg(long, help = kube_version_help(), value_parser = kube_version)]
     pub kube_version: Option<KubeVersion>,

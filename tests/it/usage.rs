@@ -179,6 +179,11 @@ fn every_command_exits_64_on_a_usage_error() {
         (&["render"], "--cilium-version"),
         (&["chart"], "Usage"),
         (&["no-such-command"], "unrecognized subcommand"),
+        // A namespace the API server would refuse, as the folder's setting is refused.
+        (
+            &["render", "--cilium-version", "1.20.0", "-n", "Kube_System"],
+            "\"Kube_System\" is not a namespace name",
+        ),
     ] {
         let o = run(args);
         assert_eq!(o.status.code(), Some(64), "{args:?}: {}", stderr(&o));

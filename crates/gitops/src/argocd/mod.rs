@@ -358,8 +358,9 @@ fn var<'a>(env: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str> {
     env.get(name).map(String::as_str)
 }
 
-/// A Kubernetes namespace name (RFC 1123 label).
-pub(crate) fn valid_namespace(ns: &str) -> bool {
+/// Whether `ns` is a Kubernetes namespace name (an RFC 1123 label), as the API server requires
+/// of a namespace: the folder's setting, Argo CD's destination and `--namespace` are all held to it.
+pub fn valid_namespace(ns: &str) -> bool {
     let b = ns.as_bytes();
     !b.is_empty()
         && b.len() <= 63

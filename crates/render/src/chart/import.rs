@@ -67,9 +67,22 @@ pub fn import(archive: &Path, data_dir: &Path) -> anyhow::Result<String> {
     let chart = ChartFiles::open(archive)?;
     let facts = facts(&chart)?;
     let dir = data_dir.join(&facts.version);
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot create {}: {}",
+            dir.display(),
+            cilium_cmp_yaml::limits::io_reason(&e)
+        )
+    })?;
     for file in DATA_FILES {
-        std::fs::write(dir.join(file), facts.text(file).unwrap_or_default())?;
+        let path = dir.join(file);
+        // Whole or not at all, as every file the program writes (output.file when refused).
+        crate::replace_file::replace(
+            &path,
+            facts.text(file).unwrap_or_default().as_bytes(),
+            crate::replace_file::Force::No,
+        )
+        .map_err(|e| anyhow::Error::new(e).context(format!("cannot write {}", path.display())))?;
     }
     Ok(facts.version)
 }
