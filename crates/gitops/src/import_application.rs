@@ -287,7 +287,14 @@ pub fn import(req: &ImportRequest) -> Result<Imported, ImportError> {
             Err(Missing::File(why)) if ignore_missing => warnings.push(format!(
                 "{field} is skipped (ignoreMissingValueFiles): {why}"
             )),
-            Err(Missing::File(why)) | Err(Missing::Other(why)) => return Err(fail_values(why)),
+            Err(Missing::File(why)) | Err(Missing::Other(why)) => {
+                // The entry is shown where it can be found (a single source; with `sources`
+                // its path in the file is another).
+                return Err(ImportError {
+                    span: crate::refusal::entry_span(&req.app_shown, &req.app_text, &field),
+                    ..fail_values(why)
+                });
+            }
         }
     }
     match (helm.get("valuesObject"), helm.get("values")) {
