@@ -57,6 +57,11 @@ const CASES: &[(&str, fn())] = &[
     ("diff.base", diff_of_a_folder_on_neither_side),
     ("git.failed", diff_against_no_such_revision),
     ("fix.refused", fix_values_of_an_umbrella_chart),
+    ("chart.fail", a_chart_that_fails),
+    ("chart.template", a_template_that_fails),
+    ("chart.not-yaml", a_template_that_prints_no_yaml),
+    ("chart.nondeterministic", a_template_that_mints_random_data),
+    ("engine.limit", a_template_that_includes_itself),
 ];
 
 /// Kinds whose case is in diagnostics.rs (checked there, with their spans).
@@ -81,23 +86,6 @@ const NOT_PROVOKABLE: &[(&str, &str)] = &[
     (
         "lock.search",
         "needs a folder the walk cannot read; tests may run as root, which reads every folder",
-    ),
-    (
-        "chart.fail",
-        "the official chart archives' `fail` calls guard values the admission checks refuse first",
-    ),
-    (
-        "chart.template",
-        "the official chart archives parse and run; a broken template needs a forged archive",
-    ),
-    (
-        "chart.nondeterministic",
-        "values that lead the chart to random data or the cluster are refused first (values.nondeterministic)",
-    ),
-    ("chart.not-yaml", "the official chart archives render YAML"),
-    (
-        "engine.limit",
-        "the engine's bounds are far above what the official chart archives need",
     ),
     (
         "fix.render-changed",
@@ -658,9 +646,11 @@ fn render_over_read_only_file() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "kept\n");
 }
 
-/// The official charts always render objects, so this is a chart of the test's own, of a release
-/// no binary lists (a listed one would be checked against its pin): one template, printing none.
-fn render_of_a_chart_without_objects() {
+/// `render` with a chart of the test's own whose one template is `template`: the official
+/// charts guard their templates (their `fail`s sit behind values the checks refuse first, they
+/// always print objects), so these refusals need a chart that does not. It is of a release no
+/// binary lists, as a listed one would be checked against its pin.
+fn own_chart_refused(kind: &str, template: &str) {
     let dir = Scratch::new("refusal");
     dir.write(
         "chart/Chart.yaml",
@@ -668,7 +658,7 @@ fn render_of_a_chart_without_objects() {
     );
     dir.write("chart/values.yaml", "{}\n");
     dir.write("chart/values.schema.json", "{\"type\": \"object\"}\n");
-    dir.write("chart/templates/nothing.yaml", "# no object\n");
+    dir.write("chart/templates/only.yaml", template);
     dir.write("values.yaml", "{}\n");
     let args = [
         "render",
@@ -679,7 +669,34 @@ fn render_of_a_chart_without_objects() {
         "-f",
         "values.yaml",
     ];
-    refuse("render.empty", &dir, &args, &[]);
+    refuse(kind, &dir, &args, &[]);
+}
+
+fn render_of_a_chart_without_objects() {
+    own_chart_refused("render.empty", "# no object\n");
+}
+
+fn a_chart_that_fails() {
+    own_chart_refused("chart.fail", "{{ fail \"these values are refused\" }}\n");
+}
+
+fn a_template_that_fails() {
+    own_chart_refused("chart.template", "{{ .Values.absent.key }}\n");
+}
+
+fn a_template_that_prints_no_yaml() {
+    own_chart_refused("chart.not-yaml", "a: [\n");
+}
+
+fn a_template_that_mints_random_data() {
+    own_chart_refused("chart.nondeterministic", "token: {{ randAlphaNum 8 }}\n");
+}
+
+fn a_template_that_includes_itself() {
+    own_chart_refused(
+        "engine.limit",
+        "{{ define \"again\" }}{{ include \"again\" . }}{{ end }}{{ include \"again\" . }}\n",
+    );
 }
 
 fn archive_not_gzip() {

@@ -348,15 +348,24 @@ fn kube_range(constraint: &str) -> String {
 
 fn template_message(t: &crate::engine::TemplateError) -> String {
     use crate::engine::ErrorKind;
-    let at = format!("{}:{}", t.file, t.line);
+    // Line 0 is "no place known" (a call-depth bound, a template that is not there): the file
+    // alone is named then, never a line 0 no editor shows.
+    let at = match t.line {
+        0 => t.file.clone(),
+        line => format!("{}:{line}", t.file),
+    };
+    let at_column = match (t.line, t.column) {
+        (0, _) => at.clone(),
+        (_, column) => format!("{at}:{column}"),
+    };
     match &t.kind {
         ErrorKind::Fail => format!(
             "the Cilium chart refuses these values (Helm refuses them too; {at}): {}",
             t.message
         ),
         ErrorKind::Parse | ErrorKind::Exec => format!(
-            "the Cilium chart's template fails with these values, as it does under Helm ({at}:{}): {}",
-            t.column, t.message
+            "the Cilium chart's template fails with these values, as it does under Helm ({at_column}): {}",
+            t.message
         ),
         ErrorKind::NonDeterministic { function } => format!(
             "with these values the chart's template {at} calls {function}, which mints random data or reads the live cluster; cilium-cmp never does (its renders must be the same on every machine): {}",
