@@ -70,14 +70,21 @@ pub fn run(a: &FixValuesArgs) -> anyhow::Result<ExitCode> {
             }
         }
         write_stdout(&patches)?;
-        return Err(FixError::Refused(format!(
-            "nothing was written; {}",
-            if patches.is_empty() {
-                "fix what is named above by hand and run fix-values again"
-            } else {
-                "the change is printed above as a patch (it rewrites the file without its comments): apply it by hand or with `git apply`, or rewrite the file in block style without anchors, then run fix-values again"
-            }
-        ))
+        return Err(FixError::Refused {
+            message: format!(
+                "nothing was written; {}",
+                if patches.is_empty() {
+                    "fix what is named above by hand and run fix-values again"
+                } else {
+                    "the change is printed above as a patch (it rewrites the file without its comments): apply it by hand or with `git apply`, or rewrite the file in block style without anchors, then run fix-values again"
+                }
+            ),
+            spans: fix
+                .files
+                .iter()
+                .filter_map(|f| f.refused.as_ref()?.span.clone())
+                .collect(),
+        }
         .into());
     }
     if !fix.files.iter().any(|f| f.changed()) {

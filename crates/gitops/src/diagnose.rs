@@ -68,7 +68,10 @@ pub fn diagnose(chain: &[&(dyn std::error::Error + 'static)], message: String) -
             Some(match f {
                 F::Render(r) => of_render(r, &message),
                 F::RenderChanged(_) => Diagnostic::error("fix.render-changed", message.clone()),
-                F::Refused(_) => Diagnostic::error("fix.refused", message.clone()),
+                F::Refused { spans, .. } => spans.iter().fold(
+                    Diagnostic::error("fix.refused", message.clone()),
+                    |d, span| d.at(Some(span.clone()), "left as it was because of this entry"),
+                ),
             })
         } else if let Some(s) = e.downcast_ref::<crate::diff::error::SideError>() {
             use crate::diff::error::SideError as S;

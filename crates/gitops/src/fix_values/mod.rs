@@ -63,6 +63,8 @@ pub struct Refused {
     /// The change as a unified diff of the file rewritten whole, for the user to apply by
     /// hand; None when there is no change to show until the user has acted.
     pub patch: Option<String>,
+    /// The entry that keeps the file as it was, when the check knows where it is.
+    pub span: Option<cilium_cmp_yaml::diagnostic::Span>,
 }
 
 impl FileFix {
@@ -101,8 +103,13 @@ pub enum FixError {
     RenderChanged(String),
     /// Some files cannot be edited safely (each is named above the message): nothing was
     /// written.
-    #[error("{0}")]
-    Refused(String),
+    #[error("{message}")]
+    Refused {
+        /// What to do now.
+        message: String,
+        /// The entries that keep files as they were, where known (one per file at most).
+        spans: Vec<cilium_cmp_yaml::diagnostic::Span>,
+    },
 }
 
 /// Fixes `files` (name, text), rendered in that order with the other inputs of `base` (its
@@ -232,6 +239,7 @@ fn fix_file(
                 f.refused = Some(Refused {
                     reason: format!("{u}; then run fix-values again"),
                     patch: None,
+                    span: u.span.clone(),
                 });
                 return Ok(f);
             }
@@ -252,6 +260,7 @@ fn fix_file(
                             .unwrap_or_default()
                     ),
                     patch: None,
+                    span: explained.as_ref().and_then(|u| u.span.clone()),
                 });
                 return Ok(f);
             }
@@ -488,6 +497,7 @@ fn refusal(name: &str, text: &str, expected: &Value, reason: String) -> Refused 
     Refused {
         reason,
         patch: Some(crate::unified_diff::unified(name, text, &rewritten)),
+        span: None,
     }
 }
 
