@@ -3,6 +3,7 @@
 //! 1.19.6 to 1.20.0, git revisions in a repository made by the test, and `lock --check` over
 //! every folder. Bad input exits 1 with nothing on stdout.
 
+use crate::support::git::git;
 use crate::support::harness;
 use crate::support::scenario;
 use crate::support::scratch;
@@ -446,20 +447,6 @@ fn example_repo(from: &str, extra_values: &str) -> Scratch {
         ],
     );
     s
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let o = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
 }
 
 fn set_version(repo: &Path, folder: &str, version: &str) {

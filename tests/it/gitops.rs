@@ -6,6 +6,7 @@
 //! `talosctl gen config` and `talosctl get machineconfig -o yaml` write them).
 
 use crate::support::charts;
+use crate::support::git::git;
 use crate::support::harness;
 use crate::support::scratch;
 
@@ -81,17 +82,6 @@ fn yaml(path: &Path) -> Value {
     cilium_cmp_yaml::yaml::parse_values(&t)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .value
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
-    text(&o.stdout)
 }
 
 /// The objects of a stream without Argo CD's tracking annotation (the hydrator does not write

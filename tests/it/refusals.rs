@@ -4,6 +4,7 @@
 //! docs/diagnostics.md and these cases (with diagnostics.rs's) in step.
 
 use crate::support::charts;
+use crate::support::git::git;
 use crate::support::harness;
 use crate::support::refusal;
 use crate::support::scratch::Scratch;
@@ -300,52 +301,28 @@ fn diff_of_the_same_inputs() {
     refuse("diff.same-inputs", &dir, &args, &[]);
 }
 
-/// A scratch folder that is a git work tree with one commit (of `values.yaml`), and git's
-/// environment for it: no user or system configuration.
-fn committed() -> (Scratch, Vec<(&'static str, OsString)>) {
+/// A scratch folder that is a git work tree with one commit (of `values.yaml`).
+fn committed() -> Scratch {
     let dir = Scratch::new("refusal");
     dir.write("values.yaml", "{}\n");
-    let env: Vec<(&str, OsString)> = vec![
-        ("GIT_CONFIG_GLOBAL", "/dev/null".into()),
-        ("GIT_CONFIG_NOSYSTEM", "1".into()),
-    ];
-    for args in [
-        &["init", "-q", "."][..],
-        &["add", "."],
-        &[
-            "-c",
-            "user.email=test@example.com",
-            "-c",
-            "user.name=test",
-            "commit",
-            "-qm",
-            "values",
-        ],
-    ] {
-        let o = Command::new("git")
-            .current_dir(&dir.0)
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    }
-    (dir, env)
+    git(&dir.0, &["init", "-q", "."]);
+    git(&dir.0, &["add", "."]);
+    git(&dir.0, &["commit", "-qm", "values"]);
+    dir
 }
 
 fn diff_of_a_folder_on_neither_side() {
-    let (dir, env) = committed();
-    refuse("diff.base", &dir, &["diff", "--base", "HEAD", "app"], &env);
+    refuse(
+        "diff.base",
+        &committed(),
+        &["diff", "--base", "HEAD", "app"],
+        &[],
+    );
 }
 
 fn diff_against_no_such_revision() {
-    let (dir, env) = committed();
-    refuse(
-        "git.failed",
-        &dir,
-        &["diff", "--base", "no-such-revision"],
-        &env,
-    );
+    let args = ["diff", "--base", "no-such-revision"];
+    refuse("git.failed", &committed(), &args, &[]);
 }
 
 /// Values nested under `cilium:`, as an umbrella chart takes them: moving them is the user's

@@ -8,6 +8,7 @@
 //! Markdown nothing active left once the code spans, `<code>` elements and fenced blocks are
 //! taken out. Property tests drive the reports themselves with arbitrary names.
 
+use crate::support::git::git;
 use crate::support::harness;
 use crate::support::scratch;
 
@@ -113,21 +114,6 @@ fn run(cmd: &mut Command) -> (i32, String, String) {
         text(&o.stdout),
         text(&o.stderr),
     )
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let o = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
 }
 
 fn root() -> &'static Path {

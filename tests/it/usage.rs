@@ -3,6 +3,7 @@
 //! cilium-cmp.yaml, the repository root found from anywhere inside it), and help that fits.
 
 use crate::support::charts;
+use crate::support::git::git;
 use crate::support::harness;
 use crate::support::scratch;
 
@@ -701,16 +702,6 @@ fn completion_offers_the_supported_releases() {
     let o = run(&["render", "--cilium-version", "1.99.0"]);
     assert_ne!(o.status.code(), Some(64), "{}", stderr(&o));
     assert!(!stderr(&o).contains("possible values"), "{}", stderr(&o));
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let o = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
 }
 
 fn diff_base_renders_each_side_for_the_folders_own_cluster() {

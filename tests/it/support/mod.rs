@@ -6,6 +6,7 @@
 pub mod charts;
 pub mod child;
 pub mod combination;
+pub mod git;
 pub mod harness;
 pub mod helm_compare;
 pub mod python;
