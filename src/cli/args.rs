@@ -30,8 +30,9 @@ fn namespace(text: &str) -> Result<String, String> {
         Ok(text.to_string())
     } else {
         Err(format!(
-            "{} is not a namespace name (lowercase letters, digits and '-', at most 63)",
-            cilium_cmp_yaml::limits::quoted(text)
+            "{} is {}",
+            cilium_cmp_yaml::limits::quoted(text),
+            cilium_cmp_gitops::argocd::NOT_A_NAMESPACE
         ))
     }
 }

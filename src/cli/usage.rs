@@ -38,9 +38,7 @@ pub fn bad_input(e: &clap::Error) -> Option<anyhow::Error> {
     }
     let source = std::error::Error::source(e)?;
     if let Some(unknown) = source.downcast_ref::<UnknownVersion>() {
-        return Some(anyhow::Error::new(UnknownVersion {
-            requested: unknown.requested.clone(),
-        }));
+        return Some(anyhow::Error::new(unknown.clone()));
     }
     match source.downcast_ref::<cilium_cmp_render::error::RenderError>()? {
         cilium_cmp_render::error::RenderError::KubeVersion(text) => Some(anyhow::Error::new(

@@ -56,49 +56,8 @@ pub fn diagnose(chain: &[&(dyn std::error::Error + 'static)], message: String) -
             // The front end reads `--cilium-version` before any render, so the render's own
             // `RenderError::Version` is not in the chain there.
             Some(Diagnostic::error("version.unknown", message.clone()))
-        } else if let Some(a) = e.downcast_ref::<crate::adopt::AdoptError>() {
-            use crate::adopt::AdoptError as A;
-            Some(match a {
-                A::LiveSyntax { span, .. } => Diagnostic::error("live.syntax", message.clone())
-                    .at(Some(span.as_ref().clone()), "the YAML reader stopped here"),
-                A::Live { .. } => Diagnostic::error("live.dump", message.clone()),
-            })
-        } else if let Some(f) = e.downcast_ref::<crate::fix_values::FixError>() {
-            use crate::fix_values::FixError as F;
-            Some(match f {
-                F::Render(r) => of_render(r, &message),
-                F::RenderChanged(_) => Diagnostic::error("fix.render-changed", message.clone()),
-                F::Refused { spans, .. } => spans.iter().fold(
-                    Diagnostic::error("fix.refused", message.clone()),
-                    |d, span| d.at(Some(span.clone()), "left as it was because of this entry"),
-                ),
-            })
-        } else if let Some(s) = e.downcast_ref::<crate::diff::error::SideError>() {
-            use crate::diff::error::SideError as S;
-            Some(match s {
-                S::Render(r) => of_render(r, &message),
-                S::TooLarge(_) => Diagnostic::error("input.too-large", message.clone()),
-            })
-        } else if let Some(d) = e.downcast_ref::<crate::diff::error::DiffError>() {
-            use crate::diff::error::DiffError as D;
-            Some(Diagnostic::error(
-                match d {
-                    D::SameInputs(_) => "diff.same-inputs",
-                    D::Base(_) => "diff.base",
-                    D::Compare(_) => "diff.compare",
-                },
-                message.clone(),
-            ))
-        } else if e.is::<crate::git_rev::GitError>() {
-            Some(Diagnostic::error("git.failed", message.clone()))
-        } else if let Some(i) = e.downcast_ref::<crate::import_application::ImportError>() {
-            use crate::import_application::ImportKind as K;
-            let (kind, label) = match i.kind {
-                K::Syntax => ("application.syntax", "the YAML reader stopped here"),
-                K::Application => ("application.refused", "this entry"),
-                K::Values => ("application.values", "this entry"),
-            };
-            Some(Diagnostic::error(kind, message.clone()).at(i.span.as_deref().cloned(), label))
+        } else if let Some(d) = of_tool(*e, &message) {
+            Some(d)
         } else if e.is::<cilium_cmp_render::replace_file::ReplaceError>() {
             Some(Diagnostic::error("output.file", message.clone()))
         } else if e.is::<cilium_cmp_render::chart::ChartError>() {
@@ -127,6 +86,57 @@ pub fn diagnose(chain: &[&(dyn std::error::Error + 'static)], message: String) -
         "error"
     };
     Diagnostic::error(kind, message)
+}
+
+/// The refusals of this crate's tools (adopt-check's dumps, fix-values, diff, git,
+/// import-application), or None when `e` is none of theirs.
+fn of_tool(e: &(dyn std::error::Error + 'static), message: &str) -> Option<Diagnostic> {
+    let d = |kind: &str| Diagnostic::error(kind, message);
+    if let Some(a) = e.downcast_ref::<crate::adopt::AdoptError>() {
+        use crate::adopt::AdoptError as A;
+        return Some(match a {
+            A::LiveSyntax { span, .. } => {
+                d("live.syntax").at(Some(span.as_ref().clone()), "the YAML reader stopped here")
+            }
+            A::Live { .. } => d("live.dump"),
+        });
+    }
+    if let Some(f) = e.downcast_ref::<crate::fix_values::FixError>() {
+        use crate::fix_values::FixError as F;
+        return Some(match f {
+            F::Render(r) => of_render(r, message),
+            F::RenderChanged(_) => d("fix.render-changed"),
+            F::Refused { spans, .. } => spans.iter().fold(d("fix.refused"), |d, span| {
+                d.at(Some(span.clone()), "left as it was because of this entry")
+            }),
+        });
+    }
+    if let Some(s) = e.downcast_ref::<crate::diff::error::SideError>() {
+        use crate::diff::error::SideError as S;
+        return Some(match s {
+            S::Render(r) => of_render(r, message),
+            S::TooLarge(_) => d("input.too-large"),
+        });
+    }
+    if let Some(x) = e.downcast_ref::<crate::diff::error::DiffError>() {
+        use crate::diff::error::DiffError as D;
+        return Some(d(match x {
+            D::SameInputs(_) => "diff.same-inputs",
+            D::Base(_) => "diff.base",
+            D::Compare(_) => "diff.compare",
+        }));
+    }
+    if e.is::<crate::git_rev::GitError>() {
+        return Some(d("git.failed"));
+    }
+    let i = e.downcast_ref::<crate::import_application::ImportError>()?;
+    use crate::import_application::ImportKind as K;
+    let (kind, label) = match i.kind {
+        K::Syntax => ("application.syntax", "the YAML reader stopped here"),
+        K::Application => ("application.refused", "this entry"),
+        K::Values => ("application.values", "this entry"),
+    };
+    Some(d(kind).at(i.span.as_deref().cloned(), label))
 }
 
 /// The most places one diagnostic shows with an excerpt: a file of hundreds of unknown keys

@@ -178,7 +178,7 @@ pub fn supported() -> impl Iterator<Item = &'static str> {
     RELEASES.iter().map(|r| r.version)
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{}", unknown_message(requested))]
 /// A `--cilium-version` that is no release this binary can render.
 pub struct UnknownVersion {

@@ -535,8 +535,9 @@ fn parse_cluster_settings(
             return Err(fail(
                 "namespace",
                 format!(
-                    "namespace {} is not a namespace name (lowercase letters, digits and '-', at most 63)",
-                    cilium_cmp_yaml::limits::quoted(ns)
+                    "namespace {} is {}",
+                    cilium_cmp_yaml::limits::quoted(ns),
+                    super::NOT_A_NAMESPACE
                 ),
             ));
         }

@@ -239,8 +239,7 @@ fn cluster_facts(
                 return Err(GenerateError::Env {
                     var: "ARGOCD_APP_NAMESPACE".into(),
                     value: ns.into(),
-                    message: "not a namespace name (lowercase letters, digits and '-', at most 63)"
-                        .into(),
+                    message: NOT_A_NAMESPACE.into(),
                 });
             }
             if let Some(mine) = mine.as_deref().filter(|m| *m != ns) {
@@ -357,6 +356,10 @@ pub struct Rendered {
 fn var<'a>(env: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str> {
     env.get(name).map(String::as_str)
 }
+
+/// What a refused namespace is told, wherever it came from.
+pub const NOT_A_NAMESPACE: &str =
+    "not a namespace name (lowercase letters, digits and '-', at most 63)";
 
 /// Whether `ns` is a Kubernetes namespace name (an RFC 1123 label), as the API server requires
 /// of a namespace: the folder's setting, Argo CD's destination and `--namespace` are all held to it.

@@ -3,6 +3,7 @@
 //! JSON (no comments, no template text). Adding a patch release is: run `cilium-cmp import-chart
 //! cilium-X.Y.Z.tgz`, add the version to `versions.rs`, run the parity tests.
 
+use anyhow::Context;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -67,13 +68,7 @@ pub fn import(archive: &Path, data_dir: &Path) -> anyhow::Result<String> {
     let chart = ChartFiles::open(archive)?;
     let facts = facts(&chart)?;
     let dir = data_dir.join(&facts.version);
-    std::fs::create_dir_all(&dir).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot create {}: {}",
-            dir.display(),
-            cilium_cmp_yaml::limits::io_reason(&e)
-        )
-    })?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     for file in DATA_FILES {
         let path = dir.join(file);
         // Whole or not at all, as every file the program writes (output.file when refused).
@@ -82,7 +77,7 @@ pub fn import(archive: &Path, data_dir: &Path) -> anyhow::Result<String> {
             facts.text(file).unwrap_or_default().as_bytes(),
             crate::replace_file::Force::No,
         )
-        .map_err(|e| anyhow::Error::new(e).context(format!("cannot write {}", path.display())))?;
+        .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(facts.version)
 }
